@@ -1,0 +1,264 @@
+//! The operator API (`/v1/admin/...`, `MOTOR_ADMIN_TOKEN`): apps, their
+//! instances and API keys. The operations are plain functions so that
+//! `motor admin` runs the very same code from the shell.
+
+use axum::{
+    body::Body,
+    extract::{Path, State},
+    http::StatusCode,
+    response::IntoResponse,
+    routing::{delete, get},
+    Json, Router,
+};
+use motor_domain::{
+    operator::{
+        parse_destinations, parse_name, parse_scopes, ApiKeyInfo, App, CreatedKey, Instance,
+    },
+    AppId, FieldError, InstanceId,
+};
+use motor_store::{operator as store, Pool, StoreError};
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    auth::Operator,
+    error::ApiError,
+    extract::{parse_json, path_id, read_body},
+    AppState,
+};
+
+/// Most instances one key may be restricted to.
+pub const MAX_KEY_INSTANCES: usize = 200;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateApp {
+    pub nombre: String,
+    #[serde(default)]
+    pub destinos_permitidos: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateApp {
+    pub nombre: Option<String>,
+    pub destinos_permitidos: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateInstance {
+    pub nombre: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateKey {
+    pub nombre: String,
+    pub scopes: Vec<String>,
+    #[serde(default)]
+    pub instancias: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct AppList {
+    pub apps: Vec<App>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct InstanceList {
+    pub instances: Vec<Instance>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct KeyList {
+    pub keys: Vec<ApiKeyInfo>,
+}
+
+pub async fn create_app(pool: &Pool, input: CreateApp) -> Result<App, ApiError> {
+    let nombre = parse_name(&input.nombre, "body.nombre")?;
+    let destinos = parse_destinations(&input.destinos_permitidos, "body.destinos_permitidos")?;
+    Ok(store::create_app(pool, &nombre, &destinos).await?)
+}
+
+pub async fn list_apps(pool: &Pool) -> Result<AppList, ApiError> {
+    Ok(AppList {
+        apps: store::list_apps(pool).await?,
+    })
+}
+
+pub async fn get_app(pool: &Pool, app: AppId) -> Result<App, ApiError> {
+    Ok(store::get_app(pool, app).await?)
+}
+
+pub async fn update_app(pool: &Pool, app: AppId, input: UpdateApp) -> Result<App, ApiError> {
+    let nombre = input
+        .nombre
+        .map(|n| parse_name(&n, "body.nombre"))
+        .transpose()?;
+    let destinos = input
+        .destinos_permitidos
+        .map(|d| parse_destinations(&d, "body.destinos_permitidos"))
+        .transpose()?;
+    Ok(store::update_app(pool, app, nombre.as_deref(), destinos.as_deref()).await?)
+}
+
+pub async fn create_instance(
+    pool: &Pool,
+    app: AppId,
+    input: CreateInstance,
+) -> Result<Instance, ApiError> {
+    let nombre = parse_name(&input.nombre, "body.nombre")?;
+    Ok(store::create_instance(pool, app, &nombre).await?)
+}
+
+pub async fn list_instances(pool: &Pool, app: AppId) -> Result<InstanceList, ApiError> {
+    store::get_app(pool, app).await?;
+    Ok(InstanceList {
+        instances: store::list_instances(pool, app).await?,
+    })
+}
+
+pub async fn create_key(pool: &Pool, app: AppId, input: CreateKey) -> Result<CreatedKey, ApiError> {
+    let nombre = parse_name(&input.nombre, "body.nombre")?;
+    let scopes = parse_scopes(&input.scopes, "body.scopes")?;
+    if input.instancias.len() > MAX_KEY_INSTANCES {
+        return Err(FieldError::invalid(
+            "body.instancias",
+            format!("at most {MAX_KEY_INSTANCES} instances"),
+        )
+        .into());
+    }
+    let mut instancias: Vec<InstanceId> = Vec::with_capacity(input.instancias.len());
+    for (i, raw) in input.instancias.iter().enumerate() {
+        let id = raw.parse().map_err(|_| {
+            FieldError::invalid(format!("body.instancias[{i}]"), "must be an instance id")
+        })?;
+        if !instancias.contains(&id) {
+            instancias.push(id);
+        }
+    }
+    store::get_app(pool, app).await?;
+    match store::create_key(pool, app, &nombre, &scopes, &instancias).await {
+        Err(StoreError::NotFound(_)) => Err(FieldError::invalid(
+            "body.instancias",
+            "every instance must belong to this app",
+        )
+        .into()),
+        other => Ok(other?),
+    }
+}
+
+pub async fn list_keys(pool: &Pool, app: AppId) -> Result<KeyList, ApiError> {
+    store::get_app(pool, app).await?;
+    Ok(KeyList {
+        keys: store::list_keys(pool, app).await?,
+    })
+}
+
+pub async fn revoke_key(pool: &Pool, app: AppId, key_id: &str) -> Result<(), ApiError> {
+    Ok(store::revoke_key(pool, app, key_id).await?)
+}
+
+// ---- HTTP handlers --------------------------------------------------------
+
+async fn post_app(
+    _: Operator,
+    State(state): State<AppState>,
+    body: Body,
+) -> Result<impl IntoResponse, ApiError> {
+    let input = parse_json(&read_body(body).await?)?;
+    Ok((
+        StatusCode::CREATED,
+        Json(create_app(&state.pool, input).await?),
+    ))
+}
+
+async fn get_apps(_: Operator, State(state): State<AppState>) -> Result<Json<AppList>, ApiError> {
+    Ok(Json(list_apps(&state.pool).await?))
+}
+
+async fn get_one_app(
+    _: Operator,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<App>, ApiError> {
+    Ok(Json(get_app(&state.pool, path_id(&id, "app")?).await?))
+}
+
+async fn patch_app(
+    _: Operator,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    body: Body,
+) -> Result<Json<App>, ApiError> {
+    let app = path_id(&id, "app")?;
+    let input = parse_json(&read_body(body).await?)?;
+    Ok(Json(update_app(&state.pool, app, input).await?))
+}
+
+async fn post_instance(
+    _: Operator,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    body: Body,
+) -> Result<impl IntoResponse, ApiError> {
+    let app = path_id(&id, "app")?;
+    let input = parse_json(&read_body(body).await?)?;
+    Ok((
+        StatusCode::CREATED,
+        Json(create_instance(&state.pool, app, input).await?),
+    ))
+}
+
+async fn get_instances(
+    _: Operator,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<InstanceList>, ApiError> {
+    Ok(Json(
+        list_instances(&state.pool, path_id(&id, "app")?).await?,
+    ))
+}
+
+async fn post_key(
+    _: Operator,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    body: Body,
+) -> Result<impl IntoResponse, ApiError> {
+    let app = path_id(&id, "app")?;
+    let input = parse_json(&read_body(body).await?)?;
+    Ok((
+        StatusCode::CREATED,
+        Json(create_key(&state.pool, app, input).await?),
+    ))
+}
+
+async fn get_keys(
+    _: Operator,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<KeyList>, ApiError> {
+    Ok(Json(list_keys(&state.pool, path_id(&id, "app")?).await?))
+}
+
+async fn delete_key(
+    _: Operator,
+    State(state): State<AppState>,
+    Path((id, key_id)): Path<(String, String)>,
+) -> Result<StatusCode, ApiError> {
+    revoke_key(&state.pool, path_id(&id, "app")?, &key_id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/v1/admin/apps", get(get_apps).post(post_app))
+        .route("/v1/admin/apps/{id}", get(get_one_app).patch(patch_app))
+        .route(
+            "/v1/admin/apps/{id}/instances",
+            get(get_instances).post(post_instance),
+        )
+        .route("/v1/admin/apps/{id}/keys", get(get_keys).post(post_key))
+        .route("/v1/admin/apps/{id}/keys/{key_id}", delete(delete_key))
+}

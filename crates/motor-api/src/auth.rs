@@ -1,0 +1,85 @@
+//! Who may call what. API keys arrive as `Authorization: Bearer <token>`
+//! and resolve to a [`Principal`]; operator routes compare the bearer with
+//! `MOTOR_ADMIN_TOKEN` in constant time.
+
+use axum::{
+    extract::FromRequestParts,
+    http::{header::AUTHORIZATION, request::Parts},
+};
+use motor_domain::{apikey, principal::Principal, InstanceId, Scope};
+use motor_store::operator;
+
+use crate::{error::ApiError, extract::path_id, AppState};
+
+fn bearer(parts: &Parts) -> Option<&str> {
+    let value = parts.headers.get(AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+/// An authenticated API key.
+pub struct Caller(pub Principal);
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let token = bearer(parts).ok_or(ApiError::Unauthenticated(
+            "missing API key: send Authorization: Bearer <token>",
+        ))?;
+        operator::authenticate(&state.pool, &apikey::token_hash(token))
+            .await?
+            .map(Caller)
+            .ok_or(ApiError::Unauthenticated("unknown or revoked API key"))
+    }
+}
+
+impl Caller {
+    pub fn require(&self, scope: Scope) -> Result<(), ApiError> {
+        if self.0.has(scope) {
+            Ok(())
+        } else {
+            Err(ApiError::Forbidden(format!(
+                "this key lacks the scope {scope}"
+            )))
+        }
+    }
+
+    /// Resolves a path instance id the caller may use: a key restricted to
+    /// other instances gets 403; an instance outside the key's app, 404.
+    pub async fn instance(&self, state: &AppState, raw: &str) -> Result<InstanceId, ApiError> {
+        let instance: InstanceId = path_id(raw, "instance")?;
+        if !self.0.may_access(instance) {
+            return Err(ApiError::Forbidden(
+                "this key is restricted to other instances".into(),
+            ));
+        }
+        match operator::instance_app(&state.pool, instance).await? {
+            Some(app) if app == self.0.app_id => Ok(instance),
+            _ => Err(ApiError::NotFound("instance")),
+        }
+    }
+}
+
+/// The operator, authenticated by `MOTOR_ADMIN_TOKEN`.
+pub struct Operator;
+
+impl FromRequestParts<AppState> for Operator {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let Some(expected) = state.admin_token.as_deref() else {
+            return Err(ApiError::Unauthenticated(
+                "the operator API is closed: set MOTOR_ADMIN_TOKEN to open it",
+            ));
+        };
+        let token = bearer(parts).ok_or(ApiError::Unauthenticated(
+            "missing operator token: send Authorization: Bearer $MOTOR_ADMIN_TOKEN",
+        ))?;
+        if apikey::constant_time_eq(token.as_bytes(), expected.as_bytes()) {
+            Ok(Operator)
+        } else {
+            Err(ApiError::Unauthenticated("wrong operator token"))
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! The API's one error type: a status, a stable code, a message meant for
+//! the caller and, for input errors, the field at fault. Database text and
+//! internal details never reach the response; they are logged instead.
+
+use axum::{
+    http::StatusCode,
+    response::{IntoResponse, Response},
+    Json,
+};
+use motor_domain::{error::FieldErrorKind, FieldError};
+use motor_store::StoreError;
+use serde::Serialize;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("malformed JSON: {0}")]
+    MalformedJson(String),
+    #[error("{0}")]
+    Unauthenticated(&'static str),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    #[error("{0}")]
+    Conflict(String),
+    #[error(transparent)]
+    Field(#[from] FieldError),
+    #[error("request body larger than {0} bytes")]
+    BodyTooLarge(usize),
+    #[error("internal error")]
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    error: Inner<'a>,
+}
+
+#[derive(Serialize)]
+struct Inner<'a> {
+    code: &'a str,
+    message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    campo: Option<&'a str>,
+}
+
+impl ApiError {
+    pub fn status_code(&self) -> StatusCode {
+        match self {
+            ApiError::MalformedJson(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::Field(e) if e.kind == FieldErrorKind::TooLarge => {
+                StatusCode::PAYLOAD_TOO_LARGE
+            }
+            ApiError::Field(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::BodyTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The stable, machine-readable code.
+    pub fn code(&self) -> &'static str {
+        match self.status_code() {
+            StatusCode::BAD_REQUEST => "json_invalido",
+            StatusCode::UNAUTHORIZED => "no_autenticado",
+            StatusCode::FORBIDDEN => "sin_permiso",
+            StatusCode::NOT_FOUND => "no_encontrado",
+            StatusCode::CONFLICT => "conflicto",
+            StatusCode::PAYLOAD_TOO_LARGE => "demasiado_grande",
+            StatusCode::UNPROCESSABLE_ENTITY => "validacion",
+            _ => "interno",
+        }
+    }
+
+    pub fn campo(&self) -> Option<&str> {
+        match self {
+            ApiError::Field(e) => Some(&e.campo),
+            ApiError::MalformedJson(_) | ApiError::BodyTooLarge(_) => Some("body"),
+            _ => None,
+        }
+    }
+
+    /// The JSON body as the API sends it (the CLI prints the same).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(Body {
+            error: Inner {
+                code: self.code(),
+                message: self.to_string(),
+                campo: self.campo(),
+            },
+        })
+        .expect("error bodies serialise")
+    }
+
+    pub fn internal(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        ApiError::Internal(Box::new(e))
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound(what) => ApiError::NotFound(what),
+            StoreError::Conflict(what) => ApiError::Conflict(what),
+            StoreError::Database(e) => ApiError::internal(e),
+        }
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(e: sqlx::Error) -> Self {
+        ApiError::internal(e)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        if let ApiError::Internal(source) = &self {
+            tracing::error!(error = %source, "request failed");
+        }
+        (self.status_code(), Json(self.to_json())).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_errors_name_the_field() {
+        let e = ApiError::from(FieldError::invalid("body.type", "is required"));
+        assert_eq!(e.status_code(), StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(e.to_json()["error"]["campo"], "body.type");
+        assert_eq!(e.to_json()["error"]["code"], "validacion");
+        let e = ApiError::from(FieldError::too_large("body.data", "big"));
+        assert_eq!(e.status_code(), StatusCode::PAYLOAD_TOO_LARGE);
+    }
+
+    #[test]
+    fn internal_errors_do_not_leak() {
+        let e = ApiError::from(sqlx::Error::Protocol(
+            "relation \"secret\" does not exist".into(),
+        ));
+        assert_eq!(e.status_code(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = e.to_json().to_string();
+        assert!(!body.contains("secret"), "{body}");
+    }
+}

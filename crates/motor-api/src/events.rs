@@ -1,0 +1,141 @@
+//! The producer and ledger routes: `POST /v1/instances/{id}/events` appends
+//! one event or a batch in one transaction; `GET` pages through the ledger.
+//! Both answer the stored envelope bytes, unchanged.
+
+use std::collections::HashMap;
+
+use axum::{
+    body::Body,
+    extract::{Path, Query, State},
+    http::{HeaderMap, StatusCode},
+    response::{IntoResponse, Response},
+    routing::post,
+    Router,
+};
+use motor_domain::{event::EventBatch, ledger::LedgerQuery, FieldError, Scope};
+use motor_store::{
+    idempotency::{self, StoredAnswer},
+    ledger,
+};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::{auth::Caller, error::ApiError, extract::read_body, metrics::Metrics, AppState};
+
+const IDEMPOTENCY_HEADER: &str = "idempotency-key";
+const MAX_IDEMPOTENCY_KEY_CHARS: usize = 200;
+
+fn json_response(status: StatusCode, body: String) -> Response {
+    (status, [("content-type", "application/json")], body).into_response()
+}
+
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(raw) = headers.get(IDEMPOTENCY_HEADER) else {
+        return Ok(None);
+    };
+    let invalid = || {
+        FieldError::invalid(
+            "header.Idempotency-Key",
+            format!("must be 1 to {MAX_IDEMPOTENCY_KEY_CHARS} printable characters"),
+        )
+    };
+    let key = raw.to_str().map_err(|_| invalid())?;
+    let chars = key.chars().count();
+    if chars == 0 || chars > MAX_IDEMPOTENCY_KEY_CHARS {
+        return Err(invalid().into());
+    }
+    Ok(Some(key.to_owned()))
+}
+
+async fn post_events(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    caller.require(Scope::EventsWrite)?;
+    let instance = caller.instance(&state, &id).await?;
+    let key = idempotency_key(&headers)?;
+    let bytes = read_body(body).await?;
+    let value: Value =
+        serde_json::from_slice(&bytes).map_err(|e| ApiError::MalformedJson(e.to_string()))?;
+    let batch = EventBatch::parse(&value)?;
+    let request_hash = Sha256::digest(value.to_string().as_bytes()).to_vec();
+
+    let mut tx = state.pool.begin().await?;
+    let locked = ledger::lock_instance(&mut tx, instance).await?;
+    if let Some(key) = &key {
+        if let Some(first) = idempotency::find(&mut tx, caller.0.app_id, instance, key).await? {
+            if first.request_hash != request_hash {
+                return Err(ApiError::Conflict(
+                    "this Idempotency-Key was used with a different body".into(),
+                ));
+            }
+            let status = StatusCode::from_u16(first.status).unwrap_or(StatusCode::OK);
+            return Ok(json_response(status, first.response));
+        }
+    }
+    let appended = ledger::append_locked(&mut tx, locked, batch.events()).await?;
+    let response = if batch.is_batch() {
+        format!("[{}]", appended.envelopes.join(","))
+    } else {
+        appended.envelopes[0].clone()
+    };
+    let status = if appended.stored > 0 {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    if let Some(key) = &key {
+        let answer = StoredAnswer {
+            request_hash,
+            status: status.as_u16(),
+            response: response.clone(),
+        };
+        idempotency::save(&mut tx, caller.0.app_id, instance, key, &answer).await?;
+    }
+    tx.commit().await?;
+
+    let m = &state.metrics;
+    Metrics::add(&m.ingest_requests, 1);
+    Metrics::add(&m.events_stored, appended.stored as u64);
+    Metrics::add(
+        &m.events_duplicate,
+        (appended.envelopes.len() - appended.stored) as u64,
+    );
+    Ok(json_response(status, response))
+}
+
+async fn get_events(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    query: Result<Query<HashMap<String, String>>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    caller.require(Scope::EventsRead)?;
+    let instance = caller.instance(&state, &id).await?;
+    let Query(params) = query.map_err(|e| FieldError::invalid("query", e.body_text()))?;
+    let query = LedgerQuery::parse(
+        params.get("after_seq").map(String::as_str),
+        params.get("limit").map(String::as_str),
+        params.get("types").map(String::as_str),
+    )?;
+    let (page, has_more) = ledger::read_page(&state.pool, instance, &query).await?;
+    let next_after_seq = page.last().map_or(query.after_seq, |(seq, _)| *seq);
+    let events: Vec<&str> = page.iter().map(|(_, envelope)| envelope.as_str()).collect();
+    Ok(json_response(
+        StatusCode::OK,
+        format!(
+            r#"{{"events":[{}],"next_after_seq":{next_after_seq},"has_more":{has_more}}}"#,
+            events.join(",")
+        ),
+    ))
+}
+
+pub fn router() -> Router<AppState> {
+    Router::new().route(
+        "/v1/instances/{id}/events",
+        post(post_events).get(get_events),
+    )
+}

@@ -1,0 +1,38 @@
+//! Liveness, readiness and metrics.
+
+use axum::{extract::State, http::StatusCode, response::IntoResponse, routing::get, Json, Router};
+use serde_json::json;
+
+use crate::AppState;
+
+async fn get_healthz() -> impl IntoResponse {
+    Json(json!({"status": "ok"}))
+}
+
+/// Ready when Postgres answers.
+async fn get_readyz(State(state): State<AppState>) -> impl IntoResponse {
+    match sqlx::query("SELECT 1").execute(&state.pool).await {
+        Ok(_) => (StatusCode::OK, Json(json!({"status": "ok"}))),
+        Err(e) => {
+            tracing::warn!(error = %e, "not ready: postgres");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({"status": "no_disponible", "postgres": "down"})),
+            )
+        }
+    }
+}
+
+async fn get_metrics(State(state): State<AppState>) -> impl IntoResponse {
+    (
+        [("content-type", "text/plain; version=0.0.4")],
+        state.metrics.render(),
+    )
+}
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/healthz", get(get_healthz))
+        .route("/readyz", get(get_readyz))
+        .route("/metrics", get(get_metrics))
+}

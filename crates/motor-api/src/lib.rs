@@ -1,0 +1,45 @@
+//! Motor's HTTP API: the producer and ledger routes for API keys, the
+//! operator routes for `MOTOR_ADMIN_TOKEN`, and health and metrics. Handlers
+//! validate with the domain crate and write through the store; one error
+//! type answers every failure the same way.
+
+pub mod admin;
+pub mod auth;
+pub mod error;
+pub mod events;
+pub mod extract;
+pub mod health;
+pub mod metrics;
+
+use std::sync::Arc;
+
+use axum::{extract::FromRef, Router};
+use motor_store::Pool;
+
+pub use error::ApiError;
+pub use metrics::Metrics;
+
+/// Shared state of every handler.
+#[derive(Clone)]
+pub struct AppState {
+    pub pool: Pool,
+    /// `None` closes the operator API.
+    pub admin_token: Option<Arc<str>>,
+    pub metrics: Arc<Metrics>,
+}
+
+impl FromRef<AppState> for Pool {
+    fn from_ref(state: &AppState) -> Pool {
+        state.pool.clone()
+    }
+}
+
+/// Every route of the API.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .merge(health::router())
+        .merge(events::router())
+        .merge(admin::router())
+        .fallback(|| async { ApiError::NotFound("route") })
+        .with_state(state)
+}

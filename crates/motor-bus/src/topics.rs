@@ -1,0 +1,97 @@
+//! Topic names (`{prefix}.events`, …) and their creation.
+
+use std::time::Duration;
+
+use rdkafka::{
+    admin::{AdminClient, AdminOptions, NewTopic, TopicReplication},
+    client::DefaultClientContext,
+    config::ClientConfig,
+    types::RDKafkaErrorCode,
+};
+
+use crate::{BusConfig, BusError};
+
+/// Suffixes of every topic Motor uses, after `{prefix}.`.
+pub const SUFFIXES: [&str; 9] = [
+    "events",
+    "deliveries",
+    "retry.1s",
+    "retry.5s",
+    "retry.30s",
+    "retry.2m",
+    "retry.10m",
+    "retry.1h",
+    "dlq",
+];
+
+/// Topic names under one prefix.
+#[derive(Debug, Clone)]
+pub struct Topics {
+    prefix: String,
+}
+
+impl Topics {
+    pub fn new(prefix: impl Into<String>) -> Self {
+        Self {
+            prefix: prefix.into(),
+        }
+    }
+
+    /// The full name of a topic suffix, e.g. `motor.events`.
+    pub fn name(&self, suffix: &str) -> String {
+        format!("{}.{suffix}", self.prefix)
+    }
+
+    pub fn events(&self) -> String {
+        self.name("events")
+    }
+
+    pub fn all(&self) -> Vec<String> {
+        SUFFIXES.iter().map(|s| self.name(s)).collect()
+    }
+}
+
+/// Creates every Motor topic that does not exist yet. Existing topics are
+/// left as they are (their partition count is not changed).
+pub async fn ensure_topics(config: &BusConfig) -> Result<(), BusError> {
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", &config.brokers)
+        .create()?;
+    let names = Topics::new(&config.prefix).all();
+    let new: Vec<NewTopic<'_>> = names
+        .iter()
+        .map(|name| {
+            NewTopic::new(
+                name,
+                config.partitions,
+                TopicReplication::Fixed(config.replication),
+            )
+        })
+        .collect();
+    let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+    for result in admin.create_topics(&new, &options).await? {
+        match result {
+            Ok(_) | Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
+            Err((topic, code)) => {
+                return Err(BusError::CreateTopic {
+                    topic,
+                    reason: code.to_string(),
+                })
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_carry_the_prefix() {
+        let topics = Topics::new("motor");
+        assert_eq!(topics.events(), "motor.events");
+        assert!(topics.all().contains(&"motor.retry.10m".to_owned()));
+        assert_eq!(topics.all().len(), SUFFIXES.len());
+    }
+}

@@ -1,0 +1,359 @@
+//! Events as producers send them, parsed into values that cannot be wrong.
+//!
+//! Input arrives as JSON: one event object or an array of up to
+//! [`MAX_BATCH`]. Every rule names the field it concerns (`body[3].type`), so
+//! a producer knows exactly what to fix; nothing is written unless the whole
+//! request is valid.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::{error::FieldError, time, time::Timestamp};
+
+/// Largest batch accepted in one request.
+pub const MAX_BATCH: usize = 500;
+/// Largest `type`, in characters.
+pub const MAX_TYPE_CHARS: usize = 200;
+/// Largest `data`, in bytes of compact JSON.
+pub const MAX_DATA_BYTES: usize = 256 * 1024;
+/// Largest `source_id` and `command_id`, in characters.
+pub const MAX_ID_CHARS: usize = 200;
+
+/// An event type such as `message.sent`: 1–200 characters, no control
+/// characters, no surrounding white space.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
+pub struct EventType(String);
+
+impl EventType {
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let chars = s.chars().count();
+        if chars == 0 {
+            return Err("must not be empty".into());
+        }
+        if chars > MAX_TYPE_CHARS {
+            return Err(format!("must be at most {MAX_TYPE_CHARS} characters"));
+        }
+        if s.trim() != s || s.chars().any(char::is_control) {
+            return Err("must not have surrounding white space or control characters".into());
+        }
+        Ok(Self(s.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for EventType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Where a fact comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    #[default]
+    Live,
+    History,
+    Operator,
+}
+
+impl Origin {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "live" => Some(Origin::Live),
+            "history" => Some(Origin::History),
+            "operator" => Some(Origin::Operator),
+            _ => None,
+        }
+    }
+}
+
+/// A validated event, not yet in the ledger (no seq, no event id).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEvent {
+    pub event_type: EventType,
+    pub data: Value,
+    pub occurred_at: Option<Timestamp>,
+    pub origin: Origin,
+    pub command_id: Option<String>,
+    pub source_id: Option<String>,
+}
+
+/// A producer request: one event or a batch. The shape of the answer follows
+/// the shape of the request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventBatch {
+    One(NewEvent),
+    Many(Vec<NewEvent>),
+}
+
+impl EventBatch {
+    /// Parses a request body already read as JSON.
+    pub fn parse(body: &Value) -> Result<Self, FieldError> {
+        match body {
+            Value::Array(items) => {
+                if items.is_empty() {
+                    return Err(FieldError::invalid(
+                        "body",
+                        "a batch needs at least one event",
+                    ));
+                }
+                if items.len() > MAX_BATCH {
+                    return Err(FieldError::too_large(
+                        "body",
+                        format!(
+                            "a batch holds at most {MAX_BATCH} events, got {}",
+                            items.len()
+                        ),
+                    ));
+                }
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, item)| NewEvent::parse(item, &format!("body[{i}]")))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(EventBatch::Many)
+            }
+            other => NewEvent::parse(other, "body").map(EventBatch::One),
+        }
+    }
+
+    pub fn events(&self) -> &[NewEvent] {
+        match self {
+            EventBatch::One(event) => std::slice::from_ref(event),
+            EventBatch::Many(events) => events,
+        }
+    }
+
+    pub fn is_batch(&self) -> bool {
+        matches!(self, EventBatch::Many(_))
+    }
+}
+
+const FIELDS: [&str; 6] = [
+    "type",
+    "data",
+    "occurred_at",
+    "origin",
+    "command_id",
+    "source_id",
+];
+
+impl NewEvent {
+    /// Parses one event object; `path` prefixes the field names in errors.
+    pub fn parse(value: &Value, path: &str) -> Result<Self, FieldError> {
+        let Value::Object(obj) = value else {
+            return Err(FieldError::invalid(path, "must be an event object"));
+        };
+        if let Some(unknown) = obj.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+            return Err(FieldError::invalid(
+                format!("{path}.{unknown}"),
+                "unknown field; an event has type, data, occurred_at, origin, command_id, source_id",
+            ));
+        }
+        let field = |name: &str| format!("{path}.{name}");
+
+        let event_type = match obj.get("type") {
+            None | Some(Value::Null) => {
+                return Err(FieldError::invalid(field("type"), "is required"))
+            }
+            Some(Value::String(s)) => {
+                EventType::parse(s).map_err(|m| FieldError::invalid(field("type"), m))?
+            }
+            Some(_) => return Err(FieldError::invalid(field("type"), "must be a string")),
+        };
+
+        let data = match obj.get("data") {
+            None | Some(Value::Null) => {
+                return Err(FieldError::invalid(field("data"), "is required"))
+            }
+            Some(data) => data.clone(),
+        };
+        let size = serde_json::to_vec(&data)
+            .map(|v| v.len())
+            .unwrap_or(usize::MAX);
+        if size > MAX_DATA_BYTES {
+            return Err(FieldError::too_large(
+                field("data"),
+                format!("must be at most {MAX_DATA_BYTES} bytes of JSON, got {size}"),
+            ));
+        }
+
+        let occurred_at = optional_str(obj, "occurred_at", path)?
+            .map(|s| {
+                time::parse(s).ok_or_else(|| {
+                    FieldError::invalid(field("occurred_at"), "must be an RFC 3339 timestamp")
+                })
+            })
+            .transpose()?;
+
+        let origin = optional_str(obj, "origin", path)?
+            .map(|s| {
+                Origin::parse(s).ok_or_else(|| {
+                    FieldError::invalid(field("origin"), "must be live, history or operator")
+                })
+            })
+            .transpose()?
+            .unwrap_or_default();
+
+        let command_id = optional_id(obj, "command_id", path)?;
+        let source_id = optional_id(obj, "source_id", path)?;
+
+        Ok(NewEvent {
+            event_type,
+            data,
+            occurred_at,
+            origin,
+            command_id,
+            source_id,
+        })
+    }
+}
+
+fn optional_str<'a>(
+    obj: &'a Map<String, Value>,
+    name: &str,
+    path: &str,
+) -> Result<Option<&'a str>, FieldError> {
+    match obj.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(FieldError::invalid(
+            format!("{path}.{name}"),
+            "must be a string",
+        )),
+    }
+}
+
+fn optional_id(
+    obj: &Map<String, Value>,
+    name: &str,
+    path: &str,
+) -> Result<Option<String>, FieldError> {
+    let Some(s) = optional_str(obj, name, path)? else {
+        return Ok(None);
+    };
+    let chars = s.chars().count();
+    if chars == 0 || chars > MAX_ID_CHARS {
+        return Err(FieldError::invalid(
+            format!("{path}.{name}"),
+            format!("must be 1 to {MAX_ID_CHARS} characters"),
+        ));
+    }
+    Ok(Some(s.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+    use crate::error::FieldErrorKind;
+
+    fn err(body: Value) -> FieldError {
+        EventBatch::parse(&body).unwrap_err()
+    }
+
+    #[test]
+    fn one_event_with_defaults() {
+        let batch = EventBatch::parse(&json!({"type": "message.sent", "data": {"a": 1}})).unwrap();
+        let EventBatch::One(event) = batch else {
+            panic!("expected one event")
+        };
+        assert_eq!(event.event_type.as_str(), "message.sent");
+        assert_eq!(event.origin, Origin::Live);
+        assert_eq!(event.data, json!({"a": 1}));
+        assert!(event.occurred_at.is_none() && event.source_id.is_none());
+    }
+
+    #[test]
+    fn every_field_parses() {
+        let event = NewEvent::parse(
+            &json!({"type": "t", "data": [], "occurred_at": "2026-10-24T15:10:01Z",
+                    "origin": "history", "command_id": "c-1", "source_id": "wamid.1"}),
+            "body",
+        )
+        .unwrap();
+        assert_eq!(event.origin, Origin::History);
+        assert_eq!(event.command_id.as_deref(), Some("c-1"));
+        assert_eq!(event.source_id.as_deref(), Some("wamid.1"));
+        assert_eq!(
+            time::format(&event.occurred_at.unwrap()),
+            "2026-10-24T15:10:01Z"
+        );
+    }
+
+    #[test]
+    fn type_boundaries() {
+        let ok = "t".repeat(MAX_TYPE_CHARS);
+        assert!(EventBatch::parse(&json!({"type": ok, "data": 1})).is_ok());
+        let long = "t".repeat(MAX_TYPE_CHARS + 1);
+        assert_eq!(err(json!({"type": long, "data": 1})).campo, "body.type");
+        assert_eq!(err(json!({"type": "", "data": 1})).campo, "body.type");
+        assert_eq!(err(json!({"type": 5, "data": 1})).campo, "body.type");
+        assert_eq!(err(json!({"data": 1})).campo, "body.type");
+    }
+
+    #[test]
+    fn data_is_required_and_bounded() {
+        assert_eq!(err(json!({"type": "t"})).campo, "body.data");
+        assert_eq!(err(json!({"type": "t", "data": null})).campo, "body.data");
+        // A JSON string's compact form is its length plus two quotes.
+        let fits = "x".repeat(MAX_DATA_BYTES - 2);
+        assert!(EventBatch::parse(&json!({"type": "t", "data": fits})).is_ok());
+        let over = "x".repeat(MAX_DATA_BYTES - 1);
+        let e = err(json!({"type": "t", "data": over}));
+        assert_eq!(
+            (e.campo.as_str(), e.kind),
+            ("body.data", FieldErrorKind::TooLarge)
+        );
+    }
+
+    #[test]
+    fn batch_errors_name_the_element() {
+        let e = err(json!([{"type": "a", "data": 1}, {"type": "b", "data": 1, "origin": "x"}]));
+        assert_eq!(e.campo, "body[1].origin");
+        let e = err(json!([{"type": "a", "data": 1}, 7]));
+        assert_eq!(e.campo, "body[1]");
+        let e = err(json!([{"type": "a", "data": 1, "extra": true}]));
+        assert_eq!(e.campo, "body[0].extra");
+        assert_eq!(err(json!([])).campo, "body");
+        assert_eq!(
+            err(json!({"type": "a", "data": 1, "occurred_at": "ayer"})).campo,
+            "body.occurred_at"
+        );
+        assert_eq!(
+            err(json!({"type": "a", "data": 1, "source_id": ""})).campo,
+            "body.source_id"
+        );
+    }
+
+    #[test]
+    fn batch_size_boundary() {
+        let item = json!({"type": "t", "data": 1});
+        let full = Value::Array(vec![item.clone(); MAX_BATCH]);
+        assert_eq!(EventBatch::parse(&full).unwrap().events().len(), MAX_BATCH);
+        let over = Value::Array(vec![item; MAX_BATCH + 1]);
+        let e = err(over);
+        assert_eq!(
+            (e.campo.as_str(), e.kind),
+            ("body", FieldErrorKind::TooLarge)
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn type_parse_accepts_exactly_the_rule(s in "\\PC{0,210}") {
+            let n = s.chars().count();
+            let expected = n >= 1 && n <= MAX_TYPE_CHARS && s.trim() == s;
+            prop_assert_eq!(EventType::parse(&s).is_ok(), expected);
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! Who is calling: an API key's app, scopes and instance restriction.
+
+use crate::{
+    ids::{AppId, InstanceId},
+    scope::Scope,
+};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Principal {
+    pub key_id: String,
+    pub app_id: AppId,
+    pub scopes: Vec<Scope>,
+    /// Empty = every instance of the app.
+    pub instancias: Vec<InstanceId>,
+}
+
+impl Principal {
+    pub fn has(&self, scope: Scope) -> bool {
+        self.scopes.contains(&scope)
+    }
+
+    pub fn is_restricted(&self) -> bool {
+        !self.instancias.is_empty()
+    }
+
+    /// Whether the key's restriction lets it touch this instance. Ownership
+    /// by the app is checked separately, against the store.
+    pub fn may_access(&self, instance: InstanceId) -> bool {
+        !self.is_restricted() || self.instancias.contains(&instance)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn restriction() {
+        let a = InstanceId::new();
+        let b = InstanceId::new();
+        let mut p = Principal {
+            key_id: "key_1".into(),
+            app_id: AppId::new(),
+            scopes: vec![Scope::EventsRead],
+            instancias: vec![],
+        };
+        assert!(p.may_access(a) && p.may_access(b));
+        p.instancias = vec![a];
+        assert!(p.may_access(a) && !p.may_access(b));
+        assert!(p.has(Scope::EventsRead) && !p.has(Scope::EventsWrite));
+    }
+}

@@ -1,0 +1,82 @@
+//! Motor's Postgres store: the ledger, the outbox, operators' records and
+//! producer idempotency. Functions take a connection or a transaction so the
+//! caller decides what commits together (the ledger write and its outbox
+//! rows always do).
+
+pub mod idempotency;
+pub mod ledger;
+pub mod operator;
+pub mod outbox;
+
+use std::str::FromStr;
+
+use sqlx::{
+    migrate::Migrator,
+    postgres::{PgConnectOptions, PgPoolOptions},
+    ConnectOptions, Connection, Executor, PgConnection, PgPool,
+};
+
+pub use sqlx::{PgPool as Pool, Postgres, Transaction};
+
+/// The migrations in `migrations/`, embedded in the binary.
+pub static MIGRATOR: Migrator = sqlx::migrate!("../../migrations");
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    #[error("conflict: {0}")]
+    Conflict(String),
+    #[error(transparent)]
+    Database(#[from] sqlx::Error),
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// Connects a pool.
+pub async fn connect(url: &str, max_connections: u32) -> Result<PgPool> {
+    let options = PgConnectOptions::from_str(url)?.application_name("motor");
+    Ok(PgPoolOptions::new()
+        .max_connections(max_connections)
+        .acquire_timeout(std::time::Duration::from_secs(10))
+        .connect_with(options)
+        .await?)
+}
+
+/// Creates the database named in `url` when it does not exist yet, by
+/// connecting to the `postgres` maintenance database on the same server.
+pub async fn create_database_if_missing(url: &str) -> Result<()> {
+    let options = PgConnectOptions::from_str(url)?;
+    let name = options
+        .get_database()
+        .map(str::to_owned)
+        .or_else(|| options.get_username().to_owned().into())
+        .unwrap_or_else(|| "postgres".into());
+    if options.connect().await.is_ok() {
+        return Ok(());
+    }
+    let mut admin = PgConnection::connect_with(&options.clone().database("postgres")).await?;
+    let exists: bool =
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
+            .bind(&name)
+            .fetch_one(&mut admin)
+            .await?;
+    if !exists {
+        let quoted = format!("\"{}\"", name.replace('"', "\"\""));
+        admin
+            .execute(format!("CREATE DATABASE {quoted}").as_str())
+            .await?;
+    }
+    Ok(())
+}
+
+/// Creates the database if needed and applies every pending migration.
+pub async fn migrate(url: &str) -> Result<()> {
+    create_database_if_missing(url).await?;
+    let mut conn = PgConnection::connect(url).await?;
+    MIGRATOR
+        .run(&mut conn)
+        .await
+        .map_err(|e| StoreError::Database(e.into()))?;
+    Ok(())
+}

@@ -1,0 +1,53 @@
+use std::process::ExitCode;
+
+use clap::Parser;
+use motor::{
+    cli::{Cli, Command},
+    serve,
+};
+use tokio_util::sync::CancellationToken;
+use tracing_subscriber::EnvFilter;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    match run(cli).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("motor: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Migrate => {
+            motor_store::migrate(&cli.config.database_url).await?;
+            eprintln!("motor: database migrated");
+        }
+        Command::Serve { roles } => {
+            let shutdown = CancellationToken::new();
+            serve::cancel_on_signal(shutdown.clone());
+            serve::run(cli.config, &roles, shutdown, None).await?;
+        }
+        Command::Admin(command) => {
+            motor_store::migrate(&cli.config.database_url).await?;
+            let pool = motor_store::connect(&cli.config.database_url, 2).await?;
+            match motor::admin::run(&pool, command).await {
+                Ok(json) => println!("{}", serde_json::to_string_pretty(&json)?),
+                Err(e) => {
+                    eprintln!("{}", serde_json::to_string_pretty(&e.to_json())?);
+                    return Ok(ExitCode::FAILURE);
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
