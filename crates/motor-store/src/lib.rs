@@ -73,10 +73,10 @@ pub async fn create_database_if_missing(url: &str) -> Result<()> {
 /// Creates the database if needed and applies every pending migration.
 pub async fn migrate(url: &str) -> Result<()> {
     create_database_if_missing(url).await?;
-    let mut conn = PgConnection::connect(url).await?;
-    MIGRATOR
-        .run(&mut conn)
-        .await
-        .map_err(|e| StoreError::Database(e.into()))?;
-    Ok(())
+    // Through a pool: `Migrator::run` on a bare connection makes the future
+    // not `Send` (sqlx's higher-ranked `Acquire` bound).
+    let pool = connect(url, 1).await?;
+    let result = MIGRATOR.run(&pool).await;
+    pool.close().await;
+    result.map_err(|e| StoreError::Database(e.into()))
 }

@@ -1,0 +1,10 @@
+//! Motor's integration tests, against real Postgres and a real
+//! Kafka-protocol broker (start it with `scripts/broker`). Each test gets a
+//! fresh database and its own topic prefix.
+
+mod admin;
+mod auth;
+mod ingest;
+mod ledger;
+mod relay;
+mod util;

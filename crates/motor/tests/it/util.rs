@@ -1,0 +1,304 @@
+//! Test harness: fresh databases, an in-process API on port 0, fixtures
+//! made through the operator API code, and a plain Kafka reader.
+
+#![allow(dead_code)]
+
+use std::{collections::HashMap, net::SocketAddr, time::Duration};
+
+use motor::{config::Config, serve::Role};
+use motor_api::admin::{self, CreateApp, CreateInstance, CreateKey};
+use motor_domain::{operator::Instance, AppId, InstanceId};
+use motor_store::Pool;
+use rdkafka::{
+    consumer::{BaseConsumer, Consumer},
+    message::{Headers, Message},
+    ClientConfig, TopicPartitionList,
+};
+use sqlx::{Connection, Executor, PgConnection};
+use tokio_util::sync::CancellationToken;
+
+/// Postgres server for tests; each test creates its own database on it.
+pub fn server_url() -> String {
+    std::env::var("MOTOR_TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into())
+}
+
+pub fn brokers() -> String {
+    std::env::var("MOTOR_TEST_KAFKA_BROKERS").unwrap_or_else(|_| "127.0.0.1:9092".into())
+}
+
+fn short_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()[..12].to_owned()
+}
+
+/// A fresh, migrated database.
+pub struct TestDb {
+    pub name: String,
+    pub url: String,
+    pub pool: Pool,
+}
+
+impl TestDb {
+    pub async fn new() -> Self {
+        let name = format!("motor_test_{}", short_id());
+        let mut admin = PgConnection::connect(&format!("{}/postgres", server_url()))
+            .await
+            .expect("postgres must be running (see scripts/test)");
+        admin
+            .execute(format!("CREATE DATABASE {name}").as_str())
+            .await
+            .unwrap();
+        let url = format!("{}/{name}", server_url());
+        motor_store::migrate(&url).await.unwrap();
+        let pool = motor_store::connect(&url, 20).await.unwrap();
+        Self { name, url, pool }
+    }
+}
+
+/// Configuration for a Motor under test: its database, a topic prefix of
+/// its own, the API on a free port.
+pub fn config(db: &TestDb, prefix: &str) -> Config {
+    Config {
+        database_url: db.url.clone(),
+        kafka_brokers: brokers(),
+        kafka_partitions: 4,
+        kafka_replication: 1,
+        topic_prefix: prefix.to_owned(),
+        http_addr: "127.0.0.1:0".into(),
+        admin_token: Some(ADMIN_TOKEN.into()),
+        master_key: None,
+        database_pool: 20,
+    }
+}
+
+pub const ADMIN_TOKEN: &str = "test-admin-token";
+
+pub fn topic_prefix() -> String {
+    format!("t{}", short_id())
+}
+
+/// Motor running in this process with the given roles.
+pub struct TestMotor {
+    pub db: TestDb,
+    pub prefix: String,
+    pub addr: Option<SocketAddr>,
+    pub http: reqwest::Client,
+    shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl TestMotor {
+    pub async fn start(roles: &[Role]) -> Self {
+        Self::start_on(TestDb::new().await, roles).await
+    }
+
+    pub async fn start_on(db: TestDb, roles: &[Role]) -> Self {
+        let prefix = topic_prefix();
+        let config = config(&db, &prefix);
+        let shutdown = CancellationToken::new();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let roles = roles.to_vec();
+        let stop = shutdown.clone();
+        let task = tokio::spawn(async move {
+            motor::serve::run(config, &roles, stop, Some(tx))
+                .await
+                .expect("motor serve");
+        });
+        let addr = rx.await.ok();
+        Self {
+            db,
+            prefix,
+            addr,
+            http: reqwest::Client::new(),
+            shutdown,
+            task,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr.expect("api role running"))
+    }
+
+    pub async fn stop(self) {
+        self.shutdown.cancel();
+        self.task.await.unwrap();
+    }
+
+    /// An app with one key holding every scope and `n` instances.
+    pub async fn tenant(&self, instances: usize) -> Tenant {
+        Tenant::create(&self.db.pool, instances).await
+    }
+}
+
+pub struct Tenant {
+    pub app: AppId,
+    pub instances: Vec<InstanceId>,
+    pub token: String,
+}
+
+impl Tenant {
+    pub async fn create(pool: &Pool, instances: usize) -> Self {
+        let app = admin::create_app(
+            pool,
+            CreateApp {
+                nombre: "test app".into(),
+                destinos_permitidos: vec!["127.0.0.1".into()],
+            },
+        )
+        .await
+        .unwrap();
+        let mut ids = Vec::new();
+        for i in 0..instances {
+            let Instance { id, .. } = admin::create_instance(
+                pool,
+                app.id,
+                CreateInstance {
+                    nombre: format!("instance {i}"),
+                },
+            )
+            .await
+            .unwrap();
+            ids.push(id);
+        }
+        let token = key(
+            pool,
+            app.id,
+            &[
+                "events:write",
+                "events:read",
+                "subscriptions:manage",
+                "deliveries:replay",
+            ],
+            &[],
+        )
+        .await;
+        Self {
+            app: app.id,
+            instances: ids,
+            token,
+        }
+    }
+}
+
+/// Issues a key with these scopes, restricted to `instancias` (empty = all).
+pub async fn key(pool: &Pool, app: AppId, scopes: &[&str], instancias: &[InstanceId]) -> String {
+    admin::create_key(
+        pool,
+        app,
+        CreateKey {
+            nombre: "test key".into(),
+            scopes: scopes.iter().map(|s| s.to_string()).collect(),
+            instancias: instancias.iter().map(|i| i.to_string()).collect(),
+        },
+    )
+    .await
+    .unwrap()
+    .token
+}
+
+/// A record read back from Kafka.
+#[derive(Debug, Clone)]
+pub struct KafkaRecord {
+    pub partition: i32,
+    pub offset: i64,
+    pub key: String,
+    pub payload: Vec<u8>,
+    pub headers: HashMap<String, String>,
+}
+
+/// Reads every record of `topic` from the beginning up to the current end of
+/// each partition, with a plain consumer (no group, no Motor code).
+pub fn read_topic(topic: &str) -> Vec<KafkaRecord> {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", brokers())
+        .set("group.id", format!("reader-{}", short_id()))
+        .set("enable.auto.commit", "false")
+        .create()
+        .unwrap();
+    let metadata = consumer
+        .fetch_metadata(Some(topic), Duration::from_secs(10))
+        .unwrap();
+    let partitions: Vec<i32> = metadata.topics()[0]
+        .partitions()
+        .iter()
+        .map(|p| p.id())
+        .collect();
+    let mut ends = HashMap::new();
+    let mut assignment = TopicPartitionList::new();
+    for &p in &partitions {
+        let (low, high) = consumer
+            .fetch_watermarks(topic, p, Duration::from_secs(10))
+            .unwrap();
+        if high > low {
+            ends.insert(p, high);
+            assignment
+                .add_partition_offset(topic, p, rdkafka::Offset::Offset(low))
+                .unwrap();
+        }
+    }
+    let mut out = Vec::new();
+    if ends.is_empty() {
+        return out;
+    }
+    consumer.assign(&assignment).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !ends.is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "reading {topic} took too long"
+        );
+        let Some(message) = consumer.poll(Duration::from_millis(500)) else {
+            continue;
+        };
+        let message = message.unwrap();
+        let mut headers = HashMap::new();
+        if let Some(hs) = message.headers() {
+            for h in hs.iter() {
+                headers.insert(
+                    h.key.to_owned(),
+                    String::from_utf8_lossy(h.value.unwrap_or_default()).into_owned(),
+                );
+            }
+        }
+        out.push(KafkaRecord {
+            partition: message.partition(),
+            offset: message.offset(),
+            key: String::from_utf8_lossy(message.key().unwrap_or_default()).into_owned(),
+            payload: message.payload().unwrap_or_default().to_vec(),
+            headers,
+        });
+        if ends.get(&message.partition()) == Some(&(message.offset() + 1)) {
+            ends.remove(&message.partition());
+        }
+    }
+    out
+}
+
+/// Waits until the outbox is empty (everything relayed).
+pub async fn wait_outbox_empty(pool: &Pool, within: Duration) {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        let pending = motor_store::outbox::pending(pool).await.unwrap();
+        if pending == 0 {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "outbox still holds {pending} records"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Per instance, the seqs in the order they first appear in `records`.
+pub fn first_occurrences(records: &[KafkaRecord]) -> HashMap<String, Vec<i64>> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out: HashMap<String, Vec<i64>> = HashMap::new();
+    for record in records {
+        let seq: i64 = record.headers["seq"].parse().unwrap();
+        if seen.insert((record.key.clone(), seq)) {
+            out.entry(record.key.clone()).or_default().push(seq);
+        }
+    }
+    out
+}
