@@ -3,6 +3,7 @@
 //! sqlx, rdkafka or axum. The store, the bus and the API build on these types.
 
 pub mod apikey;
+pub mod destination;
 pub mod envelope;
 pub mod error;
 pub mod event;
@@ -11,6 +12,11 @@ pub mod ledger;
 pub mod operator;
 pub mod principal;
 pub mod scope;
+pub mod seal;
+pub mod secret;
+pub mod settings;
+pub mod signature;
+pub mod subscription;
 pub mod time;
 
 pub use envelope::Envelope;

@@ -1,0 +1,480 @@
+//! Where Motor may deliver: webhook URLs and the allowed-destinations lists
+//! they are checked against. A list entry is `host` (any port) or
+//! `host:port` (that port only). Both sides are normalised the same way
+//! before comparing — lower case, IDN to punycode, IPv4 in dotted form,
+//! IPv4-mapped IPv6 as IPv4, no trailing dot — and then compared for
+//! equality: no wildcards, no suffix matching. Cloud metadata addresses are
+//! refused even when listed. The connect-time check of the resolved address
+//! (by the delivery engine) uses [`is_blocked_ip`] too.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use url::{Host, Url};
+
+use crate::error::FieldError;
+
+pub const MIN_URL_CHARS: usize = 8;
+pub const MAX_URL_CHARS: usize = 2000;
+
+/// Host names of cloud metadata services, refused whatever the lists say.
+const BLOCKED_NAMES: [&str; 5] = [
+    "metadata.google.internal",
+    "metadata.goog",
+    "metadata",
+    "instance-data",
+    "instance-data.ec2.internal",
+];
+
+/// A host as compared: a lower-case ASCII domain or an IP address.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum CanonicalHost {
+    Domain(String),
+    Ip(IpAddr),
+}
+
+impl CanonicalHost {
+    fn from_host(host: Host<&str>) -> Self {
+        match host {
+            Host::Domain(d) => CanonicalHost::Domain(d.trim_end_matches('.').to_owned()),
+            Host::Ipv4(v4) => CanonicalHost::Ip(IpAddr::V4(v4)),
+            Host::Ipv6(v6) => CanonicalHost::Ip(canonical_ip(IpAddr::V6(v6))),
+        }
+    }
+
+    fn is_blocked(&self) -> bool {
+        match self {
+            CanonicalHost::Domain(d) => BLOCKED_NAMES.contains(&d.as_str()),
+            CanonicalHost::Ip(ip) => is_blocked_ip(*ip),
+        }
+    }
+
+    fn is_loopback_name(&self) -> bool {
+        matches!(self, CanonicalHost::Domain(d) if d == "localhost" || d.ends_with(".localhost"))
+    }
+}
+
+/// IPv4-mapped IPv6 (`::ffff:a.b.c.d`) is that IPv4 address.
+pub fn canonical_ip(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6
+            .to_ipv4_mapped()
+            .map(IpAddr::V4)
+            .unwrap_or(IpAddr::V6(v6)),
+        v4 => v4,
+    }
+}
+
+/// Addresses Motor never connects to: link-local (where cloud metadata
+/// lives: 169.254.0.0/16, fe80::/10), the unspecified addresses, Alibaba's
+/// and AWS's IPv6 metadata endpoints.
+pub fn is_blocked_ip(ip: IpAddr) -> bool {
+    match canonical_ip(ip) {
+        IpAddr::V4(v4) => {
+            v4.is_link_local()
+                || v4.octets()[0] == 0
+                || v4 == Ipv4Addr::new(100, 100, 100, 200)
+                || v4.is_broadcast()
+        }
+        IpAddr::V6(v6) => {
+            (v6.segments()[0] & 0xffc0) == 0xfe80
+                || v6.is_unspecified()
+                || v6 == Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254)
+        }
+    }
+}
+
+/// One entry of an allowed-destinations list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowedDestination {
+    pub host: CanonicalHost,
+    /// `None` = any port.
+    pub port: Option<u16>,
+}
+
+impl AllowedDestination {
+    /// Parses `host`, `host:port`, `[v6]` or `[v6]:port`. Wildcards are not
+    /// a feature: `*` is refused.
+    pub fn parse(entry: &str) -> Option<Self> {
+        let entry = entry.trim();
+        if entry.is_empty() || entry.contains(['*', '/', '@', '?', '#', ' ']) {
+            return None;
+        }
+        let (host, port) = if let Some(rest) = entry.strip_prefix('[') {
+            let (v6, after) = rest.split_once(']')?;
+            let port = match after {
+                "" => None,
+                p => Some(p.strip_prefix(':')?),
+            };
+            (format!("[{v6}]"), port)
+        } else {
+            match entry.split_once(':') {
+                Some((h, p)) if !p.contains(':') => (h.to_owned(), Some(p)),
+                Some(_) => return None,
+                None => (entry.to_owned(), None),
+            }
+        };
+        let port = match port {
+            Some(p) => match p.parse::<u16>() {
+                Ok(n) if n > 0 => Some(n),
+                _ => return None,
+            },
+            None => None,
+        };
+        let host = Host::parse(&host).ok()?;
+        let host = CanonicalHost::from_host(match &host {
+            Host::Domain(d) => Host::Domain(d.as_str()),
+            Host::Ipv4(v4) => Host::Ipv4(*v4),
+            Host::Ipv6(v6) => Host::Ipv6(*v6),
+        });
+        if let CanonicalHost::Domain(d) = &host {
+            if d.is_empty() || !d.bytes().all(is_host_byte) {
+                return None;
+            }
+        }
+        Some(Self { host, port })
+    }
+
+    pub fn allows(&self, host: &CanonicalHost, port: u16) -> bool {
+        self.host == *host && self.port.is_none_or(|p| p == port)
+    }
+}
+
+/// Checks an entry for an allowed-destinations list (operator input).
+pub fn parse_allowed_entry(raw: &str, campo: &str) -> Result<String, FieldError> {
+    AllowedDestination::parse(raw)
+        .map(|_| raw.trim().to_lowercase())
+        .ok_or_else(|| {
+            FieldError::invalid(
+                campo,
+                "must be host, host:port, [ipv6] or [ipv6]:port (no scheme, path or wildcard)",
+            )
+        })
+}
+
+fn is_host_byte(b: u8) -> bool {
+    b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'.' | b'_')
+}
+
+/// A webhook URL that passed every rule of the contract. It keeps the text
+/// the user sent (what the API shows back) and the parsed form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookUrl {
+    raw: String,
+    host: CanonicalHost,
+    port: u16,
+}
+
+impl WebhookUrl {
+    /// `http`/`https`, 8–2000 characters, no user or password, no fragment,
+    /// a host that is not a metadata address nor a loopback name.
+    pub fn parse(raw: &str, campo: &str) -> Result<Self, FieldError> {
+        let invalid = |m: &str| FieldError::invalid(campo, m);
+        let chars = raw.chars().count();
+        if !(MIN_URL_CHARS..=MAX_URL_CHARS).contains(&chars) {
+            return Err(invalid(&format!(
+                "must be {MIN_URL_CHARS} to {MAX_URL_CHARS} characters"
+            )));
+        }
+        if raw.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(invalid(
+                "must not contain white space or control characters",
+            ));
+        }
+        let url =
+            Url::parse(raw).map_err(|_| invalid("must be an absolute http:// or https:// URL"))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(invalid("the scheme must be http or https"));
+        }
+        // WHATWG parsing forgives `https:host` and `https:///host`; the
+        // contract wants the plain form.
+        let authority = raw.split_once("://").map(|(_, rest)| rest);
+        if authority.is_none_or(|a| a.starts_with(['/', '\\'])) {
+            return Err(invalid("must be scheme://host/…"));
+        }
+        if !url.username().is_empty() || url.password().is_some() || authority_has_userinfo(raw) {
+            return Err(invalid("must not carry a user name or password"));
+        }
+        if url.fragment().is_some() {
+            return Err(invalid("must not have a fragment (#)"));
+        }
+        let host = url
+            .host()
+            .map(CanonicalHost::from_host)
+            .ok_or_else(|| invalid("must have a host"))?;
+        if let CanonicalHost::Domain(d) = &host {
+            if d.is_empty() || !d.bytes().all(is_host_byte) {
+                return Err(invalid("the host is not a valid name"));
+            }
+        }
+        if host.is_blocked() {
+            return Err(invalid(
+                "the host is a blocked address (cloud metadata or link-local)",
+            ));
+        }
+        if host.is_loopback_name() {
+            return Err(invalid(
+                "name a loopback destination by its literal IP (127.0.0.1 or [::1])",
+            ));
+        }
+        let port = url
+            .port_or_known_default()
+            .ok_or_else(|| invalid("must have a port"))?;
+        Ok(Self {
+            raw: raw.to_owned(),
+            host,
+            port,
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.raw
+    }
+
+    pub fn host(&self) -> &CanonicalHost {
+        &self.host
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Whether any entry of any list allows this URL's host and port.
+    /// Entries that do not parse allow nothing.
+    pub fn is_allowed_by<'a>(&self, entries: impl IntoIterator<Item = &'a String>) -> bool {
+        entries
+            .into_iter()
+            .filter_map(|e| AllowedDestination::parse(e))
+            .any(|d| d.allows(&self.host, self.port))
+    }
+
+    /// [`is_allowed_by`](Self::is_allowed_by) as a 422 on `campo`.
+    pub fn check_allowed<'a>(
+        &self,
+        entries: impl IntoIterator<Item = &'a String>,
+        campo: &str,
+    ) -> Result<(), FieldError> {
+        if self.is_allowed_by(entries) {
+            Ok(())
+        } else {
+            Err(FieldError::invalid(
+                campo,
+                "the host is not in the allowed destinations (ask the operator to add it)",
+            ))
+        }
+    }
+}
+
+/// `url` drops an empty userinfo (`http://@host/`); refuse it anyway.
+fn authority_has_userinfo(raw: &str) -> bool {
+    let Some((_, rest)) = raw.split_once("://") else {
+        return false;
+    };
+    let end = rest.find(['/', '?', '#', '\\']).unwrap_or(rest.len());
+    rest[..end].contains('@')
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn url(s: &str) -> Result<WebhookUrl, FieldError> {
+        WebhookUrl::parse(s, "body.url")
+    }
+
+    fn allowed(u: &str, list: &[&str]) -> bool {
+        let list: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+        url(u).unwrap().is_allowed_by(&list)
+    }
+
+    #[test]
+    fn length_boundaries() {
+        assert!(url("http://a").is_ok()); // 8 characters
+        assert!(url("http://").is_err()); // 7
+        let path = "p".repeat(MAX_URL_CHARS - "https://h.io/".len());
+        let max = format!("https://h.io/{path}");
+        assert_eq!(max.len(), MAX_URL_CHARS);
+        assert!(url(&max).is_ok());
+        assert_eq!(url(&format!("{max}p")).unwrap_err().campo, "body.url");
+    }
+
+    #[test]
+    fn refused_shapes() {
+        for bad in [
+            "ftp://example.com/x",
+            "file:///etc/passwd",
+            "mailto:a@example.com",
+            "https://user:pw@example.com/",
+            "https://user@example.com/",
+            "https://@example.com/",
+            "https://example.com/#frag",
+            "https://example.com/#",
+            "https://exa mple.com/",
+            " https://example.com/",
+            "https://example.com/\n",
+            "https:///nohost",
+            "https:nohost.io/x",
+            "https:/nohost.io/x",
+            "https://*.example.com/",
+            "https://169.254.169.254/latest",
+            "http://[fe80::1]/",
+            "http://[::ffff:169.254.169.254]/",
+            "http://metadata.google.internal/computeMetadata",
+            "http://METADATA.GOOGLE.INTERNAL./",
+            "http://0.0.0.0/",
+            "http://localhost:8080/",
+            "http://api.localhost/",
+            "notaurl",
+        ] {
+            let e = url(bad).expect_err(bad);
+            assert_eq!(e.campo, "body.url", "{bad}");
+        }
+    }
+
+    #[test]
+    fn accepted_shapes() {
+        for ok in [
+            "https://crm.ejemplo.com/webhooks/motor",
+            "HTTP://Example.COM:8080/a?b=c",
+            "http://127.0.0.1:9000/hook",
+            "http://[::1]:9000/hook",
+            "https://bücher.example/x",
+        ] {
+            assert!(url(ok).is_ok(), "{ok}");
+        }
+    }
+
+    #[test]
+    fn host_matches_any_port() {
+        assert!(allowed("https://crm.ejemplo.com/x", &["crm.ejemplo.com"]));
+        assert!(allowed(
+            "http://crm.ejemplo.com:8443/x",
+            &["crm.ejemplo.com"]
+        ));
+        assert!(allowed("https://CRM.Ejemplo.com./x", &["crm.ejemplo.com"]));
+        assert!(allowed("https://crm.ejemplo.com/x", &["CRM.EJEMPLO.COM"]));
+    }
+
+    #[test]
+    fn host_port_matches_that_port_only() {
+        assert!(allowed("https://h.io/x", &["h.io:443"]));
+        assert!(allowed("http://h.io/x", &["h.io:80"]));
+        assert!(!allowed("https://h.io/x", &["h.io:80"]));
+        assert!(allowed("http://h.io:8080/x", &["h.io:8080"]));
+        assert!(!allowed("http://h.io:8081/x", &["h.io:8080"]));
+        assert!(allowed("http://127.0.0.1:9000/", &["127.0.0.1:9000"]));
+        assert!(!allowed("http://127.0.0.1:9001/", &["127.0.0.1:9000"]));
+        assert!(allowed("http://[::1]:9000/", &["[::1]:9000"]));
+        assert!(allowed("http://[::1]:9000/", &["[0:0:0:0:0:0:0:1]"]));
+    }
+
+    #[test]
+    fn no_wildcard_surprises() {
+        assert!(!allowed("https://sub.h.io/", &["h.io"]));
+        assert!(!allowed("https://evilh.io/", &["h.io"]));
+        assert!(!allowed("https://h.io.evil.com/", &["h.io"]));
+        assert!(!allowed("https://h.io/", &["*.h.io"]));
+        assert!(!allowed("https://h.io/", &["*"]));
+        assert!(!allowed("https://h.io/", &[]));
+        // A loopback address only when the list names that literal IP.
+        assert!(!allowed("http://127.0.0.2/", &["127.0.0.1"]));
+        assert!(!allowed("http://[::1]/", &["127.0.0.1"]));
+        // IPv4 written oddly is still that address.
+        assert!(allowed("http://127.1/", &["127.0.0.1"]));
+        assert!(allowed("http://[::ffff:127.0.0.1]/", &["127.0.0.1"]));
+    }
+
+    #[test]
+    fn idn_is_normalised() {
+        assert!(allowed(
+            "https://bücher.example/x",
+            &["xn--bcher-kva.example"]
+        ));
+        assert!(allowed(
+            "https://xn--bcher-kva.example/x",
+            &["Bücher.example"]
+        ));
+        assert!(allowed("https://BÜCHER.example/x", &["bücher.example:443"]));
+    }
+
+    #[test]
+    fn entries() {
+        for ok in [
+            "h.io",
+            "h.io:1",
+            "h.io:65535",
+            "127.0.0.1",
+            "[::1]",
+            "[::1]:80",
+            "bücher.example",
+        ] {
+            assert!(AllowedDestination::parse(ok).is_some(), "{ok}");
+            assert!(parse_allowed_entry(ok, "e").is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "h.io:0",
+            "h.io:65536",
+            "h.io:x",
+            "*.h.io",
+            "http://h.io",
+            "a/b",
+            "u@h",
+            "::1",
+            "[::1",
+            "h io",
+        ] {
+            assert!(AllowedDestination::parse(bad).is_none(), "{bad}");
+            assert_eq!(
+                parse_allowed_entry(bad, "body.x[0]").unwrap_err().campo,
+                "body.x[0]"
+            );
+        }
+    }
+
+    #[test]
+    fn blocked_ips() {
+        for ip in [
+            "169.254.169.254",
+            "169.254.0.1",
+            "fe80::1",
+            "febf::1",
+            "::ffff:169.254.1.1",
+            "0.0.0.0",
+            "::",
+            "100.100.100.200",
+            "fd00:ec2::254",
+        ] {
+            assert!(is_blocked_ip(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in [
+            "127.0.0.1",
+            "10.0.0.1",
+            "8.8.8.8",
+            "::1",
+            "fec0::1",
+            "2001:db8::1",
+        ] {
+            assert!(!is_blocked_ip(ip.parse().unwrap()), "{ip}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn a_host_entry_allows_its_own_urls_on_any_port(
+            host in "[a-z][a-z0-9-]{0,20}(\\.[a-z][a-z0-9]{0,10}){1,3}",
+            port in 1u16..,
+        ) {
+            let u = format!("http://{host}:{port}/hook");
+            prop_assume!(WebhookUrl::parse(&u, "u").is_ok());
+            let same_port = format!("{host}:{port}");
+            let other = format!("{host}:{}", if port == 1 { 2 } else { port - 1 });
+            let longer = format!("x{host}");
+            prop_assert!(allowed(&u, &[&host]));
+            prop_assert!(allowed(&u, &[&same_port]));
+            prop_assert!(!allowed(&u, &[&other]));
+            prop_assert!(!allowed(&u, &[&longer]));
+        }
+    }
+}

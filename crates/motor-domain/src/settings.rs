@@ -1,0 +1,246 @@
+//! Operator settings: the global knobs of `/v1/admin/settings`, their
+//! defaults and their ranges. Stored as one row per key; a key never set
+//! reads as its default. On the wire the keys are the dotted names of the
+//! contract (`webhooks.timeout_segundos`, …).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::{destination::parse_allowed_entry, error::FieldError};
+
+pub const DESTINOS_PERMITIDOS: &str = "webhooks.destinos_permitidos";
+pub const TIMEOUT_SEGUNDOS: &str = "webhooks.timeout_segundos";
+pub const VENTANA_ROTACION_MINUTOS: &str = "webhooks.ventana_rotacion_minutos";
+pub const DIAS_ENTREGADOS: &str = "retencion.dias_entregados";
+
+pub const KEYS: [&str; 4] = [
+    DESTINOS_PERMITIDOS,
+    TIMEOUT_SEGUNDOS,
+    VENTANA_ROTACION_MINUTOS,
+    DIAS_ENTREGADOS,
+];
+
+/// Most entries in the global allowed-destinations list.
+pub const MAX_DESTINATIONS: usize = 200;
+
+/// (key, default, min, max) of each integer setting.
+const RANGES: [(&str, i64, i64, i64); 3] = [
+    (TIMEOUT_SEGUNDOS, 10, 1, 60),
+    (VENTANA_ROTACION_MINUTOS, 60, 5, 1440),
+    (DIAS_ENTREGADOS, 30, 1, 3650),
+];
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Settings {
+    /// Hosts (any port) or host:port every app may deliver to, on top of
+    /// the app's own list.
+    #[serde(rename = "webhooks.destinos_permitidos")]
+    pub destinos_permitidos: Vec<String>,
+    /// Timeout of one webhook attempt, 1–60 s.
+    #[serde(rename = "webhooks.timeout_segundos")]
+    pub timeout_segundos: i64,
+    /// How long a rotated-out secret keeps signing, 5–1440 min.
+    #[serde(rename = "webhooks.ventana_rotacion_minutos")]
+    pub ventana_rotacion_minutos: i64,
+    /// Days an `entregada` delivery is kept, 1–3650.
+    #[serde(rename = "retencion.dias_entregados")]
+    pub dias_entregados: i64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            destinos_permitidos: Vec::new(),
+            timeout_segundos: RANGES[0].1,
+            ventana_rotacion_minutos: RANGES[1].1,
+            dias_entregados: RANGES[2].1,
+        }
+    }
+}
+
+impl Settings {
+    /// Settings from stored (key, value) rows. A row that no longer passes
+    /// the rules (a range narrowed by an upgrade) reads as the default.
+    pub fn from_rows<'a>(rows: impl IntoIterator<Item = (&'a str, &'a Value)>) -> Self {
+        let mut s = Settings::default();
+        for (key, value) in rows {
+            if let Ok(Some(change)) = parse_one(key, value, "stored") {
+                s.apply(&change);
+            }
+        }
+        s
+    }
+
+    pub fn apply(&mut self, change: &Change) {
+        match change {
+            Change::Destinos(d) => self.destinos_permitidos = d.clone(),
+            Change::Int(key, n) => match *key {
+                TIMEOUT_SEGUNDOS => self.timeout_segundos = *n,
+                VENTANA_ROTACION_MINUTOS => self.ventana_rotacion_minutos = *n,
+                DIAS_ENTREGADOS => self.dias_entregados = *n,
+                _ => unreachable!("only known keys are parsed"),
+            },
+        }
+    }
+
+    pub fn rotation_window(&self) -> chrono::Duration {
+        chrono::Duration::minutes(self.ventana_rotacion_minutos)
+    }
+}
+
+/// One validated change, ready to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    Destinos(Vec<String>),
+    Int(&'static str, i64),
+}
+
+impl Change {
+    pub fn key(&self) -> &'static str {
+        match self {
+            Change::Destinos(_) => DESTINOS_PERMITIDOS,
+            Change::Int(key, _) => key,
+        }
+    }
+
+    pub fn value(&self) -> Value {
+        match self {
+            Change::Destinos(d) => Value::from(d.clone()),
+            Change::Int(_, n) => Value::from(*n),
+        }
+    }
+}
+
+/// Parses a `PATCH` body: an object with any of the known keys. Errors
+/// name the key as `body.<key>`.
+pub fn parse_patch(body: &Value) -> Result<Vec<Change>, FieldError> {
+    let Value::Object(obj) = body else {
+        return Err(FieldError::invalid("body", "must be an object of settings"));
+    };
+    parse_object(obj)
+}
+
+fn parse_object(obj: &Map<String, Value>) -> Result<Vec<Change>, FieldError> {
+    let mut out = Vec::new();
+    for (key, value) in obj {
+        match parse_one(key, value, "body")? {
+            Some(change) => out.push(change),
+            None => {
+                return Err(FieldError::invalid(
+                    format!("body.{key}"),
+                    format!("unknown setting; known: {}", KEYS.join(", ")),
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `Ok(None)` for an unknown key.
+fn parse_one(key: &str, value: &Value, prefix: &str) -> Result<Option<Change>, FieldError> {
+    let campo = format!("{prefix}.{key}");
+    if key == DESTINOS_PERMITIDOS {
+        let Value::Array(items) = value else {
+            return Err(FieldError::invalid(
+                campo,
+                "must be an array of host or host:port",
+            ));
+        };
+        if items.len() > MAX_DESTINATIONS {
+            return Err(FieldError::invalid(
+                campo,
+                format!("at most {MAX_DESTINATIONS} entries"),
+            ));
+        }
+        let mut out: Vec<String> = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let campo = format!("{campo}[{i}]");
+            let Value::String(s) = item else {
+                return Err(FieldError::invalid(campo, "must be a string"));
+            };
+            let entry = parse_allowed_entry(s, &campo)?;
+            if !out.contains(&entry) {
+                out.push(entry);
+            }
+        }
+        return Ok(Some(Change::Destinos(out)));
+    }
+    let Some(&(key, _, min, max)) = RANGES.iter().find(|(k, ..)| *k == key) else {
+        return Ok(None);
+    };
+    match value.as_i64() {
+        Some(n) if (min..=max).contains(&n) => Ok(Some(Change::Int(key, n))),
+        _ => Err(FieldError::invalid(
+            campo,
+            format!("must be a whole number from {min} to {max}"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn campo(body: Value) -> String {
+        parse_patch(&body).unwrap_err().campo
+    }
+
+    #[test]
+    fn defaults_and_wire_names() {
+        let s = Settings::default();
+        assert_eq!(
+            serde_json::to_value(&s).unwrap(),
+            json!({"webhooks.destinos_permitidos": [], "webhooks.timeout_segundos": 10,
+                   "webhooks.ventana_rotacion_minutos": 60, "retencion.dias_entregados": 30})
+        );
+    }
+
+    #[test]
+    fn ranges_at_their_boundaries() {
+        for (key, min, max) in [
+            (TIMEOUT_SEGUNDOS, 1, 60),
+            (VENTANA_ROTACION_MINUTOS, 5, 1440),
+            (DIAS_ENTREGADOS, 1, 3650),
+        ] {
+            assert!(parse_patch(&json!({ key: min })).is_ok());
+            assert!(parse_patch(&json!({ key: max })).is_ok());
+            assert_eq!(campo(json!({ key: min - 1 })), format!("body.{key}"));
+            assert_eq!(campo(json!({ key: max + 1 })), format!("body.{key}"));
+            assert_eq!(campo(json!({ key: "10" })), format!("body.{key}"));
+            assert_eq!(campo(json!({ key: 10.5 })), format!("body.{key}"));
+        }
+    }
+
+    #[test]
+    fn destinations_and_unknown_keys() {
+        let changes =
+            parse_patch(&json!({"webhooks.destinos_permitidos": ["A.io", "a.io", "b.io:8080"]}))
+                .unwrap();
+        assert_eq!(
+            changes,
+            vec![Change::Destinos(vec!["a.io".into(), "b.io:8080".into()])]
+        );
+        assert_eq!(
+            campo(json!({"webhooks.destinos_permitidos": ["ok.io", "*.io"]})),
+            "body.webhooks.destinos_permitidos[1]"
+        );
+        assert_eq!(
+            campo(json!({"webhooks.destinos_permitidos": "a.io"})),
+            "body.webhooks.destinos_permitidos"
+        );
+        assert_eq!(campo(json!({"webhooks.otro": 1})), "body.webhooks.otro");
+        assert_eq!(campo(json!([1])), "body");
+    }
+
+    #[test]
+    fn rows_fall_back_to_defaults() {
+        let good = json!(15);
+        let bad = json!(0);
+        let s = Settings::from_rows([(TIMEOUT_SEGUNDOS, &good), (DIAS_ENTREGADOS, &bad)]);
+        assert_eq!(s.timeout_segundos, 15);
+        assert_eq!(s.dias_entregados, 30);
+    }
+}

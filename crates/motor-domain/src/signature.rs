@@ -1,0 +1,280 @@
+//! Webhook signatures: `X-MW-Signature: v1=hex(HMAC-SHA256(secret,
+//! timestamp + "." + delivery_id + "." + raw_body))`, one per live key,
+//! newest first, with `X-MW-Key-Id` in matching order. The delivery engine
+//! calls [`sign`] for every attempt with the attempt's own time.
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use crate::{
+    secret::{SigningKeyId, SigningSecret},
+    time::Timestamp,
+};
+
+pub const HEADER_TIMESTAMP: &str = "X-MW-Timestamp";
+pub const HEADER_KEY_ID: &str = "X-MW-Key-Id";
+pub const HEADER_SIGNATURE: &str = "X-MW-Signature";
+pub const SCHEME: &str = "v1=";
+
+/// A signing key as the engine holds it: opened, with its life span.
+#[derive(Debug, Clone)]
+pub struct SigningKey {
+    pub key_id: SigningKeyId,
+    pub secret: SigningSecret,
+    pub creado_en: Timestamp,
+    /// `None` while it is the current key; set when a rotation retires it.
+    pub vence_en: Option<Timestamp>,
+}
+
+impl SigningKey {
+    pub fn is_live_at(&self, now: Timestamp) -> bool {
+        self.vence_en.is_none_or(|end| now < end)
+    }
+}
+
+/// The three signature headers of one attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignatureHeaders {
+    pub timestamp: String,
+    pub key_ids: String,
+    pub signatures: String,
+}
+
+impl SignatureHeaders {
+    pub fn pairs(&self) -> [(&'static str, &str); 3] {
+        [
+            (HEADER_TIMESTAMP, &self.timestamp),
+            (HEADER_KEY_ID, &self.key_ids),
+            (HEADER_SIGNATURE, &self.signatures),
+        ]
+    }
+
+    /// The key ids in header order.
+    pub fn key_id_list(&self) -> Vec<&str> {
+        self.key_ids.split(',').collect()
+    }
+}
+
+/// No key of the subscription is live: the engine suspends it
+/// (`sin_secreto`) rather than send an unsigned request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the subscription has no live signing key")]
+pub struct NoLiveKey;
+
+/// The hex HMAC of one (timestamp, delivery, body) under one secret.
+pub fn signature_hex(
+    secret: &SigningSecret,
+    timestamp: &str,
+    delivery_id: &str,
+    body: &[u8],
+) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.expose().as_bytes())
+        .expect("HMAC accepts keys of any length");
+    mac.update(timestamp.as_bytes());
+    mac.update(b".");
+    mac.update(delivery_id.as_bytes());
+    mac.update(b".");
+    mac.update(body);
+    hex::encode(mac.finalize().into_bytes())
+}
+
+/// Signs one attempt made at `now` with every key live at `now`, newest
+/// first (by `creado_en`, then key id, so the order is stable).
+pub fn sign(
+    keys: &[SigningKey],
+    now: Timestamp,
+    delivery_id: &str,
+    body: &[u8],
+) -> Result<SignatureHeaders, NoLiveKey> {
+    let mut live: Vec<&SigningKey> = keys.iter().filter(|k| k.is_live_at(now)).collect();
+    if live.is_empty() {
+        return Err(NoLiveKey);
+    }
+    live.sort_by(|a, b| {
+        b.creado_en
+            .cmp(&a.creado_en)
+            .then_with(|| b.key_id.cmp(&a.key_id))
+    });
+    let timestamp = now.timestamp().to_string();
+    let key_ids: Vec<&str> = live.iter().map(|k| k.key_id.as_str()).collect();
+    let signatures: Vec<String> = live
+        .iter()
+        .map(|k| {
+            format!(
+                "{SCHEME}{}",
+                signature_hex(&k.secret, &timestamp, delivery_id, body)
+            )
+        })
+        .collect();
+    Ok(SignatureHeaders {
+        timestamp,
+        key_ids: key_ids.join(","),
+        signatures: signatures.join(","),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::{
+        io::Write,
+        process::{Command, Stdio},
+    };
+
+    use chrono::Duration;
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::{secret::IssuedSecret, time};
+
+    /// The seed's receiver example (`El receptor`), with a fixed timestamp.
+    const SEED_SECRET: &str = "TU_SECRETO_DE_WEBHOOK";
+    const SEED_DELIVERY: &str = "3c9a7e55-0000-4000-8000-0000000000e1";
+    const SEED_BODY: &str = r#"{"schema_version":1,"event_id":"e1f0c2d4-0000-4000-8000-000000001187","instance_id":"8a1d2c3e-0000-4000-8000-0000000000a1","seq":1187,"type":"webhook.test","occurred_at":"2026-10-24T15:08:12Z","received_at":"2026-10-24T15:08:13Z","generation":1,"origin":"operator","data":{"prueba":true}}"#;
+    const SEED_TS: &str = "2026-10-24T15:08:13Z";
+    /// `printf '%s.%s.%s' 1792854493 "$DELIVERY" "$CUERPO" | openssl dgst
+    /// -sha256 -hmac "$SECRETO" -hex`, run once by hand.
+    const SEED_SIGNATURE: &str = "8f81d41de4e69a1926a675cd6f2abe48200f639f23b3a45225792a6bed248821";
+
+    /// A secret with an arbitrary value (the seed's placeholder is not a
+    /// `whsec_` value, so it is built without `parse`).
+    fn key(value: &str, id: &str, created: &str, expires: Option<&str>) -> SigningKey {
+        SigningKey {
+            key_id: SigningKeyId::parse(id).unwrap(),
+            secret: test_secret(value),
+            creado_en: time::parse(created).unwrap(),
+            vence_en: expires.map(|e| time::parse(e).unwrap()),
+        }
+    }
+
+    fn test_secret(value: &str) -> SigningSecret {
+        SigningSecret::any_for_tests(value)
+    }
+
+    fn independent_hmac(secret: &str, ts: &str, delivery: &str, body: &[u8]) -> String {
+        let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+        mac.update(format!("{ts}.{delivery}.").as_bytes());
+        mac.update(body);
+        hex::encode(mac.finalize().into_bytes())
+    }
+
+    #[test]
+    fn the_seed_example_byte_for_byte() {
+        let now = time::parse(SEED_TS).unwrap();
+        let k = key(SEED_SECRET, "whk_01", "2026-10-01T00:00:00Z", None);
+        let headers = sign(&[k], now, SEED_DELIVERY, SEED_BODY.as_bytes()).unwrap();
+        assert_eq!(headers.timestamp, "1792854493");
+        assert_eq!(headers.key_ids, "whk_01");
+        assert_eq!(headers.signatures, format!("v1={SEED_SIGNATURE}"));
+    }
+
+    #[test]
+    fn matches_the_openssl_recipe() {
+        // The seed's bash recipe, run for real on a generated secret.
+        let issued = IssuedSecret::generate();
+        let now = time::now_millis();
+        let delivery = "0f3b9d22-0000-4000-8000-0000000000d1";
+        let body = br#"{"data":{"texto":"hola \u00f1 \n"},"seq":7}"#;
+        let headers = sign(
+            &[SigningKey {
+                key_id: issued.key_id.clone(),
+                secret: issued.secret.clone(),
+                creado_en: now,
+                vence_en: None,
+            }],
+            now,
+            delivery,
+            body,
+        )
+        .unwrap();
+        let mut child = Command::new("openssl")
+            .args(["dgst", "-sha256", "-hmac", issued.secret.expose(), "-hex"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the openssl CLI must be installed for this test");
+        let mut input = format!("{}.{delivery}.", headers.timestamp).into_bytes();
+        input.extend_from_slice(body);
+        child.stdin.take().unwrap().write_all(&input).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        let printed = String::from_utf8(out.stdout).unwrap();
+        let hex = printed.trim().rsplit(' ').next().unwrap();
+        assert_eq!(headers.signatures, format!("v1={hex}"));
+    }
+
+    #[test]
+    fn rotation_signs_with_both_newest_first_then_one() {
+        let old = SigningKey {
+            key_id: SigningKeyId::parse("whk_0a").unwrap(),
+            secret: SigningSecret::generate(),
+            creado_en: time::parse("2026-10-24T10:00:00Z").unwrap(),
+            vence_en: Some(time::parse("2026-10-24T16:00:00Z").unwrap()),
+        };
+        let new = SigningKey {
+            key_id: SigningKeyId::parse("whk_0b").unwrap(),
+            secret: SigningSecret::generate(),
+            creado_en: time::parse("2026-10-24T15:00:00Z").unwrap(),
+            vence_en: None,
+        };
+        let keys = [old.clone(), new.clone()];
+        let during = time::parse("2026-10-24T15:30:00Z").unwrap();
+        let h = sign(&keys, during, "d", b"{}").unwrap();
+        assert_eq!(h.key_id_list(), ["whk_0b", "whk_0a"]);
+        let sigs: Vec<&str> = h.signatures.split(',').collect();
+        assert_eq!(
+            sigs[0],
+            format!(
+                "v1={}",
+                independent_hmac(new.secret.expose(), &h.timestamp, "d", b"{}")
+            )
+        );
+        assert_eq!(
+            sigs[1],
+            format!(
+                "v1={}",
+                independent_hmac(old.secret.expose(), &h.timestamp, "d", b"{}")
+            )
+        );
+        // At the end of the window the old key no longer signs.
+        let after = time::parse("2026-10-24T16:00:00Z").unwrap();
+        let h = sign(&keys, after, "d", b"{}").unwrap();
+        assert_eq!(h.key_id_list(), ["whk_0b"]);
+        assert!(!h.signatures.contains(','));
+        // Only expired keys: nothing to sign with.
+        assert_eq!(sign(&[old], after, "d", b"{}"), Err(NoLiveKey));
+        assert_eq!(sign(&[], during, "d", b"{}"), Err(NoLiveKey));
+    }
+
+    #[test]
+    fn header_pairs() {
+        let now = time::parse(SEED_TS).unwrap();
+        let k = key(SEED_SECRET, "whk_01", "2026-10-01T00:00:00Z", None);
+        let h = sign(&[k], now, SEED_DELIVERY, SEED_BODY.as_bytes()).unwrap();
+        let pairs = h.pairs();
+        assert_eq!(pairs[0], ("X-MW-Timestamp", "1792854493"));
+        assert_eq!(pairs[1], ("X-MW-Key-Id", "whk_01"));
+        assert_eq!(pairs[2].0, "X-MW-Signature");
+    }
+
+    proptest! {
+        #[test]
+        fn any_body_verifies_with_an_independent_hmac(
+            body in proptest::collection::vec(any::<u8>(), 0..4096),
+            delivery in "[a-f0-9-]{1,40}",
+            secs in 0i64..4_000_000_000,
+        ) {
+            let issued = IssuedSecret::generate();
+            let now = chrono::DateTime::from_timestamp(secs, 0).unwrap();
+            let k = SigningKey {
+                key_id: issued.key_id.clone(),
+                secret: issued.secret.clone(),
+                creado_en: now - Duration::hours(1),
+                vence_en: None,
+            };
+            let h = sign(&[k], now, &delivery, &body).unwrap();
+            prop_assert_eq!(&h.timestamp, &secs.to_string());
+            let expected = independent_hmac(issued.secret.expose(), &h.timestamp, &delivery, &body);
+            prop_assert_eq!(h.signatures, format!("v1={expected}"));
+        }
+    }
+}
