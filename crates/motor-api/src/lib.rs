@@ -10,10 +10,14 @@ pub mod events;
 pub mod extract;
 pub mod health;
 pub mod metrics;
+pub mod openapi;
+pub mod settings;
+pub mod subscriptions;
 
 use std::sync::Arc;
 
 use axum::{extract::FromRef, Router};
+use motor_domain::seal::SealingKey;
 use motor_store::Pool;
 
 pub use error::ApiError;
@@ -26,6 +30,8 @@ pub struct AppState {
     /// `None` closes the operator API.
     pub admin_token: Option<Arc<str>>,
     pub metrics: Arc<Metrics>,
+    /// Seals subscription secrets (derived from `MOTOR_MASTER_KEY`).
+    pub sealing: Arc<SealingKey>,
 }
 
 impl FromRef<AppState> for Pool {
@@ -40,6 +46,9 @@ pub fn router(state: AppState) -> Router {
         .merge(health::router())
         .merge(events::router())
         .merge(admin::router())
+        .merge(subscriptions::router())
+        .merge(settings::router())
+        .merge(openapi::router())
         .fallback(|| async { ApiError::NotFound("route") })
         .with_state(state)
 }

@@ -352,7 +352,7 @@ mod tests {
         #[test]
         fn type_parse_accepts_exactly_the_rule(s in "\\PC{0,210}") {
             let n = s.chars().count();
-            let expected = n >= 1 && n <= MAX_TYPE_CHARS && s.trim() == s;
+            let expected = (1..=MAX_TYPE_CHARS).contains(&n) && s.trim() == s;
             prop_assert_eq!(EventType::parse(&s).is_ok(), expected);
         }
     }

@@ -2,6 +2,7 @@
 //! turn user input into values the rest of Motor can trust. Pure: no I/O, no
 //! sqlx, rdkafka or axum. The store, the bus and the API build on these types.
 
+pub mod alert;
 pub mod apikey;
 pub mod destination;
 pub mod envelope;

@@ -3,10 +3,13 @@
 //! caller decides what commits together (the ledger write and its outbox
 //! rows always do).
 
+pub mod alerts;
 pub mod idempotency;
 pub mod ledger;
 pub mod operator;
 pub mod outbox;
+pub mod settings;
+pub mod subscriptions;
 
 use std::str::FromStr;
 

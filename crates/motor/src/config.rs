@@ -1,8 +1,16 @@
 //! Configuration, from the environment (or the same names as flags). Every
 //! setting has a default that works on a developer machine.
 
+use anyhow::Context;
 use clap::Args;
 use motor_bus::BusConfig;
+use motor_domain::seal::SealingKey;
+
+/// The master key used when `MOTOR_MASTER_KEY` is unset, so `motor serve`
+/// runs on a developer machine with no configuration. It is public: secrets
+/// sealed with it are not protected, and start-up says so. A database
+/// sealed with it refuses any other key (and the other way round).
+pub const INSECURE_DEV_MASTER_KEY: &str = "motor-insecure-development-master-key-do-not-use";
 
 #[derive(Debug, Clone, Args)]
 pub struct Config {
@@ -36,7 +44,8 @@ pub struct Config {
     #[arg(long, env = "MOTOR_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
 
-    /// Key that seals subscription secrets at rest.
+    /// Key that seals subscription secrets at rest (at least 32 bytes).
+    /// Unset: a public development key, with a warning at start-up.
     #[arg(long, env = "MOTOR_MASTER_KEY", hide_env_values = true)]
     pub master_key: Option<String>,
 
@@ -46,6 +55,21 @@ pub struct Config {
 }
 
 impl Config {
+    /// The key that seals subscription secrets, from `MOTOR_MASTER_KEY`.
+    pub fn sealing_key(&self) -> anyhow::Result<SealingKey> {
+        match self.master_key.as_deref() {
+            Some(master) => SealingKey::derive(master).context("MOTOR_MASTER_KEY"),
+            None => {
+                tracing::warn!(
+                    "MOTOR_MASTER_KEY is unset: subscription secrets are sealed with a public \
+                     development key and are NOT protected; set MOTOR_MASTER_KEY (32+ random \
+                     bytes) anywhere but a developer machine"
+                );
+                Ok(SealingKey::derive(INSECURE_DEV_MASTER_KEY)?)
+            }
+        }
+    }
+
     pub fn bus(&self) -> BusConfig {
         BusConfig {
             brokers: self.kafka_brokers.clone(),

@@ -6,6 +6,7 @@ use std::{net::SocketAddr, sync::Arc};
 use anyhow::Context;
 use clap::ValueEnum;
 use motor_api::{AppState, Metrics};
+use motor_store::settings::MasterKeyCheck;
 use tokio::net::TcpListener;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
@@ -42,6 +43,18 @@ pub async fn run(
     let pool = motor_store::connect(&config.database_url, config.database_pool)
         .await
         .context("connecting to postgres")?;
+    let sealing = Arc::new(config.sealing_key()?);
+    match motor_store::settings::check_master_key(&pool, &sealing)
+        .await
+        .context("checking MOTOR_MASTER_KEY")?
+    {
+        MasterKeyCheck::Matches => {}
+        MasterKeyCheck::Initialised => tracing::info!("sealed the master key canary"),
+        MasterKeyCheck::Mismatch => anyhow::bail!(
+            "MOTOR_MASTER_KEY is not the key that sealed this database's secrets \
+             (the canary in master_key_canary does not open); start with the original key"
+        ),
+    }
     let metrics = Arc::new(Metrics::default());
     let tracker = TaskTracker::new();
 
@@ -69,6 +82,7 @@ pub async fn run(
             pool: pool.clone(),
             admin_token: config.admin_token.as_deref().map(Arc::from),
             metrics: metrics.clone(),
+            sealing: sealing.clone(),
         };
         let app = motor_api::router(state);
         let shutdown = shutdown.clone();

@@ -1,0 +1,543 @@
+//! `/v1/subscriptions` (scope `subscriptions:manage`): create, list, read,
+//! change, delete and rotate the secret of an app's webhook subscriptions.
+//! A secret's value appears in exactly two kinds of response — create and
+//! rotate — and is sealed before it reaches the store.
+
+use std::fmt;
+
+use axum::{
+    body::Body,
+    extract::{rejection::QueryRejection, Path, Query, State},
+    http::StatusCode,
+    response::IntoResponse,
+    routing::{get, post},
+    Json, Router,
+};
+use motor_domain::{
+    destination::WebhookUrl,
+    principal::Principal,
+    seal::{secret_aad, SealingKey},
+    secret::IssuedSecret,
+    subscription::{
+        check_catalogue, parse_estado_patch, parse_instancias, parse_nombre, parse_tipos,
+        parse_url, Estado, NewSubscription, Subscription, SubscriptionId,
+    },
+    AppId, FieldError, InstanceId, Scope,
+};
+use motor_store::{alerts, operator, settings, subscriptions as store};
+use serde::{Deserialize, Serialize};
+use sqlx::PgConnection;
+use utoipa::{IntoParams, ToSchema};
+
+use crate::{
+    auth::Caller,
+    error::ApiError,
+    extract::{parse_json, path_id, read_body},
+    AppState,
+};
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateSubscription {
+    /// 1–120 characters.
+    pub nombre: String,
+    /// `http://` or `https://`, 8–2000 characters, no user info, no
+    /// fragment; the host must be an allowed destination.
+    pub url: String,
+    /// Up to 200 instance ids of the app; empty = all of them.
+    #[serde(default)]
+    pub instancias: Vec<String>,
+    /// Up to 50 event types; empty = all.
+    #[serde(default)]
+    pub tipos: Vec<String>,
+    /// Default `true`: per instance, in `seq` order.
+    #[serde(default)]
+    pub ordenado: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateSubscription {
+    pub nombre: Option<String>,
+    pub url: Option<String>,
+    pub instancias: Option<Vec<String>>,
+    pub tipos: Option<Vec<String>>,
+    pub ordenado: Option<bool>,
+    /// `activa` or `pausada`.
+    pub estado: Option<String>,
+    /// The `version` the change is based on; another one is a 409.
+    pub version_esperada: Option<i64>,
+}
+
+/// A secret, shown once.
+#[derive(Serialize, ToSchema)]
+pub struct Secreto {
+    #[schema(example = "whk_5f0c6a4e9b1d2c3a4b5c6d7e")]
+    pub key_id: String,
+    /// The HMAC key: the whole string, `whsec_` included.
+    #[schema(example = "whsec_…")]
+    pub valor: String,
+}
+
+impl fmt::Debug for Secreto {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Secreto")
+            .field("key_id", &self.key_id)
+            .field("valor", &"[REDACTED]")
+            .finish()
+    }
+}
+
+impl From<&IssuedSecret> for Secreto {
+    fn from(issued: &IssuedSecret) -> Self {
+        Self {
+            key_id: issued.key_id.to_string(),
+            valor: issued.secret.expose().to_owned(),
+        }
+    }
+}
+
+/// The answer to create and rotate.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubscriptionWithSecret {
+    pub suscripcion: Subscription,
+    pub secreto: Secreto,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubscriptionList {
+    pub suscripciones: Vec<Subscription>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct ListQuery {
+    /// Comma list of states; default `activa,pausada,suspendida`.
+    pub estado: Option<String>,
+}
+
+/// Whose subscriptions a call manages: an app, and the instances a key is
+/// restricted to (empty = every instance).
+#[derive(Debug, Clone)]
+pub struct Access {
+    pub app: AppId,
+    pub restriction: Vec<InstanceId>,
+}
+
+impl From<&Principal> for Access {
+    fn from(p: &Principal) -> Self {
+        Self {
+            app: p.app_id,
+            restriction: p.instancias.clone(),
+        }
+    }
+}
+
+impl Access {
+    /// A restricted key sees only subscriptions that name instances, all of
+    /// them its own.
+    fn check_visible(&self, sub: &Subscription) -> Result<(), ApiError> {
+        let visible = self.restriction.is_empty()
+            || (!sub.instancias.is_empty()
+                && sub.instancias.iter().all(|i| self.restriction.contains(i)));
+        if visible {
+            Ok(())
+        } else {
+            Err(ApiError::Forbidden(
+                "this key is restricted to other instances".into(),
+            ))
+        }
+    }
+
+    /// Instance rules of a create or change: a restricted key must name
+    /// instances, only its own (403); every instance must be the app's
+    /// (422 naming the first that is not).
+    async fn check_instances(
+        &self,
+        conn: &mut PgConnection,
+        instancias: &[InstanceId],
+    ) -> Result<(), ApiError> {
+        if !self.restriction.is_empty() {
+            if instancias.is_empty() {
+                return Err(ApiError::Forbidden(
+                    "a key restricted to instances must name them in instancias".into(),
+                ));
+            }
+            if instancias.iter().any(|i| !self.restriction.contains(i)) {
+                return Err(ApiError::Forbidden(
+                    "this key is restricted to other instances".into(),
+                ));
+            }
+        }
+        let owned = store::owned_instances(&mut *conn, self.app, instancias).await?;
+        match instancias.iter().position(|i| !owned.contains(i)) {
+            Some(i) => Err(FieldError::invalid(
+                format!("body.instancias[{i}]"),
+                "not an instance of this app",
+            )
+            .into()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Refuses a URL whose host is in neither the global nor the app's list.
+async fn check_destination(
+    conn: &mut PgConnection,
+    app: AppId,
+    url: &WebhookUrl,
+) -> Result<(), ApiError> {
+    let global = settings::load(&mut *conn).await?.destinos_permitidos;
+    let own = operator::get_app(&mut *conn, app)
+        .await?
+        .destinos_permitidos;
+    Ok(url.check_allowed(global.iter().chain(own.iter()), "body.url")?)
+}
+
+async fn check_tipos(
+    conn: &mut PgConnection,
+    app: AppId,
+    tipos: &[motor_domain::EventType],
+) -> Result<(), ApiError> {
+    let catalogue = settings::event_catalogue(&mut *conn, app).await?;
+    Ok(check_catalogue(tipos, catalogue.as_deref())?)
+}
+
+fn seal(key: &SealingKey, id: SubscriptionId, issued: &IssuedSecret) -> Vec<u8> {
+    key.seal(
+        issued.secret.expose().as_bytes(),
+        &secret_aad(id.as_uuid(), issued.key_id.as_str()),
+    )
+}
+
+pub async fn create_subscription(
+    state: &AppState,
+    access: &Access,
+    input: CreateSubscription,
+) -> Result<SubscriptionWithSecret, ApiError> {
+    let new = NewSubscription {
+        nombre: parse_nombre(&input.nombre)?,
+        url: parse_url(&input.url)?,
+        instancias: parse_instancias(&input.instancias)?,
+        tipos: parse_tipos(&input.tipos)?,
+        ordenado: input.ordenado.unwrap_or(true),
+    };
+    let mut tx = state.pool.begin().await?;
+    access.check_instances(&mut tx, &new.instancias).await?;
+    check_destination(&mut tx, access.app, &new.url).await?;
+    check_tipos(&mut tx, access.app, &new.tipos).await?;
+    let id = SubscriptionId::new();
+    let issued = IssuedSecret::generate();
+    let sealed = seal(&state.sealing, id, &issued);
+    let suscripcion = store::insert(&mut tx, id, access.app, &new, &issued.key_id, &sealed).await?;
+    tx.commit().await?;
+    Ok(SubscriptionWithSecret {
+        suscripcion,
+        secreto: Secreto::from(&issued),
+    })
+}
+
+pub async fn list_subscriptions(
+    state: &AppState,
+    access: &Access,
+    estado: Option<&str>,
+) -> Result<SubscriptionList, ApiError> {
+    let estados = match estado {
+        None => vec![Estado::Activa, Estado::Pausada, Estado::Suspendida],
+        Some(raw) => raw
+            .split(',')
+            .map(|s| {
+                Estado::parse(s.trim()).ok_or_else(|| {
+                    FieldError::invalid(
+                        "query.estado",
+                        "must be a comma list of activa, pausada, suspendida, eliminada",
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    let mut conn = state.pool.acquire().await?;
+    let all = store::list(&mut conn, access.app, &estados).await?;
+    Ok(SubscriptionList {
+        suscripciones: all
+            .into_iter()
+            .filter(|s| access.check_visible(s).is_ok())
+            .collect(),
+    })
+}
+
+pub async fn get_subscription(
+    state: &AppState,
+    access: &Access,
+    id: SubscriptionId,
+) -> Result<Subscription, ApiError> {
+    let mut conn = state.pool.acquire().await?;
+    let sub = store::get(&mut conn, access.app, id).await?;
+    access.check_visible(&sub)?;
+    Ok(sub)
+}
+
+pub async fn update_subscription(
+    state: &AppState,
+    access: &Access,
+    id: SubscriptionId,
+    input: UpdateSubscription,
+) -> Result<Subscription, ApiError> {
+    let nombre = input.nombre.as_deref().map(parse_nombre).transpose()?;
+    let url = input.url.as_deref().map(parse_url).transpose()?;
+    let instancias = input
+        .instancias
+        .as_deref()
+        .map(parse_instancias)
+        .transpose()?;
+    let tipos = input.tipos.as_deref().map(parse_tipos).transpose()?;
+    let estado = input
+        .estado
+        .as_deref()
+        .map(parse_estado_patch)
+        .transpose()?;
+
+    let mut tx = state.pool.begin().await?;
+    let current = store::lock(&mut tx, access.app, id).await?;
+    access.check_visible(&current)?;
+    if current.estado == Estado::Eliminada {
+        return Err(ApiError::Conflict(
+            "the subscription was deleted; create a new one".into(),
+        ));
+    }
+    if let Some(expected) = input.version_esperada {
+        if expected != current.version {
+            return Err(ApiError::Conflict(format!(
+                "version_esperada is {expected} but the subscription is at version {}",
+                current.version
+            )));
+        }
+    }
+    let mut next = current.clone();
+    if let Some(nombre) = nombre {
+        next.nombre = nombre;
+    }
+    if let Some(url) = &url {
+        check_destination(&mut tx, access.app, url).await?;
+        next.url = url.as_str().to_owned();
+    }
+    if let Some(instancias) = instancias {
+        access.check_instances(&mut tx, &instancias).await?;
+        next.instancias = instancias;
+    }
+    if let Some(tipos) = tipos {
+        check_tipos(&mut tx, access.app, &tipos).await?;
+        next.tipos = tipos.iter().map(|t| t.as_str().to_owned()).collect();
+    }
+    if let Some(ordenado) = input.ordenado {
+        next.ordenado = ordenado;
+    }
+    if let Some(estado) = estado {
+        if current.estado == Estado::Suspendida && estado != Estado::Suspendida {
+            // Reactivating: the cause must be gone for a destination problem.
+            let url = parse_url(&next.url)?;
+            check_destination(&mut tx, access.app, &url).await?;
+            next.motivo = None;
+            next.suspendida_en = None;
+            alerts::close_for_subscription(&mut tx, id).await?;
+        }
+        next.estado = estado;
+    }
+    if next == current {
+        return Ok(current);
+    }
+    let saved = store::save(&mut tx, &next).await?;
+    tx.commit().await?;
+    Ok(saved)
+}
+
+pub async fn delete_subscription(
+    state: &AppState,
+    access: &Access,
+    id: SubscriptionId,
+) -> Result<(), ApiError> {
+    let mut tx = state.pool.begin().await?;
+    let current = store::lock(&mut tx, access.app, id).await?;
+    access.check_visible(&current)?;
+    if current.estado == Estado::Eliminada {
+        return Ok(());
+    }
+    let mut next = current;
+    next.estado = Estado::Eliminada;
+    next.motivo = None;
+    next.suspendida_en = None;
+    store::save(&mut tx, &next).await?;
+    alerts::close_for_subscription(&mut tx, id).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+pub async fn rotate_secret(
+    state: &AppState,
+    access: &Access,
+    id: SubscriptionId,
+) -> Result<SubscriptionWithSecret, ApiError> {
+    let mut tx = state.pool.begin().await?;
+    let current = store::lock(&mut tx, access.app, id).await?;
+    access.check_visible(&current)?;
+    if current.estado == Estado::Eliminada {
+        return Err(ApiError::Conflict(
+            "the subscription was deleted; create a new one".into(),
+        ));
+    }
+    let window = settings::load(&mut *tx).await?.rotation_window();
+    let issued = IssuedSecret::generate();
+    let sealed = seal(&state.sealing, id, &issued);
+    let suscripcion = store::rotate(&mut tx, &current, &issued.key_id, &sealed, window).await?;
+    tx.commit().await?;
+    Ok(SubscriptionWithSecret {
+        suscripcion,
+        secreto: Secreto::from(&issued),
+    })
+}
+
+// ---- HTTP handlers --------------------------------------------------------
+
+fn manager(caller: &Caller) -> Result<Access, ApiError> {
+    caller.require(Scope::SubscriptionsManage)?;
+    Ok(Access::from(&caller.0))
+}
+
+/// Creates a subscription; the secret is in this answer and never again.
+#[utoipa::path(post, path = "/v1/subscriptions", tag = "subscriptions",
+    security(("api_key" = ["subscriptions:manage"])),
+    request_body = CreateSubscription,
+    responses(
+        (status = 201, body = SubscriptionWithSecret),
+        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
+        (status = 422, body = crate::openapi::ErrorBody),
+    ))]
+pub(crate) async fn post_subscription(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Body,
+) -> Result<impl IntoResponse, ApiError> {
+    let access = manager(&caller)?;
+    let input = parse_json(&read_body(body).await?)?;
+    let created = create_subscription(&state, &access, input).await?;
+    Ok((StatusCode::CREATED, Json(created)))
+}
+
+/// Lists the app's subscriptions (without secrets), oldest first.
+#[utoipa::path(get, path = "/v1/subscriptions", tag = "subscriptions",
+    security(("api_key" = ["subscriptions:manage"])),
+    params(ListQuery),
+    responses(
+        (status = 200, body = SubscriptionList),
+        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
+        (status = 422, body = crate::openapi::ErrorBody),
+    ))]
+pub(crate) async fn get_subscriptions(
+    State(state): State<AppState>,
+    caller: Caller,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> Result<Json<SubscriptionList>, ApiError> {
+    let access = manager(&caller)?;
+    let Query(query) = query.map_err(|e| FieldError::invalid("query", e.body_text()))?;
+    Ok(Json(
+        list_subscriptions(&state, &access, query.estado.as_deref()).await?,
+    ))
+}
+
+/// Reads one subscription (any state, `eliminada` included).
+#[utoipa::path(get, path = "/v1/subscriptions/{id}", tag = "subscriptions",
+    security(("api_key" = ["subscriptions:manage"])),
+    params(("id" = String, Path, format = Uuid)),
+    responses(
+        (status = 200, body = Subscription),
+        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
+        (status = 404, body = crate::openapi::ErrorBody),
+    ))]
+pub(crate) async fn get_one_subscription(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Subscription>, ApiError> {
+    let access = manager(&caller)?;
+    let id = path_id(&id, "subscription")?;
+    Ok(Json(get_subscription(&state, &access, id).await?))
+}
+
+/// Changes fields, pauses or reactivates. A stale `version_esperada` is a
+/// 409.
+#[utoipa::path(patch, path = "/v1/subscriptions/{id}", tag = "subscriptions",
+    security(("api_key" = ["subscriptions:manage"])),
+    params(("id" = String, Path, format = Uuid)),
+    request_body = UpdateSubscription,
+    responses(
+        (status = 200, body = Subscription),
+        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
+        (status = 404, body = crate::openapi::ErrorBody), (status = 409, body = crate::openapi::ErrorBody),
+        (status = 422, body = crate::openapi::ErrorBody),
+    ))]
+pub(crate) async fn patch_subscription(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Body,
+) -> Result<Json<Subscription>, ApiError> {
+    let access = manager(&caller)?;
+    let id = path_id(&id, "subscription")?;
+    let input = parse_json(&read_body(body).await?)?;
+    Ok(Json(update_subscription(&state, &access, id, input).await?))
+}
+
+/// Deletes it: state `eliminada`, no new deliveries, pending ones not
+/// sent. The row stays for audit; no event is deleted.
+#[utoipa::path(delete, path = "/v1/subscriptions/{id}", tag = "subscriptions",
+    security(("api_key" = ["subscriptions:manage"])),
+    params(("id" = String, Path, format = Uuid)),
+    responses(
+        (status = 204),
+        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
+        (status = 404, body = crate::openapi::ErrorBody),
+    ))]
+pub(crate) async fn delete_one_subscription(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let access = manager(&caller)?;
+    let id = path_id(&id, "subscription")?;
+    delete_subscription(&state, &access, id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Issues a new secret (shown once). The previous one keeps signing for
+/// `webhooks.ventana_rotacion_minutos`, then expires.
+#[utoipa::path(post, path = "/v1/subscriptions/{id}/rotate", tag = "subscriptions",
+    security(("api_key" = ["subscriptions:manage"])),
+    params(("id" = String, Path, format = Uuid)),
+    responses(
+        (status = 200, body = SubscriptionWithSecret),
+        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
+        (status = 404, body = crate::openapi::ErrorBody), (status = 409, body = crate::openapi::ErrorBody),
+    ))]
+pub(crate) async fn post_rotate(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<SubscriptionWithSecret>, ApiError> {
+    let access = manager(&caller)?;
+    let id = path_id(&id, "subscription")?;
+    Ok(Json(rotate_secret(&state, &access, id).await?))
+}
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/v1/subscriptions",
+            get(get_subscriptions).post(post_subscription),
+        )
+        .route(
+            "/v1/subscriptions/{id}",
+            get(get_one_subscription)
+                .patch(patch_subscription)
+                .delete(delete_one_subscription),
+        )
+        .route("/v1/subscriptions/{id}/rotate", post(post_rotate))
+}
