@@ -76,7 +76,7 @@ impl Shards {
             self.owned.remove(&shard);
         }
         // Start at a random shard so relays starting together spread out.
-        let start = rand::random::<u32>() as i32 % OUTBOX_SHARDS;
+        let start = (rand::random::<u32>() % OUTBOX_SHARDS as u32) as i32;
         for i in 0..OUTBOX_SHARDS {
             if self.owned.len() >= share {
                 break;

@@ -3,7 +3,11 @@
 
 #![allow(dead_code)]
 
-use std::{collections::HashMap, net::SocketAddr, time::Duration};
+use std::{
+    collections::HashMap,
+    net::SocketAddr,
+    time::{Duration, Instant},
+};
 
 use motor::{config::Config, serve::Role};
 use motor_api::admin::{self, CreateApp, CreateInstance, CreateKey};
@@ -206,9 +210,11 @@ pub struct KafkaRecord {
     pub headers: HashMap<String, String>,
 }
 
-/// Reads every record of `topic` from the beginning up to the current end of
-/// each partition, with a plain consumer (no group, no Motor code).
-pub fn read_topic(topic: &str) -> Vec<KafkaRecord> {
+/// Reads `topic` from the beginning with a plain consumer (no group, no
+/// Motor code) until at least `at_least` records arrived and nothing more
+/// came for a second. (Tansu's high watermarks are not reliable, so the
+/// caller says how many records it expects.)
+pub fn read_topic(topic: &str, at_least: usize) -> Vec<KafkaRecord> {
     let consumer: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", brokers())
         .set("group.id", format!("reader-{}", short_id()))
@@ -218,39 +224,30 @@ pub fn read_topic(topic: &str) -> Vec<KafkaRecord> {
     let metadata = consumer
         .fetch_metadata(Some(topic), Duration::from_secs(10))
         .unwrap();
-    let partitions: Vec<i32> = metadata.topics()[0]
-        .partitions()
-        .iter()
-        .map(|p| p.id())
-        .collect();
-    let mut ends = HashMap::new();
     let mut assignment = TopicPartitionList::new();
-    for &p in &partitions {
-        let (low, high) = consumer
-            .fetch_watermarks(topic, p, Duration::from_secs(10))
+    for p in metadata.topics()[0].partitions() {
+        assignment
+            .add_partition_offset(topic, p.id(), rdkafka::Offset::Beginning)
             .unwrap();
-        if high > low {
-            ends.insert(p, high);
-            assignment
-                .add_partition_offset(topic, p, rdkafka::Offset::Offset(low))
-                .unwrap();
-        }
-    }
-    let mut out = Vec::new();
-    if ends.is_empty() {
-        return out;
     }
     consumer.assign(&assignment).unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !ends.is_empty() {
+    let mut out = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut last_arrival = Instant::now();
+    loop {
+        if out.len() >= at_least && last_arrival.elapsed() > Duration::from_secs(1) {
+            return out;
+        }
         assert!(
-            std::time::Instant::now() < deadline,
-            "reading {topic} took too long"
+            Instant::now() < deadline,
+            "{topic}: {} records after 90 s, expected at least {at_least}",
+            out.len()
         );
-        let Some(message) = consumer.poll(Duration::from_millis(500)) else {
+        let Some(message) = consumer.poll(Duration::from_millis(200)) else {
             continue;
         };
         let message = message.unwrap();
+        last_arrival = Instant::now();
         let mut headers = HashMap::new();
         if let Some(hs) = message.headers() {
             for h in hs.iter() {
@@ -267,11 +264,7 @@ pub fn read_topic(topic: &str) -> Vec<KafkaRecord> {
             payload: message.payload().unwrap_or_default().to_vec(),
             headers,
         });
-        if ends.get(&message.partition()) == Some(&(message.offset() + 1)) {
-            ends.remove(&message.partition());
-        }
     }
-    out
 }
 
 /// Waits until the outbox is empty (everything relayed).
