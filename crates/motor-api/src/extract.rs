@@ -33,15 +33,14 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             }
             let mut campo = match e.path().to_string().as_str() {
                 "." | "" => "body".to_owned(),
+                path if path.starts_with('[') => format!("body{path}"),
                 path => format!("body.{path}"),
             };
-            // Missing and unknown fields are reported at their parent.
+            // A missing field is reported at its parent; name the field.
             let message = inner.to_string();
-            for prefix in ["missing field `", "unknown field `"] {
-                if let Some(rest) = message.strip_prefix(prefix) {
-                    if let Some(name) = rest.split('`').next() {
-                        campo = format!("{campo}.{name}");
-                    }
+            if let Some(rest) = message.strip_prefix("missing field `") {
+                if let Some(name) = rest.split('`').next() {
+                    campo = format!("{campo}.{name}");
                 }
             }
             Err(motor_domain::FieldError::invalid(campo, strip_position(&inner.to_string())).into())
@@ -88,7 +87,7 @@ mod tests {
         let e = parse_json::<Input>(br#"{"nombre": "a", "otro": 1}"#).unwrap_err();
         assert_eq!(e.campo(), Some("body.otro"));
         let e = parse_json::<Input>(br#"[1]"#).unwrap_err();
-        assert_eq!(e.campo(), Some("body"));
+        assert_eq!(e.campo(), Some("body[0]"));
         let e = parse_json::<Input>(br#"{"nombre": "#).unwrap_err();
         assert!(matches!(e, ApiError::MalformedJson(_)));
         assert!(parse_json::<Input>(br#"{"nombre": "a"}"#).is_ok());

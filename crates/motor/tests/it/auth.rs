@@ -1,1 +1,220 @@
+//! Who may call what: every route without a key is 401, a key without the
+//! scope is 403, a key restricted to instance A touching B is 403, a revoked
+//! key is 401, and the operator API wants MOTOR_ADMIN_TOKEN.
 
+use motor::serve::Role;
+use motor_domain::InstanceId;
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::util::{key, TestMotor, ADMIN_TOKEN};
+
+async fn call(
+    m: &TestMotor,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+) -> (StatusCode, Value) {
+    let mut req = m.http.request(method.clone(), m.url(path));
+    if let Some(token) = token {
+        req = req.bearer_auth(token);
+    }
+    if method == Method::POST || method == Method::PATCH {
+        req = req.json(&if path.ends_with("/events") {
+            json!({"type": "t", "data": 1})
+        } else {
+            json!({"nombre": "x"})
+        });
+    }
+    let res = req.send().await.unwrap();
+    let status = res.status();
+    let body = if status == StatusCode::NO_CONTENT {
+        Value::Null
+    } else {
+        res.json().await.unwrap()
+    };
+    (status, body)
+}
+
+fn event_routes(instance: InstanceId) -> Vec<(Method, String, &'static str)> {
+    let path = format!("/v1/instances/{instance}/events");
+    vec![
+        (Method::POST, path.clone(), "events:write"),
+        (Method::GET, path, "events:read"),
+    ]
+}
+
+#[tokio::test]
+async fn api_key_routes_need_a_key_the_scope_and_the_instance() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(2).await;
+    let (a, b) = (t.instances[0], t.instances[1]);
+
+    for (method, path, scope) in event_routes(a) {
+        let (status, body) = call(&m, method.clone(), &path, None).await;
+        assert_eq!(
+            status,
+            StatusCode::UNAUTHORIZED,
+            "{method} {path} without a key"
+        );
+        assert_eq!(body["error"]["code"], "no_autenticado");
+        let (status, _) = call(&m, method.clone(), &path, Some("mtr_not-a-real-token")).await;
+        assert_eq!(
+            status,
+            StatusCode::UNAUTHORIZED,
+            "{method} {path} with an unknown key"
+        );
+
+        // Every scope but the one the route needs.
+        let others: Vec<&str> = [
+            "events:write",
+            "events:read",
+            "subscriptions:manage",
+            "deliveries:replay",
+        ]
+        .into_iter()
+        .filter(|s| *s != scope)
+        .collect();
+        let wrong = key(&m.db.pool, t.app, &others, &[]).await;
+        let (status, body) = call(&m, method.clone(), &path, Some(&wrong)).await;
+        assert_eq!(
+            status,
+            StatusCode::FORBIDDEN,
+            "{method} {path} without {scope}"
+        );
+        assert_eq!(body["error"]["code"], "sin_permiso");
+
+        let right = key(&m.db.pool, t.app, &[scope], &[]).await;
+        let (status, _) = call(&m, method.clone(), &path, Some(&right)).await;
+        assert!(
+            status.is_success(),
+            "{method} {path} with {scope}: {status}"
+        );
+    }
+
+    // Restricted to A: A works, B is forbidden, for reads and writes.
+    let only_a = key(&m.db.pool, t.app, &["events:read", "events:write"], &[a]).await;
+    for (method, path, _) in event_routes(a) {
+        let (status, _) = call(&m, method.clone(), &path, Some(&only_a)).await;
+        assert!(
+            status.is_success(),
+            "{method} {path} on its own instance: {status}"
+        );
+    }
+    for (method, path, _) in event_routes(b) {
+        let (status, body) = call(&m, method.clone(), &path, Some(&only_a)).await;
+        assert_eq!(
+            status,
+            StatusCode::FORBIDDEN,
+            "{method} {path} on another instance"
+        );
+        assert_eq!(body["error"]["code"], "sin_permiso");
+    }
+
+    // Another app's instance does not exist for this key.
+    let other = m.tenant(1).await;
+    for (method, path, _) in event_routes(other.instances[0]) {
+        let (status, _) = call(&m, method, &path, Some(&t.token)).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+    }
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn revoked_keys_stop_working() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(1).await;
+    let path = format!("/v1/instances/{}/events", t.instances[0]);
+    let (status, _) = call(&m, Method::GET, &path, Some(&t.token)).await;
+    assert_eq!(status, StatusCode::OK);
+
+    let key_id: String = sqlx::query_scalar("SELECT key_id FROM api_keys WHERE app_id = $1")
+        .bind(uuid::Uuid::from(t.app))
+        .fetch_one(&m.db.pool)
+        .await
+        .unwrap();
+    let (status, _) = call(
+        &m,
+        Method::DELETE,
+        &format!("/v1/admin/apps/{}/keys/{key_id}", t.app),
+        Some(ADMIN_TOKEN),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, _) = call(&m, Method::GET, &path, Some(&t.token)).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn operator_routes_need_the_admin_token() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(1).await;
+    let app = t.app;
+    let routes = [
+        (Method::GET, "/v1/admin/apps".to_owned()),
+        (Method::POST, "/v1/admin/apps".to_owned()),
+        (Method::GET, format!("/v1/admin/apps/{app}")),
+        (Method::PATCH, format!("/v1/admin/apps/{app}")),
+        (Method::GET, format!("/v1/admin/apps/{app}/instances")),
+        (Method::POST, format!("/v1/admin/apps/{app}/instances")),
+        (Method::GET, format!("/v1/admin/apps/{app}/keys")),
+        (Method::POST, format!("/v1/admin/apps/{app}/keys")),
+        (Method::DELETE, format!("/v1/admin/apps/{app}/keys/key_0")),
+    ];
+    for (method, path) in &routes {
+        let (status, body) = call(&m, method.clone(), path, None).await;
+        assert_eq!(
+            status,
+            StatusCode::UNAUTHORIZED,
+            "{method} {path} without a token"
+        );
+        assert_eq!(body["error"]["code"], "no_autenticado");
+        let (status, _) = call(&m, method.clone(), path, Some("wrong")).await;
+        assert_eq!(
+            status,
+            StatusCode::UNAUTHORIZED,
+            "{method} {path} with a wrong token"
+        );
+        // An API key, even one with every scope, is not the operator.
+        let (status, _) = call(&m, method.clone(), path, Some(&t.token)).await;
+        assert_eq!(
+            status,
+            StatusCode::UNAUTHORIZED,
+            "{method} {path} with an API key"
+        );
+    }
+    let (status, _) = call(&m, Method::GET, "/v1/admin/apps", Some(ADMIN_TOKEN)).await;
+    assert_eq!(status, StatusCode::OK);
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn without_admin_token_the_operator_api_is_closed() {
+    let db = crate::util::TestDb::new().await;
+    let mut config = crate::util::config(&db, &crate::util::topic_prefix());
+    config.admin_token = None;
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let stop = shutdown.clone();
+    let task = tokio::spawn(async move {
+        motor::serve::run(config, &[Role::Api], stop, Some(tx))
+            .await
+            .unwrap();
+    });
+    let addr = rx.await.unwrap();
+    let res = reqwest::Client::new()
+        .get(format!("http://{addr}/v1/admin/apps"))
+        .bearer_auth("")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    let body: Value = res.json().await.unwrap();
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("MOTOR_ADMIN_TOKEN"));
+    shutdown.cancel();
+    task.await.unwrap();
+}
