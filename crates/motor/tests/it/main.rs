@@ -7,4 +7,5 @@ mod auth;
 mod ingest;
 mod ledger;
 mod relay;
+mod subscriptions;
 mod util;
