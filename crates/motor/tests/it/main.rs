@@ -7,5 +7,6 @@ mod auth;
 mod ingest;
 mod ledger;
 mod relay;
+mod settings;
 mod subscriptions;
 mod util;
