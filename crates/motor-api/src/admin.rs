@@ -18,6 +18,7 @@ use motor_domain::{
 };
 use motor_store::{operator as store, Pool, StoreError};
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::{
     auth::Operator,
@@ -29,7 +30,7 @@ use crate::{
 /// Most instances one key may be restricted to.
 pub const MAX_KEY_INSTANCES: usize = 200;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateApp {
     pub nombre: String,
@@ -37,20 +38,20 @@ pub struct CreateApp {
     pub destinos_permitidos: Vec<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateApp {
     pub nombre: Option<String>,
     pub destinos_permitidos: Option<Vec<String>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateInstance {
     pub nombre: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateKey {
     pub nombre: String,
@@ -59,18 +60,21 @@ pub struct CreateKey {
     pub instancias: Vec<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct AppList {
+    #[schema(value_type = Vec<crate::openapi::AppSchema>)]
     pub apps: Vec<App>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct InstanceList {
+    #[schema(value_type = Vec<crate::openapi::InstanceSchema>)]
     pub instances: Vec<Instance>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct KeyList {
+    #[schema(value_type = Vec<crate::openapi::ApiKeyInfoSchema>)]
     pub keys: Vec<ApiKeyInfo>,
 }
 
@@ -161,6 +165,10 @@ pub async fn revoke_key(pool: &Pool, app: AppId, key_id: &str) -> Result<(), Api
 
 // ---- HTTP handlers --------------------------------------------------------
 
+#[utoipa::path(post, path = "/v1/admin/apps", tag = "admin",
+    security(("admin_token" = [])), request_body = CreateApp,
+    responses((status = 201, body = crate::openapi::AppSchema),
+              (status = 401, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ErrorBody)))]
 async fn post_app(
     _: Operator,
     State(state): State<AppState>,
@@ -173,10 +181,17 @@ async fn post_app(
     ))
 }
 
+#[utoipa::path(get, path = "/v1/admin/apps", tag = "admin",
+    security(("admin_token" = [])),
+    responses((status = 200, body = AppList), (status = 401, body = crate::openapi::ErrorBody)))]
 async fn get_apps(_: Operator, State(state): State<AppState>) -> Result<Json<AppList>, ApiError> {
     Ok(Json(list_apps(&state.pool).await?))
 }
 
+#[utoipa::path(get, path = "/v1/admin/apps/{id}", tag = "admin",
+    security(("admin_token" = [])), params(("id" = String, Path, format = Uuid, description = "App id")),
+    responses((status = 200, body = crate::openapi::AppSchema),
+              (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
 async fn get_one_app(
     _: Operator,
     State(state): State<AppState>,
@@ -185,6 +200,10 @@ async fn get_one_app(
     Ok(Json(get_app(&state.pool, path_id(&id, "app")?).await?))
 }
 
+#[utoipa::path(patch, path = "/v1/admin/apps/{id}", tag = "admin",
+    security(("admin_token" = [])), params(("id" = String, Path, format = Uuid, description = "App id")), request_body = UpdateApp,
+    responses((status = 200, body = crate::openapi::AppSchema), (status = 401, body = crate::openapi::ErrorBody),
+              (status = 404, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ErrorBody)))]
 async fn patch_app(
     _: Operator,
     State(state): State<AppState>,
@@ -196,6 +215,10 @@ async fn patch_app(
     Ok(Json(update_app(&state.pool, app, input).await?))
 }
 
+#[utoipa::path(post, path = "/v1/admin/apps/{id}/instances", tag = "admin",
+    security(("admin_token" = [])), params(("id" = String, Path, format = Uuid, description = "App id")), request_body = CreateInstance,
+    responses((status = 201, body = crate::openapi::InstanceSchema), (status = 401, body = crate::openapi::ErrorBody),
+              (status = 404, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ErrorBody)))]
 async fn post_instance(
     _: Operator,
     State(state): State<AppState>,
@@ -210,6 +233,10 @@ async fn post_instance(
     ))
 }
 
+#[utoipa::path(get, path = "/v1/admin/apps/{id}/instances", tag = "admin",
+    security(("admin_token" = [])), params(("id" = String, Path, format = Uuid, description = "App id")),
+    responses((status = 200, body = InstanceList), (status = 401, body = crate::openapi::ErrorBody),
+              (status = 404, body = crate::openapi::ErrorBody)))]
 async fn get_instances(
     _: Operator,
     State(state): State<AppState>,
@@ -220,6 +247,10 @@ async fn get_instances(
     ))
 }
 
+#[utoipa::path(post, path = "/v1/admin/apps/{id}/keys", tag = "admin",
+    security(("admin_token" = [])), params(("id" = String, Path, format = Uuid, description = "App id")), request_body = CreateKey,
+    responses((status = 201, body = crate::openapi::CreatedKeySchema), (status = 401, body = crate::openapi::ErrorBody),
+              (status = 404, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ErrorBody)))]
 async fn post_key(
     _: Operator,
     State(state): State<AppState>,
@@ -234,6 +265,10 @@ async fn post_key(
     ))
 }
 
+#[utoipa::path(get, path = "/v1/admin/apps/{id}/keys", tag = "admin",
+    security(("admin_token" = [])), params(("id" = String, Path, format = Uuid, description = "App id")),
+    responses((status = 200, body = KeyList), (status = 401, body = crate::openapi::ErrorBody),
+              (status = 404, body = crate::openapi::ErrorBody)))]
 async fn get_keys(
     _: Operator,
     State(state): State<AppState>,
@@ -242,6 +277,10 @@ async fn get_keys(
     Ok(Json(list_keys(&state.pool, path_id(&id, "app")?).await?))
 }
 
+#[utoipa::path(delete, path = "/v1/admin/apps/{id}/keys/{key_id}", tag = "admin",
+    security(("admin_token" = [])),
+    params(("id" = String, Path, format = Uuid, description = "App id"), ("key_id" = String, Path)),
+    responses((status = 204), (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
 async fn delete_key(
     _: Operator,
     State(state): State<AppState>,

@@ -47,6 +47,19 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     Ok(Some(key.to_owned()))
 }
 
+/// Appends one event or a batch of up to 500, in one transaction.
+#[utoipa::path(post, path = "/v1/instances/{id}/events", tag = "events",
+    security(("api_key" = ["events:write"])),
+    params(("id" = String, Path, format = Uuid, description = "Instance id"),
+           ("Idempotency-Key" = Option<String>, Header, description = "1–200 characters; the same key with another body is a 409")),
+    request_body = crate::openapi::EventsInput,
+    responses(
+        (status = 201, body = crate::openapi::EventsOutput, description = "Stored (object in, object out; array in, array out)"),
+        (status = 200, body = crate::openapi::EventsOutput, description = "Nothing new: every source_id was already stored"),
+        (status = 400, body = crate::openapi::ErrorBody), (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
+        (status = 404, body = crate::openapi::ErrorBody), (status = 409, body = crate::openapi::ErrorBody), (status = 413, body = crate::openapi::ErrorBody),
+        (status = 422, body = crate::openapi::ErrorBody),
+    ))]
 async fn post_events(
     State(state): State<AppState>,
     caller: Caller,
@@ -107,6 +120,18 @@ async fn post_events(
     Ok(json_response(status, response))
 }
 
+/// Pages through an instance's ledger in `seq` order.
+#[utoipa::path(get, path = "/v1/instances/{id}/events", tag = "events",
+    security(("api_key" = ["events:read"])),
+    params(("id" = String, Path, format = Uuid, description = "Instance id"),
+           ("after_seq" = Option<i64>, Query, description = "Events after this seq (default 0)"),
+           ("limit" = Option<u32>, Query, description = "1–500, default 100"),
+           ("types" = Option<String>, Query, description = "Comma list of up to 20 event types")),
+    responses(
+        (status = 200, body = crate::openapi::LedgerPage),
+        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
+        (status = 422, body = crate::openapi::ErrorBody),
+    ))]
 async fn get_events(
     State(state): State<AppState>,
     caller: Caller,

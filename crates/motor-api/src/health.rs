@@ -5,11 +5,16 @@ use serde_json::json;
 
 use crate::AppState;
 
+#[utoipa::path(get, path = "/healthz", tag = "health",
+    responses((status = 200, body = crate::openapi::HealthSchema)))]
 async fn get_healthz() -> impl IntoResponse {
     Json(json!({"status": "ok"}))
 }
 
 /// Ready when Postgres answers.
+#[utoipa::path(get, path = "/readyz", tag = "health",
+    responses((status = 200, body = crate::openapi::HealthSchema),
+              (status = 503, body = crate::openapi::HealthSchema)))]
 async fn get_readyz(State(state): State<AppState>) -> impl IntoResponse {
     match sqlx::query("SELECT 1").execute(&state.pool).await {
         Ok(_) => (StatusCode::OK, Json(json!({"status": "ok"}))),
@@ -23,6 +28,8 @@ async fn get_readyz(State(state): State<AppState>) -> impl IntoResponse {
     }
 }
 
+#[utoipa::path(get, path = "/metrics", tag = "health",
+    responses((status = 200, description = "Prometheus text format", content_type = "text/plain", body = String)))]
 async fn get_metrics(State(state): State<AppState>) -> impl IntoResponse {
     (
         [("content-type", "text/plain; version=0.0.4")],

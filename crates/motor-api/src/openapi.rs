@@ -5,6 +5,7 @@
 
 use axum::{routing::get, Json, Router};
 use serde::Serialize;
+use serde_json::Value;
 use utoipa::{
     openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
     Modify, OpenApi, ToSchema,
@@ -29,6 +30,170 @@ pub struct ErrorDetail {
     /// The field at fault, such as `body.url` or `body.instancias[3]`.
     #[schema(example = "body.url")]
     pub campo: Option<String>,
+}
+
+// ---- Schemas of types the domain crate shows -----------------------------
+//
+// These mirror domain types that carry no OpenAPI derive. The OpenAPI test
+// compares each with what the API really answers, so they cannot drift.
+
+/// An app (tenant).
+#[derive(Serialize, ToSchema)]
+#[schema(as = App)]
+pub struct AppSchema {
+    #[schema(format = Uuid)]
+    pub id: String,
+    pub nombre: String,
+    /// Hosts (any port) or host:port this app may deliver to, on top of
+    /// the global list.
+    pub destinos_permitidos: Vec<String>,
+    #[schema(format = DateTime)]
+    pub creada_en: String,
+}
+
+/// An instance: one ledger with its own gapless `seq`.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Instance)]
+pub struct InstanceSchema {
+    #[schema(format = Uuid)]
+    pub id: String,
+    #[schema(format = Uuid)]
+    pub app_id: String,
+    pub nombre: String,
+    pub generation: i64,
+}
+
+#[derive(Serialize, ToSchema)]
+#[schema(as = Scope)]
+pub enum ScopeSchema {
+    #[serde(rename = "events:write")]
+    EventsWrite,
+    #[serde(rename = "events:read")]
+    EventsRead,
+    #[serde(rename = "subscriptions:manage")]
+    SubscriptionsManage,
+    #[serde(rename = "deliveries:replay")]
+    DeliveriesReplay,
+}
+
+/// An API key as listed: never its token.
+#[derive(Serialize, ToSchema)]
+#[schema(as = ApiKeyInfo)]
+pub struct ApiKeyInfoSchema {
+    pub key_id: String,
+    pub nombre: String,
+    pub scopes: Vec<ScopeSchema>,
+    /// Empty: every instance of the app.
+    #[schema(format = Uuid)]
+    pub instancias: Vec<String>,
+    #[schema(format = DateTime)]
+    pub creada_en: String,
+    #[schema(format = DateTime)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revocada_en: Option<String>,
+}
+
+/// A new API key: the only time its token is shown.
+#[derive(Serialize, ToSchema)]
+#[schema(as = CreatedKey)]
+pub struct CreatedKeySchema {
+    pub key_id: String,
+    pub token: String,
+    pub scopes: Vec<ScopeSchema>,
+    #[schema(format = Uuid)]
+    pub instancias: Vec<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[schema(as = Health)]
+pub struct HealthSchema {
+    /// `ok`, or `no_disponible` when Postgres does not answer.
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub postgres: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[schema(as = Origin)]
+pub enum OriginSchema {
+    Live,
+    History,
+    Operator,
+}
+
+/// The envelope: the same bytes for webhooks, brokers, streams, Kafka and
+/// the ledger API. An event whose content passed retention keeps its place
+/// and seq with `data` = `{"motivo": "retencion", "redactado": true}`.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Envelope)]
+pub struct EnvelopeSchema {
+    /// Always 1.
+    #[schema(minimum = 1, maximum = 1)]
+    pub schema_version: u32,
+    #[schema(format = Uuid)]
+    pub event_id: String,
+    #[schema(format = Uuid)]
+    pub instance_id: String,
+    /// 1, 2, 3, … per instance, gapless.
+    #[schema(minimum = 1)]
+    pub seq: i64,
+    #[serde(rename = "type")]
+    pub event_type: String,
+    #[schema(format = DateTime)]
+    pub occurred_at: String,
+    #[schema(format = DateTime)]
+    pub received_at: String,
+    pub generation: i64,
+    pub origin: OriginSchema,
+    /// Present only when the event has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command_id: Option<String>,
+    /// Any JSON value.
+    pub data: Value,
+}
+
+/// One event as a producer sends it.
+#[derive(Serialize, ToSchema)]
+#[schema(as = NewEvent)]
+pub struct EventInput {
+    /// 1–200 characters.
+    #[serde(rename = "type")]
+    pub event_type: String,
+    /// Any JSON value (not null), at most 256 KiB.
+    pub data: Value,
+    #[schema(format = DateTime)]
+    pub occurred_at: Option<String>,
+    /// Default `live`.
+    pub origin: Option<OriginSchema>,
+    pub command_id: Option<String>,
+    /// The provider's id of the event: a repeat per instance is not stored
+    /// again.
+    pub source_id: Option<String>,
+}
+
+/// One event, or an array of 1–500.
+#[derive(Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum EventsInput {
+    One(EventInput),
+    Many(Vec<EventInput>),
+}
+
+/// The stored envelope, or an array of them in request order.
+#[derive(Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum EventsOutput {
+    One(Box<EnvelopeSchema>),
+    Many(Vec<EnvelopeSchema>),
+}
+
+/// A page of the ledger.
+#[derive(Serialize, ToSchema)]
+pub struct LedgerPage {
+    pub events: Vec<EnvelopeSchema>,
+    pub next_after_seq: i64,
+    pub has_more: bool,
 }
 
 struct Security;
@@ -70,6 +235,11 @@ impl Modify for Security {
     ),
     modifiers(&Security),
     paths(
+        crate::health::get_healthz,
+        crate::health::get_readyz,
+        crate::health::get_metrics,
+        crate::events::post_events,
+        crate::events::get_events,
         crate::subscriptions::post_subscription,
         crate::subscriptions::get_subscriptions,
         crate::subscriptions::get_one_subscription,
@@ -82,9 +252,21 @@ impl Modify for Security {
         crate::settings::post_close_alert,
         crate::settings::get_event_types,
         crate::settings::put_event_types,
+        crate::admin::post_app,
+        crate::admin::get_apps,
+        crate::admin::get_one_app,
+        crate::admin::patch_app,
+        crate::admin::post_instance,
+        crate::admin::get_instances,
+        crate::admin::post_key,
+        crate::admin::get_keys,
+        crate::admin::delete_key,
+        serve_document,
     ),
     components(schemas(ErrorBody, ErrorDetail)),
     tags(
+        (name = "health", description = "Liveness, readiness and metrics"),
+        (name = "events", description = "The producer API and the ledger"),
         (name = "subscriptions", description = "Webhook subscriptions (scope `subscriptions:manage`)"),
         (name = "admin", description = "The operator API (`MOTOR_ADMIN_TOKEN`)"),
     )
@@ -100,9 +282,30 @@ pub fn document() -> String {
     json
 }
 
+/// The JSON Schema of the envelope (`schemas/envelope.schema.json`).
+pub fn envelope_schema() -> String {
+    let schema = serde_json::to_value(<EnvelopeSchema as utoipa::PartialSchema>::schema())
+        .expect("schemas serialise");
+    let mut doc = serde_json::json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://motor.dev/schemas/envelope.schema.json",
+        "title": "Envelope",
+    });
+    doc.as_object_mut()
+        .unwrap()
+        .extend(schema.as_object().expect("an object schema").clone());
+    let mut json = serde_json::to_string_pretty(&doc).expect("schemas serialise");
+    json.push('\n');
+    json
+}
+
+/// This document.
+#[utoipa::path(get, path = "/v1/openapi.json", tag = "health",
+    responses((status = 200, description = "The OpenAPI 3.1 document", content_type = "application/json")))]
+async fn serve_document() -> Json<utoipa::openapi::OpenApi> {
+    Json(ApiDoc::openapi())
+}
+
 pub fn router() -> Router<AppState> {
-    Router::new().route(
-        "/v1/openapi.json",
-        get(|| async { Json(ApiDoc::openapi()) }),
-    )
+    Router::new().route("/v1/openapi.json", get(serve_document))
 }

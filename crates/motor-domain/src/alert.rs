@@ -17,6 +17,7 @@ pub struct Alert {
     pub id: uuid::Uuid,
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = Uuid))]
     pub app_id: AppId,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub suscripcion_id: Option<SubscriptionId>,
     /// What happened: a suspension `motivo` (`rechazo_401`, …).
     pub motivo: String,
@@ -26,6 +27,6 @@ pub struct Alert {
     pub abierta_en: Timestamp,
     /// `null` while the alert is open.
     #[serde(with = "serde_opt_ts")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime, required = true))]
     pub cerrada_en: Option<Timestamp>,
 }

@@ -147,7 +147,7 @@ pub struct Clave {
     pub creado_en: Timestamp,
     /// Set only while a rotation retires this key.
     #[serde(with = "serde_opt_ts")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime, required = true))]
     pub vence_en: Option<Timestamp>,
 }
 
@@ -162,15 +162,17 @@ pub struct Subscription {
     pub nombre: String,
     pub url: String,
     /// Empty: every instance of the app.
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<uuid::Uuid>))]
     pub instancias: Vec<InstanceId>,
     /// Empty: every event type.
     pub tipos: Vec<String>,
     pub ordenado: bool,
     pub estado: Estado,
+    /// Why the engine suspended it; `null` unless `suspendida`.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub motivo: Option<Motivo>,
     #[serde(with = "serde_opt_ts")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime, required = true))]
     pub suspendida_en: Option<Timestamp>,
     pub version: i64,
     pub claves: Vec<Clave>,

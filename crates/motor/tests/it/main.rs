@@ -6,6 +6,7 @@ mod admin;
 mod auth;
 mod ingest;
 mod ledger;
+mod openapi;
 mod relay;
 mod settings;
 mod subscriptions;
