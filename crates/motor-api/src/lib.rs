@@ -11,6 +11,7 @@ pub mod extract;
 pub mod health;
 pub mod metrics;
 pub mod openapi;
+pub mod probe;
 pub mod settings;
 pub mod subscriptions;
 
@@ -47,6 +48,7 @@ pub fn router(state: AppState) -> Router {
         .merge(events::router())
         .merge(admin::router())
         .merge(subscriptions::router())
+        .merge(probe::router())
         .merge(settings::router())
         .merge(openapi::router())
         .fallback(|| async { ApiError::NotFound("route") })

@@ -135,8 +135,9 @@ pub struct EnvelopeSchema {
     pub event_id: String,
     #[schema(format = Uuid)]
     pub instance_id: String,
-    /// 1, 2, 3, … per instance, gapless.
-    #[schema(minimum = 1)]
+    /// 1, 2, 3, … per instance, gapless; 0 only in a `webhook.test`,
+    /// which is not in the ledger.
+    #[schema(minimum = 0)]
     pub seq: i64,
     #[serde(rename = "type")]
     pub event_type: String,
@@ -246,6 +247,7 @@ impl Modify for Security {
         crate::subscriptions::patch_subscription,
         crate::subscriptions::delete_one_subscription,
         crate::subscriptions::post_rotate,
+        crate::probe::post_test,
         crate::settings::get_admin_settings,
         crate::settings::patch_admin_settings,
         crate::settings::get_alerts,

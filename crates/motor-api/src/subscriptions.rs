@@ -135,7 +135,7 @@ impl From<&Principal> for Access {
 impl Access {
     /// A restricted key sees only subscriptions that name instances, all of
     /// them its own.
-    fn check_visible(&self, sub: &Subscription) -> Result<(), ApiError> {
+    pub(crate) fn check_visible(&self, sub: &Subscription) -> Result<(), ApiError> {
         let visible = self.restriction.is_empty()
             || (!sub.instancias.is_empty()
                 && sub.instancias.iter().all(|i| self.restriction.contains(i)));
@@ -397,7 +397,7 @@ pub async fn rotate_secret(
 
 // ---- HTTP handlers --------------------------------------------------------
 
-fn manager(caller: &Caller) -> Result<Access, ApiError> {
+pub(crate) fn manager(caller: &Caller) -> Result<Access, ApiError> {
     caller.require(Scope::SubscriptionsManage)?;
     Ok(Access::from(&caller.0))
 }

@@ -7,6 +7,7 @@ mod auth;
 mod ingest;
 mod ledger;
 mod openapi;
+mod probe;
 mod relay;
 mod settings;
 mod subscriptions;

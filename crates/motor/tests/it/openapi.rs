@@ -80,6 +80,7 @@ fn the_document_is_openapi_3_1_and_names_every_route() {
         "PATCH /v1/subscriptions/{id}",
         "DELETE /v1/subscriptions/{id}",
         "POST /v1/subscriptions/{id}/rotate",
+        "POST /v1/subscriptions/{id}/test",
         "GET /v1/admin/settings",
         "PATCH /v1/admin/settings",
         "GET /v1/admin/alerts",
@@ -259,6 +260,12 @@ async fn documented_shapes_are_the_answered_shapes() {
     assert_matches(&doc, "Subscription", &created["suscripcion"]);
     assert_matches(&doc, "Secreto", &created["secreto"]);
     assert_matches(&doc, "Clave", &created["suscripcion"]["claves"][0]);
+    let test = format!(
+        "/v1/subscriptions/{}/test",
+        created["suscripcion"]["id"].as_str().unwrap()
+    );
+    let (_, tested) = call(&m, Method::POST, &test, token, None).await;
+    assert_matches(&doc, "TestResult", &tested);
     let (_, list) = call(&m, Method::GET, "/v1/subscriptions", token, None).await;
     assert_matches(&doc, "SubscriptionList", &list);
     let (_, settings) = call(&m, Method::GET, "/v1/admin/settings", ADMIN_TOKEN, None).await;
