@@ -22,8 +22,6 @@ use axum::{
 use motor_domain::{
     destination::{canonical_ip, is_blocked_ip, WebhookUrl},
     envelope::{Envelope, SCHEMA_VERSION},
-    seal::secret_aad,
-    secret::{SigningKeyId, SigningSecret},
     signature::{self, SigningKey},
     subscription::{Estado, SubscriptionId},
     time, EventId, InstanceId, Origin,
@@ -225,26 +223,20 @@ pub async fn test_subscription(
     if !url.is_allowed_by(allowed) {
         return Ok(result(Err("destino_no_permitido")));
     }
-    let mut keys = Vec::with_capacity(sealed.len());
-    for key in sealed {
-        let opened = state
-            .sealing
-            .open(&key.sealed, &secret_aad(id.as_uuid(), &key.key_id))
-            .map_err(ApiError::internal)?;
-        let secret = String::from_utf8(opened)
-            .ok()
-            .and_then(SigningSecret::parse)
-            .ok_or_else(|| ApiError::Conflict("a stored secret is malformed".into()))?;
-        let Some(key_id) = SigningKeyId::parse(&key.key_id) else {
-            continue;
-        };
-        keys.push(SigningKey {
-            key_id,
-            secret,
-            creado_en: key.creado_en,
-            vence_en: key.vence_en,
-        });
-    }
+    let keys = sealed
+        .iter()
+        .map(|k| {
+            SigningKey::open(
+                &state.sealing,
+                id.as_uuid(),
+                &k.key_id,
+                &k.sealed,
+                k.creado_en,
+                k.vence_en,
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(ApiError::internal)?;
 
     // The test event: covered by the subscription, never in the ledger
     // (seq 0, a fresh event id).

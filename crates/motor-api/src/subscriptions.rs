@@ -365,6 +365,7 @@ pub async fn delete_subscription(
     next.estado = Estado::Eliminada;
     next.motivo = None;
     next.suspendida_en = None;
+    store::forget_keys(&mut tx, id).await?;
     store::save(&mut tx, &next).await?;
     alerts::close_for_subscription(&mut tx, id).await?;
     tx.commit().await?;
@@ -540,4 +541,19 @@ pub fn router() -> Router<AppState> {
                 .delete(delete_one_subscription),
         )
         .route("/v1/subscriptions/{id}/rotate", post(post_rotate))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_never_shows_a_secret() {
+        let issued = IssuedSecret::generate();
+        let secreto = Secreto::from(&issued);
+        let printed = format!("{secreto:?} {issued:?}");
+        assert!(!printed.contains(issued.secret.expose()), "{printed}");
+        assert!(!printed.contains(&issued.secret.expose()["whsec_".len()..]));
+        assert!(printed.contains(issued.key_id.as_str()));
+    }
 }

@@ -7,6 +7,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use crate::{
+    seal::{secret_aad, SealError, SealingKey},
     secret::{SigningKeyId, SigningSecret},
     time::Timestamp,
 };
@@ -27,6 +28,31 @@ pub struct SigningKey {
 }
 
 impl SigningKey {
+    /// Opens a key as the store keeps it (sealed, bound to its subscription
+    /// and key id). Anything that does not open into a `whk_` id and a
+    /// `whsec_` value is [`SealError::DoesNotOpen`].
+    pub fn open(
+        sealing: &SealingKey,
+        subscription: &uuid::Uuid,
+        key_id: &str,
+        sealed: &[u8],
+        creado_en: Timestamp,
+        vence_en: Option<Timestamp>,
+    ) -> Result<Self, SealError> {
+        let key_id = SigningKeyId::parse(key_id).ok_or(SealError::DoesNotOpen)?;
+        let value = sealing.open(sealed, &secret_aad(subscription, key_id.as_str()))?;
+        let secret = String::from_utf8(value)
+            .ok()
+            .and_then(SigningSecret::parse)
+            .ok_or(SealError::DoesNotOpen)?;
+        Ok(Self {
+            key_id,
+            secret,
+            creado_en,
+            vence_en,
+        })
+    }
+
     pub fn is_live_at(&self, now: Timestamp) -> bool {
         self.vence_en.is_none_or(|end| now < end)
     }
@@ -243,6 +269,33 @@ mod tests {
         // Only expired keys: nothing to sign with.
         assert_eq!(sign(&[old], after, "d", b"{}"), Err(NoLiveKey));
         assert_eq!(sign(&[], during, "d", b"{}"), Err(NoLiveKey));
+    }
+
+    #[test]
+    fn opens_what_was_sealed_for_its_row_only() {
+        let sealing = SealingKey::derive(&"m".repeat(32)).unwrap();
+        let issued = IssuedSecret::generate();
+        let sub = uuid::Uuid::now_v7();
+        let sealed = sealing.seal(
+            issued.secret.expose().as_bytes(),
+            &secret_aad(&sub, issued.key_id.as_str()),
+        );
+        let now = time::now_millis();
+        let key =
+            SigningKey::open(&sealing, &sub, issued.key_id.as_str(), &sealed, now, None).unwrap();
+        assert_eq!(key.secret.expose(), issued.secret.expose());
+        assert_eq!(key.key_id, issued.key_id);
+        let other_sub = uuid::Uuid::now_v7();
+        assert!(SigningKey::open(
+            &sealing,
+            &other_sub,
+            issued.key_id.as_str(),
+            &sealed,
+            now,
+            None
+        )
+        .is_err());
+        assert!(SigningKey::open(&sealing, &sub, "whk_00", &sealed, now, None).is_err());
     }
 
     #[test]

@@ -182,6 +182,18 @@ pub async fn rotate(
     save(conn, sub).await
 }
 
+/// Deletes every key of a subscription (it was deleted: nothing will be
+/// signed for it again, so its sealed secrets need not be kept).
+pub async fn forget_keys(conn: &mut PgConnection, id: SubscriptionId) -> Result<u64> {
+    Ok(
+        sqlx::query("DELETE FROM subscription_keys WHERE subscription_id = $1")
+            .bind(id.as_uuid())
+            .execute(conn)
+            .await?
+            .rows_affected(),
+    )
+}
+
 /// Live keys of a subscription, sealed, newest first: what the delivery
 /// engine opens to sign.
 pub async fn live_keys(db: impl PgExecutor<'_>, id: SubscriptionId) -> Result<Vec<SealedKey>> {

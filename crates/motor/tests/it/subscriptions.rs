@@ -7,8 +7,8 @@ use chrono::{DateTime, Utc};
 use hmac::{Hmac, Mac};
 use motor::serve::Role;
 use motor_domain::{
-    seal::{secret_aad, SealingKey},
-    secret::{SigningKeyId, SigningSecret},
+    seal::SealingKey,
+    secret::SigningKeyId,
     signature::{self, SigningKey},
     subscription::{Motivo, SubscriptionId},
     InstanceId,
@@ -701,15 +701,15 @@ async fn open_keys(key: &SealingKey, m: &TestMotor, id: SubscriptionId) -> Vec<S
         .unwrap()
         .into_iter()
         .map(|k| {
-            let value = key
-                .open(&k.sealed, &secret_aad(id.as_uuid(), &k.key_id))
-                .unwrap();
-            SigningKey {
-                key_id: SigningKeyId::parse(&k.key_id).unwrap(),
-                secret: SigningSecret::parse(String::from_utf8(value).unwrap()).unwrap(),
-                creado_en: k.creado_en,
-                vence_en: k.vence_en,
-            }
+            SigningKey::open(
+                key,
+                id.as_uuid(),
+                &k.key_id,
+                &k.sealed,
+                k.creado_en,
+                k.vence_en,
+            )
+            .unwrap()
         })
         .collect()
 }
@@ -995,6 +995,13 @@ async fn delete_keeps_the_row_and_stops_changes() {
         (status, s["estado"].clone(), s["version"].clone()),
         (StatusCode::OK, json!("eliminada"), json!(2))
     );
+    // Its sealed secrets are gone: nothing is signed for it again.
+    assert_eq!(s["claves"], json!([]));
+    let keys: i64 = sqlx::query_scalar("SELECT count(*) FROM subscription_keys")
+        .fetch_one(&m.db.pool)
+        .await
+        .unwrap();
+    assert_eq!(keys, 0);
     // Deleting again is not an error and changes nothing.
     assert_eq!(
         call(&m, Method::DELETE, &path, &t.token, None).await.0,
