@@ -1,0 +1,356 @@
+//! What one attempt's result means. The webhook (or broker) client reports
+//! either the HTTP status it got or why it got none; [`Outcome::classify`]
+//! turns that into delivered, suspend, retry or fail, with the sanitised
+//! `ultimo_error` code. When to retry is [`super::retry`]'s job.
+//!
+//! Where the contract (DESIGN.md §2) is silent:
+//! - 1xx and any status outside 100–599 are neither success nor one of the
+//!   listed failures: they are retried like a 5xx (`http_<status>`), so an odd
+//!   receiver never loses an event.
+//! - Every 3xx, 304 included, is `redireccion`: Motor never follows one.
+//! - `Retry-After` is read only on 429 and 503, as the contract says; on any
+//!   other status it is ignored.
+//! - A bad URL (`url`) fails the delivery at once (no suspension, as the docs
+//!   say; a retry cannot fix it). `destino_no_permitido`,
+//!   `destino_bloqueado` and `sin_secreto` suspend the subscription.
+
+use std::{fmt, str::FromStr, time::Duration};
+
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+
+use super::retry_after::parse_retry_after;
+use crate::{subscription::Motivo, time::Timestamp};
+
+/// A sanitised error code, as `ultimo_error` and an attempt's `error` show
+/// it. Never a URL, a body or a library's message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// `http_<status>`: the receiver answered with that status.
+    Http(u16),
+    /// `timeout`: no answer within `webhooks.timeout_segundos`.
+    Timeout,
+    /// `conexion_rechazada`: the connection was refused.
+    ConexionRechazada,
+    /// `conexion_cortada`: the connection was reset or cut mid-exchange.
+    ConexionCortada,
+    /// `dns`: the name did not resolve.
+    Dns,
+    /// `tls`: the TLS handshake or certificate check failed.
+    Tls,
+    /// `red`: any other network error.
+    Red,
+    /// `redireccion`: the receiver answered 3xx.
+    Redireccion,
+    /// `destino_no_permitido`: the host left the allowed destinations.
+    DestinoNoPermitido,
+    /// `destino_bloqueado`: the host resolved to a blocked address.
+    DestinoBloqueado,
+    /// `sin_secreto`: the subscription has no live signing key.
+    SinSecreto,
+    /// `url`: the subscription's URL could not be used.
+    Url,
+}
+
+impl ErrorCode {
+    /// Every code but `http_<status>`, with its spelling.
+    const NAMED: [(ErrorCode, &'static str); 11] = [
+        (ErrorCode::Timeout, "timeout"),
+        (ErrorCode::ConexionRechazada, "conexion_rechazada"),
+        (ErrorCode::ConexionCortada, "conexion_cortada"),
+        (ErrorCode::Dns, "dns"),
+        (ErrorCode::Tls, "tls"),
+        (ErrorCode::Red, "red"),
+        (ErrorCode::Redireccion, "redireccion"),
+        (ErrorCode::DestinoNoPermitido, "destino_no_permitido"),
+        (ErrorCode::DestinoBloqueado, "destino_bloqueado"),
+        (ErrorCode::SinSecreto, "sin_secreto"),
+        (ErrorCode::Url, "url"),
+    ];
+
+    /// Reads a code back as [`fmt::Display`] writes it; `http_<status>` only
+    /// in its canonical decimal form (`http_503`, not `http_0503`).
+    pub fn parse(s: &str) -> Option<Self> {
+        if let Some(digits) = s.strip_prefix("http_") {
+            let status: u16 = digits.parse().ok()?;
+            return (status.to_string() == digits).then_some(ErrorCode::Http(status));
+        }
+        ErrorCode::NAMED
+            .into_iter()
+            .find(|(_, name)| *name == s)
+            .map(|(code, _)| code)
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ErrorCode::Http(status) => write!(f, "http_{status}"),
+            named => {
+                let (_, name) = ErrorCode::NAMED
+                    .iter()
+                    .find(|(code, _)| code == named)
+                    .expect("every code but Http is named");
+                f.write_str(name)
+            }
+        }
+    }
+}
+
+/// What `ultimo_error` holds: a code, with `_agotada` appended when a
+/// retryable failure came 72 h (the policy's horizon) after the delivery was
+/// created and it was given up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct UltimoError {
+    pub code: ErrorCode,
+    pub agotada: bool,
+}
+
+impl UltimoError {
+    const AGOTADA: &'static str = "_agotada";
+
+    pub const fn new(code: ErrorCode) -> Self {
+        Self {
+            code,
+            agotada: false,
+        }
+    }
+
+    pub const fn agotada(code: ErrorCode) -> Self {
+        Self {
+            code,
+            agotada: true,
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.strip_suffix(Self::AGOTADA) {
+            Some(code) => ErrorCode::parse(code).map(Self::agotada),
+            None => ErrorCode::parse(s).map(Self::new),
+        }
+    }
+}
+
+impl From<ErrorCode> for UltimoError {
+    fn from(code: ErrorCode) -> Self {
+        Self::new(code)
+    }
+}
+
+impl fmt::Display for UltimoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.code.fmt(f)?;
+        if self.agotada {
+            f.write_str(Self::AGOTADA)?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for UltimoError {
+    type Err = UnknownErrorCode;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s).ok_or(UnknownErrorCode)
+    }
+}
+
+/// A string that is not one of the contract's `ultimo_error` codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("not an ultimo_error code")]
+pub struct UnknownErrorCode;
+
+impl Serialize for UltimoError {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for UltimoError {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        UltimoError::parse(&s).ok_or_else(|| de::Error::custom(UnknownErrorCode))
+    }
+}
+
+/// Why an attempt got no HTTP status. The client maps its own errors to
+/// these; the mapping to codes and outcomes lives here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TransportFailure {
+    /// No complete answer within the attempt's timeout.
+    Timeout,
+    /// The connection was refused.
+    ConnectionRefused,
+    /// The connection was reset or closed before a full answer.
+    ConnectionReset,
+    /// The host name did not resolve.
+    Dns,
+    /// TLS handshake or certificate failure.
+    Tls,
+    /// Any other network failure.
+    Network,
+    /// The client met a redirect it must not follow (when it reports one as
+    /// an error rather than as a 3xx status).
+    Redirect,
+    /// The host is no longer in the allowed destinations.
+    DestinationNotAllowed,
+    /// The host resolved to (or connected to) a blocked address.
+    DestinationBlocked,
+    /// The subscription has no live signing key to sign with.
+    NoSecret,
+    /// The subscription's URL could not be used to make a request.
+    BadUrl,
+}
+
+impl TransportFailure {
+    pub const ALL: [TransportFailure; 11] = [
+        TransportFailure::Timeout,
+        TransportFailure::ConnectionRefused,
+        TransportFailure::ConnectionReset,
+        TransportFailure::Dns,
+        TransportFailure::Tls,
+        TransportFailure::Network,
+        TransportFailure::Redirect,
+        TransportFailure::DestinationNotAllowed,
+        TransportFailure::DestinationBlocked,
+        TransportFailure::NoSecret,
+        TransportFailure::BadUrl,
+    ];
+
+    /// The sanitised code this failure is recorded with.
+    pub const fn error_code(self) -> ErrorCode {
+        match self {
+            TransportFailure::Timeout => ErrorCode::Timeout,
+            TransportFailure::ConnectionRefused => ErrorCode::ConexionRechazada,
+            TransportFailure::ConnectionReset => ErrorCode::ConexionCortada,
+            TransportFailure::Dns => ErrorCode::Dns,
+            TransportFailure::Tls => ErrorCode::Tls,
+            TransportFailure::Network => ErrorCode::Red,
+            TransportFailure::Redirect => ErrorCode::Redireccion,
+            TransportFailure::DestinationNotAllowed => ErrorCode::DestinoNoPermitido,
+            TransportFailure::DestinationBlocked => ErrorCode::DestinoBloqueado,
+            TransportFailure::NoSecret => ErrorCode::SinSecreto,
+            TransportFailure::BadUrl => ErrorCode::Url,
+        }
+    }
+}
+
+/// What one attempt produced, as the client saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptResult<'a> {
+    /// The receiver answered. `retry_after` is the raw `Retry-After` header
+    /// value, if there was one.
+    Http {
+        status: u16,
+        retry_after: Option<&'a str>,
+    },
+    /// No answer.
+    Transport(TransportFailure),
+}
+
+/// What to do about one attempt, before the retry schedule and the 72 h
+/// horizon are applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// 2xx: the delivery is `entregada`.
+    Delivered,
+    /// Suspend the subscription with `motivo` and open an alert; the delivery
+    /// stays `pendiente` and `error` is its `ultimo_error`.
+    Suspend { motivo: Motivo, error: ErrorCode },
+    /// Try again later. `retry_after` is the receiver's `Retry-After`
+    /// (429 and 503 only), already capped at one hour.
+    Retry {
+        error: ErrorCode,
+        retry_after: Option<Duration>,
+    },
+    /// The delivery is `fallida` at once.
+    Fail { error: ErrorCode },
+}
+
+impl Outcome {
+    /// Classifies one attempt. `now` is when the answer came; it is needed
+    /// only to turn a `Retry-After` date into a wait.
+    pub fn classify(result: AttemptResult<'_>, now: Timestamp) -> Self {
+        match result {
+            AttemptResult::Http {
+                status,
+                retry_after,
+            } => Self::from_status(status, retry_after, now),
+            AttemptResult::Transport(failure) => Self::from_transport(failure),
+        }
+    }
+
+    /// The outcome of an HTTP answer. See the module docs for the statuses
+    /// the contract does not name.
+    pub fn from_status(status: u16, retry_after: Option<&str>, now: Timestamp) -> Self {
+        let error = ErrorCode::Http(status);
+        match status {
+            200..=299 => Outcome::Delivered,
+            300..=399 => Outcome::Fail {
+                error: ErrorCode::Redireccion,
+            },
+            401 => Outcome::Suspend {
+                motivo: Motivo::Rechazo401,
+                error,
+            },
+            403 => Outcome::Suspend {
+                motivo: Motivo::Rechazo403,
+                error,
+            },
+            408 => Outcome::Retry {
+                error,
+                retry_after: None,
+            },
+            429 | 503 => Outcome::Retry {
+                error,
+                retry_after: retry_after.and_then(|v| parse_retry_after(v, now)),
+            },
+            400..=499 => Outcome::Fail { error },
+            _ => Outcome::Retry {
+                error,
+                retry_after: None,
+            },
+        }
+    }
+
+    /// The outcome of an attempt that got no answer.
+    pub const fn from_transport(failure: TransportFailure) -> Self {
+        let error = failure.error_code();
+        match failure {
+            TransportFailure::Timeout
+            | TransportFailure::ConnectionRefused
+            | TransportFailure::ConnectionReset
+            | TransportFailure::Dns
+            | TransportFailure::Tls
+            | TransportFailure::Network => Outcome::Retry {
+                error,
+                retry_after: None,
+            },
+            TransportFailure::Redirect | TransportFailure::BadUrl => Outcome::Fail { error },
+            TransportFailure::DestinationNotAllowed => Outcome::Suspend {
+                motivo: Motivo::DestinoNoPermitido,
+                error,
+            },
+            TransportFailure::DestinationBlocked => Outcome::Suspend {
+                motivo: Motivo::DestinoBloqueado,
+                error,
+            },
+            TransportFailure::NoSecret => Outcome::Suspend {
+                motivo: Motivo::SinSecreto,
+                error,
+            },
+        }
+    }
+
+    /// The code to record for the attempt; `None` when it was delivered.
+    pub const fn error(&self) -> Option<ErrorCode> {
+        match self {
+            Outcome::Delivered => None,
+            Outcome::Suspend { error, .. }
+            | Outcome::Retry { error, .. }
+            | Outcome::Fail { error } => Some(*error),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
