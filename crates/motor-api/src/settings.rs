@@ -36,6 +36,7 @@ pub struct AlertList {
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct AlertQuery {
     /// `abierta` or `cerrada`; both when absent.
     pub estado: Option<String>,

@@ -110,6 +110,7 @@ pub struct SubscriptionList {
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Comma list of states; default `activa,pausada,suspendida`.
     pub estado: Option<String>,
