@@ -165,7 +165,7 @@ fn a_retry_goes_to_its_steps_tier_and_a_long_retry_after_further() {
     assert_eq!(decide(1, Some(S(3599)), Jitter::NONE), Tier::M10);
     assert_eq!(decide(1, Some(S(9999)), Jitter::NONE), Tier::H1);
     // A Retry-After that stretches the wait never lowers the tier.
-    assert_eq!(decide(3, Some(S(31)), lowest()), Tier::S30);
+    assert_eq!(decide(3, Some(S(25)), lowest()), Tier::S30);
     // One that does not stretch it changes nothing.
     assert_eq!(decide(5, Some(S(60)), Jitter::NONE), Tier::M10);
 }

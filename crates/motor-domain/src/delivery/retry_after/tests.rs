@@ -54,6 +54,8 @@ fn garbage_is_none() {
         "Sat, 24 Oct 2026 15:10:14",
         "Sat, 24 Oct 2026 15:10:14 UTC",
         "Sat, 24 Oct 2026 15:10:14 +0000",
+        "Sat, 24 Oct 2026 15:10:14 GMT later",
+        "120 seconds",
         "Sat, 24 Oct 2026 25:10:14 GMT",
         "Sat, 31 Nov 2026 15:10:14 GMT",
         "Sat, 24 Foo 2026 15:10:14 GMT",
