@@ -2,7 +2,8 @@
 //! ([`outcome`]), when and through which delay tier the next attempt goes
 //! ([`retry`], [`tier`], [`retry_after`]), and the job that carries a delivery
 //! over Kafka ([`job`]). The dispatcher, the store and the bus apply these
-//! rules; nothing here does I/O or reads a clock.
+//! rules; nothing here does I/O, and every rule takes `now` and its
+//! randomness as arguments so tests can fix them.
 
 pub mod ids;
 pub mod job;

@@ -101,7 +101,9 @@ impl RetryPolicy {
     /// A policy with the given nominal delay for each tier (in
     /// [`Tier::ALL`] order: step `n` waits `tier_delays[n - 1]`, the last for
     /// ever after), `Retry-After` cap and horizon. Delays are whole
-    /// milliseconds and strictly increasing.
+    /// milliseconds and strictly increasing. A cap above one hour changes
+    /// nothing for values from [`super::parse_retry_after`], which are
+    /// already capped at [`super::RETRY_AFTER_CAP`].
     pub fn new(
         tier_delays: [Duration; 6],
         retry_after_cap: Duration,
