@@ -4,6 +4,7 @@
 //! type answers every failure the same way.
 
 pub mod admin;
+pub mod admin_subscriptions;
 pub mod auth;
 pub mod error;
 pub mod events;
@@ -49,6 +50,7 @@ pub fn router(state: AppState) -> Router {
         .merge(admin::router())
         .merge(subscriptions::router())
         .merge(probe::router())
+        .merge(admin_subscriptions::router())
         .merge(settings::router())
         .merge(openapi::router())
         .fallback(|| async { ApiError::NotFound("route") })

@@ -96,6 +96,13 @@ fn the_document_is_openapi_3_1_and_names_every_route() {
         "GET /v1/admin/apps/{id}/keys",
         "POST /v1/admin/apps/{id}/keys",
         "DELETE /v1/admin/apps/{id}/keys/{key_id}",
+        "GET /v1/admin/apps/{id}/subscriptions",
+        "POST /v1/admin/apps/{id}/subscriptions",
+        "GET /v1/admin/apps/{id}/subscriptions/{sid}",
+        "PATCH /v1/admin/apps/{id}/subscriptions/{sid}",
+        "DELETE /v1/admin/apps/{id}/subscriptions/{sid}",
+        "POST /v1/admin/apps/{id}/subscriptions/{sid}/rotate",
+        "POST /v1/admin/apps/{id}/subscriptions/{sid}/test",
     ]
     .into_iter()
     .map(String::from)
@@ -119,7 +126,8 @@ async fn every_documented_route_is_served() {
     for (path, item) in doc["paths"].as_object().unwrap() {
         let concrete = path
             .replace("{id}", &uuid::Uuid::now_v7().to_string())
-            .replace("{key_id}", "key_x");
+            .replace("{key_id}", "key_x")
+            .replace("{sid}", &uuid::Uuid::now_v7().to_string());
         for method in item.as_object().unwrap().keys() {
             let method: Method = method.to_uppercase().parse().unwrap();
             let res = m

@@ -1297,3 +1297,105 @@ async fn a_wrong_master_key_fails_at_start_up() {
     .expect_err("a weak key must not start");
     assert!(format!("{err:#}").contains("MOTOR_MASTER_KEY"), "{err:#}");
 }
+
+#[tokio::test]
+async fn the_operator_manages_an_apps_subscriptions() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(1).await;
+    let other = m.tenant(1).await;
+    let base = format!("/v1/admin/apps/{}/subscriptions", t.app);
+    let body = json!({"nombre": "del operador", "url": "http://127.0.0.1:9/hook"});
+    let (status, created) = call(&m, Method::POST, &base, ADMIN_TOKEN, Some(body.clone())).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    assert!(created["secreto"]["valor"]
+        .as_str()
+        .unwrap()
+        .starts_with("whsec_"));
+    assert_eq!(created["suscripcion"]["cliente_id"], json!(t.app));
+    let id = created["suscripcion"]["id"].as_str().unwrap().to_owned();
+    let one = format!("{base}/{id}");
+
+    // The app's own key sees the same subscription.
+    let (_, mine) = call(
+        &m,
+        Method::GET,
+        &format!("/v1/subscriptions/{id}"),
+        &t.token,
+        None,
+    )
+    .await;
+    assert_eq!(mine, created["suscripcion"]);
+    let (_, listed) = call(&m, Method::GET, &base, ADMIN_TOKEN, None).await;
+    assert_eq!(listed["suscripciones"].as_array().unwrap().len(), 1);
+
+    let (status, s) = call(
+        &m,
+        Method::PATCH,
+        &one,
+        ADMIN_TOKEN,
+        Some(json!({"estado": "pausada", "version_esperada": 1})),
+    )
+    .await;
+    assert_eq!(
+        (status, s["estado"].clone()),
+        (StatusCode::OK, json!("pausada"))
+    );
+    let (status, r) = call(
+        &m,
+        Method::POST,
+        &format!("{one}/rotate"),
+        ADMIN_TOKEN,
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, r["suscripcion"]["claves"].as_array().unwrap().len()),
+        (StatusCode::OK, 2)
+    );
+    let (status, tested) = call(&m, Method::POST, &format!("{one}/test"), ADMIN_TOKEN, None).await;
+    assert_eq!(
+        (status, tested["ok"].clone()),
+        (StatusCode::OK, json!(false))
+    );
+    assert_field(
+        &call(
+            &m,
+            Method::POST,
+            &base,
+            ADMIN_TOKEN,
+            Some(json!({"nombre": "n", "url": "ftp://x.io/"})),
+        )
+        .await,
+        "body.url",
+    );
+
+    // Another app's path does not reach it; an API key is not the operator.
+    let elsewhere = format!("/v1/admin/apps/{}/subscriptions/{id}", other.app);
+    assert_eq!(
+        call(&m, Method::GET, &elsewhere, ADMIN_TOKEN, None).await.0,
+        StatusCode::NOT_FOUND
+    );
+    let missing_app = format!("/v1/admin/apps/{}/subscriptions", InstanceId::new());
+    assert_eq!(
+        call(&m, Method::GET, &missing_app, ADMIN_TOKEN, None)
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        call(&m, Method::POST, &missing_app, ADMIN_TOKEN, Some(body))
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        call(&m, Method::GET, &one, &t.token, None).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+
+    let (status, _) = call(&m, Method::DELETE, &one, ADMIN_TOKEN, None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (_, s) = call(&m, Method::GET, &one, ADMIN_TOKEN, None).await;
+    assert_eq!(s["estado"], "eliminada");
+    m.stop().await;
+}
