@@ -297,7 +297,6 @@ pub fn envelope_schema() -> String {
         .expect("schemas serialise");
     let mut doc = serde_json::json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": "https://motor.dev/schemas/envelope.schema.json",
         "title": "Envelope",
     });
     doc.as_object_mut()

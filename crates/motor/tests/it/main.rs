@@ -9,6 +9,8 @@ mod ledger;
 mod openapi;
 mod probe;
 mod relay;
+mod secrets;
 mod settings;
+mod subscription_access;
 mod subscriptions;
 mod util;
