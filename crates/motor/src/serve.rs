@@ -69,6 +69,10 @@ pub async fn run(
         });
     }
 
+    // Without the API there is no address to report: dropping the sender
+    // tells a waiting caller so.
+    let bound = bound.filter(|_| roles.contains(&Role::Api));
+
     if roles.contains(&Role::Api) {
         let listener = TcpListener::bind(&config.http_addr)
             .await

@@ -441,3 +441,39 @@ async fn library_append_commits_with_the_callers_transaction() {
     );
     assert_eq!(motor_store::outbox::pending(&db.pool).await.unwrap(), 1);
 }
+
+#[tokio::test]
+async fn health_readiness_and_metrics() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(1).await;
+    for path in ["/healthz", "/readyz"] {
+        let res = m.http.get(m.url(path)).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::OK, "{path}");
+        assert_eq!(res.json::<Value>().await.unwrap()["status"], "ok");
+    }
+    let body = json!([{"type": "a", "data": 1, "source_id": "s"}, {"type": "a", "data": 1, "source_id": "s"}, {"type": "b", "data": 2}]);
+    let (status, _) = post(&m, &t, t.instances[0], &body).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let metrics = m
+        .http
+        .get(m.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("motor_events_stored_total 2\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("motor_events_duplicate_total 1\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("motor_ingest_requests_total 1\n"),
+        "{metrics}"
+    );
+    m.stop().await;
+}
