@@ -44,6 +44,25 @@ pub struct AlertQuery {
     pub app_id: Option<String>,
 }
 
+/// A settings change: any subset of the keys (documentation of the
+/// `PATCH` body; the handler checks every key and range itself).
+#[derive(Debug, Deserialize, ToSchema)]
+#[allow(dead_code)]
+pub struct SettingsPatch {
+    /// Replaces the global list: host (any port) or host:port entries.
+    #[serde(rename = "webhooks.destinos_permitidos")]
+    pub destinos_permitidos: Option<Vec<String>>,
+    #[serde(rename = "webhooks.timeout_segundos")]
+    #[schema(minimum = 1, maximum = 60)]
+    pub timeout_segundos: Option<i64>,
+    #[serde(rename = "webhooks.ventana_rotacion_minutos")]
+    #[schema(minimum = 5, maximum = 1440)]
+    pub ventana_rotacion_minutos: Option<i64>,
+    #[serde(rename = "retencion.dias_entregados")]
+    #[schema(minimum = 1, maximum = 3650)]
+    pub dias_entregados: Option<i64>,
+}
+
 /// An app's catalogue of event types: `null` = any type is accepted.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -148,7 +167,7 @@ pub(crate) async fn get_admin_settings(
 /// before anything is stored.
 #[utoipa::path(patch, path = "/v1/admin/settings", tag = "admin",
     security(("admin_token" = [])),
-    request_body(content = Value, description = "Any subset of the settings' keys"),
+    request_body = SettingsPatch,
     responses(
         (status = 200, body = Settings),
         (status = 401, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ErrorBody),
@@ -248,4 +267,30 @@ pub fn router() -> Router<AppState> {
             "/v1/admin/apps/{id}/event-types",
             get(get_event_types).put(put_event_types),
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_documented_patch_has_every_setting() {
+        let schema =
+            serde_json::to_value(<SettingsPatch as utoipa::PartialSchema>::schema()).unwrap();
+        let documented: Vec<&str> = schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(documented, motor_domain::settings::KEYS);
+        let answered = serde_json::to_value(Settings::default()).unwrap();
+        let answered: Vec<&str> = answered
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(answered, motor_domain::settings::KEYS);
+    }
 }
