@@ -14,6 +14,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod probe;
 pub mod settings;
+pub mod subscription_rules;
 pub mod subscriptions;
 
 use std::sync::Arc;

@@ -14,25 +14,24 @@ use axum::{
     Json, Router,
 };
 use motor_domain::{
-    destination::WebhookUrl,
-    principal::Principal,
     seal::{secret_aad, SealingKey},
     secret::IssuedSecret,
     subscription::{
-        check_catalogue, parse_estado_patch, parse_instancias, parse_nombre, parse_tipos,
-        parse_url, Estado, NewSubscription, Subscription, SubscriptionId,
+        parse_estado_patch, parse_instancias, parse_nombre, parse_tipos, parse_url, Estado,
+        NewSubscription, Subscription, SubscriptionId,
     },
-    AppId, FieldError, InstanceId, Scope,
+    FieldError, Scope,
 };
-use motor_store::{alerts, operator, settings, subscriptions as store};
+use motor_store::{alerts, settings, subscriptions as store};
 use serde::{Deserialize, Serialize};
-use sqlx::PgConnection;
 use utoipa::{IntoParams, ToSchema};
 
+pub use crate::subscription_rules::Access;
 use crate::{
     auth::Caller,
     error::ApiError,
     extract::{parse_json, path_id, read_body},
+    subscription_rules::{check_destination, check_tipos},
     AppState,
 };
 
@@ -114,93 +113,6 @@ pub struct SubscriptionList {
 pub struct ListQuery {
     /// Comma list of states; default `activa,pausada,suspendida`.
     pub estado: Option<String>,
-}
-
-/// Whose subscriptions a call manages: an app, and the instances a key is
-/// restricted to (empty = every instance).
-#[derive(Debug, Clone)]
-pub struct Access {
-    pub app: AppId,
-    pub restriction: Vec<InstanceId>,
-}
-
-impl From<&Principal> for Access {
-    fn from(p: &Principal) -> Self {
-        Self {
-            app: p.app_id,
-            restriction: p.instancias.clone(),
-        }
-    }
-}
-
-impl Access {
-    /// A restricted key sees only subscriptions that name instances, all of
-    /// them its own.
-    pub(crate) fn check_visible(&self, sub: &Subscription) -> Result<(), ApiError> {
-        let visible = self.restriction.is_empty()
-            || (!sub.instancias.is_empty()
-                && sub.instancias.iter().all(|i| self.restriction.contains(i)));
-        if visible {
-            Ok(())
-        } else {
-            Err(ApiError::Forbidden(
-                "this key is restricted to other instances".into(),
-            ))
-        }
-    }
-
-    /// Instance rules of a create or change: a restricted key must name
-    /// instances, only its own (403); every instance must be the app's
-    /// (422 naming the first that is not).
-    async fn check_instances(
-        &self,
-        conn: &mut PgConnection,
-        instancias: &[InstanceId],
-    ) -> Result<(), ApiError> {
-        if !self.restriction.is_empty() {
-            if instancias.is_empty() {
-                return Err(ApiError::Forbidden(
-                    "a key restricted to instances must name them in instancias".into(),
-                ));
-            }
-            if instancias.iter().any(|i| !self.restriction.contains(i)) {
-                return Err(ApiError::Forbidden(
-                    "this key is restricted to other instances".into(),
-                ));
-            }
-        }
-        let owned = store::owned_instances(&mut *conn, self.app, instancias).await?;
-        match instancias.iter().position(|i| !owned.contains(i)) {
-            Some(i) => Err(FieldError::invalid(
-                format!("body.instancias[{i}]"),
-                "not an instance of this app",
-            )
-            .into()),
-            None => Ok(()),
-        }
-    }
-}
-
-/// Refuses a URL whose host is in neither the global nor the app's list.
-async fn check_destination(
-    conn: &mut PgConnection,
-    app: AppId,
-    url: &WebhookUrl,
-) -> Result<(), ApiError> {
-    let global = settings::load(&mut *conn).await?.destinos_permitidos;
-    let own = operator::get_app(&mut *conn, app)
-        .await?
-        .destinos_permitidos;
-    Ok(url.check_allowed(global.iter().chain(own.iter()), "body.url")?)
-}
-
-async fn check_tipos(
-    conn: &mut PgConnection,
-    app: AppId,
-    tipos: &[motor_domain::EventType],
-) -> Result<(), ApiError> {
-    let catalogue = settings::event_catalogue(&mut *conn, app).await?;
-    Ok(check_catalogue(tipos, catalogue.as_deref())?)
 }
 
 fn seal(key: &SealingKey, id: SubscriptionId, issued: &IssuedSecret) -> Vec<u8> {
