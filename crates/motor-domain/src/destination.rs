@@ -462,6 +462,26 @@ mod tests {
 
     proptest! {
         #[test]
+        fn userinfo_fragments_and_other_schemes_are_always_refused(
+            host in "[a-z][a-z0-9]{0,15}\\.(io|com|example)",
+            path in "(/[a-zA-Z0-9._~-]{0,12}){0,4}",
+            user in "[a-zA-Z0-9]{1,10}",
+            frag in "[a-zA-Z0-9]{0,10}",
+            scheme in "(ftp|ws|wss|file|gopher|javascript)",
+        ) {
+            let ok = format!("https://{host}{path}");
+            prop_assume!(ok.len() >= MIN_URL_CHARS);
+            prop_assert!(url(&ok).is_ok());
+            let with_user = format!("https://{user}@{host}{path}");
+            let with_password = format!("https://{user}:{user}@{host}{path}");
+            let with_fragment = format!("https://{host}{path}#{frag}");
+            let other_scheme = format!("{scheme}://{host}{path}");
+            for bad in [with_user, with_password, with_fragment, other_scheme] {
+                prop_assert_eq!(url(&bad).unwrap_err().campo, "body.url");
+            }
+        }
+
+        #[test]
         fn a_host_entry_allows_its_own_urls_on_any_port(
             host in "[a-z][a-z0-9-]{0,20}(\\.[a-z][a-z0-9]{0,10}){1,3}",
             port in 1u16..,
