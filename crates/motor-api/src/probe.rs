@@ -94,30 +94,43 @@ impl Resolve for GuardedResolver {
     }
 }
 
-/// The sanitised code of a failed request: never a URL or a body.
+/// The sanitised code of a failed request: never a URL or a body. Typed
+/// causes are looked for first, along the whole chain; only then the causes'
+/// messages (never the top one, which carries the URL).
 fn error_code(e: &reqwest::Error) -> &'static str {
     if e.is_timeout() {
         return "timeout";
     }
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = source {
+    let is_connect = e.is_connect();
+    let chain = || std::iter::successors(std::error::Error::source(e), |err| err.source());
+    for err in chain() {
         if err.downcast_ref::<BlockedAddress>().is_some() {
             return "destino_bloqueado";
         }
         if err.downcast_ref::<DnsFailure>().is_some() {
             return "dns";
         }
-        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+        // An io::Error's source() skips its own payload: unwrap by hand.
+        let mut io = err.downcast_ref::<std::io::Error>();
+        while let Some(e) = io {
             use std::io::ErrorKind::*;
-            match io.kind() {
+            match e.kind() {
                 ConnectionRefused => return "conexion_rechazada",
                 ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof => {
                     return "conexion_cortada"
                 }
                 TimedOut => return "timeout",
+                // Bytes that are not TLS while connecting: rustls says so
+                // with InvalidData.
+                InvalidData if is_connect => return "tls",
                 _ => {}
             }
+            io = e
+                .get_ref()
+                .and_then(|inner| inner.downcast_ref::<std::io::Error>());
         }
+    }
+    for err in chain() {
         let text = err.to_string().to_ascii_lowercase();
         if text.contains("certificate") || text.contains("tls") || text.contains("handshake") {
             return "tls";
@@ -125,7 +138,6 @@ fn error_code(e: &reqwest::Error) -> &'static str {
         if text.contains("connection closed") || text.contains("incomplete message") {
             return "conexion_cortada";
         }
-        source = err.source();
     }
     "red"
 }
@@ -328,5 +340,36 @@ mod tests {
         )
         .await;
         assert_eq!(outcome, Err("conexion_rechazada"));
+        // A URL that happens to say "tls" is still a refused connection.
+        let outcome = send(
+            &format!("http://127.0.0.1:{port}/tls-certificate-handshake"),
+            Duration::from_secs(5),
+            &[],
+            "{}".into(),
+        )
+        .await;
+        assert_eq!(outcome, Err("conexion_rechazada"));
+    }
+
+    #[tokio::test]
+    async fn a_plain_http_server_spoken_to_in_tls_is_a_tls_error() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let _ = socket
+                    .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+                    .await;
+            }
+        });
+        let outcome = send(
+            &format!("https://127.0.0.1:{port}/"),
+            Duration::from_secs(5),
+            &[],
+            "{}".into(),
+        )
+        .await;
+        assert_eq!(outcome, Err("tls"));
     }
 }
