@@ -53,10 +53,16 @@ async fn start(config: Config, roles: &[Role]) -> Running {
     let stop = shutdown.clone();
     let roles = roles.to_vec();
     let task = tokio::spawn(async move {
-        motor::serve::run(config, &roles, stop, Some(tx)).await.unwrap();
+        motor::serve::run(config, &roles, stop, Some(tx))
+            .await
+            .unwrap();
     });
     let addr = rx.await.ok();
-    Running { shutdown, task, addr }
+    Running {
+        shutdown,
+        task,
+        addr,
+    }
 }
 
 #[tokio::main(flavor = "multi_thread")]
@@ -65,12 +71,20 @@ async fn main() {
         return; // `cargo test --benches` asks for the list of benchmarks.
     }
     let seconds: u64 = env_or("MOTOR_BENCH_SECONDS", "10").parse().unwrap();
-    let server = env_or("MOTOR_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432");
+    let server = env_or(
+        "MOTOR_BENCH_DATABASE_URL",
+        "postgres://postgres@127.0.0.1:5432",
+    );
     let brokers = env_or("MOTOR_BENCH_KAFKA_BROKERS", "127.0.0.1:9092");
     let run_id = &uuid::Uuid::new_v4().simple().to_string()[..8];
     let db_name = format!("motor_bench_{run_id}");
-    let mut admin_conn = PgConnection::connect(&format!("{server}/postgres")).await.unwrap();
-    admin_conn.execute(format!("CREATE DATABASE {db_name}").as_str()).await.unwrap();
+    let mut admin_conn = PgConnection::connect(&format!("{server}/postgres"))
+        .await
+        .unwrap();
+    admin_conn
+        .execute(format!("CREATE DATABASE {db_name}").as_str())
+        .await
+        .unwrap();
     let url = format!("{server}/{db_name}");
     let config = |prefix: &str| Config {
         database_url: url.clone(),
@@ -84,32 +98,61 @@ async fn main() {
         database_pool: 32,
     };
 
-    let motor = start(config(&format!("bench{run_id}a")), &[Role::Api, Role::Relay]).await;
+    let motor = start(
+        config(&format!("bench{run_id}a")),
+        &[Role::Api, Role::Relay],
+    )
+    .await;
     let pool = motor_store::connect(&url, 32).await.unwrap();
-    let app = admin::create_app(&pool, CreateApp { nombre: "bench".into(), destinos_permitidos: vec![] })
-        .await
-        .unwrap();
+    let app = admin::create_app(
+        &pool,
+        CreateApp {
+            nombre: "bench".into(),
+            destinos_permitidos: vec![],
+        },
+    )
+    .await
+    .unwrap();
     let mut instances = Vec::new();
     for i in 0..16 {
-        let instance = admin::create_instance(&pool, app.id, CreateInstance { nombre: format!("i{i}") })
-            .await
-            .unwrap();
+        let instance = admin::create_instance(
+            &pool,
+            app.id,
+            CreateInstance {
+                nombre: format!("i{i}"),
+            },
+        )
+        .await
+        .unwrap();
         instances.push(instance.id);
     }
     let token = admin::create_key(
         &pool,
         app.id,
-        CreateKey { nombre: "bench".into(), scopes: vec!["events:write".into()], instancias: vec![] },
+        CreateKey {
+            nombre: "bench".into(),
+            scopes: vec!["events:write".into()],
+            instancias: vec![],
+        },
     )
     .await
     .unwrap()
     .token;
     let base = format!("http://{}", motor.addr.unwrap());
 
-    println!("motor spine benchmark ({seconds} s per phase, 16 instances, api + relay in one process)");
+    println!(
+        "motor spine benchmark ({seconds} s per phase, 16 instances, api + relay in one process)"
+    );
     for (batch, clients) in [(1usize, 32usize), (100, 8)] {
-        let (events_per_s, p50, p99) =
-            ingest(&base, &token, &instances, batch, clients, Duration::from_secs(seconds)).await;
+        let (events_per_s, p50, p99) = ingest(
+            &base,
+            &token,
+            &instances,
+            batch,
+            clients,
+            Duration::from_secs(seconds),
+        )
+        .await;
         println!(
             "ingest batch={batch:<3} clients={clients:<2}: {events_per_s:>8.0} events/s   request p50 {p50:>6.1} ms  p99 {p99:>6.1} ms"
         );
@@ -118,14 +161,18 @@ async fn main() {
     while motor_store::outbox::pending(&pool).await.unwrap() > 0 {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    println!("relay drained the ingest backlog {:.1} s after the last request", drained.elapsed().as_secs_f64());
+    println!(
+        "relay drained the ingest backlog {:.1} s after the last request",
+        drained.elapsed().as_secs_f64()
+    );
     motor.shutdown.cancel();
     motor.task.await.unwrap();
 
     // Latency: a relay alone, a fresh topic, 1,000 single-event commits/s.
     let prefix = format!("bench{run_id}b");
     let relay = start(config(&prefix), &[Role::Relay]).await;
-    let (p50, p99, max, n) = commit_to_topic(&pool, &instances, &brokers, &prefix, 1000, seconds).await;
+    let (p50, p99, max, n) =
+        commit_to_topic(&pool, &instances, &brokers, &prefix, 1000, seconds).await;
     println!(
         "commit -> record on {prefix}.events at 1000 events/s: p50 {p50:.1} ms  p99 {p99:.1} ms  max {max:.1} ms  ({n} events)"
     );
@@ -230,7 +277,9 @@ async fn commit_to_topic(
     };
     let mut assignment = TopicPartitionList::new();
     for p in 0..partitions {
-        assignment.add_partition_offset(&topic, p, Offset::Beginning).unwrap();
+        assignment
+            .add_partition_offset(&topic, p, Offset::Beginning)
+            .unwrap();
     }
     consumer.assign(&assignment).unwrap();
     let seen = committed.clone();
@@ -276,9 +325,12 @@ async fn commit_to_topic(
         let instance = instances[n % instances.len()];
         let (pool, committed) = (pool.clone(), committed.clone());
         inflight.spawn(async move {
-            let event = NewEvent::parse(&json!({"type": "latency", "data": {"n": n}}), "e").unwrap();
+            let event =
+                NewEvent::parse(&json!({"type": "latency", "data": {"n": n}}), "e").unwrap();
             let mut tx = pool.begin().await.unwrap();
-            let appended = motor_store::ledger::append(&mut tx, instance, &[event]).await.unwrap();
+            let appended = motor_store::ledger::append(&mut tx, instance, &[event])
+                .await
+                .unwrap();
             tx.commit().await.unwrap();
             let at = Instant::now();
             let envelope: serde_json::Value = serde_json::from_str(&appended.envelopes[0]).unwrap();
@@ -289,7 +341,9 @@ async fn commit_to_topic(
         });
     }
     while inflight.join_next().await.is_some() {}
-    let mut latencies = tokio::task::spawn_blocking(move || reader.join().unwrap()).await.unwrap();
+    let mut latencies = tokio::task::spawn_blocking(move || reader.join().unwrap())
+        .await
+        .unwrap();
     latencies.sort_by(|a, b| a.partial_cmp(b).unwrap());
     (
         percentile(&latencies, 0.5),
