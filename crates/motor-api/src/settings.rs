@@ -67,7 +67,16 @@ pub struct SettingsPatch {
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EventCatalogue {
+    /// Required: `null` opens the catalogue, a list closes it.
+    #[serde(deserialize_with = "present")]
+    #[schema(required = true)]
     pub tipos: Option<Vec<String>>,
+}
+
+/// `tipos` must be sent, `null` included (serde would read a missing
+/// `Option` as `null`).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    Option::deserialize(d)
 }
 
 pub async fn get_settings(pool: &Pool) -> Result<Settings, ApiError> {

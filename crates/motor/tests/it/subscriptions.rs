@@ -807,6 +807,10 @@ async fn a_closed_catalogue_refuses_unknown_types() {
         .await,
         "body.tipos[1]",
     );
+    assert_field(
+        &call(&m, Method::PUT, &catalogue, ADMIN_TOKEN, Some(json!({}))).await,
+        "body.tipos",
+    );
     let (status, _) = call(
         &m,
         Method::PUT,
