@@ -16,7 +16,7 @@ use motor_domain::{
 use sqlx::{types::Json, PgConnection, PgExecutor, Row};
 use uuid::Uuid;
 
-use crate::{outbox, Result, StoreError};
+use crate::{deliveries, outbox, Result, StoreError};
 
 /// Kafka topic suffix of ledger events (`{prefix}.events`).
 pub const EVENTS_TOPIC: &str = "events";
@@ -123,6 +123,7 @@ pub async fn append_locked(
             .bind(seq)
             .execute(&mut *conn)
             .await?;
+        deliveries::fan_out(&mut *conn, instance.id, instance.last_seq, seq).await?;
     }
     Ok(Appended { envelopes, stored })
 }

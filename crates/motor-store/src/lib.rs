@@ -4,6 +4,7 @@
 //! rows always do).
 
 pub mod alerts;
+pub mod deliveries;
 pub mod idempotency;
 pub mod ledger;
 pub mod operator;

@@ -1,0 +1,215 @@
+//! The claim: a compare-and-set that turns a job into the right to make one
+//! attempt, or says why the job means nothing now.
+
+use std::time::Duration;
+
+use motor_domain::{
+    delivery::{DeliveryId, Lane},
+    subscription::{Estado as SubscriptionEstado, SubscriptionId},
+    time::Timestamp,
+    AppId, EventId, InstanceId,
+};
+use sqlx::{postgres::PgRow, PgExecutor, Row};
+
+use super::LANE_IS_FREE;
+use crate::{Pool, Result};
+
+/// What the sender needs for one attempt of a delivery it claimed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claimed {
+    pub delivery_id: DeliveryId,
+    pub subscription_id: SubscriptionId,
+    pub app_id: AppId,
+    pub instance_id: InstanceId,
+    pub event_id: EventId,
+    pub lane: Lane,
+    pub seq: i64,
+    /// The attempt this claim is for (`numero` of its attempt row).
+    pub attempt: u32,
+    /// The subscription's URL at claim time.
+    pub url: String,
+    pub ordenado: bool,
+    /// The event's stored envelope: the request body, byte for byte.
+    pub envelope: String,
+    /// When the delivery was created: the start of its 72 h horizon.
+    pub creada_en: Timestamp,
+    /// The attempt must be recorded before this; after it the sweeper may
+    /// hand the delivery to someone else.
+    pub lease_until: Timestamp,
+}
+
+/// The answer to a claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    /// Make the attempt.
+    Claimed(Box<Claimed>),
+    /// A lower-seq delivery of its ordered lane is still `pendiente`. The
+    /// delivery is marked parked: the head's finish writes its job. Drop
+    /// this one.
+    Parked,
+    /// Nothing to do now; drop the job.
+    Skipped(Skip),
+}
+
+/// Why a job found nothing to claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skip {
+    /// No such delivery, it is terminal, or the job is for another attempt
+    /// number: a stale or duplicate job.
+    Stale,
+    /// Another attempt holds it until then (never two at once).
+    Leased(Timestamp),
+    /// Its next attempt is not due before then (a job that came early; the
+    /// job written with that due time will come).
+    NotDue(Timestamp),
+    /// Its subscription is not `activa`; reactivation releases it.
+    Inactive(SubscriptionEstado),
+    /// It changed under the claim more than a few times; a later job or the
+    /// sweeper will find it.
+    Contended,
+}
+
+/// Claims attempt `attempt` of a delivery for `lease`: succeeds only if the
+/// delivery is `pendiente` with `intentos = attempt - 1`, not leased, due,
+/// its subscription is `activa`, and — when the subscription is `ordenado` —
+/// no lower-seq delivery of its lane (subscription, instance, lane) is still
+/// `pendiente`. Concurrent claims of one delivery: exactly one wins.
+///
+/// `lease` must cover the whole attempt (the send's timeout and then some):
+/// a claim whose lease ran out can be taken again by the sweeper's job.
+pub async fn claim(
+    pool: &Pool,
+    delivery: DeliveryId,
+    attempt: u32,
+    lease: Duration,
+) -> Result<Claim> {
+    let lease = chrono::TimeDelta::from_std(lease).unwrap_or(chrono::TimeDelta::MAX);
+    for _ in 0..3 {
+        if let Some(row) = try_claim(pool, delivery, attempt, lease).await? {
+            return Ok(Claim::Claimed(Box::new(claimed(&row, attempt))));
+        }
+        if park(pool, delivery, attempt).await? {
+            return Ok(Claim::Parked);
+        }
+        if let Some(skip) = why_not(pool, delivery, attempt).await? {
+            return Ok(Claim::Skipped(skip));
+        }
+        // Claimable now: the head finished between our statements.
+    }
+    Ok(Claim::Skipped(Skip::Contended))
+}
+
+/// The compare-and-set. Two concurrent claims both reach the row; the
+/// second waits for the first's commit, re-checks the row and finds the
+/// lease taken.
+async fn try_claim(
+    db: impl PgExecutor<'_>,
+    delivery: DeliveryId,
+    attempt: u32,
+    lease: chrono::TimeDelta,
+) -> Result<Option<PgRow>> {
+    Ok(sqlx::query(&format!(
+        "UPDATE deliveries d
+         SET lease_until = now() + $3, parked_at = NULL, actualizada_en = now()
+         FROM subscriptions s, events e
+         WHERE d.id = $1 AND s.id = d.subscription_id AND e.event_id = d.event_id
+           AND d.estado = 'pendiente' AND d.intentos = $2 - 1
+           AND (d.lease_until IS NULL OR d.lease_until <= now())
+           AND d.proximo_intento <= now()
+           AND s.estado = 'activa'
+           AND (NOT s.ordenado OR {LANE_IS_FREE})
+         RETURNING d.id, d.subscription_id, d.app_id, d.instance_id, d.event_id, d.lane, d.seq,
+                   d.creada_en, d.lease_until, s.url, s.ordenado, e.envelope"
+    ))
+    .bind(delivery.as_uuid())
+    .bind(i64::from(attempt))
+    .bind(lease)
+    .fetch_optional(db)
+    .await?)
+}
+
+/// Marks the delivery parked if a lower-seq delivery of its ordered lane is
+/// open, locking those blockers (`FOR SHARE`) so that a finish of one of
+/// them either commits first (and the blocker no longer counts) or waits for
+/// this mark (and then sees it and releases this delivery).
+async fn park(db: impl PgExecutor<'_>, delivery: DeliveryId, attempt: u32) -> Result<bool> {
+    let done = sqlx::query(
+        "UPDATE deliveries d SET parked_at = now()
+         FROM subscriptions s
+         WHERE d.id = $1 AND s.id = d.subscription_id AND s.ordenado AND s.estado = 'activa'
+           AND d.estado = 'pendiente' AND d.intentos = $2 - 1
+           AND EXISTS (
+               SELECT 1 FROM deliveries b
+               WHERE b.subscription_id = d.subscription_id AND b.instance_id = d.instance_id
+                 AND b.lane = d.lane AND b.estado = 'pendiente' AND b.seq < d.seq
+               FOR SHARE)",
+    )
+    .bind(delivery.as_uuid())
+    .bind(i64::from(attempt))
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// Why the delivery cannot be claimed; `None` if nothing stands in the way
+/// any more.
+async fn why_not(
+    db: impl PgExecutor<'_>,
+    delivery: DeliveryId,
+    attempt: u32,
+) -> Result<Option<Skip>> {
+    let row = sqlx::query(
+        "SELECT d.estado, d.intentos, d.lease_until, d.proximo_intento, s.estado AS sub_estado,
+                now() AS now
+         FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
+         WHERE d.id = $1",
+    )
+    .bind(delivery.as_uuid())
+    .fetch_optional(db)
+    .await?;
+    let Some(row) = row else {
+        return Ok(Some(Skip::Stale));
+    };
+    let now: Timestamp = row.get("now");
+    let intentos: i32 = row.get("intentos");
+    if row.get::<&str, _>("estado") != "pendiente" || i64::from(intentos) != i64::from(attempt) - 1
+    {
+        return Ok(Some(Skip::Stale));
+    }
+    let sub_estado: String = row.get("sub_estado");
+    let sub_estado =
+        SubscriptionEstado::parse(&sub_estado).unwrap_or(SubscriptionEstado::Suspendida);
+    if sub_estado != SubscriptionEstado::Activa {
+        return Ok(Some(Skip::Inactive(sub_estado)));
+    }
+    if let Some(lease) = row.get::<Option<Timestamp>, _>("lease_until") {
+        if lease > now {
+            return Ok(Some(Skip::Leased(lease)));
+        }
+    }
+    if let Some(due) = row.get::<Option<Timestamp>, _>("proximo_intento") {
+        if due > now {
+            return Ok(Some(Skip::NotDue(due)));
+        }
+    }
+    Ok(None)
+}
+
+fn claimed(row: &PgRow, attempt: u32) -> Claimed {
+    let lane: String = row.get("lane");
+    Claimed {
+        delivery_id: DeliveryId::from_uuid(row.get("id")),
+        subscription_id: SubscriptionId::from_uuid(row.get("subscription_id")),
+        app_id: AppId::from_uuid(row.get("app_id")),
+        instance_id: InstanceId::from_uuid(row.get("instance_id")),
+        event_id: EventId::from_uuid(row.get("event_id")),
+        lane: lane.parse().unwrap_or(Lane::Live),
+        seq: row.get("seq"),
+        attempt,
+        url: row.get("url"),
+        ordenado: row.get("ordenado"),
+        envelope: row.get("envelope"),
+        creada_en: row.get("creada_en"),
+        lease_until: row.get("lease_until"),
+    }
+}

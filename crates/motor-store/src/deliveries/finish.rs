@@ -1,0 +1,190 @@
+//! Finishing an attempt: the attempt row, the delivery's new state and the
+//! outbox records that follow from it, in one transaction.
+
+use motor_domain::{
+    delivery::{Decision, DeliveryId, DeliveryJob, ErrorCode, Estado},
+    time::Timestamp,
+};
+use sqlx::{types::Json, PgConnection, Row};
+
+use super::{enqueue, next_job, Claimed, DLQ_TOPIC};
+use crate::{outbox, subscriptions, Pool, Result};
+
+/// One attempt as the sender saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attempt {
+    pub iniciado_en: Timestamp,
+    pub duracion_ms: u32,
+    /// The HTTP status, if an answer came.
+    pub status: Option<u16>,
+    /// The sanitised code; `None` when delivered.
+    pub error: Option<ErrorCode>,
+    /// The key ids that signed it, newest first.
+    pub key_ids: Vec<String>,
+}
+
+/// What recording an attempt did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// The delivery is now in `estado`. `released` is the next delivery of
+    /// its lane, whose job was written because it was parked behind this one.
+    Done {
+        estado: Estado,
+        released: Option<DeliveryId>,
+        /// The subscription went from `activa`/`pausada` to `suspendida`.
+        suspended: bool,
+    },
+    /// The delivery was no longer at this attempt (another attempt
+    /// recorded first, or it is terminal): nothing was written.
+    Stale,
+}
+
+/// Records attempt `claimed.attempt` of a claimed delivery and applies
+/// `decision`, in one transaction:
+/// - the attempt row (`numero`, `iniciado_en`, `duracion_ms`, `status`,
+///   `error`, `key_ids`);
+/// - `Delivered` → `entregada`; `Fail` → `fallida` with `ultimo_error` and
+///   the envelope on `{prefix}.dlq`; `Retry` → still `pendiente`,
+///   `intentos` + 1, `proximo_intento` = `due_at`, and the job for the next
+///   attempt on the decision's tier; `Suspend` → still `pendiente`, due at
+///   once, and the subscription `suspendida` with `motivo` and an open
+///   alert;
+/// - the lease is cleared; when the delivery became terminal and the next
+///   delivery of its lane was parked behind it, that one's job.
+pub async fn record_attempt(
+    pool: &Pool,
+    claimed: &Claimed,
+    attempt: &Attempt,
+    decision: &Decision,
+) -> Result<Recorded> {
+    let mut tx = pool.begin().await?;
+    let estado = decision.estado();
+    let proximo: Option<Timestamp> = match decision {
+        Decision::Retry { due_at, .. } => Some(*due_at),
+        Decision::Suspend { .. } => Some(chrono::Utc::now()),
+        Decision::Delivered | Decision::Fail { .. } => None,
+    };
+    let updated = sqlx::query(
+        "UPDATE deliveries
+         SET estado = $3, intentos = $2, ultimo_status = $4, ultimo_error = $5,
+             proximo_intento = $6, lease_until = NULL, parked_at = NULL,
+             entregada_en = CASE WHEN $3 = 'entregada' THEN now() END,
+             actualizada_en = now()
+         WHERE id = $1 AND estado = 'pendiente' AND intentos = $2 - 1",
+    )
+    .bind(claimed.delivery_id.as_uuid())
+    .bind(i32::try_from(claimed.attempt).unwrap_or(i32::MAX))
+    .bind(estado.as_str())
+    .bind(attempt.status.map(i32::from))
+    .bind(decision.ultimo_error().map(|e| e.to_string()))
+    .bind(proximo)
+    .execute(&mut *tx)
+    .await?;
+    if updated.rows_affected() == 0 {
+        tx.rollback().await?;
+        return Ok(Recorded::Stale);
+    }
+    sqlx::query(
+        "INSERT INTO delivery_attempts (delivery_id, numero, iniciado_en, duracion_ms, status, error, key_ids)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(claimed.delivery_id.as_uuid())
+    .bind(i32::try_from(claimed.attempt).unwrap_or(i32::MAX))
+    .bind(attempt.iniciado_en)
+    .bind(i32::try_from(attempt.duracion_ms).unwrap_or(i32::MAX))
+    .bind(attempt.status.map(i32::from))
+    .bind(attempt.error.map(|e| e.to_string()))
+    .bind(&attempt.key_ids)
+    .execute(&mut *tx)
+    .await?;
+
+    let mut suspended = false;
+    match decision {
+        Decision::Retry {
+            next_attempt,
+            due_at,
+            tier,
+            ..
+        } => {
+            let job = DeliveryJob {
+                delivery_id: claimed.delivery_id,
+                subscription_id: claimed.subscription_id,
+                instance_id: claimed.instance_id,
+                lane: claimed.lane,
+                seq: claimed.seq,
+                attempt: *next_attempt,
+                due_at: *due_at,
+            };
+            let headers = Json(super::job_headers(&job));
+            outbox::insert_many(
+                &mut tx,
+                tier.suffix(),
+                claimed.instance_id,
+                &[job.to_json()],
+                &[headers],
+            )
+            .await?;
+        }
+        Decision::Suspend { motivo, error } => {
+            let detalle = format!("{error} on delivery {}", claimed.delivery_id);
+            suspended =
+                subscriptions::suspend(&mut tx, claimed.subscription_id, *motivo, &detalle).await?;
+        }
+        Decision::Fail { error } => {
+            let headers = Json(serde_json::json!({
+                "delivery_id": claimed.delivery_id.to_string(),
+                "subscription_id": claimed.subscription_id.to_string(),
+                "event_id": claimed.event_id.to_string(),
+                "seq": claimed.seq.to_string(),
+                "lane": claimed.lane.to_string(),
+                "ultimo_error": error.to_string(),
+            }));
+            outbox::insert_many(
+                &mut tx,
+                DLQ_TOPIC,
+                claimed.instance_id,
+                &[claimed.envelope.as_bytes().to_vec()],
+                &[headers],
+            )
+            .await?;
+        }
+        Decision::Delivered => {}
+    }
+    let released = if estado.is_terminal() {
+        release_next(&mut tx, claimed).await?
+    } else {
+        None
+    };
+    tx.commit().await?;
+    Ok(Recorded::Done {
+        estado,
+        released,
+        suspended,
+    })
+}
+
+/// Writes the job of the lowest open delivery of the claimed one's lane if
+/// it was parked, and clears its mark. Runs after the head's update, so it
+/// sees a park that committed while the update waited for its lock.
+async fn release_next(conn: &mut PgConnection, claimed: &Claimed) -> Result<Option<DeliveryId>> {
+    let row = sqlx::query(
+        "UPDATE deliveries SET parked_at = NULL, actualizada_en = now()
+         WHERE id = (
+             SELECT id FROM deliveries
+             WHERE subscription_id = $1 AND instance_id = $2 AND lane = $3 AND estado = 'pendiente'
+             ORDER BY seq LIMIT 1)
+           AND parked_at IS NOT NULL
+         RETURNING id, subscription_id, instance_id, lane, seq, intentos, proximo_intento",
+    )
+    .bind(claimed.subscription_id.as_uuid())
+    .bind(claimed.instance_id.as_uuid())
+    .bind(claimed.lane.to_string())
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let job = next_job(&row);
+    enqueue(conn, std::slice::from_ref(&job)).await?;
+    Ok(Some(DeliveryId::from_uuid(row.get("id"))))
+}
