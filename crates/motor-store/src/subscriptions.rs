@@ -13,7 +13,7 @@ use motor_domain::{
 use sqlx::{postgres::PgRow, PgConnection, PgExecutor, Row};
 use uuid::Uuid;
 
-use crate::{alerts, Result, StoreError};
+use crate::{alerts, deliveries, Result, StoreError};
 
 const COLUMNS: &str = "id, app_id, nombre, url, instancias, tipos, ordenado, estado, motivo,
                        suspendida_en, version, creada_en, actualizada_en";
@@ -84,6 +84,7 @@ pub async fn get(conn: &mut PgConnection, app: AppId, id: SubscriptionId) -> Res
     .ok_or(StoreError::NotFound("subscription"))?;
     let mut sub = from_row(&row);
     sub.claves = claves(&mut *conn, &[id]).await?.remove(0);
+    (sub.pendientes, sub.fallidas) = deliveries::read::counts(&mut *conn, &[id]).await?[0];
     Ok(sub)
 }
 
@@ -115,8 +116,14 @@ pub async fn list(
     .await?;
     let mut subs: Vec<Subscription> = rows.iter().map(from_row).collect();
     let ids: Vec<SubscriptionId> = subs.iter().map(|s| s.id).collect();
-    for (sub, claves) in subs.iter_mut().zip(claves(&mut *conn, &ids).await?) {
+    let counts = deliveries::read::counts(&mut *conn, &ids).await?;
+    for ((sub, claves), counts) in subs
+        .iter_mut()
+        .zip(claves(&mut *conn, &ids).await?)
+        .zip(counts)
+    {
         sub.claves = claves;
+        (sub.pendientes, sub.fallidas) = counts;
     }
     Ok(subs)
 }
@@ -346,8 +353,7 @@ fn from_row(row: &PgRow) -> Subscription {
         suspendida_en: row.get("suspendida_en"),
         version: row.get("version"),
         claves: Vec::new(),
-        // Deliveries come with the delivery engine (issue 4); until then no
-        // subscription has any.
+        // Counted from the deliveries by `get` and `list`.
         pendientes: 0,
         fallidas: 0,
         creada_en: row.get("creada_en"),

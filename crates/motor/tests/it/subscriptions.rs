@@ -882,3 +882,59 @@ async fn fan_out_targets_follow_instancias_tipos_and_state() {
     assert!(p.ordenado);
     m.stop().await;
 }
+
+#[tokio::test]
+async fn pendientes_and_fallidas_count_the_deliveries() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(1).await;
+    let created = create_ok(&m, &t, json!({"tipos": ["message.sent"]})).await;
+    let other = create_ok(&m, &t, json!({"tipos": ["message.received"]})).await;
+    let id = created["suscripcion"]["id"].as_str().unwrap().to_owned();
+    let events = json!([
+        {"type": "message.sent", "data": 1},
+        {"type": "message.sent", "data": 2},
+        {"type": "message.sent", "data": 3},
+        {"type": "message.updated", "data": 4},
+    ]);
+    let (status, _) = call(
+        &m,
+        Method::POST,
+        &format!("/v1/instances/{}/events", t.instances[0]),
+        &t.token,
+        Some(events),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    // A delivery that ended in the DLQ (what the engine does on a 404).
+    sqlx::query(
+        "UPDATE deliveries SET estado = 'fallida', proximo_intento = NULL
+         WHERE id = (SELECT id FROM deliveries WHERE subscription_id = $1 ORDER BY seq LIMIT 1)",
+    )
+    .bind(uuid::Uuid::parse_str(&id).unwrap())
+    .execute(&m.db.pool)
+    .await
+    .unwrap();
+
+    let (_, s) = call(
+        &m,
+        Method::GET,
+        &format!("/v1/subscriptions/{id}"),
+        &t.token,
+        None,
+    )
+    .await;
+    assert_eq!(
+        (s["pendientes"].clone(), s["fallidas"].clone()),
+        (json!(2), json!(1))
+    );
+    let (_, list) = call(&m, Method::GET, "/v1/subscriptions", &t.token, None).await;
+    let counts: Vec<(Value, Value)> = list["suscripciones"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["pendientes"].clone(), s["fallidas"].clone()))
+        .collect();
+    assert_eq!(counts, [(json!(2), json!(1)), (json!(0), json!(0))]);
+    assert_eq!(list["suscripciones"][1]["id"], other["suscripcion"]["id"]);
+    m.stop().await;
+}
