@@ -2,6 +2,8 @@
 //! creation at start-up and the idempotent producer the relay publishes
 //! through. Nothing here knows about Postgres; the relay joins the two.
 
+pub mod consumer;
+pub mod offsets;
 pub mod producer;
 pub mod topics;
 
