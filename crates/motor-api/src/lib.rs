@@ -6,6 +6,7 @@
 pub mod admin;
 pub mod admin_subscriptions;
 pub mod auth;
+pub mod deliveries;
 pub mod error;
 pub mod events;
 pub mod extract;
@@ -48,6 +49,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(health::router())
         .merge(events::router())
+        .merge(deliveries::router())
         .merge(admin::router())
         .merge(subscriptions::router())
         .merge(probe::router())

@@ -4,6 +4,7 @@
 
 mod admin;
 mod auth;
+mod deliveries;
 mod ingest;
 mod ledger;
 mod openapi;

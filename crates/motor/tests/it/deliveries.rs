@@ -1,0 +1,546 @@
+//! Deliveries: the fan-out in the ingest transaction (which subscriptions,
+//! which jobs), and `GET /v1/deliveries` (filters, pages, scopes,
+//! restrictions, the detail's shape). Claims, attempts, lanes and the
+//! sweeper are in `deliveries/lanes.rs`.
+
+mod lanes;
+
+use std::collections::BTreeSet;
+
+use motor::serve::Role;
+use motor_domain::{
+    delivery::{DeliveryId, DeliveryJob, Lane},
+    subscription::SubscriptionId,
+    InstanceId,
+};
+use motor_store::Pool;
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+use sqlx::Row;
+use uuid::Uuid;
+
+use crate::{
+    subscriptions::{call, create_ok},
+    util::{key, Tenant, TestMotor},
+};
+
+/// Posts events (one object or an array) to an instance; expects 200/201.
+pub async fn post(m: &TestMotor, t: &Tenant, instance: InstanceId, body: Value) -> Value {
+    let (status, answer) = call(
+        m,
+        Method::POST,
+        &format!("/v1/instances/{instance}/events"),
+        &t.token,
+        Some(body),
+    )
+    .await;
+    assert!(status.is_success(), "{status} {answer}");
+    answer
+}
+
+/// Creates a subscription through the API (`extra` adds fields) and
+/// returns its id.
+pub async fn subscribe(m: &TestMotor, t: &Tenant, extra: Value) -> SubscriptionId {
+    let created = create_ok(m, t, extra).await;
+    created["suscripcion"]["id"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// PATCHes a subscription's `estado`.
+pub async fn set_estado(m: &TestMotor, t: &Tenant, sub: SubscriptionId, estado: &str) {
+    let (status, body) = call(
+        m,
+        Method::PATCH,
+        &format!("/v1/subscriptions/{sub}"),
+        &t.token,
+        Some(json!({ "estado": estado })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
+/// `(instance, seq)` of every delivery of a subscription, in that order.
+pub async fn delivered_events(pool: &Pool, sub: SubscriptionId) -> Vec<(InstanceId, i64)> {
+    sqlx::query(
+        "SELECT instance_id, seq FROM deliveries WHERE subscription_id = $1
+         ORDER BY instance_id, seq",
+    )
+    .bind(sub.as_uuid())
+    .fetch_all(pool)
+    .await
+    .unwrap()
+    .iter()
+    .map(|r| (InstanceId::from_uuid(r.get("instance_id")), r.get("seq")))
+    .collect()
+}
+
+/// The live delivery of (subscription, instance, seq).
+pub async fn delivery(
+    pool: &Pool,
+    sub: SubscriptionId,
+    instance: InstanceId,
+    seq: i64,
+) -> DeliveryId {
+    let id: Uuid = sqlx::query_scalar(
+        "SELECT id FROM deliveries
+         WHERE subscription_id = $1 AND instance_id = $2 AND seq = $3 AND lane = 'live'",
+    )
+    .bind(sub.as_uuid())
+    .bind(instance.as_uuid())
+    .bind(seq)
+    .fetch_one(pool)
+    .await
+    .unwrap();
+    DeliveryId::from_uuid(id)
+}
+
+/// A job record in the outbox.
+#[derive(Debug, Clone)]
+pub struct OutJob {
+    pub key: String,
+    pub job: DeliveryJob,
+    pub headers: Value,
+}
+
+/// The outbox records on `topic` (suffix), in id order, read as jobs.
+pub async fn jobs(pool: &Pool, topic: &str) -> Vec<OutJob> {
+    sqlx::query("SELECT key, payload, headers FROM outbox WHERE topic = $1 ORDER BY id")
+        .bind(topic)
+        .fetch_all(pool)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| OutJob {
+            key: r.get("key"),
+            job: DeliveryJob::from_json(&r.get::<Vec<u8>, _>("payload")).unwrap(),
+            headers: r.get::<sqlx::types::Json<Value>, _>("headers").0,
+        })
+        .collect()
+}
+
+pub async fn clear_outbox(pool: &Pool) {
+    sqlx::query("DELETE FROM outbox")
+        .execute(pool)
+        .await
+        .unwrap();
+}
+
+fn ev(event_type: &str) -> Value {
+    json!({"type": event_type, "data": {"x": 1}})
+}
+
+#[tokio::test]
+async fn fan_out_covers_exactly_the_matching_subscriptions() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(3).await;
+    let (a, b, c) = (t.instances[0], t.instances[1], t.instances[2]);
+    let all = subscribe(&m, &t, json!({})).await;
+    let only_a = subscribe(&m, &t, json!({"instancias": [a.to_string()]})).await;
+    let received = subscribe(&m, &t, json!({"tipos": ["message.received"]})).await;
+    let a_and_b_sent = subscribe(
+        &m,
+        &t,
+        json!({"instancias": [a.to_string(), b.to_string()], "tipos": ["message.sent", "x.y"]}),
+    )
+    .await;
+    let paused = subscribe(&m, &t, json!({"ordenado": false})).await;
+    set_estado(&m, &t, paused, "pausada").await;
+    let suspended = subscribe(&m, &t, json!({})).await;
+    let mut conn = m.db.pool.acquire().await.unwrap();
+    assert!(motor_store::subscriptions::suspend(
+        &mut conn,
+        suspended,
+        motor_domain::subscription::Motivo::Rechazo401,
+        "test"
+    )
+    .await
+    .unwrap());
+    drop(conn);
+    let deleted = subscribe(&m, &t, json!({})).await;
+    let (status, _) = call(
+        &m,
+        Method::DELETE,
+        &format!("/v1/subscriptions/{deleted}"),
+        &t.token,
+        None,
+    )
+    .await;
+    assert!(status.is_success());
+    // Another app's subscription never sees these events.
+    let other = m.tenant(1).await;
+    let foreign = subscribe(&m, &other, json!({})).await;
+
+    post(
+        &m,
+        &t,
+        a,
+        json!([ev("message.received"), ev("message.sent")]),
+    )
+    .await; // a:1, a:2
+    post(&m, &t, b, ev("message.sent")).await; // b:1
+    post(&m, &t, c, json!([ev("message.received"), ev("other")])).await; // c:1, c:2
+
+    let expect = |pairs: &[(InstanceId, i64)]| {
+        let mut v = pairs.to_vec();
+        v.sort();
+        v
+    };
+    let everything = expect(&[(a, 1), (a, 2), (b, 1), (c, 1), (c, 2)]);
+    assert_eq!(delivered_events(&m.db.pool, all).await, everything);
+    assert_eq!(
+        delivered_events(&m.db.pool, only_a).await,
+        expect(&[(a, 1), (a, 2)])
+    );
+    assert_eq!(
+        delivered_events(&m.db.pool, received).await,
+        expect(&[(a, 1), (c, 1)])
+    );
+    assert_eq!(
+        delivered_events(&m.db.pool, a_and_b_sent).await,
+        expect(&[(a, 2), (b, 1)])
+    );
+    // Paused and suspended accumulate; deleted and foreign get none.
+    assert_eq!(delivered_events(&m.db.pool, paused).await, everything);
+    assert_eq!(delivered_events(&m.db.pool, suspended).await, everything);
+    assert!(delivered_events(&m.db.pool, deleted).await.is_empty());
+    assert!(delivered_events(&m.db.pool, foreign).await.is_empty());
+
+    // Every delivery starts pendiente, no attempts, due now, unleased, live.
+    let rows = sqlx::query(
+        "SELECT d.estado, d.intentos, d.lane, d.lease_until IS NULL AS free,
+                d.proximo_intento <= now() AS due, d.app_id, e.event_id = d.event_id AS same_event
+         FROM deliveries d JOIN events e ON e.instance_id = d.instance_id AND e.seq = d.seq",
+    )
+    .fetch_all(&m.db.pool)
+    .await
+    .unwrap();
+    assert_eq!(rows.len(), 5 + 2 + 2 + 2 + 5 + 5);
+    for r in &rows {
+        assert_eq!(r.get::<String, _>("estado"), "pendiente");
+        assert_eq!(r.get::<i32, _>("intentos"), 0);
+        assert_eq!(r.get::<String, _>("lane"), "live");
+        assert!(
+            r.get::<bool, _>("free") && r.get::<bool, _>("due") && r.get::<bool, _>("same_event")
+        );
+        assert_eq!(r.get::<Uuid, _>("app_id"), *t.app.as_uuid());
+    }
+
+    // One first-attempt job per delivery of an activa subscription, keyed by
+    // instance, none for paused or suspended ones.
+    let out = jobs(&m.db.pool, "deliveries").await;
+    let active: BTreeSet<SubscriptionId> = [all, only_a, received, a_and_b_sent].into();
+    let ids: BTreeSet<Uuid> =
+        sqlx::query_scalar("SELECT id FROM deliveries WHERE subscription_id = ANY ($1)")
+            .bind(active.iter().map(|s| *s.as_uuid()).collect::<Vec<_>>())
+            .fetch_all(&m.db.pool)
+            .await
+            .unwrap()
+            .into_iter()
+            .collect();
+    assert_eq!(out.len(), ids.len());
+    let job_ids: BTreeSet<Uuid> = out.iter().map(|j| *j.job.delivery_id.as_uuid()).collect();
+    assert_eq!(job_ids, ids);
+    for j in &out {
+        assert!(active.contains(&j.job.subscription_id));
+        assert_eq!(j.key, j.job.instance_id.to_string());
+        assert_eq!((j.job.attempt, j.job.lane), (1, Lane::Live));
+        assert!(j.job.due_at <= chrono::Utc::now());
+        assert_eq!(j.headers["delivery_id"], j.job.delivery_id.to_string());
+        assert_eq!(j.headers["seq"], j.job.seq.to_string());
+        assert_eq!(
+            delivery(
+                &m.db.pool,
+                j.job.subscription_id,
+                j.job.instance_id,
+                j.job.seq
+            )
+            .await,
+            j.job.delivery_id
+        );
+    }
+    // Per instance, jobs leave in seq order.
+    for instance in [a, b, c] {
+        let seqs: Vec<i64> = out
+            .iter()
+            .filter(|j| j.job.instance_id == instance)
+            .map(|j| j.job.seq)
+            .collect();
+        assert!(seqs.windows(2).all(|w| w[0] <= w[1]), "{seqs:?}");
+    }
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn a_known_source_id_creates_no_delivery() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(1).await;
+    let a = t.instances[0];
+    let sub = subscribe(&m, &t, json!({})).await;
+    let first = json!({"type": "message.received", "data": {}, "source_id": "wamid.1"});
+    post(&m, &t, a, first.clone()).await;
+    // Again alone, and again inside a batch with a new one and a repeat.
+    post(&m, &t, a, first.clone()).await;
+    let second = json!({"type": "message.received", "data": {}, "source_id": "wamid.2"});
+    post(&m, &t, a, json!([first, second.clone(), second])).await;
+    assert_eq!(delivered_events(&m.db.pool, sub).await, [(a, 1), (a, 2)]);
+    assert_eq!(jobs(&m.db.pool, "deliveries").await.len(), 2);
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn the_library_append_fans_out_in_the_callers_transaction() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(1).await;
+    let a = t.instances[0];
+    let sub = subscribe(&m, &t, json!({})).await;
+    let events = vec![motor_domain::event::EventBatch::parse(&ev("a.b"))
+        .unwrap()
+        .events()[0]
+        .clone()];
+    let mut tx = m.db.pool.begin().await.unwrap();
+    motor_store::ledger::append(&mut tx, a, &events)
+        .await
+        .unwrap();
+    tx.rollback().await.unwrap();
+    assert!(delivered_events(&m.db.pool, sub).await.is_empty());
+    assert!(jobs(&m.db.pool, "deliveries").await.is_empty());
+    let mut tx = m.db.pool.begin().await.unwrap();
+    motor_store::ledger::append(&mut tx, a, &events)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(delivered_events(&m.db.pool, sub).await, [(a, 1)]);
+    assert_eq!(jobs(&m.db.pool, "deliveries").await.len(), 1);
+    m.stop().await;
+}
+
+// ---- GET /v1/deliveries -------------------------------------------------
+
+/// The delivery ids a listing answers, as a set.
+async fn only(m: &TestMotor, token: &str, query: &str) -> BTreeSet<String> {
+    let (status, page) = list(m, token, query).await;
+    assert_eq!(status, StatusCode::OK, "{query}: {page}");
+    ids_of(&page).into_iter().collect()
+}
+
+async fn list(m: &TestMotor, token: &str, query: &str) -> (StatusCode, Value) {
+    call(
+        m,
+        Method::GET,
+        &format!("/v1/deliveries{query}"),
+        token,
+        None,
+    )
+    .await
+}
+
+fn ids_of(page: &Value) -> Vec<String> {
+    page["entregas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["delivery_id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Sets a delivery's state directly (the engine's writes are tested in
+/// `lanes.rs`; here only reading matters).
+async fn set_state(pool: &Pool, id: DeliveryId, estado: &str) {
+    sqlx::query(
+        "UPDATE deliveries SET estado = $2,
+             proximo_intento = CASE WHEN $2 = 'pendiente' THEN proximo_intento END,
+             entregada_en = CASE WHEN $2 = 'entregada' THEN now() END
+         WHERE id = $1",
+    )
+    .bind(id.as_uuid())
+    .bind(estado)
+    .execute(pool)
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn the_list_is_newest_first_with_filters_and_pages() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(2).await;
+    let (a, b) = (t.instances[0], t.instances[1]);
+    let s1 = subscribe(&m, &t, json!({})).await;
+    let s2 = subscribe(&m, &t, json!({"instancias": [b.to_string()]})).await;
+    post(&m, &t, a, ev("t.one")).await; // s1: a1
+    post(&m, &t, b, ev("t.two")).await; // s1: b1, s2: b1
+    post(&m, &t, a, ev("t.three")).await; // s1: a2
+    let a1 = delivery(&m.db.pool, s1, a, 1).await;
+    let b1 = delivery(&m.db.pool, s1, b, 1).await;
+    let b1s2 = delivery(&m.db.pool, s2, b, 1).await;
+    let a2 = delivery(&m.db.pool, s1, a, 2).await;
+    set_state(&m.db.pool, a1, "entregada").await;
+    set_state(&m.db.pool, b1, "fallida").await;
+
+    let (status, page) = list(&m, &t.token, "").await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    // Newest first: a2, then b1's two (same transaction), then a1.
+    let ids = ids_of(&page);
+    assert_eq!(ids.len(), 4);
+    assert_eq!(ids[0], a2.to_string());
+    assert_eq!(
+        BTreeSet::from([ids[1].clone(), ids[2].clone()]),
+        BTreeSet::from([b1.to_string(), b1s2.to_string()])
+    );
+    assert_eq!(ids[3], a1.to_string());
+    assert_eq!(
+        (
+            page["pagina"].clone(),
+            page["por_pagina"].clone(),
+            page["hay_mas"].clone()
+        ),
+        (json!(1), json!(50), json!(false))
+    );
+
+    let set = |ids: &[DeliveryId]| ids.iter().map(|i| i.to_string()).collect::<BTreeSet<_>>();
+    assert_eq!(
+        only(&m, &t.token, "?estado=pendiente").await,
+        set(&[a2, b1s2])
+    );
+    assert_eq!(
+        only(&m, &t.token, "?estado=entregada,fallida").await,
+        set(&[a1, b1])
+    );
+    assert_eq!(only(&m, &t.token, "?estado=fallida").await, set(&[b1]));
+    let q = format!("?suscripcion_id={s2}");
+    let (_, page) = list(&m, &t.token, &q).await;
+    assert_eq!(ids_of(&page), [b1s2.to_string()]);
+    let q = format!("?instancia_id={a}&estado=pendiente");
+    let (_, page) = list(&m, &t.token, &q).await;
+    assert_eq!(ids_of(&page), [a2.to_string()]);
+    let q = format!("?suscripcion_id={}", SubscriptionId::new());
+    assert!(ids_of(&list(&m, &t.token, &q).await.1).is_empty());
+
+    // Pages of 3: 3 then 1; past the end, empty.
+    let (_, p1) = list(&m, &t.token, "?por_pagina=3").await;
+    let (_, p2) = list(&m, &t.token, "?por_pagina=3&pagina=2").await;
+    let (_, p3) = list(&m, &t.token, "?por_pagina=3&pagina=3").await;
+    assert_eq!((ids_of(&p1).len(), p1["hay_mas"].clone()), (3, json!(true)));
+    assert_eq!(
+        (ids_of(&p2).len(), p2["hay_mas"].clone()),
+        (1, json!(false))
+    );
+    assert!(ids_of(&p3).is_empty());
+    assert_eq!([ids_of(&p1), ids_of(&p2)].concat(), ids);
+    let (_, exact) = list(&m, &t.token, "?por_pagina=4").await;
+    assert_eq!(exact["hay_mas"], false);
+
+    // Another app sees none of them.
+    let other = m.tenant(1).await;
+    let (status, page) = list(&m, &other.token, "").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(ids_of(&page).is_empty());
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn bad_filters_name_the_parameter() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(1).await;
+    for (query, campo) in [
+        ("?estado=", "query.estado"),
+        ("?estado=activa", "query.estado"),
+        ("?estado=pendiente,,fallida", "query.estado"),
+        ("?estado=Pendiente", "query.estado"),
+        ("?suscripcion_id=abc", "query.suscripcion_id"),
+        ("?instancia_id=42", "query.instancia_id"),
+        ("?pagina=0", "query.pagina"),
+        ("?pagina=x", "query.pagina"),
+        ("?por_pagina=0", "query.por_pagina"),
+        ("?por_pagina=201", "query.por_pagina"),
+        ("?por_pagina=-5", "query.por_pagina"),
+    ] {
+        let (status, body) = list(&m, &t.token, query).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{query}: {body}");
+        assert_eq!(body["error"]["code"], "validacion", "{query}");
+        assert_eq!(body["error"]["campo"], campo, "{query}");
+    }
+    let (status, body) = list(
+        &m,
+        &t.token,
+        "?por_pagina=200&pagina=1&estado=pendiente,entregada,fallida",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn scopes_and_instance_restrictions() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(2).await;
+    let (a, b) = (t.instances[0], t.instances[1]);
+    let sub = subscribe(&m, &t, json!({})).await;
+    post(&m, &t, a, ev("t.a")).await;
+    post(&m, &t, b, ev("t.b")).await;
+    let da = delivery(&m.db.pool, sub, a, 1).await;
+    let db = delivery(&m.db.pool, sub, b, 1).await;
+
+    // No key, a bad key, a key without events:read.
+    assert_eq!(list(&m, "", "").await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(list(&m, "nope", "").await.0, StatusCode::UNAUTHORIZED);
+    let writer = key(
+        &m.db.pool,
+        t.app,
+        &["events:write", "subscriptions:manage"],
+        &[],
+    )
+    .await;
+    let (status, body) = list(&m, &writer, "").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    let detail = format!("/v1/deliveries/{da}");
+    assert_eq!(
+        call(&m, Method::GET, &detail, &writer, None).await.0,
+        StatusCode::FORBIDDEN
+    );
+    let reader = key(&m.db.pool, t.app, &["events:read"], &[]).await;
+    assert_eq!(ids_of(&list(&m, &reader, "").await.1).len(), 2);
+
+    // A key restricted to instance a sees a's only.
+    let restricted = key(&m.db.pool, t.app, &["events:read"], &[a]).await;
+    let (_, page) = list(&m, &restricted, "").await;
+    assert_eq!(ids_of(&page), [da.to_string()]);
+    let (_, page) = list(&m, &restricted, &format!("?instancia_id={a}")).await;
+    assert_eq!(ids_of(&page), [da.to_string()]);
+    let (status, _) = list(&m, &restricted, &format!("?instancia_id={b}")).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        call(&m, Method::GET, &detail, &restricted, None).await.0,
+        StatusCode::OK
+    );
+    let (status, body) = call(
+        &m,
+        Method::GET,
+        &format!("/v1/deliveries/{db}"),
+        &restricted,
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+
+    // Another app's key, an unknown id, a malformed id: 404.
+    let other = m.tenant(1).await;
+    assert_eq!(
+        call(&m, Method::GET, &detail, &other.token, None).await.0,
+        StatusCode::NOT_FOUND
+    );
+    let unknown = format!("/v1/deliveries/{}", DeliveryId::new());
+    assert_eq!(
+        call(&m, Method::GET, &unknown, &t.token, None).await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        call(&m, Method::GET, "/v1/deliveries/xyz", &t.token, None)
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+    m.stop().await;
+}
