@@ -8,26 +8,22 @@
 //!
 //! The delivery engine's webhook destination should take this sender over.
 
-use std::{
-    net::SocketAddr,
-    sync::Arc,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use axum::{
     extract::{Path, State},
     routing::post,
     Json, Router,
 };
+use motor_destinations::webhook::Webhook;
 use motor_domain::{
-    destination::{canonical_ip, is_blocked_ip, WebhookUrl},
+    destination::WebhookUrl,
     envelope::{Envelope, SCHEMA_VERSION},
     signature::{self, SigningKey},
     subscription::{Estado, SubscriptionId},
     time, EventId, InstanceId, Origin,
 };
 use motor_store::{operator, settings, subscriptions as store};
-use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -39,9 +35,7 @@ use crate::{
     AppState,
 };
 
-pub const USER_AGENT: &str = "motor-whatsapp/webhooks";
-/// Most bytes of a receiver's answer Motor reads (and discards).
-pub const MAX_RESPONSE_BYTES: usize = 4 * 1024;
+pub use motor_destinations::webhook::{MAX_RESPONSE_BYTES, USER_AGENT};
 pub const TEST_EVENT_TYPE: &str = "webhook.test";
 
 /// The outcome of a test request.
@@ -56,125 +50,6 @@ pub struct TestResult {
     /// `null` when `ok`.
     #[schema(example = "http_503")]
     pub error: Option<String>,
-}
-
-/// A name resolved to an address Motor never connects to.
-#[derive(Debug, thiserror::Error)]
-#[error("destino_bloqueado")]
-struct BlockedAddress;
-
-#[derive(Debug, thiserror::Error)]
-#[error("dns")]
-struct DnsFailure;
-
-/// Resolves with the system resolver and refuses the whole answer if any
-/// address is blocked or loopback (a literal loopback IP in the URL never
-/// reaches a resolver; it must be listed literally).
-struct GuardedResolver;
-
-impl Resolve for GuardedResolver {
-    fn resolve(&self, name: Name) -> Resolving {
-        let host = name.as_str().to_owned();
-        Box::pin(async move {
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
-                .await
-                .map_err(|_| Box::new(DnsFailure) as Box<dyn std::error::Error + Send + Sync>)?
-                .collect();
-            if addrs.is_empty() {
-                return Err(Box::new(DnsFailure) as _);
-            }
-            if addrs.iter().any(|a| {
-                let ip = canonical_ip(a.ip());
-                is_blocked_ip(ip) || ip.is_loopback()
-            }) {
-                return Err(Box::new(BlockedAddress) as _);
-            }
-            Ok(Box::new(addrs.into_iter()) as Addrs)
-        })
-    }
-}
-
-/// The sanitised code of a failed request: never a URL or a body. Typed
-/// causes are looked for first, along the whole chain; only then the causes'
-/// messages (never the top one, which carries the URL).
-fn error_code(e: &reqwest::Error) -> &'static str {
-    if e.is_timeout() {
-        return "timeout";
-    }
-    let is_connect = e.is_connect();
-    let chain = || std::iter::successors(std::error::Error::source(e), |err| err.source());
-    for err in chain() {
-        if err.downcast_ref::<BlockedAddress>().is_some() {
-            return "destino_bloqueado";
-        }
-        if err.downcast_ref::<DnsFailure>().is_some() {
-            return "dns";
-        }
-        // An io::Error's source() skips its own payload: unwrap by hand.
-        let mut io = err.downcast_ref::<std::io::Error>();
-        while let Some(e) = io {
-            use std::io::ErrorKind::*;
-            match e.kind() {
-                ConnectionRefused => return "conexion_rechazada",
-                ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof => {
-                    return "conexion_cortada"
-                }
-                TimedOut => return "timeout",
-                // Bytes that are not TLS while connecting: rustls says so
-                // with InvalidData.
-                InvalidData if is_connect => return "tls",
-                _ => {}
-            }
-            io = e
-                .get_ref()
-                .and_then(|inner| inner.downcast_ref::<std::io::Error>());
-        }
-    }
-    for err in chain() {
-        let text = err.to_string().to_ascii_lowercase();
-        if text.contains("certificate") || text.contains("tls") || text.contains("handshake") {
-            return "tls";
-        }
-        if text.contains("connection closed") || text.contains("incomplete message") {
-            return "conexion_cortada";
-        }
-    }
-    "red"
-}
-
-/// Sends one signed request and reads at most 4 KB of the answer.
-async fn send(
-    url: &str,
-    timeout: Duration,
-    headers: &[(&str, String)],
-    body: String,
-) -> Result<u16, &'static str> {
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(timeout)
-        .dns_resolver(Arc::new(GuardedResolver))
-        .user_agent(USER_AGENT)
-        .build()
-        .map_err(|_| "red")?;
-    let mut request = client
-        .post(url)
-        .header("content-type", "application/json")
-        .body(body);
-    for (name, value) in headers {
-        request = request.header(*name, value);
-    }
-    let mut response = request.send().await.map_err(|e| error_code(&e))?;
-    let status = response.status().as_u16();
-    let mut read = 0;
-    while read < MAX_RESPONSE_BYTES {
-        match response.chunk().await {
-            Ok(Some(chunk)) => read += chunk.len(),
-            Ok(None) => break,
-            // The status is what counts; a body cut short changes nothing.
-            Err(_) => break,
-        }
-    }
-    Ok(status)
 }
 
 pub async fn test_subscription(
@@ -283,7 +158,12 @@ pub async fn test_subscription(
     ];
     headers.extend(signed.pairs().map(|(k, v)| (k, v.to_owned())));
     let timeout = Duration::from_secs(config.timeout_segundos.max(1) as u64);
-    Ok(result(send(url.as_str(), timeout, &headers, body).await))
+    let outcome = Webhook::new()
+        .send(url.as_str(), timeout, &headers, body)
+        .await
+        .map(|answer| answer.status)
+        .map_err(|failure| failure.error_code().to_string());
+    Ok(result(outcome.as_ref().map(|s| *s).map_err(String::as_str)))
 }
 
 /// Sends a signed `webhook.test` (not stored in the ledger) and answers how
@@ -308,68 +188,4 @@ pub(crate) async fn post_test(
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/v1/subscriptions/{id}/test", post(post_test))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn names_resolving_to_loopback_are_refused() {
-        let err = GuardedResolver
-            .resolve("localhost".parse().unwrap())
-            .await
-            .err()
-            .expect("localhost resolves to loopback");
-        assert!(err.downcast_ref::<BlockedAddress>().is_some(), "{err}");
-    }
-
-    #[tokio::test]
-    async fn a_refused_connection_is_named() {
-        // A port nobody listens on: bind one, then free it.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let outcome = send(
-            &format!("http://127.0.0.1:{port}/"),
-            Duration::from_secs(5),
-            &[],
-            "{}".into(),
-        )
-        .await;
-        assert_eq!(outcome, Err("conexion_rechazada"));
-        // A URL that happens to say "tls" is still a refused connection.
-        let outcome = send(
-            &format!("http://127.0.0.1:{port}/tls-certificate-handshake"),
-            Duration::from_secs(5),
-            &[],
-            "{}".into(),
-        )
-        .await;
-        assert_eq!(outcome, Err("conexion_rechazada"));
-    }
-
-    #[tokio::test]
-    async fn a_plain_http_server_spoken_to_in_tls_is_a_tls_error() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        tokio::spawn(async move {
-            use tokio::io::AsyncWriteExt;
-            while let Ok((mut socket, _)) = listener.accept().await {
-                let _ = socket
-                    .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
-                    .await;
-            }
-        });
-        let outcome = send(
-            &format!("https://127.0.0.1:{port}/"),
-            Duration::from_secs(5),
-            &[],
-            "{}".into(),
-        )
-        .await;
-        assert_eq!(outcome, Err("tls"));
-    }
 }
