@@ -1,9 +1,12 @@
 //! Deliveries: the fan-out in the ingest transaction (which subscriptions,
-//! which jobs), and `GET /v1/deliveries` (filters, pages, scopes,
-//! restrictions, the detail's shape). Claims, attempts, lanes and the
-//! sweeper are in `deliveries/lanes.rs`.
+//! which jobs) here, with the helpers the other files share; claims and
+//! lanes in `lanes.rs`, each decision in `outcomes.rs`, reactivation and the
+//! sweeper in `sweep.rs`, the read API in `api.rs`.
 
+mod api;
 mod lanes;
+mod outcomes;
+mod sweep;
 
 use std::collections::BTreeSet;
 
@@ -21,7 +24,7 @@ use uuid::Uuid;
 
 use crate::{
     subscriptions::{call, create_ok},
-    util::{key, Tenant, TestMotor},
+    util::{Tenant, TestMotor},
 };
 
 /// Posts events (one object or an array) to an instance; expects 200/201.
@@ -314,233 +317,5 @@ async fn the_library_append_fans_out_in_the_callers_transaction() {
     tx.commit().await.unwrap();
     assert_eq!(delivered_events(&m.db.pool, sub).await, [(a, 1)]);
     assert_eq!(jobs(&m.db.pool, "deliveries").await.len(), 1);
-    m.stop().await;
-}
-
-// ---- GET /v1/deliveries -------------------------------------------------
-
-/// The delivery ids a listing answers, as a set.
-async fn only(m: &TestMotor, token: &str, query: &str) -> BTreeSet<String> {
-    let (status, page) = list(m, token, query).await;
-    assert_eq!(status, StatusCode::OK, "{query}: {page}");
-    ids_of(&page).into_iter().collect()
-}
-
-async fn list(m: &TestMotor, token: &str, query: &str) -> (StatusCode, Value) {
-    call(
-        m,
-        Method::GET,
-        &format!("/v1/deliveries{query}"),
-        token,
-        None,
-    )
-    .await
-}
-
-fn ids_of(page: &Value) -> Vec<String> {
-    page["entregas"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["delivery_id"].as_str().unwrap().to_owned())
-        .collect()
-}
-
-/// Sets a delivery's state directly (the engine's writes are tested in
-/// `lanes.rs`; here only reading matters).
-async fn set_state(pool: &Pool, id: DeliveryId, estado: &str) {
-    sqlx::query(
-        "UPDATE deliveries SET estado = $2,
-             proximo_intento = CASE WHEN $2 = 'pendiente' THEN proximo_intento END,
-             entregada_en = CASE WHEN $2 = 'entregada' THEN now() END
-         WHERE id = $1",
-    )
-    .bind(id.as_uuid())
-    .bind(estado)
-    .execute(pool)
-    .await
-    .unwrap();
-}
-
-#[tokio::test]
-async fn the_list_is_newest_first_with_filters_and_pages() {
-    let m = TestMotor::start(&[Role::Api]).await;
-    let t = m.tenant(2).await;
-    let (a, b) = (t.instances[0], t.instances[1]);
-    let s1 = subscribe(&m, &t, json!({})).await;
-    let s2 = subscribe(&m, &t, json!({"instancias": [b.to_string()]})).await;
-    post(&m, &t, a, ev("t.one")).await; // s1: a1
-    post(&m, &t, b, ev("t.two")).await; // s1: b1, s2: b1
-    post(&m, &t, a, ev("t.three")).await; // s1: a2
-    let a1 = delivery(&m.db.pool, s1, a, 1).await;
-    let b1 = delivery(&m.db.pool, s1, b, 1).await;
-    let b1s2 = delivery(&m.db.pool, s2, b, 1).await;
-    let a2 = delivery(&m.db.pool, s1, a, 2).await;
-    set_state(&m.db.pool, a1, "entregada").await;
-    set_state(&m.db.pool, b1, "fallida").await;
-
-    let (status, page) = list(&m, &t.token, "").await;
-    assert_eq!(status, StatusCode::OK, "{page}");
-    // Newest first: a2, then b1's two (same transaction), then a1.
-    let ids = ids_of(&page);
-    assert_eq!(ids.len(), 4);
-    assert_eq!(ids[0], a2.to_string());
-    assert_eq!(
-        BTreeSet::from([ids[1].clone(), ids[2].clone()]),
-        BTreeSet::from([b1.to_string(), b1s2.to_string()])
-    );
-    assert_eq!(ids[3], a1.to_string());
-    assert_eq!(
-        (
-            page["pagina"].clone(),
-            page["por_pagina"].clone(),
-            page["hay_mas"].clone()
-        ),
-        (json!(1), json!(50), json!(false))
-    );
-
-    let set = |ids: &[DeliveryId]| ids.iter().map(|i| i.to_string()).collect::<BTreeSet<_>>();
-    assert_eq!(
-        only(&m, &t.token, "?estado=pendiente").await,
-        set(&[a2, b1s2])
-    );
-    assert_eq!(
-        only(&m, &t.token, "?estado=entregada,fallida").await,
-        set(&[a1, b1])
-    );
-    assert_eq!(only(&m, &t.token, "?estado=fallida").await, set(&[b1]));
-    let q = format!("?suscripcion_id={s2}");
-    let (_, page) = list(&m, &t.token, &q).await;
-    assert_eq!(ids_of(&page), [b1s2.to_string()]);
-    let q = format!("?instancia_id={a}&estado=pendiente");
-    let (_, page) = list(&m, &t.token, &q).await;
-    assert_eq!(ids_of(&page), [a2.to_string()]);
-    let q = format!("?suscripcion_id={}", SubscriptionId::new());
-    assert!(ids_of(&list(&m, &t.token, &q).await.1).is_empty());
-
-    // Pages of 3: 3 then 1; past the end, empty.
-    let (_, p1) = list(&m, &t.token, "?por_pagina=3").await;
-    let (_, p2) = list(&m, &t.token, "?por_pagina=3&pagina=2").await;
-    let (_, p3) = list(&m, &t.token, "?por_pagina=3&pagina=3").await;
-    assert_eq!((ids_of(&p1).len(), p1["hay_mas"].clone()), (3, json!(true)));
-    assert_eq!(
-        (ids_of(&p2).len(), p2["hay_mas"].clone()),
-        (1, json!(false))
-    );
-    assert!(ids_of(&p3).is_empty());
-    assert_eq!([ids_of(&p1), ids_of(&p2)].concat(), ids);
-    let (_, exact) = list(&m, &t.token, "?por_pagina=4").await;
-    assert_eq!(exact["hay_mas"], false);
-
-    // Another app sees none of them.
-    let other = m.tenant(1).await;
-    let (status, page) = list(&m, &other.token, "").await;
-    assert_eq!(status, StatusCode::OK);
-    assert!(ids_of(&page).is_empty());
-    m.stop().await;
-}
-
-#[tokio::test]
-async fn bad_filters_name_the_parameter() {
-    let m = TestMotor::start(&[Role::Api]).await;
-    let t = m.tenant(1).await;
-    for (query, campo) in [
-        ("?estado=", "query.estado"),
-        ("?estado=activa", "query.estado"),
-        ("?estado=pendiente,,fallida", "query.estado"),
-        ("?estado=Pendiente", "query.estado"),
-        ("?suscripcion_id=abc", "query.suscripcion_id"),
-        ("?instancia_id=42", "query.instancia_id"),
-        ("?pagina=0", "query.pagina"),
-        ("?pagina=x", "query.pagina"),
-        ("?por_pagina=0", "query.por_pagina"),
-        ("?por_pagina=201", "query.por_pagina"),
-        ("?por_pagina=-5", "query.por_pagina"),
-    ] {
-        let (status, body) = list(&m, &t.token, query).await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{query}: {body}");
-        assert_eq!(body["error"]["code"], "validacion", "{query}");
-        assert_eq!(body["error"]["campo"], campo, "{query}");
-    }
-    let (status, body) = list(
-        &m,
-        &t.token,
-        "?por_pagina=200&pagina=1&estado=pendiente,entregada,fallida",
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    m.stop().await;
-}
-
-#[tokio::test]
-async fn scopes_and_instance_restrictions() {
-    let m = TestMotor::start(&[Role::Api]).await;
-    let t = m.tenant(2).await;
-    let (a, b) = (t.instances[0], t.instances[1]);
-    let sub = subscribe(&m, &t, json!({})).await;
-    post(&m, &t, a, ev("t.a")).await;
-    post(&m, &t, b, ev("t.b")).await;
-    let da = delivery(&m.db.pool, sub, a, 1).await;
-    let db = delivery(&m.db.pool, sub, b, 1).await;
-
-    // No key, a bad key, a key without events:read.
-    assert_eq!(list(&m, "", "").await.0, StatusCode::UNAUTHORIZED);
-    assert_eq!(list(&m, "nope", "").await.0, StatusCode::UNAUTHORIZED);
-    let writer = key(
-        &m.db.pool,
-        t.app,
-        &["events:write", "subscriptions:manage"],
-        &[],
-    )
-    .await;
-    let (status, body) = list(&m, &writer, "").await;
-    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
-    let detail = format!("/v1/deliveries/{da}");
-    assert_eq!(
-        call(&m, Method::GET, &detail, &writer, None).await.0,
-        StatusCode::FORBIDDEN
-    );
-    let reader = key(&m.db.pool, t.app, &["events:read"], &[]).await;
-    assert_eq!(ids_of(&list(&m, &reader, "").await.1).len(), 2);
-
-    // A key restricted to instance a sees a's only.
-    let restricted = key(&m.db.pool, t.app, &["events:read"], &[a]).await;
-    let (_, page) = list(&m, &restricted, "").await;
-    assert_eq!(ids_of(&page), [da.to_string()]);
-    let (_, page) = list(&m, &restricted, &format!("?instancia_id={a}")).await;
-    assert_eq!(ids_of(&page), [da.to_string()]);
-    let (status, _) = list(&m, &restricted, &format!("?instancia_id={b}")).await;
-    assert_eq!(status, StatusCode::FORBIDDEN);
-    assert_eq!(
-        call(&m, Method::GET, &detail, &restricted, None).await.0,
-        StatusCode::OK
-    );
-    let (status, body) = call(
-        &m,
-        Method::GET,
-        &format!("/v1/deliveries/{db}"),
-        &restricted,
-        None,
-    )
-    .await;
-    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
-
-    // Another app's key, an unknown id, a malformed id: 404.
-    let other = m.tenant(1).await;
-    assert_eq!(
-        call(&m, Method::GET, &detail, &other.token, None).await.0,
-        StatusCode::NOT_FOUND
-    );
-    let unknown = format!("/v1/deliveries/{}", DeliveryId::new());
-    assert_eq!(
-        call(&m, Method::GET, &unknown, &t.token, None).await.0,
-        StatusCode::NOT_FOUND
-    );
-    assert_eq!(
-        call(&m, Method::GET, "/v1/deliveries/xyz", &t.token, None)
-            .await
-            .0,
-        StatusCode::NOT_FOUND
-    );
     m.stop().await;
 }

@@ -1,0 +1,148 @@
+//! Bringing lanes back: reactivation releases every lane's head, and the
+//! sweeper finds expired leases and lost wake-ups without touching fresh or
+//! parked deliveries.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use motor::serve::Role;
+use motor_domain::InstanceId;
+use motor_store::deliveries::{
+    claim, due_lane_heads, release_lane_heads, requeue, Claim, Recorded,
+};
+use serde_json::json;
+use sqlx::Row;
+
+use super::{
+    clear_outbox, delivery, jobs,
+    lanes::{claim_ok, events, finish, jobs_for, row, setup},
+    set_estado, subscribe,
+};
+use crate::util::TestMotor;
+
+#[tokio::test]
+async fn reactivation_releases_the_head_of_every_lane() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(2).await;
+    let (a, b) = (t.instances[0], t.instances[1]);
+    let ordered = subscribe(&m, &t, json!({})).await;
+    let unordered = subscribe(&m, &t, json!({"ordenado": false})).await;
+    set_estado(&m, &t, ordered, "pausada").await;
+    set_estado(&m, &t, unordered, "pausada").await;
+    events(&m, &t, a, 3).await;
+    events(&m, &t, b, 2).await;
+    assert!(jobs(&m.db.pool, "deliveries").await.is_empty());
+    let mut conn = m.db.pool.acquire().await.unwrap();
+    // Still paused: nothing to release.
+    assert!(release_lane_heads(&mut conn, ordered)
+        .await
+        .unwrap()
+        .is_empty());
+
+    set_estado(&m, &t, ordered, "activa").await;
+    set_estado(&m, &t, unordered, "activa").await;
+    let heads = release_lane_heads(&mut conn, ordered).await.unwrap();
+    let mut got: Vec<(InstanceId, i64, u32)> = heads
+        .iter()
+        .map(|j| (j.instance_id, j.seq, j.attempt))
+        .collect();
+    got.sort();
+    let mut want = vec![(a, 1, 1), (b, 1, 1)];
+    want.sort();
+    assert_eq!(got, want);
+    // Unordered: every open delivery is its own head.
+    let all = release_lane_heads(&mut conn, unordered).await.unwrap();
+    assert_eq!(all.len(), 5);
+    assert_eq!(jobs(&m.db.pool, "deliveries").await.len(), 7);
+    // A head in flight (leased) is not released again.
+    clear_outbox(&m.db.pool).await;
+    claim_ok(&m.db.pool, delivery(&m.db.pool, ordered, a, 1).await, 1).await;
+    let heads = release_lane_heads(&mut conn, ordered).await.unwrap();
+    assert_eq!(
+        heads
+            .iter()
+            .map(|j| (j.instance_id, j.seq))
+            .collect::<Vec<_>>(),
+        [(b, 1)]
+    );
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn the_sweeper_finds_expired_leases_and_lost_wake_ups() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let (t, sub) = setup(&m, 2, true).await;
+    let (a, b) = (t.instances[0], t.instances[1]);
+    events(&m, &t, a, 2).await;
+    events(&m, &t, b, 1).await;
+    let (a1, a2) = (
+        delivery(&m.db.pool, sub, a, 1).await,
+        delivery(&m.db.pool, sub, a, 2).await,
+    );
+    let b1 = delivery(&m.db.pool, sub, b, 1).await;
+    let pool = &m.db.pool;
+    let stale = Duration::from_secs(30);
+
+    // Fresh deliveries have live jobs: not swept. Once stale, only heads are.
+    assert!(due_lane_heads(pool, stale, 100).await.unwrap().is_empty());
+    let mut heads = due_lane_heads(pool, Duration::ZERO, 100).await.unwrap();
+    heads.sort();
+    let mut want = vec![a1, b1];
+    want.sort();
+    assert_eq!(heads, want);
+
+    // An attempt whose process died: its lease runs out, then it is swept
+    // at once (the lease was its grace).
+    let c = match claim(pool, a1, 1, Duration::from_millis(20)).await.unwrap() {
+        Claim::Claimed(c) => c,
+        other => panic!("{other:?}"),
+    };
+    assert!(due_lane_heads(pool, Duration::ZERO, 100).await.unwrap() == [b1]);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(due_lane_heads(pool, stale, 100).await.unwrap(), [a1]);
+    clear_outbox(pool).await;
+    let out = requeue(pool, &[a1]).await.unwrap();
+    assert_eq!((out.len(), out[0].delivery_id, out[0].attempt), (1, a1, 1));
+    assert_eq!(jobs_for(pool, "deliveries", a1).await.len(), 1);
+    // The dead attempt can no longer record; the new job claims it.
+    let c2 = claim_ok(pool, a1, 1).await;
+    assert!(due_lane_heads(pool, Duration::ZERO, 100).await.unwrap() == [b1]);
+    assert!(matches!(
+        finish(pool, &c2, 200).await,
+        Recorded::Done { .. }
+    ));
+    assert_eq!(finish(pool, &c, 200).await, Recorded::Stale);
+
+    // A lost wake-up: seq 2 was parked but its release never came (say the
+    // head's finish raced the park). Once stale it is swept, and a requeue
+    // holds it off the sweep while its job travels.
+    sqlx::query("UPDATE deliveries SET proximo_intento = now() - interval '5 minutes', parked_at = now() WHERE id = $1")
+        .bind(a2.as_uuid())
+        .execute(pool)
+        .await
+        .unwrap();
+    assert_eq!(due_lane_heads(pool, stale, 100).await.unwrap(), [a2]);
+    let out = requeue(pool, &[a2, b1]).await.unwrap();
+    assert_eq!(out.len(), 2); // b1 is due too (requeue checks state, not staleness)
+    assert!(due_lane_heads(pool, stale, 100).await.unwrap().is_empty());
+    let r = row(pool, a2).await;
+    assert!(r
+        .get::<Option<chrono::DateTime<Utc>>, _>("parked_at")
+        .is_none());
+
+    // Requeue re-checks: a delivered or paused delivery is not requeued.
+    let cb = claim_ok(pool, b1, 1).await;
+    finish(pool, &cb, 200).await;
+    assert!(requeue(pool, &[b1]).await.unwrap().is_empty());
+    set_estado(&m, &t, sub, "pausada").await;
+    sqlx::query(
+        "UPDATE deliveries SET proximo_intento = now() - interval '5 minutes'
+         WHERE estado = 'pendiente'",
+    )
+    .execute(pool)
+    .await
+    .unwrap();
+    assert!(due_lane_heads(pool, stale, 100).await.unwrap().is_empty());
+    assert!(requeue(pool, &[a2]).await.unwrap().is_empty());
+    m.stop().await;
+}
