@@ -59,8 +59,10 @@ pub enum Skip {
     Stale,
     /// Another attempt holds it until then (never two at once).
     Leased(Timestamp),
-    /// Its next attempt is not due before then (a job that came early; the
-    /// job written with that due time will come).
+    /// Its next attempt is not due before then, by Postgres's clock. A job
+    /// for an earlier attempt time is stale (the job written with this due
+    /// time will come); a job whose own `due_at` this is means the clocks
+    /// disagree: hold it until then and claim again rather than drop it.
     NotDue(Timestamp),
     /// Its subscription is not `activa`; reactivation releases it.
     Inactive(SubscriptionEstado),
