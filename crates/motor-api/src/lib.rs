@@ -14,6 +14,7 @@ pub mod health;
 pub mod metrics;
 pub mod openapi;
 pub mod probe;
+pub mod replays;
 pub mod settings;
 pub mod subscription_rules;
 pub mod subscriptions;
@@ -54,6 +55,7 @@ pub fn router(state: AppState) -> Router {
         .merge(subscriptions::router())
         .merge(probe::router())
         .merge(admin_subscriptions::router())
+        .merge(replays::router())
         .merge(settings::router())
         .merge(openapi::router())
         .fallback(|| async { ApiError::NotFound("route") })

@@ -13,6 +13,7 @@ pub mod ids;
 pub mod ledger;
 pub mod operator;
 pub mod principal;
+pub mod replay;
 pub mod scope;
 pub mod seal;
 pub mod secret;

@@ -9,6 +9,7 @@ pub mod idempotency;
 pub mod ledger;
 pub mod operator;
 pub mod outbox;
+pub mod replays;
 pub mod settings;
 pub mod subscriptions;
 

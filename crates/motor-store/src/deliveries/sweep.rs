@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use motor_domain::{
-    delivery::{DeliveryId, DeliveryJob},
+    delivery::{DeliveryId, DeliveryJob, Lane},
     subscription::SubscriptionId,
 };
 use sqlx::{PgConnection, PgExecutor};
@@ -28,16 +28,39 @@ pub async fn release_lane_heads(
     conn: &mut PgConnection,
     subscription: SubscriptionId,
 ) -> Result<Vec<DeliveryJob>> {
+    release(conn, subscription, None).await
+}
+
+/// [`release_lane_heads`] for one lane only (every instance's part of it):
+/// a replay calls it in the transaction that creates the replay's
+/// deliveries, so an ordered replay gets one job per instance (its head)
+/// and the rest follow as the heads finish; a subscription that is not
+/// `activa` gets none (reactivation releases them).
+pub async fn release_lane(
+    conn: &mut PgConnection,
+    subscription: SubscriptionId,
+    lane: Lane,
+) -> Result<Vec<DeliveryJob>> {
+    release(conn, subscription, Some(lane)).await
+}
+
+async fn release(
+    conn: &mut PgConnection,
+    subscription: SubscriptionId,
+    lane: Option<Lane>,
+) -> Result<Vec<DeliveryJob>> {
     let rows = sqlx::query(&format!(
         "UPDATE deliveries d SET parked_at = NULL, actualizada_en = now()
          FROM subscriptions s
          WHERE d.subscription_id = $1 AND s.id = d.subscription_id AND s.estado = 'activa'
+           AND ($2::text IS NULL OR d.lane = $2)
            AND d.estado = 'pendiente'
            AND (d.lease_until IS NULL OR d.lease_until <= now())
            AND (NOT s.ordenado OR {LANE_IS_FREE})
          RETURNING {JOB_COLUMNS}"
     ))
     .bind(subscription.as_uuid())
+    .bind(lane.map(|l| l.to_string()))
     .fetch_all(&mut *conn)
     .await?;
     let mut jobs: Vec<DeliveryJob> = rows.iter().map(next_job).collect();

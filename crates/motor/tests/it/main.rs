@@ -10,6 +10,7 @@ mod ledger;
 mod openapi;
 mod probe;
 mod relay;
+mod replays;
 mod secrets;
 mod settings;
 mod subscription_access;

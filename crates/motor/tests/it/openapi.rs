@@ -81,6 +81,7 @@ fn the_document_is_openapi_3_1_and_names_every_route() {
         "DELETE /v1/subscriptions/{id}",
         "POST /v1/subscriptions/{id}/rotate",
         "POST /v1/subscriptions/{id}/test",
+        "POST /v1/subscriptions/{id}/replays",
         "GET /v1/admin/settings",
         "PATCH /v1/admin/settings",
         "GET /v1/admin/alerts",
@@ -103,6 +104,7 @@ fn the_document_is_openapi_3_1_and_names_every_route() {
         "DELETE /v1/admin/apps/{id}/subscriptions/{sid}",
         "POST /v1/admin/apps/{id}/subscriptions/{sid}/rotate",
         "POST /v1/admin/apps/{id}/subscriptions/{sid}/test",
+        "POST /v1/admin/apps/{id}/subscriptions/{sid}/replays",
     ]
     .into_iter()
     .map(String::from)
@@ -276,6 +278,22 @@ async fn documented_shapes_are_the_answered_shapes() {
     assert_matches(&doc, "TestResult", &tested);
     let (_, list) = call(&m, Method::GET, "/v1/subscriptions", token, None).await;
     assert_matches(&doc, "SubscriptionList", &list);
+    let replay = m
+        .http
+        .post(m.url(&format!(
+            "/v1/admin/apps/{app_id}/subscriptions/{}/replays",
+            created["suscripcion"]["id"].as_str().unwrap()
+        )))
+        .bearer_auth(ADMIN_TOKEN)
+        .header("Idempotency-Key", "k")
+        .json(
+            &json!({"instancia_id": instance["id"], "desde_seq": 1, "hasta_seq": 1, "motivo": "m"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(replay.status(), StatusCode::ACCEPTED);
+    assert_matches(&doc, "Replay", &replay.json().await.unwrap());
     let (_, settings) = call(&m, Method::GET, "/v1/admin/settings", ADMIN_TOKEN, None).await;
     assert_matches(&doc, "Settings", &settings);
     let (_, error) = call(

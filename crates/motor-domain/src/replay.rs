@@ -1,0 +1,338 @@
+//! Replay requests (`POST /v1/subscriptions/{id}/replays`): which events
+//! already in the ledger to send again to one subscription, and why. This
+//! module decides whether a request is acceptable (the limits of the
+//! contract); the store turns an accepted one into new deliveries in the
+//! replay's own lane.
+
+use serde::Serialize;
+
+use crate::{
+    error::FieldError,
+    ids::{EventId, InstanceId},
+};
+
+/// Most events one range may span (`hasta_seq - desde_seq + 1`).
+pub const MAX_RANGE_EVENTS: i64 = 10_000;
+/// Most `event_ids` in one request.
+pub const MAX_EVENT_IDS: usize = 500;
+/// Longest `motivo`, in characters.
+pub const MAX_MOTIVO_CHARS: usize = 300;
+/// Longest `Idempotency-Key`, in characters.
+pub const MAX_IDEMPOTENCY_KEY_CHARS: usize = 200;
+
+/// Which events a replay sends again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Selection {
+    /// `desde_seq..=hasta_seq` of one instance's ledger.
+    Range {
+        instancia_id: InstanceId,
+        desde_seq: i64,
+        hasta_seq: i64,
+    },
+    /// These events, repeats dropped, in the order first given.
+    Events(Vec<EventId>),
+}
+
+/// An accepted replay request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReplayRequest {
+    pub selection: Selection,
+    /// 1–300 characters after trimming; kept for the audit.
+    pub motivo: String,
+}
+
+/// The request's fields as they arrived (absent = `None`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RawReplay<'a> {
+    pub instancia_id: Option<&'a str>,
+    pub desde_seq: Option<i64>,
+    pub hasta_seq: Option<i64>,
+    pub event_ids: Option<&'a [String]>,
+    pub motivo: &'a str,
+}
+
+impl ReplayRequest {
+    /// Either a range (`instancia_id` + `desde_seq` + `hasta_seq`, at most
+    /// [`MAX_RANGE_EVENTS`], `desde_seq <= hasta_seq`) or `event_ids` (1 to
+    /// [`MAX_EVENT_IDS`]), never both; `motivo` 1–300 characters. Each
+    /// failure names its field (`body.event_ids` when both forms are sent,
+    /// `body` when neither is).
+    pub fn parse(raw: RawReplay<'_>) -> Result<Self, FieldError> {
+        let motivo = raw.motivo.trim();
+        let chars = motivo.chars().count();
+        if chars == 0 || chars > MAX_MOTIVO_CHARS {
+            return Err(FieldError::invalid(
+                "body.motivo",
+                format!("must be 1 to {MAX_MOTIVO_CHARS} characters"),
+            ));
+        }
+        let ranged =
+            raw.instancia_id.is_some() || raw.desde_seq.is_some() || raw.hasta_seq.is_some();
+        let selection =
+            match (raw.event_ids, ranged) {
+                (Some(_), true) => return Err(FieldError::invalid(
+                    "body.event_ids",
+                    "send either event_ids or instancia_id with desde_seq and hasta_seq, not both",
+                )),
+                (None, false) => {
+                    return Err(FieldError::invalid(
+                        "body",
+                        "send event_ids, or instancia_id with desde_seq and hasta_seq",
+                    ))
+                }
+                (Some(ids), false) => Selection::Events(parse_event_ids(ids)?),
+                (None, true) => parse_range(raw.instancia_id, raw.desde_seq, raw.hasta_seq)?,
+            };
+        Ok(Self {
+            selection,
+            motivo: motivo.to_owned(),
+        })
+    }
+
+    /// A canonical text of the request for one subscription: equal for
+    /// requests that mean the same replay (so an `Idempotency-Key` can tell
+    /// a repeat from another request), whatever the JSON's key order.
+    pub fn canonical(&self, subscription: impl std::fmt::Display) -> String {
+        let body = serde_json::to_string(self).expect("a replay request serialises");
+        format!("{subscription}\n{body}")
+    }
+}
+
+fn parse_event_ids(raw: &[String]) -> Result<Vec<EventId>, FieldError> {
+    if raw.is_empty() || raw.len() > MAX_EVENT_IDS {
+        return Err(FieldError::invalid(
+            "body.event_ids",
+            format!(
+                "must hold 1 to {MAX_EVENT_IDS} event ids, got {}",
+                raw.len()
+            ),
+        ));
+    }
+    let mut out: Vec<EventId> = Vec::with_capacity(raw.len());
+    for (i, s) in raw.iter().enumerate() {
+        let id: EventId = s.trim().parse().map_err(|_| {
+            FieldError::invalid(format!("body.event_ids[{i}]"), "must be an event id")
+        })?;
+        if !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    Ok(out)
+}
+
+fn parse_range(
+    instancia_id: Option<&str>,
+    desde_seq: Option<i64>,
+    hasta_seq: Option<i64>,
+) -> Result<Selection, FieldError> {
+    let required = |campo: &str| {
+        FieldError::invalid(
+            format!("body.{campo}"),
+            "is required with instancia_id, desde_seq and hasta_seq",
+        )
+    };
+    let instancia_id: InstanceId = instancia_id
+        .ok_or_else(|| required("instancia_id"))?
+        .trim()
+        .parse()
+        .map_err(|_| FieldError::invalid("body.instancia_id", "must be an instance id"))?;
+    let desde_seq = desde_seq.ok_or_else(|| required("desde_seq"))?;
+    let hasta_seq = hasta_seq.ok_or_else(|| required("hasta_seq"))?;
+    if desde_seq < 1 {
+        return Err(FieldError::invalid("body.desde_seq", "must be at least 1"));
+    }
+    if hasta_seq < desde_seq {
+        return Err(FieldError::invalid(
+            "body.hasta_seq",
+            "must not be lower than desde_seq",
+        ));
+    }
+    // Both are >= 1, so the difference cannot overflow.
+    if hasta_seq - desde_seq >= MAX_RANGE_EVENTS {
+        return Err(FieldError::invalid(
+            "body.hasta_seq",
+            format!("a range spans at most {MAX_RANGE_EVENTS} events"),
+        ));
+    }
+    Ok(Selection::Range {
+        instancia_id,
+        desde_seq,
+        hasta_seq,
+    })
+}
+
+/// The `Idempotency-Key` header: required, 1–200 characters.
+pub fn parse_idempotency_key(raw: Option<&str>) -> Result<String, FieldError> {
+    let campo = "header.Idempotency-Key";
+    let key = raw.ok_or_else(|| FieldError::invalid(campo, "is required"))?;
+    let chars = key.chars().count();
+    if chars == 0 || chars > MAX_IDEMPOTENCY_KEY_CHARS {
+        return Err(FieldError::invalid(
+            campo,
+            format!("must be 1 to {MAX_IDEMPOTENCY_KEY_CHARS} characters"),
+        ));
+    }
+    Ok(key.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INSTANCE: &str = "8a1d2c3e-0000-4000-8000-0000000000a1";
+
+    fn range(desde: i64, hasta: i64) -> Result<ReplayRequest, FieldError> {
+        ReplayRequest::parse(RawReplay {
+            instancia_id: Some(INSTANCE),
+            desde_seq: Some(desde),
+            hasta_seq: Some(hasta),
+            motivo: "caída",
+            ..RawReplay::default()
+        })
+    }
+
+    fn ids(n: usize) -> Vec<String> {
+        (0..n).map(|_| EventId::new().to_string()).collect()
+    }
+
+    fn campo(r: Result<ReplayRequest, FieldError>) -> String {
+        r.unwrap_err().campo
+    }
+
+    #[test]
+    fn a_range_spans_at_most_ten_thousand_events() {
+        assert!(range(1, 10_000).is_ok());
+        assert!(range(5, 5).is_ok());
+        assert!(range(i64::MAX - 9_999, i64::MAX).is_ok());
+        assert_eq!(campo(range(1, 10_001)), "body.hasta_seq");
+        assert_eq!(campo(range(1, i64::MAX)), "body.hasta_seq");
+        assert_eq!(campo(range(6, 5)), "body.hasta_seq");
+        assert_eq!(campo(range(0, 5)), "body.desde_seq");
+        assert_eq!(campo(range(i64::MIN, 5)), "body.desde_seq");
+    }
+
+    #[test]
+    fn a_range_needs_all_three_fields() {
+        let only_instance = RawReplay {
+            instancia_id: Some(INSTANCE),
+            motivo: "m",
+            ..RawReplay::default()
+        };
+        assert_eq!(campo(ReplayRequest::parse(only_instance)), "body.desde_seq");
+        let no_instance = RawReplay {
+            desde_seq: Some(1),
+            hasta_seq: Some(2),
+            motivo: "m",
+            ..RawReplay::default()
+        };
+        assert_eq!(
+            campo(ReplayRequest::parse(no_instance)),
+            "body.instancia_id"
+        );
+        let bad = RawReplay {
+            instancia_id: Some("nope"),
+            desde_seq: Some(1),
+            hasta_seq: Some(2),
+            motivo: "m",
+            ..RawReplay::default()
+        };
+        assert_eq!(campo(ReplayRequest::parse(bad)), "body.instancia_id");
+    }
+
+    #[test]
+    fn event_ids_are_one_to_five_hundred() {
+        let parse = |list: &[String]| {
+            ReplayRequest::parse(RawReplay {
+                event_ids: Some(list),
+                motivo: "m",
+                ..RawReplay::default()
+            })
+        };
+        assert!(parse(&ids(500)).is_ok());
+        assert!(parse(&ids(1)).is_ok());
+        assert_eq!(campo(parse(&ids(501))), "body.event_ids");
+        assert_eq!(campo(parse(&[])), "body.event_ids");
+        let mut bad = ids(3);
+        bad[2] = "x".into();
+        assert_eq!(campo(parse(&bad)), "body.event_ids[2]");
+        let one = ids(1);
+        let twice = [one[0].clone(), one[0].clone()];
+        let Selection::Events(got) = parse(&twice).unwrap().selection else {
+            panic!("events")
+        };
+        assert_eq!(got.len(), 1);
+    }
+
+    #[test]
+    fn both_forms_or_neither_are_refused() {
+        let list = ids(1);
+        let both = RawReplay {
+            instancia_id: Some(INSTANCE),
+            desde_seq: Some(1),
+            hasta_seq: Some(2),
+            event_ids: Some(&list),
+            motivo: "m",
+        };
+        assert_eq!(campo(ReplayRequest::parse(both)), "body.event_ids");
+        let half = RawReplay {
+            desde_seq: Some(1),
+            event_ids: Some(&list),
+            motivo: "m",
+            ..RawReplay::default()
+        };
+        assert_eq!(campo(ReplayRequest::parse(half)), "body.event_ids");
+        let neither = RawReplay {
+            motivo: "m",
+            ..RawReplay::default()
+        };
+        assert_eq!(campo(ReplayRequest::parse(neither)), "body");
+    }
+
+    #[test]
+    fn motivo_is_one_to_three_hundred_characters() {
+        let with = |motivo: &str| {
+            ReplayRequest::parse(RawReplay {
+                instancia_id: Some(INSTANCE),
+                desde_seq: Some(1),
+                hasta_seq: Some(1),
+                motivo,
+                ..RawReplay::default()
+            })
+        };
+        assert!(with("a").is_ok());
+        assert!(with(&"ñ".repeat(300)).is_ok());
+        assert_eq!(campo(with(&"ñ".repeat(301))), "body.motivo");
+        assert_eq!(campo(with("")), "body.motivo");
+        assert_eq!(campo(with("   ")), "body.motivo");
+        assert_eq!(with("  x  ").unwrap().motivo, "x");
+    }
+
+    #[test]
+    fn idempotency_keys_are_required_and_bounded() {
+        assert_eq!(
+            parse_idempotency_key(None).unwrap_err().campo,
+            "header.Idempotency-Key"
+        );
+        assert!(parse_idempotency_key(Some("")).is_err());
+        assert!(parse_idempotency_key(Some("k")).is_ok());
+        assert!(parse_idempotency_key(Some(&"k".repeat(200))).is_ok());
+        assert!(parse_idempotency_key(Some(&"k".repeat(201))).is_err());
+    }
+
+    #[test]
+    fn the_canonical_text_ignores_how_the_request_was_written() {
+        let a = range(1, 9).unwrap();
+        let b = ReplayRequest::parse(RawReplay {
+            instancia_id: Some(&format!(" {INSTANCE} ")),
+            desde_seq: Some(1),
+            hasta_seq: Some(9),
+            motivo: "caída ",
+            ..RawReplay::default()
+        })
+        .unwrap();
+        assert_eq!(a.canonical("s1"), b.canonical("s1"));
+        assert_ne!(a.canonical("s1"), a.canonical("s2"));
+        assert_ne!(a.canonical("s1"), range(1, 10).unwrap().canonical("s1"));
+    }
+}

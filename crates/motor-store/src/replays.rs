@@ -1,0 +1,163 @@
+//! Replays: new deliveries of events already in the ledger, for one
+//! subscription, in the replay's own lane, created with their jobs and the
+//! replay's audit row in one transaction. The API validates the request
+//! (`motor_domain::replay`) and locks the subscription; this module finds
+//! the events and writes. The dispatcher treats the deliveries like any
+//! other: it reads the stored envelope, unchanged (same event_id and
+//! occurred_at), and signs with the new delivery id.
+
+use motor_domain::{
+    delivery::{Lane, ReplayId},
+    replay::{ReplayRequest, Selection},
+    subscription::SubscriptionId,
+    time::Timestamp,
+    AppId, EventId, InstanceId,
+};
+use sqlx::{postgres::PgRow, types::Json, PgConnection, Row};
+use uuid::Uuid;
+
+use crate::{deliveries, Result, StoreError};
+
+/// A replay as stored: what its answer is made of, and the request hash
+/// its Idempotency-Key was first used with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredReplay {
+    pub id: ReplayId,
+    pub subscription_id: SubscriptionId,
+    pub request_hash: Vec<u8>,
+    pub entregas: i64,
+    pub creado_en: Timestamp,
+}
+
+/// What a replay needs besides its request.
+#[derive(Debug, Clone)]
+pub struct NewReplay<'a> {
+    pub app: AppId,
+    pub subscription: SubscriptionId,
+    pub idempotency_key: &'a str,
+    pub request_hash: &'a [u8],
+    /// The API key's key_id, or `operador`.
+    pub solicitado_por: &'a str,
+    pub request: &'a ReplayRequest,
+}
+
+const COLUMNS: &str = "id, subscription_id, request_hash, entregas, creado_en";
+
+/// The replay the app already made with this Idempotency-Key, if any.
+pub async fn find(conn: &mut PgConnection, app: AppId, key: &str) -> Result<Option<StoredReplay>> {
+    let row = sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM replays WHERE app_id = $1 AND idempotency_key = $2"
+    ))
+    .bind(Uuid::from(app))
+    .bind(key)
+    .fetch_optional(conn)
+    .await?;
+    Ok(row.as_ref().map(from_row))
+}
+
+/// The distinct instances of those of `events` that are the app's (events
+/// of other apps, and unknown ids, are left out), so the API can hold a
+/// key's instance restriction against them.
+pub async fn instances_of(
+    conn: &mut PgConnection,
+    app: AppId,
+    events: &[EventId],
+) -> Result<Vec<InstanceId>> {
+    let ids: Vec<Uuid> = events.iter().map(|e| Uuid::from(*e)).collect();
+    let found: Vec<Uuid> = sqlx::query_scalar(
+        "SELECT DISTINCT e.instance_id FROM events e JOIN instances i ON i.id = e.instance_id
+         WHERE e.event_id = ANY ($1) AND i.app_id = $2",
+    )
+    .bind(&ids)
+    .bind(Uuid::from(app))
+    .fetch_all(conn)
+    .await?;
+    Ok(found.into_iter().map(InstanceId::from_uuid).collect())
+}
+
+/// Creates the replay in the caller's transaction, which must hold the
+/// subscription's lock and have checked that it is not `eliminada`: one
+/// `pendiente` delivery (new id, lane = the replay) for every selected
+/// event of the app that the subscription covers (its `instancias` and
+/// `tipos`), the replay's row, and the jobs of what may go out now — the
+/// head of each instance's part of the lane when the subscription is
+/// ordered, every delivery when it is not, none when it is paused or
+/// suspended ([`deliveries::release_lane`]). Events of other apps and
+/// unknown ids are skipped. A key already used by the app is a
+/// [`StoreError::Conflict`] (the caller looks it up first; this covers a
+/// race between two subscriptions).
+pub async fn create(conn: &mut PgConnection, new: &NewReplay<'_>) -> Result<StoredReplay> {
+    let id = ReplayId::new();
+    let lane = Lane::Replay(id).to_string();
+    // One statement per form, so each uses its index (the ledger's primary
+    // key for a range, events_event_id_key for ids).
+    let selected = match &new.request.selection {
+        Selection::Range { .. } => "e.instance_id = $4 AND e.seq BETWEEN $5 AND $6",
+        Selection::Events(_) => "e.event_id = ANY ($4::uuid[])",
+    };
+    let sql = format!(
+        "INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane)
+         SELECT motor_uuid_v7(), s.id, s.app_id, e.instance_id, e.event_id, e.seq, $3
+         FROM events e
+         JOIN instances i ON i.id = e.instance_id
+         JOIN subscriptions s ON s.app_id = i.app_id
+         WHERE s.id = $1 AND s.app_id = $2 AND {selected}
+           AND (cardinality(s.instancias) = 0 OR e.instance_id = ANY (s.instancias))
+           AND (cardinality(s.tipos) = 0 OR e.type = ANY (s.tipos))
+         ORDER BY e.instance_id, e.seq"
+    );
+    let insert = sqlx::query(&sql)
+        .bind(new.subscription.as_uuid())
+        .bind(Uuid::from(new.app))
+        .bind(&lane);
+    let insert = match &new.request.selection {
+        Selection::Range {
+            instancia_id,
+            desde_seq,
+            hasta_seq,
+        } => insert
+            .bind(Uuid::from(*instancia_id))
+            .bind(*desde_seq)
+            .bind(*hasta_seq),
+        Selection::Events(ids) => {
+            insert.bind(ids.iter().map(|e| Uuid::from(*e)).collect::<Vec<_>>())
+        }
+    };
+    let created = insert.execute(&mut *conn).await?.rows_affected();
+    let pedido = serde_json::to_value(&new.request.selection).expect("a selection serialises");
+    let row = sqlx::query(&format!(
+        "INSERT INTO replays (id, subscription_id, app_id, idempotency_key, request_hash,
+                              solicitado_por, pedido, motivo, entregas)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         RETURNING {COLUMNS}"
+    ))
+    .bind(id.as_uuid())
+    .bind(new.subscription.as_uuid())
+    .bind(Uuid::from(new.app))
+    .bind(new.idempotency_key)
+    .bind(new.request_hash)
+    .bind(new.solicitado_por)
+    .bind(Json(pedido))
+    .bind(&new.request.motivo)
+    .bind(i32::try_from(created).unwrap_or(i32::MAX))
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(|e| match &e {
+        sqlx::Error::Database(db) if db.constraint() == Some("replays_idempotency_key") => {
+            StoreError::Conflict("this Idempotency-Key was used with a different request".into())
+        }
+        _ => StoreError::Database(e),
+    })?;
+    deliveries::release_lane(conn, new.subscription, Lane::Replay(id)).await?;
+    Ok(from_row(&row))
+}
+
+fn from_row(row: &PgRow) -> StoredReplay {
+    StoredReplay {
+        id: ReplayId::from_uuid(row.get("id")),
+        subscription_id: SubscriptionId::from_uuid(row.get("subscription_id")),
+        request_hash: row.get("request_hash"),
+        entregas: i64::from(row.get::<i32, _>("entregas")),
+        creado_en: row.get("creado_en"),
+    }
+}
