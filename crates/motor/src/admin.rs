@@ -4,6 +4,7 @@
 use clap::Subcommand;
 use motor_api::{
     admin::{self, CreateApp, CreateInstance, CreateKey, UpdateApp},
+    settings::{self, AlertQuery, EventCatalogue},
     ApiError,
 };
 use motor_domain::AppId;
@@ -21,6 +22,66 @@ pub enum AdminCommand {
     /// API keys of an app.
     #[command(subcommand)]
     Key(KeyCommand),
+    /// Operator settings (`GET/PATCH /v1/admin/settings`).
+    #[command(subcommand)]
+    Settings(SettingsCommand),
+    /// Operator alerts (`/v1/admin/alerts`).
+    #[command(subcommand)]
+    Alert(AlertCommand),
+    /// An app's closed catalogue of event types (`/v1/admin/apps/{id}/event-types`).
+    #[command(subcommand)]
+    EventTypes(EventTypesCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SettingsCommand {
+    /// Prints the settings in force, defaults included.
+    Get,
+    /// Sets one key (checked against its range) and prints the settings.
+    Set {
+        /// `webhooks.destinos_permitidos`, `webhooks.timeout_segundos`,
+        /// `webhooks.ventana_rotacion_minutos` or `retencion.dias_entregados`.
+        key: String,
+        /// A JSON value (`20`, `["hooks.example.com"]`); anything that is
+        /// not JSON is taken as a string.
+        value: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AlertCommand {
+    /// Alerts, newest first.
+    List {
+        /// `abierta` or `cerrada`; both when absent.
+        #[arg(long)]
+        estado: Option<String>,
+        /// Only this app's alerts.
+        #[arg(long)]
+        app: Option<AppId>,
+    },
+    /// Closes an alert and prints it.
+    Close { id: uuid::Uuid },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EventTypesCommand {
+    /// Prints the app's catalogue (`null`: any type is accepted).
+    Get {
+        #[arg(long)]
+        app: AppId,
+    },
+    /// Closes the catalogue to these types; repeatable.
+    Set {
+        #[arg(long)]
+        app: AppId,
+        #[arg(long = "tipo")]
+        tipos: Vec<String>,
+    },
+    /// Opens the catalogue again: any type is accepted.
+    Open {
+        #[arg(long)]
+        app: AppId,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -148,7 +209,42 @@ pub async fn run(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value
                 Ok(serde_json::json!({"key_id": key_id, "revocada": true}))
             }
         },
+        AdminCommand::Settings(cmd) => match cmd {
+            SettingsCommand::Get => json(settings::get_settings(pool).await?),
+            SettingsCommand::Set { key, value } => {
+                let mut patch = serde_json::Map::new();
+                patch.insert(key, setting_value(&value));
+                json(settings::update_settings(pool, &patch.into()).await?)
+            }
+        },
+        AdminCommand::Alert(cmd) => match cmd {
+            AlertCommand::List { estado, app } => json(
+                settings::list_alerts(
+                    pool,
+                    &AlertQuery {
+                        estado,
+                        app_id: app.map(|a| a.to_string()),
+                    },
+                )
+                .await?,
+            ),
+            AlertCommand::Close { id } => json(settings::close_alert(pool, id).await?),
+        },
+        AdminCommand::EventTypes(cmd) => match cmd {
+            EventTypesCommand::Get { app } => json(settings::get_catalogue(pool, app).await?),
+            EventTypesCommand::Set { app, tipos } => json(
+                settings::set_catalogue(pool, app, EventCatalogue { tipos: Some(tipos) }).await?,
+            ),
+            EventTypesCommand::Open { app } => {
+                json(settings::set_catalogue(pool, app, EventCatalogue { tipos: None }).await?)
+            }
+        },
     }
+}
+
+/// A setting's value from the shell: JSON when it parses, else a string.
+fn setting_value(raw: &str) -> serde_json::Value {
+    serde_json::from_str(raw).unwrap_or_else(|_| serde_json::Value::String(raw.to_owned()))
 }
 
 fn json(value: impl Serialize) -> Result<serde_json::Value, ApiError> {

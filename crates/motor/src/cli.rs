@@ -28,7 +28,8 @@ pub enum Command {
         #[arg(long, value_delimiter = ',', default_values_t = Role::ALL.to_vec(), value_enum)]
         roles: Vec<Role>,
     },
-    /// Bootstraps apps, instances and API keys; prints JSON.
+    /// The operator API from the shell (apps, instances, keys, settings,
+    /// alerts, event types); prints the same JSON.
     #[command(subcommand)]
     Admin(AdminCommand),
 }
@@ -57,5 +58,40 @@ mod tests {
         };
         assert_eq!(roles, Role::ALL.to_vec());
         assert!(Cli::try_parse_from(["motor", "serve", "--roles", "nope"]).is_err());
+    }
+
+    #[test]
+    fn admin_settings_and_alerts_parse() {
+        use crate::admin::{AdminCommand, AlertCommand, SettingsCommand};
+
+        let cli = Cli::try_parse_from([
+            "motor",
+            "admin",
+            "settings",
+            "set",
+            "webhooks.timeout_segundos",
+            "20",
+        ])
+        .unwrap();
+        let Command::Admin(AdminCommand::Settings(SettingsCommand::Set { key, value })) =
+            cli.command
+        else {
+            panic!("expected settings set")
+        };
+        assert_eq!(
+            (key.as_str(), value.as_str()),
+            ("webhooks.timeout_segundos", "20")
+        );
+        assert!(Cli::try_parse_from(["motor", "admin", "settings", "set", "k"]).is_err());
+        assert!(Cli::try_parse_from(["motor", "admin", "alert", "close", "nope"]).is_err());
+        let cli = Cli::try_parse_from(["motor", "admin", "alert", "list", "--estado", "abierta"])
+            .unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Admin(AdminCommand::Alert(AlertCommand::List {
+                estado: Some(_),
+                app: None
+            }))
+        ));
     }
 }

@@ -292,3 +292,144 @@ async fn motor_admin_prints_the_api_json() {
     assert!(!ok);
     assert_eq!(err["error"]["campo"], "body.scopes[0]");
 }
+
+#[tokio::test]
+async fn motor_admin_settings_alerts_and_event_types() {
+    use motor_api::settings::{self, AlertQuery};
+
+    let db = crate::util::TestDb::new().await;
+    let pool = &db.pool;
+    fn api(v: impl serde::Serialize) -> Value {
+        serde_json::to_value(v).unwrap()
+    }
+
+    // settings get: the API's GET answer, defaults included.
+    let (ok, got) = cli(&db.url, &["settings", "get"]);
+    assert!(ok, "{got}");
+    assert_eq!(got, api(settings::get_settings(pool).await.unwrap()));
+    assert_eq!(got["webhooks.timeout_segundos"], 10);
+
+    // settings set KEY VALUE: a JSON value, checked like the PATCH.
+    let (ok, set) = cli(
+        &db.url,
+        &["settings", "set", "webhooks.timeout_segundos", "60"],
+    );
+    assert!(ok, "{set}");
+    assert_eq!(set["webhooks.timeout_segundos"], 60);
+    let (ok, set) = cli(
+        &db.url,
+        &[
+            "settings",
+            "set",
+            "webhooks.destinos_permitidos",
+            r#"["Hooks.Example.com", "x.io:8443"]"#,
+        ],
+    );
+    assert!(ok, "{set}");
+    assert_eq!(
+        set["webhooks.destinos_permitidos"],
+        json!(["hooks.example.com", "x.io:8443"])
+    );
+    assert_eq!(set, api(settings::get_settings(pool).await.unwrap()));
+    for (key, value, campo) in [
+        (
+            "webhooks.timeout_segundos",
+            "61",
+            "body.webhooks.timeout_segundos",
+        ),
+        (
+            "webhooks.ventana_rotacion_minutos",
+            "cinco",
+            "body.webhooks.ventana_rotacion_minutos",
+        ),
+        ("webhooks.nope", "1", "body.webhooks.nope"),
+    ] {
+        let (ok, err) = cli(&db.url, &["settings", "set", key, value]);
+        assert!(!ok, "{key}={value}");
+        assert_eq!(err["error"]["campo"], campo, "{err}");
+    }
+    let (_, got) = cli(&db.url, &["settings", "get"]);
+    assert_eq!(
+        got["webhooks.timeout_segundos"], 60,
+        "refused sets change nothing"
+    );
+
+    // alert list / close: the API's JSON.
+    let app = motor_api::admin::create_app(
+        pool,
+        motor_api::admin::CreateApp {
+            nombre: "alerts".into(),
+            destinos_permitidos: vec![],
+        },
+    )
+    .await
+    .unwrap();
+    let mut conn = pool.acquire().await.unwrap();
+    motor_store::alerts::open(&mut conn, app.id, None, "rechazo_401", "receptor")
+        .await
+        .unwrap();
+    drop(conn);
+    let (ok, listed) = cli(&db.url, &["alert", "list"]);
+    assert!(ok, "{listed}");
+    let all = AlertQuery {
+        estado: None,
+        app_id: None,
+    };
+    assert_eq!(
+        listed,
+        api(settings::list_alerts(pool, &all).await.unwrap())
+    );
+    assert_eq!(listed["alerts"].as_array().unwrap().len(), 1);
+    let alert = &listed["alerts"][0];
+    assert_eq!(alert["motivo"], "rechazo_401");
+    assert!(alert["cerrada_en"].is_null());
+    let id = alert["id"].as_str().unwrap();
+    let app_id = app.id.to_string();
+    let (_, mine) = cli(
+        &db.url,
+        &["alert", "list", "--app", &app_id, "--estado", "abierta"],
+    );
+    assert_eq!(mine["alerts"][0]["id"], id);
+    let (ok, closed) = cli(&db.url, &["alert", "close", id]);
+    assert!(ok, "{closed}");
+    assert_eq!(closed["id"], id);
+    assert!(closed["cerrada_en"].is_string());
+    let (_, open) = cli(&db.url, &["alert", "list", "--estado", "abierta"]);
+    assert_eq!(open, json!({"alerts": []}));
+    let (_, done) = cli(&db.url, &["alert", "list", "--estado", "cerrada"]);
+    assert_eq!(done["alerts"][0], closed);
+    let (ok, err) = cli(&db.url, &["alert", "list", "--estado", "rota"]);
+    assert!(!ok);
+    assert_eq!(err["error"]["campo"], "query.estado");
+    let (ok, err) = cli(
+        &db.url,
+        &["alert", "close", &uuid::Uuid::new_v4().to_string()],
+    );
+    assert!(!ok);
+    assert_eq!(err["error"]["code"], "no_encontrado");
+
+    // event-types get / set / open.
+    let (ok, got) = cli(&db.url, &["event-types", "get", "--app", &app_id]);
+    assert!(ok, "{got}");
+    assert_eq!(got, json!({"tipos": null}));
+    let (ok, set) = cli(
+        &db.url,
+        &[
+            "event-types",
+            "set",
+            "--app",
+            &app_id,
+            "--tipo",
+            "a.b",
+            "--tipo",
+            "c",
+        ],
+    );
+    assert!(ok, "{set}");
+    assert_eq!(set, json!({"tipos": ["a.b", "c"]}));
+    let (_, got) = cli(&db.url, &["event-types", "get", "--app", &app_id]);
+    assert_eq!(got, set);
+    let (ok, opened) = cli(&db.url, &["event-types", "open", "--app", &app_id]);
+    assert!(ok);
+    assert_eq!(opened, json!({"tipos": null}));
+}
