@@ -1,8 +1,12 @@
-//! `POST /v1/subscriptions/{id}/replays`: every validation at its boundary,
-//! the Idempotency-Key, what a replay creates (new deliveries of the same
-//! events, in the replay's own lane, only what the subscription covers) and
-//! which jobs it writes (the lane head when ordered, none when paused),
-//! scopes and instance restrictions, and the operator's route.
+//! `POST /v1/subscriptions/{id}/replays`: what a replay creates (new
+//! deliveries of the same events, in the replay's own lane, only what the
+//! subscription covers) and which jobs it writes (the lane head when
+//! ordered, none when paused). Every limit and the Idempotency-Key are in
+//! `replays/limits.rs`; scopes, restrictions and the operator's route in
+//! `replays/access.rs`.
+
+mod access;
+mod limits;
 
 use std::time::Duration;
 
@@ -23,11 +27,11 @@ use uuid::Uuid;
 
 use crate::{
     subscriptions::{assert_field, call, create_ok},
-    util::{key, Tenant, TestMotor, ADMIN_TOKEN},
+    util::{Tenant, TestMotor},
 };
 
 /// One replay request with an optional Idempotency-Key.
-async fn replay_at(
+pub async fn replay_at(
     m: &TestMotor,
     path: &str,
     token: &str,
@@ -47,7 +51,7 @@ async fn replay_at(
     )
 }
 
-async fn replay(
+pub async fn replay(
     m: &TestMotor,
     token: &str,
     sub: SubscriptionId,
@@ -59,18 +63,18 @@ async fn replay(
 }
 
 /// A replay that must be accepted; its answer.
-async fn replay_ok(m: &TestMotor, t: &Tenant, sub: SubscriptionId, body: Value) -> Value {
+pub async fn replay_ok(m: &TestMotor, t: &Tenant, sub: SubscriptionId, body: Value) -> Value {
     let k = Uuid::new_v4().to_string();
     let (status, answer) = replay(m, &t.token, sub, Some(&k), &body).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
     answer
 }
 
-fn replay_id(answer: &Value) -> ReplayId {
+pub fn replay_id(answer: &Value) -> ReplayId {
     answer["replay_id"].as_str().unwrap().parse().unwrap()
 }
 
-async fn subscribe(m: &TestMotor, t: &Tenant, extra: Value) -> SubscriptionId {
+pub async fn subscribe(m: &TestMotor, t: &Tenant, extra: Value) -> SubscriptionId {
     create_ok(m, t, extra).await["suscripcion"]["id"]
         .as_str()
         .unwrap()
@@ -79,7 +83,12 @@ async fn subscribe(m: &TestMotor, t: &Tenant, extra: Value) -> SubscriptionId {
 }
 
 /// Appends events of these types to an instance; their event ids in order.
-async fn append(m: &TestMotor, t: &Tenant, instance: InstanceId, types: &[&str]) -> Vec<EventId> {
+pub async fn append(
+    m: &TestMotor,
+    t: &Tenant,
+    instance: InstanceId,
+    types: &[&str],
+) -> Vec<EventId> {
     let events: Vec<Value> = types
         .iter()
         .map(|ty| json!({"type": ty, "data": {"n": 1}}))
@@ -101,7 +110,7 @@ async fn append(m: &TestMotor, t: &Tenant, instance: InstanceId, types: &[&str])
         .collect()
 }
 
-async fn set_estado(m: &TestMotor, t: &Tenant, sub: SubscriptionId, estado: &str) {
+pub async fn set_estado(m: &TestMotor, t: &Tenant, sub: SubscriptionId, estado: &str) {
     let (status, body) = call(
         m,
         Method::PATCH,
@@ -115,7 +124,7 @@ async fn set_estado(m: &TestMotor, t: &Tenant, sub: SubscriptionId, estado: &str
 
 /// A replay's deliveries as (delivery id, instance, seq, event id), by
 /// instance and seq.
-async fn lane_deliveries(pool: &Pool, lane: ReplayId) -> Vec<(Uuid, Uuid, i64, Uuid)> {
+pub async fn lane_deliveries(pool: &Pool, lane: ReplayId) -> Vec<(Uuid, Uuid, i64, Uuid)> {
     sqlx::query(
         "SELECT id, instance_id, seq, event_id FROM deliveries WHERE lane = $1
          ORDER BY instance_id, seq",
@@ -138,7 +147,7 @@ async fn lane_deliveries(pool: &Pool, lane: ReplayId) -> Vec<(Uuid, Uuid, i64, U
 
 /// The delivery ids the outbox holds jobs for on the `deliveries` topic
 /// in one lane, in outbox order.
-async fn lane_jobs(pool: &Pool, lane: ReplayId) -> Vec<Uuid> {
+pub async fn lane_jobs(pool: &Pool, lane: ReplayId) -> Vec<Uuid> {
     sqlx::query_scalar(
         "SELECT d.id FROM outbox o JOIN deliveries d ON d.id = (o.headers->>'delivery_id')::uuid
          WHERE o.topic = 'deliveries' AND d.lane = $1 ORDER BY o.id",
@@ -149,11 +158,11 @@ async fn lane_jobs(pool: &Pool, lane: ReplayId) -> Vec<Uuid> {
     .unwrap()
 }
 
-async fn count(pool: &Pool, sql: &str) -> i64 {
+pub async fn count(pool: &Pool, sql: &str) -> i64 {
     sqlx::query_scalar(sql).fetch_one(pool).await.unwrap()
 }
 
-fn range(instance: InstanceId, desde: i64, hasta: i64) -> Value {
+pub fn range(instance: InstanceId, desde: i64, hasta: i64) -> Value {
     json!({"instancia_id": instance, "desde_seq": desde, "hasta_seq": hasta, "motivo": "caída"})
 }
 
@@ -333,176 +342,6 @@ async fn only_what_the_subscription_covers_is_replayed() {
 }
 
 #[tokio::test]
-async fn every_limit_at_its_boundary() {
-    let m = TestMotor::start(&[Role::Api]).await;
-    let t = m.tenant(1).await;
-    let a = t.instances[0];
-    let sub = subscribe(&m, &t, json!({})).await;
-    let events = append(&m, &t, a, &["t"; 3]).await;
-    let k = || Uuid::new_v4().to_string();
-    let bad = |body: Value| {
-        let m = &m;
-        let t = &t;
-        async move { replay(m, &t.token, sub, Some(&k()), &body).await }
-    };
-
-    // The range: 10 000 events at most, desde <= hasta, desde >= 1.
-    assert_eq!(
-        replay_ok(&m, &t, sub, range(a, 1, 10_000)).await["entregas"],
-        3
-    );
-    assert_field(&bad(range(a, 1, 10_001)).await, "body.hasta_seq");
-    assert_eq!(replay_ok(&m, &t, sub, range(a, 3, 3)).await["entregas"], 1);
-    assert_field(&bad(range(a, 3, 2)).await, "body.hasta_seq");
-    assert_field(&bad(range(a, 0, 2)).await, "body.desde_seq");
-    assert_field(
-        &bad(json!({"instancia_id": a, "desde_seq": 1, "motivo": "m"})).await,
-        "body.hasta_seq",
-    );
-    assert_field(
-        &bad(json!({"desde_seq": 1, "hasta_seq": 2, "motivo": "m"})).await,
-        "body.instancia_id",
-    );
-    assert_field(
-        &bad(json!({"instancia_id": "x", "desde_seq": 1, "hasta_seq": 2, "motivo": "m"})).await,
-        "body.instancia_id",
-    );
-    assert_field(
-        &bad(json!({"instancia_id": a, "desde_seq": "1", "hasta_seq": 2, "motivo": "m"})).await,
-        "body.desde_seq",
-    );
-
-    // event_ids: 1 to 500; repeats count once.
-    let mut ids: Vec<String> = (0..497).map(|_| EventId::new().to_string()).collect();
-    ids.extend(events.iter().map(ToString::to_string));
-    assert_eq!(ids.len(), 500);
-    let answer = replay_ok(&m, &t, sub, json!({"event_ids": ids, "motivo": "m"})).await;
-    assert_eq!(answer["entregas"], 3);
-    ids.push(EventId::new().to_string());
-    assert_field(
-        &bad(json!({"event_ids": ids, "motivo": "m"})).await,
-        "body.event_ids",
-    );
-    assert_field(
-        &bad(json!({"event_ids": [], "motivo": "m"})).await,
-        "body.event_ids",
-    );
-    assert_field(
-        &bad(json!({"event_ids": [events[0], "nope"], "motivo": "m"})).await,
-        "body.event_ids[1]",
-    );
-
-    // Both forms, or neither.
-    assert_field(
-        &bad(json!({"instancia_id": a, "desde_seq": 1, "hasta_seq": 2,
-                    "event_ids": [events[0]], "motivo": "m"}))
-        .await,
-        "body.event_ids",
-    );
-    assert_field(&bad(json!({"motivo": "m"})).await, "body");
-    assert_field(
-        &bad(json!({"event_ids": [events[0]], "motivo": "m", "otro": 1})).await,
-        "body.otro",
-    );
-
-    // motivo: 1 to 300 characters, required.
-    let with = |motivo: Value| json!({"event_ids": [events[0]], "motivo": motivo});
-    assert_field(&bad(with(json!(""))).await, "body.motivo");
-    assert_field(&bad(json!({"event_ids": [events[0]]})).await, "body.motivo");
-    assert_eq!(
-        replay_ok(&m, &t, sub, with(json!("x"))).await["entregas"],
-        1
-    );
-    assert_eq!(
-        replay_ok(&m, &t, sub, with(json!("ñ".repeat(300)))).await["entregas"],
-        1
-    );
-    assert_field(&bad(with(json!("ñ".repeat(301)))).await, "body.motivo");
-
-    // Idempotency-Key: required, 1 to 200 characters.
-    let body = with(json!("m"));
-    assert_field(
-        &replay(&m, &t.token, sub, None, &body).await,
-        "header.Idempotency-Key",
-    );
-    assert_field(
-        &replay(&m, &t.token, sub, Some(""), &body).await,
-        "header.Idempotency-Key",
-    );
-    assert_field(
-        &replay(&m, &t.token, sub, Some(&"k".repeat(201)), &body).await,
-        "header.Idempotency-Key",
-    );
-    let (status, answer) = replay(&m, &t.token, sub, Some(&"k".repeat(200)), &body).await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
-
-    // Refused requests created nothing: 6 accepted replays above.
-    assert_eq!(count(&m.db.pool, "SELECT count(*) FROM replays").await, 6);
-    assert_eq!(
-        count(
-            &m.db.pool,
-            "SELECT count(*) FROM deliveries WHERE lane <> 'live'"
-        )
-        .await,
-        3 + 1 + 3 + 1 + 1 + 1
-    );
-}
-
-#[tokio::test]
-async fn the_same_key_answers_the_first_replay_again_and_another_request_is_a_conflict() {
-    let m = TestMotor::start(&[Role::Api]).await;
-    let t = m.tenant(1).await;
-    let a = t.instances[0];
-    let sub = subscribe(&m, &t, json!({})).await;
-    let other_sub = subscribe(&m, &t, json!({})).await;
-    append(&m, &t, a, &["t"; 4]).await;
-    let deliveries = "SELECT count(*) FROM deliveries";
-    let outbox = "SELECT count(*) FROM outbox WHERE topic = 'deliveries'";
-
-    let (status, first) = replay(&m, &t.token, sub, Some("k-1"), &range(a, 1, 4)).await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{first}");
-    let before = (
-        count(&m.db.pool, deliveries).await,
-        count(&m.db.pool, outbox).await,
-    );
-
-    // Same key, same request (keys in another order, motivo with spaces):
-    // the first answer, nothing new.
-    let same = json!({"motivo": " caída ", "hasta_seq": 4, "desde_seq": 1, "instancia_id": a});
-    let (status, again) = replay(&m, &t.token, sub, Some("k-1"), &same).await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{again}");
-    assert_eq!(again, first);
-    let after = (
-        count(&m.db.pool, deliveries).await,
-        count(&m.db.pool, outbox).await,
-    );
-    assert_eq!(after, before, "a repeat creates nothing");
-    assert_eq!(count(&m.db.pool, "SELECT count(*) FROM replays").await, 1);
-
-    // Same key, another request: 409, nothing new.
-    for (target, body) in [
-        (sub, range(a, 1, 3)),
-        (
-            sub,
-            json!({"instancia_id": a, "desde_seq": 1, "hasta_seq": 4, "motivo": "otro"}),
-        ),
-        (other_sub, range(a, 1, 4)),
-    ] {
-        let (status, answer) = replay(&m, &t.token, target, Some("k-1"), &body).await;
-        assert_eq!(status, StatusCode::CONFLICT, "{answer}");
-        assert_eq!(answer["error"]["code"], "conflicto");
-    }
-    assert_eq!(count(&m.db.pool, deliveries).await, before.0);
-    assert_eq!(count(&m.db.pool, "SELECT count(*) FROM replays").await, 1);
-
-    // Another key, the same request: a second replay.
-    let (status, second) = replay(&m, &t.token, sub, Some("k-2"), &range(a, 1, 4)).await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{second}");
-    assert_ne!(second["replay_id"], first["replay_id"]);
-    assert_eq!(count(&m.db.pool, deliveries).await, before.0 + 4);
-}
-
-#[tokio::test]
 async fn a_paused_subscription_accumulates_a_replay_and_a_deleted_one_refuses_it() {
     let m = TestMotor::start(&[Role::Api]).await;
     let t = m.tenant(1).await;
@@ -567,107 +406,4 @@ async fn a_paused_subscription_accumulates_a_replay_and_a_deleted_one_refuses_it
     let (status, answer) = replay(&m, &t.token, sub, Some("late"), &range(a, 1, 3)).await;
     assert_eq!(status, StatusCode::CONFLICT, "{answer}");
     assert_eq!(count(&m.db.pool, "SELECT count(*) FROM replays").await, 1);
-}
-
-#[tokio::test]
-async fn scope_restriction_and_ownership() {
-    let m = TestMotor::start(&[Role::Api]).await;
-    let t = m.tenant(2).await;
-    let other = m.tenant(1).await;
-    let (a, b) = (t.instances[0], t.instances[1]);
-    let on_a = append(&m, &t, a, &["t"]).await;
-    let on_b = append(&m, &t, b, &["t"]).await;
-    let everything = subscribe(&m, &t, json!({})).await;
-    let only_a = subscribe(&m, &t, json!({"instancias": [a]})).await;
-    let both = subscribe(&m, &t, json!({"instancias": [a, b]})).await;
-
-    // The scope is deliveries:replay; subscriptions:manage is not enough.
-    let manager = key(
-        &m.db.pool,
-        t.app,
-        &["subscriptions:manage", "events:read"],
-        &[],
-    )
-    .await;
-    let (status, answer) = replay(&m, &manager, everything, Some("k"), &range(a, 1, 1)).await;
-    assert_eq!(status, StatusCode::FORBIDDEN, "{answer}");
-    assert_eq!(answer["error"]["code"], "sin_permiso");
-    let (status, _) = replay(&m, "mtr_nope", everything, Some("k"), &range(a, 1, 1)).await;
-    assert_eq!(status, StatusCode::UNAUTHORIZED);
-    let replayer = key(&m.db.pool, t.app, &["deliveries:replay"], &[]).await;
-    let (status, answer) = replay(&m, &replayer, everything, Some("k"), &range(a, 1, 1)).await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
-
-    // A key restricted to instance a.
-    let restricted = key(&m.db.pool, t.app, &["deliveries:replay"], &[a]).await;
-    let forbidden = [
-        // a subscription it cannot see (all instances; a and b)
-        (everything, range(a, 1, 1)),
-        (both, range(a, 1, 1)),
-        // an instance outside its restriction
-        (only_a, range(b, 1, 1)),
-        (
-            only_a,
-            json!({"event_ids": [on_a[0], on_b[0]], "motivo": "m"}),
-        ),
-    ];
-    for (sub, body) in &forbidden {
-        let (status, answer) = replay(&m, &restricted, *sub, Some("r"), body).await;
-        assert_eq!(status, StatusCode::FORBIDDEN, "{sub} {body}: {answer}");
-    }
-    let (status, answer) = replay(&m, &restricted, only_a, Some("r"), &range(a, 1, 1)).await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
-    assert_eq!(answer["entregas"], 1);
-
-    // Another app's subscription, or none at all: 404.
-    let theirs = subscribe(&m, &other, json!({})).await;
-    for sub in [theirs, SubscriptionId::new()] {
-        let (status, _) = replay(&m, &t.token, sub, Some("x"), &range(a, 1, 1)).await;
-        assert_eq!(status, StatusCode::NOT_FOUND);
-    }
-    let (status, _) = replay_at(
-        &m,
-        "/v1/subscriptions/not-an-id/replays",
-        &t.token,
-        Some("x"),
-        &range(a, 1, 1),
-    )
-    .await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
-}
-
-#[tokio::test]
-async fn the_operator_replays_for_an_app() {
-    let m = TestMotor::start(&[Role::Api]).await;
-    let t = m.tenant(1).await;
-    let a = t.instances[0];
-    let sub = subscribe(&m, &t, json!({})).await;
-    append(&m, &t, a, &["t"; 2]).await;
-    let path = format!("/v1/admin/apps/{}/subscriptions/{sub}/replays", t.app);
-
-    let (status, answer) = replay_at(&m, &path, &t.token, Some("op"), &range(a, 1, 2)).await;
-    assert_eq!(
-        status,
-        StatusCode::UNAUTHORIZED,
-        "an API key is not the operator: {answer}"
-    );
-    let (status, answer) = replay_at(&m, &path, ADMIN_TOKEN, None, &range(a, 1, 2)).await;
-    assert_field(&(status, answer), "header.Idempotency-Key");
-    let (status, answer) = replay_at(&m, &path, ADMIN_TOKEN, Some("op"), &range(a, 1, 2)).await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
-    assert_eq!(answer["entregas"], 2);
-    let (status, again) = replay_at(&m, &path, ADMIN_TOKEN, Some("op"), &range(a, 1, 2)).await;
-    assert_eq!((status, &again), (StatusCode::ACCEPTED, &answer));
-    let by: String = sqlx::query_scalar("SELECT solicitado_por FROM replays WHERE id = $1")
-        .bind(Uuid::from(replay_id(&answer)))
-        .fetch_one(&m.db.pool)
-        .await
-        .unwrap();
-    assert_eq!(by, "operador");
-
-    // Another app's subscription through this app's route: 404.
-    let other = m.tenant(1).await;
-    let path = format!("/v1/admin/apps/{}/subscriptions/{sub}/replays", other.app);
-    let (status, _) = replay_at(&m, &path, ADMIN_TOKEN, Some("op2"), &range(a, 1, 2)).await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
 }
