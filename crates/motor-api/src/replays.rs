@@ -91,11 +91,11 @@ impl From<StoredReplay> for Replay {
 
 /// Replays events to a subscription of `access.app`. Validation first (a
 /// refused request does not use up its key); then, under the
-/// subscription's lock: the key's earlier answer if it was used with this
-/// same request (409 with another), 409 for an `eliminada` subscription,
-/// 403 for instances outside the key's restriction, 422 for an
-/// `instancia_id` of another app; then the deliveries, their jobs and the
-/// replay's row. Events of other apps and unknown ids are skipped, like
+/// subscription's lock: 403 for a subscription or instances outside the
+/// key's restriction, 422 for an `instancia_id` of another app; the key's
+/// earlier answer if it was used with this same request (409 with
+/// another); 409 for an `eliminada` subscription; then the deliveries,
+/// their jobs and the replay's row. Events of other apps and unknown ids are skipped, like
 /// events the subscription does not cover.
 pub async fn create_replay(
     pool: &Pool,
@@ -117,6 +117,7 @@ pub async fn create_replay(
     let mut tx = pool.begin().await?;
     let sub = subscriptions::lock(&mut tx, access.app, id).await?;
     access.check_visible(&sub)?;
+    check_instances(&mut tx, access, &request.selection).await?;
     if let Some(first) = store::find(&mut tx, access.app, idempotency_key).await? {
         if first.request_hash != request_hash {
             return Err(ApiError::Conflict(
@@ -130,7 +131,6 @@ pub async fn create_replay(
             "the subscription was deleted; nothing is sent to it".into(),
         ));
     }
-    check_instances(&mut tx, access, &request.selection).await?;
     let stored = store::create(
         &mut tx,
         &NewReplay {

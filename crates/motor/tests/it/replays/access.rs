@@ -60,6 +60,11 @@ async fn scope_restriction_and_ownership() {
         let (status, answer) = replay(&m, &restricted, *sub, Some("r"), body).await;
         assert_eq!(status, StatusCode::FORBIDDEN, "{sub} {body}: {answer}");
     }
+    // A request the key may not make gets no stored answer either.
+    let (status, answer) = replay(&m, &t.token, only_a, Some("shared"), &range(b, 1, 1)).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
+    let (status, answer) = replay(&m, &restricted, only_a, Some("shared"), &range(b, 1, 1)).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{answer}");
     let (status, answer) = replay(&m, &restricted, only_a, Some("r"), &range(a, 1, 1)).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
     assert_eq!(answer["entregas"], 1);
