@@ -13,6 +13,10 @@
 //! - A delivery of a `pausada` or `suspendida` subscription is created
 //!   `pendiente` but gets no job: its claim would fail. Reactivation calls
 //!   [`release_lane_heads`], which writes jobs for the head of every lane.
+//! - A replay (`crate::replays`) creates its deliveries in a lane of its own
+//!   and writes jobs through [`release_lane`]: the head of each instance's
+//!   part of the lane when ordered, every delivery when not, none while the
+//!   subscription is paused or suspended.
 //! - A claim that finds a lower-seq delivery of its ordered lane still open
 //!   marks the delivery parked (`parked_at`); the head's finish writes the
 //!   job of the next delivery only when it was parked, so the happy path has
