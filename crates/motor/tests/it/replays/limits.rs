@@ -8,7 +8,9 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use super::{append, count, range, replay, replay_ok, subscribe};
+use super::{
+    append, count, lane_deliveries, lane_jobs, range, replay, replay_id, replay_ok, subscribe,
+};
 use crate::{subscriptions::assert_field, util::TestMotor};
 
 #[tokio::test]
@@ -229,5 +231,34 @@ async fn concurrent_requests_with_one_key_make_one_replay() {
         )
         .await,
         7
+    );
+}
+
+#[tokio::test]
+async fn a_full_range_is_ten_thousand_events_in_one_transaction_with_one_job() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(1).await;
+    let a = t.instances[0];
+    let sub = subscribe(&m, &t, json!({})).await;
+    for _ in 0..21 {
+        append(&m, &t, a, &["t"; 500]).await;
+    }
+    let answer = replay_ok(&m, &t, sub, range(a, 501, 10_500)).await;
+    assert_eq!(answer["entregas"], 10_000);
+    let id = replay_id(&answer);
+    let lane = lane_deliveries(&m.db.pool, id).await;
+    assert_eq!(lane.len(), 10_000);
+    assert_eq!((lane[0].2, lane[9_999].2), (501, 10_500));
+    assert_eq!(lane_jobs(&m.db.pool, id).await, [lane[0].0]);
+    assert_field(
+        &replay(
+            &m,
+            &t.token,
+            sub,
+            Some("one-too-many"),
+            &range(a, 500, 10_500),
+        )
+        .await,
+        "body.hasta_seq",
     );
 }
