@@ -14,6 +14,8 @@ pub struct Metrics {
     pub outbox_published: AtomicU64,
     pub outbox_publish_errors: AtomicU64,
     pub relay_shards_owned: AtomicI64,
+    pub delivery_attempts: AtomicU64,
+    pub sweeper_requeued: AtomicU64,
 }
 
 impl Metrics {
@@ -23,7 +25,7 @@ impl Metrics {
 
     pub fn render(&self) -> String {
         let mut out = String::new();
-        let counters: [(&str, &str, &AtomicU64); 5] = [
+        let counters: [(&str, &str, &AtomicU64); 7] = [
             (
                 "motor_events_stored_total",
                 "Events appended to the ledger.",
@@ -48,6 +50,16 @@ impl Metrics {
                 "motor_outbox_publish_errors_total",
                 "Outbox records Kafka did not acknowledge.",
                 &self.outbox_publish_errors,
+            ),
+            (
+                "motor_delivery_attempts_total",
+                "Delivery attempts made and recorded.",
+                &self.delivery_attempts,
+            ),
+            (
+                "motor_sweeper_requeued_total",
+                "Lane heads the sweeper re-enqueued.",
+                &self.sweeper_requeued,
             ),
         ];
         for (name, help, value) in counters {

@@ -80,7 +80,7 @@ where
         // Tansu answers a JoinGroup after about half the session timeout.
         .set("session.timeout.ms", "6000")
         .set("heartbeat.interval.ms", "1000")
-        .set("fetch.wait.max.ms", "50")
+        .set("fetch.wait.max.ms", "10")
         .create()?;
     let topics: Vec<&str> = config.topics.iter().map(String::as_str).collect();
     consumer.subscribe(&topics)?;

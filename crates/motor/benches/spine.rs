@@ -96,6 +96,9 @@ async fn main() {
         admin_token: None,
         master_key: Some("bench-master-key-0123456789abcdef0123".into()),
         database_pool: 32,
+        retry_schedule_ms: None,
+        retry_give_up_secs: None,
+        dispatch_in_flight: 1000,
     };
 
     let motor = start(

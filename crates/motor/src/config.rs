@@ -4,7 +4,12 @@
 use anyhow::Context;
 use clap::Args;
 use motor_bus::BusConfig;
-use motor_domain::seal::SealingKey;
+use std::time::Duration;
+
+use motor_domain::{
+    delivery::{RetryPolicy, Tier},
+    seal::SealingKey,
+};
 
 /// The master key used when `MOTOR_MASTER_KEY` is unset, so `motor serve`
 /// runs on a developer machine with no configuration. It is public: secrets
@@ -49,6 +54,25 @@ pub struct Config {
     #[arg(long, env = "MOTOR_MASTER_KEY", hide_env_values = true)]
     pub master_key: Option<String>,
 
+    /// Retry delays after the 1st..6th failed attempt, in milliseconds
+    /// (production: 1000,5000,30000,120000,600000,3600000). For tests.
+    #[arg(
+        long,
+        env = "MOTOR_RETRY_SCHEDULE_MS",
+        hide = true,
+        value_delimiter = ','
+    )]
+    pub retry_schedule_ms: Option<Vec<u64>>,
+
+    /// Seconds after which a delivery that fails again ends `fallida`
+    /// (production: 72 h). For tests.
+    #[arg(long, env = "MOTOR_RETRY_GIVE_UP_SECS", hide = true)]
+    pub retry_give_up_secs: Option<u64>,
+
+    /// Jobs one dispatch or retry consumer holds at most (waiting or running).
+    #[arg(long, env = "MOTOR_DISPATCH_IN_FLIGHT", default_value_t = 1000)]
+    pub dispatch_in_flight: usize,
+
     /// Postgres connections per process.
     #[arg(long, env = "MOTOR_DATABASE_POOL", default_value_t = 16)]
     pub database_pool: u32,
@@ -68,6 +92,25 @@ impl Config {
                 Ok(SealingKey::derive(INSECURE_DEV_MASTER_KEY)?)
             }
         }
+    }
+
+    /// The retry policy: production unless the test overrides are set.
+    pub fn retry_policy(&self) -> anyhow::Result<RetryPolicy> {
+        let production = RetryPolicy::production();
+        if self.retry_schedule_ms.is_none() && self.retry_give_up_secs.is_none() {
+            return Ok(production);
+        }
+        let delays = match &self.retry_schedule_ms {
+            Some(ms) => <[u64; 6]>::try_from(ms.as_slice())
+                .map_err(|_| anyhow::anyhow!("MOTOR_RETRY_SCHEDULE_MS needs 6 delays"))?
+                .map(Duration::from_millis),
+            None => Tier::ALL.map(Tier::nominal),
+        };
+        let give_up = self
+            .retry_give_up_secs
+            .map_or(Duration::from_secs(72 * 3600), Duration::from_secs);
+        RetryPolicy::new(delays, Duration::from_secs(3600), give_up)
+            .map_err(|e| anyhow::anyhow!("retry policy: {e}"))
     }
 
     pub fn bus(&self) -> BusConfig {

@@ -5,5 +5,6 @@
 pub mod admin;
 pub mod cli;
 pub mod config;
+pub mod dispatch;
 pub mod relay;
 pub mod serve;

@@ -12,6 +12,11 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use crate::{
     config::Config,
+    dispatch::{
+        self,
+        sweeper::{self, SweeperConfig},
+        DispatchConfig, Dispatcher, Source,
+    },
     relay::{self, RelayConfig},
 };
 
@@ -23,10 +28,22 @@ pub enum Role {
     Api,
     /// The outbox relay to Kafka.
     Relay,
+    /// First attempts, replays and released lanes (`{prefix}.deliveries`).
+    Dispatch,
+    /// Retries from the delay tiers (`{prefix}.retry.*`).
+    Retry,
+    /// Re-enqueues lane heads whose job was lost or whose lease expired.
+    Sweeper,
 }
 
 impl Role {
-    pub const ALL: [Role; 2] = [Role::Api, Role::Relay];
+    pub const ALL: [Role; 5] = [
+        Role::Api,
+        Role::Relay,
+        Role::Dispatch,
+        Role::Retry,
+        Role::Sweeper,
+    ];
 }
 
 /// Runs `roles` until `shutdown` fires. The API's bound address is sent on
@@ -64,6 +81,50 @@ pub async fn run(
         tracker.spawn(async move {
             if let Err(e) = relay::run(relay_config, pool, metrics, shutdown.clone()).await {
                 tracing::error!(error = %e, "relay failed");
+                shutdown.cancel();
+            }
+        });
+    }
+
+    let delivering: Vec<Source> = roles
+        .iter()
+        .filter_map(|r| match r {
+            Role::Dispatch => Some(Source::Deliveries),
+            Role::Retry => Some(Source::Tiers),
+            _ => None,
+        })
+        .collect();
+    if !delivering.is_empty() {
+        let config = DispatchConfig {
+            bus: config.bus(),
+            policy: config.retry_policy()?,
+            max_in_flight: config.dispatch_in_flight,
+        };
+        let dispatcher = Arc::new(Dispatcher::new(
+            pool.clone(),
+            sealing.clone(),
+            config.policy.clone(),
+            metrics.clone(),
+        ));
+        for source in delivering {
+            let (config, dispatcher, shutdown) =
+                (config.clone(), dispatcher.clone(), shutdown.clone());
+            tracker.spawn(async move {
+                if let Err(e) = dispatch::run(config, source, dispatcher, shutdown.clone()).await {
+                    tracing::error!(error = %e, "dispatcher failed");
+                    shutdown.cancel();
+                }
+            });
+        }
+    }
+
+    if roles.contains(&Role::Sweeper) {
+        let (pool, metrics, shutdown) = (pool.clone(), metrics.clone(), shutdown.clone());
+        tracker.spawn(async move {
+            if let Err(e) =
+                sweeper::run(SweeperConfig::default(), pool, metrics, shutdown.clone()).await
+            {
+                tracing::error!(error = %e, "sweeper failed");
                 shutdown.cancel();
             }
         });

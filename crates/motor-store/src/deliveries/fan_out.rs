@@ -18,7 +18,9 @@ use crate::{outbox, Result};
 /// or naming the instance, `tipos` empty or naming the type), and writes the
 /// first-attempt job of each delivery whose subscription is `activa` to the
 /// outbox (`{prefix}.deliveries`, key = instance, in seq order). Returns how
-/// many deliveries it created.
+/// many deliveries it created. Deliveries of a paused or suspended
+/// subscription are created parked: they have no job, so when the head that
+/// reactivation releases finishes, it releases the next one, and so on.
 ///
 /// The subscription's state is read without a lock: if a reactivation
 /// commits meanwhile, its [`super::release_lane_heads`] cannot see these
@@ -32,8 +34,9 @@ pub(crate) async fn fan_out(
 ) -> Result<u64> {
     let rows = sqlx::query(
         "WITH created AS (
-             INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane)
-             SELECT motor_uuid_v7(), s.id, s.app_id, e.instance_id, e.event_id, e.seq, 'live'
+             INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane, parked_at)
+             SELECT motor_uuid_v7(), s.id, s.app_id, e.instance_id, e.event_id, e.seq, 'live',
+                    CASE WHEN s.estado <> 'activa' THEN now() END
              FROM events e
              JOIN instances i ON i.id = e.instance_id
              JOIN subscriptions s ON s.app_id = i.app_id

@@ -5,6 +5,7 @@
 mod admin;
 mod auth;
 mod deliveries;
+mod dispatch;
 mod ingest;
 mod ledger;
 mod openapi;

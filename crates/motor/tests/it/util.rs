@@ -72,6 +72,9 @@ pub fn config(db: &TestDb, prefix: &str) -> Config {
         admin_token: Some(ADMIN_TOKEN.into()),
         master_key: None,
         database_pool: 20,
+        retry_schedule_ms: None,
+        retry_give_up_secs: None,
+        dispatch_in_flight: 1000,
     }
 }
 
@@ -97,8 +100,18 @@ impl TestMotor {
     }
 
     pub async fn start_on(db: TestDb, roles: &[Role]) -> Self {
+        Self::start_configured(db, roles, |_| {}).await
+    }
+
+    /// Starts with the test configuration changed by `configure`.
+    pub async fn start_configured(
+        db: TestDb,
+        roles: &[Role],
+        configure: impl FnOnce(&mut Config),
+    ) -> Self {
         let prefix = topic_prefix();
-        let config = config(&db, &prefix);
+        let mut config = config(&db, &prefix);
+        configure(&mut config);
         let shutdown = CancellationToken::new();
         let (tx, rx) = tokio::sync::oneshot::channel();
         let roles = roles.to_vec();

@@ -1,0 +1,202 @@
+//! The dispatch and retry roles: jobs from `{prefix}.deliveries` (dispatch)
+//! and the delay tiers `{prefix}.retry.*` (retry) become signed webhook
+//! attempts.
+//!
+//! A job is only a pointer. For each one, once it is due, the dispatcher
+//! claims the delivery in Postgres (state, attempt number, lease, and the
+//! lane check for ordered subscriptions); a stale, duplicate, parked or
+//! inactive job finds nothing and is dropped. A claimed delivery is signed
+//! with the subscription's live keys and sent; the outcome becomes a
+//! decision (the domain's retry policy) recorded in one transaction with
+//! whatever must be sent next (retry job, released lane, DLQ record). A
+//! process that dies mid-attempt leaves a lease the sweeper expires.
+
+mod attempt;
+pub mod sweeper;
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::{Duration, SystemTime},
+};
+
+use motor_api::Metrics;
+use motor_bus::{
+    consumer::{self, ConsumerConfig, InRecord},
+    BusConfig, Topics,
+};
+use motor_destinations::webhook::Webhook;
+use motor_domain::{
+    delivery::{DeliveryJob, Jitter, RetryPolicy, Tier},
+    seal::SealingKey,
+    subscription::SubscriptionId,
+};
+use motor_store::{
+    deliveries::{self, Claim},
+    Pool,
+};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+/// Concurrent attempts per unordered subscription in one process.
+pub const UNORDERED_PER_SUBSCRIPTION: usize = 8;
+
+/// Which jobs a consumer takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// First attempts, replays and released lanes: `{prefix}.deliveries`.
+    Deliveries,
+    /// Retries: the delay tiers `{prefix}.retry.*`.
+    Tiers,
+}
+
+#[derive(Debug, Clone)]
+pub struct DispatchConfig {
+    pub bus: BusConfig,
+    pub policy: RetryPolicy,
+    /// Jobs held (waiting or running) per consumer, at most.
+    pub max_in_flight: usize,
+}
+
+/// Everything one attempt needs; shared by the consumer's tasks.
+pub struct Dispatcher {
+    pool: Pool,
+    sealing: Arc<SealingKey>,
+    webhook: Webhook,
+    policy: RetryPolicy,
+    metrics: Arc<Metrics>,
+    /// Subscriptions known to be unordered, with their slots.
+    unordered: Mutex<HashMap<SubscriptionId, Arc<Semaphore>>>,
+}
+
+impl Dispatcher {
+    pub fn new(
+        pool: Pool,
+        sealing: Arc<SealingKey>,
+        policy: RetryPolicy,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        Self {
+            pool,
+            sealing,
+            webhook: Webhook::new(),
+            policy,
+            metrics,
+            unordered: Mutex::default(),
+        }
+    }
+
+    /// A slot of an unordered subscription (none needed for ordered ones:
+    /// their lanes run one delivery at a time).
+    async fn slot(&self, subscription: SubscriptionId) -> Option<OwnedSemaphorePermit> {
+        let slots = self
+            .unordered
+            .lock()
+            .expect("not poisoned")
+            .get(&subscription)
+            .cloned()?;
+        slots.acquire_owned().await.ok()
+    }
+
+    fn learn(&self, subscription: SubscriptionId, ordenado: bool) {
+        let mut unordered = self.unordered.lock().expect("not poisoned");
+        if ordenado {
+            unordered.remove(&subscription);
+        } else {
+            unordered
+                .entry(subscription)
+                .or_insert_with(|| Arc::new(Semaphore::new(UNORDERED_PER_SUBSCRIPTION)));
+        }
+    }
+
+    /// Handles one job: claim, send, record. Errors (Postgres away) drop
+    /// the job; the lease or the sweeper brings the delivery back.
+    pub async fn handle(&self, job: DeliveryJob) {
+        if let Err(e) = self.try_handle(&job).await {
+            tracing::warn!(error = %e, delivery = %job.delivery_id, "attempt not completed; the sweeper will retry it");
+        }
+    }
+
+    async fn try_handle(&self, job: &DeliveryJob) -> anyhow::Result<()> {
+        // Unordered subscriptions first take a slot, before the claim, so a
+        // lease never runs while waiting for one.
+        let _slot = self.slot(job.subscription_id).await;
+        let lease = self.lease().await?;
+        let claimed =
+            match deliveries::claim(&self.pool, job.delivery_id, job.attempt, lease).await? {
+                Claim::Claimed(claimed) => claimed,
+                Claim::Parked | Claim::Skipped(_) => return Ok(()),
+            };
+        self.learn(claimed.subscription_id, claimed.ordenado);
+        let (attempt, outcome) = attempt::make(self, &claimed).await?;
+        let now = chrono::Utc::now();
+        let decision = self.policy.decide(
+            claimed.creada_en,
+            now,
+            claimed.attempt,
+            outcome,
+            Jitter::random(&mut rand::thread_rng()),
+        );
+        deliveries::record_attempt(&self.pool, &claimed, &attempt, &decision).await?;
+        Metrics::add(&self.metrics.delivery_attempts, 1);
+        Ok(())
+    }
+
+    /// The claim's lease: the attempt's timeout and a margin to record it.
+    async fn lease(&self) -> anyhow::Result<Duration> {
+        let settings = motor_store::settings::load(&self.pool).await?;
+        Ok(Duration::from_secs(settings.timeout_segundos.max(1) as u64) + Duration::from_secs(30))
+    }
+}
+
+/// A job's due time, from its payload (never early: an unreadable job is
+/// due now and its claim decides).
+fn due(record: &InRecord) -> Option<SystemTime> {
+    let job = DeliveryJob::from_json(&record.payload).ok()?;
+    let millis = job.due_at.timestamp_millis();
+    u64::try_from(millis)
+        .ok()
+        .map(|ms| SystemTime::UNIX_EPOCH + Duration::from_millis(ms))
+}
+
+/// Runs one consumer (dispatch or retry role) until `shutdown`.
+pub async fn run(
+    config: DispatchConfig,
+    source: Source,
+    dispatcher: Arc<Dispatcher>,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let topics = Topics::new(&config.bus.prefix);
+    let (names, group) = match source {
+        Source::Deliveries => (vec![topics.name(deliveries::DELIVERIES_TOPIC)], "dispatch"),
+        Source::Tiers => (
+            Tier::ALL.iter().map(|t| topics.name(t.suffix())).collect(),
+            "retry",
+        ),
+    };
+    let consumer = ConsumerConfig {
+        group_id: format!("{}.{group}", config.bus.prefix),
+        topics: names,
+        max_in_flight: config.max_in_flight,
+        commit_every: Duration::from_millis(500),
+    };
+    tracing::info!(role = group, "dispatcher started");
+    consumer::run(
+        &config.bus,
+        consumer,
+        due,
+        move |record: InRecord| {
+            let dispatcher = dispatcher.clone();
+            async move {
+                match DeliveryJob::from_json(&record.payload) {
+                    Ok(job) => dispatcher.handle(job).await,
+                    Err(e) => tracing::warn!(error = %e, topic = %record.topic, offset = record.offset, "dropping an unreadable job"),
+                }
+            }
+        },
+        shutdown,
+    )
+    .await?;
+    tracing::info!(role = group, "dispatcher stopped");
+    Ok(())
+}

@@ -1,0 +1,64 @@
+//! The sweeper role: progress never depends on a single message. Every
+//! second it looks for lane heads that are due but may have no live job
+//! (an expired lease after a crash, a lost wake-up, a park that raced the
+//! head's finish, a broker that forgot its topics) and writes fresh jobs
+//! for them through the outbox. A duplicate job is harmless: the claim
+//! drops it.
+
+use std::{sync::Arc, time::Duration};
+
+use motor_api::Metrics;
+use motor_store::{deliveries, Pool};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Clone)]
+pub struct SweeperConfig {
+    pub every: Duration,
+    /// How long a due, unleased head may sit before it counts as lost.
+    pub stale_after: Duration,
+    pub batch: i64,
+}
+
+impl Default for SweeperConfig {
+    fn default() -> Self {
+        Self {
+            every: Duration::from_secs(1),
+            stale_after: Duration::from_secs(5),
+            batch: 1000,
+        }
+    }
+}
+
+pub async fn run(
+    config: SweeperConfig,
+    pool: Pool,
+    metrics: Arc<Metrics>,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    tracing::info!("sweeper started");
+    while !shutdown.is_cancelled() {
+        match sweep_once(&config, &pool).await {
+            Ok(n) => Metrics::add(&metrics.sweeper_requeued, n as u64),
+            Err(e) => tracing::warn!(error = %e, "sweep failed; retrying"),
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => {}
+            _ = tokio::time::sleep(config.every) => {}
+        }
+    }
+    tracing::info!("sweeper stopped");
+    Ok(())
+}
+
+/// One pass; how many jobs it wrote.
+pub async fn sweep_once(config: &SweeperConfig, pool: &Pool) -> anyhow::Result<usize> {
+    let ids = deliveries::due_lane_heads(pool, config.stale_after, config.batch).await?;
+    if ids.is_empty() {
+        return Ok(0);
+    }
+    let jobs = deliveries::requeue(pool, &ids).await?;
+    if !jobs.is_empty() {
+        tracing::info!(requeued = jobs.len(), "sweeper re-enqueued lane heads");
+    }
+    Ok(jobs.len())
+}
