@@ -259,6 +259,12 @@ pub async fn update_subscription(
         return Ok(current);
     }
     let saved = store::save(&mut tx, &next).await?;
+    if current.estado != Estado::Activa && saved.estado == Estado::Activa {
+        // What accumulated goes out now, in lane order: the head of every
+        // lane gets its job in this transaction (each head's finish
+        // releases the next).
+        motor_store::deliveries::release_lane_heads(&mut tx, id).await?;
+    }
     tx.commit().await?;
     Ok(saved)
 }

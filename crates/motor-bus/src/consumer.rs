@@ -71,6 +71,26 @@ where
     H: Fn(InRecord) -> F + Send + Sync + 'static,
     F: Future<Output = ()> + Send + 'static,
 {
+    let handle = Arc::new(handle);
+    let due = Arc::new(due);
+    // Shared by every session: records still held by an old one count.
+    let slots = Arc::new(Semaphore::new(config.max_in_flight));
+    loop {
+        let consumer = connect(bus, &config)?;
+        let end = session(&consumer, &config, &due, &handle, &slots, &shutdown).await;
+        // Closing a consumer whose group state the broker lost can block;
+        // let it do so away from the runtime.
+        tokio::task::spawn_blocking(move || drop(consumer));
+        match end? {
+            SessionEnd::Shutdown => return Ok(()),
+            SessionEnd::Rebuild => {
+                tracing::warn!(group = %config.group_id, "consumer stalled after the broker came back; starting a new one");
+            }
+        }
+    }
+}
+
+fn connect(bus: &BusConfig, config: &ConsumerConfig) -> Result<StreamConsumer, BusError> {
     let consumer: StreamConsumer = ClientConfig::new()
         .set("bootstrap.servers", &bus.brokers)
         .set("group.id", &config.group_id)
@@ -84,9 +104,35 @@ where
         .create()?;
     let topics: Vec<&str> = config.topics.iter().map(String::as_str).collect();
     consumer.subscribe(&topics)?;
+    Ok(consumer)
+}
 
-    let handle = Arc::new(handle);
-    let slots = Arc::new(Semaphore::new(config.max_in_flight));
+enum SessionEnd {
+    Shutdown,
+    /// The broker failed and the consumer has not received anything since:
+    /// a broker that lost its group state can leave librdkafka waiting in a
+    /// rebalance forever, so a new consumer joins afresh.
+    Rebuild,
+}
+
+/// How long a consumer may stay silent after broker trouble before it is
+/// replaced.
+const STALL_AFTER_TROUBLE: Duration = Duration::from_secs(20);
+
+async fn session<D, H, F>(
+    consumer: &StreamConsumer,
+    config: &ConsumerConfig,
+    due: &Arc<D>,
+    handle: &Arc<H>,
+    slots: &Arc<Semaphore>,
+    shutdown: &CancellationToken,
+) -> Result<SessionEnd, BusError>
+where
+    D: Fn(&InRecord) -> Option<SystemTime> + Send + Sync + 'static,
+    H: Fn(InRecord) -> F + Send + Sync + 'static,
+    F: Future<Output = ()> + Send + 'static,
+{
+    let mut trouble_since: Option<tokio::time::Instant> = None;
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<(String, i32, i64)>();
     let mut offsets = Offsets::default();
     let mut commit_tick = tokio::time::interval(config.commit_every);
@@ -120,15 +166,21 @@ where
         }
 
         tokio::select! {
-            _ = shutdown.cancelled() => break,
+            _ = shutdown.cancelled() => {
+                commit(consumer, &mut offsets);
+                return Ok(SessionEnd::Shutdown);
+            }
             Some((topic, partition, offset)) = done_rx.recv() => {
                 offsets.finish(&topic, partition, offset);
                 // The permit of that record was released by its task.
                 drop(permit);
             }
             _ = commit_tick.tick() => {
-                commit(&consumer, &mut offsets);
+                commit(consumer, &mut offsets);
                 drop(permit);
+                if trouble_since.is_some_and(|t| t.elapsed() > STALL_AFTER_TROUBLE) {
+                    return Ok(SessionEnd::Rebuild);
+                }
             }
             // Polling goes on while paused (paused partitions yield nothing,
             // so this only keeps the group membership alive); a record that
@@ -138,9 +190,11 @@ where
                     Ok(m) => m,
                     Err(e) => {
                         tracing::warn!(error = %e, "consumer error");
+                        trouble_since.get_or_insert_with(tokio::time::Instant::now);
                         continue;
                     }
                 };
+                trouble_since = None;
                 let record = InRecord {
                     topic: message.topic().to_owned(),
                     partition: message.partition(),
@@ -174,8 +228,6 @@ where
             }
         }
     }
-    commit(&consumer, &mut offsets);
-    Ok(())
 }
 
 fn commit(consumer: &StreamConsumer, offsets: &mut Offsets) {

@@ -40,7 +40,7 @@ impl Producer {
             // Small linger: low latency at low load, full batches at high load.
             .set("linger.ms", "5")
             .set("batch.num.messages", "10000")
-            .set("message.timeout.ms", "30000")
+            .set("message.timeout.ms", "15000")
             .create()?;
         Ok(Self { inner })
     }

@@ -113,7 +113,7 @@ pub async fn run(
     metrics: Arc<Metrics>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let producer = Producer::new(&config.bus)?;
+    let mut producer = Producer::new(&config.bus)?;
     let topics = Topics::new(&config.bus.prefix);
     wait_for_topics(&config.bus, &shutdown).await;
     let mut shards = Shards::new(&config.database_url)?;
@@ -142,8 +142,16 @@ pub async fn run(
             Err(e) => {
                 tracing::warn!(error = %e, "relay round failed; retrying");
                 // A broker that lost its topics (restart of an in-memory
-                // broker) gets them back before the retry.
+                // broker) gets them back before the retry, and a fresh
+                // producer: the idempotent producer's id and sequence numbers
+                // mean nothing to a broker that forgot them, and its records
+                // would time out forever. Nothing is in flight here (every
+                // report of the round came back), so nothing is lost.
                 let _ = ensure_topics(&config.bus).await;
+                match Producer::new(&config.bus) {
+                    Ok(fresh) => producer = fresh,
+                    Err(e) => tracing::warn!(error = %e, "cannot make a new producer yet"),
+                }
                 pause(&shutdown, Duration::from_millis(500)).await;
             }
         }

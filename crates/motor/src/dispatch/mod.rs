@@ -38,6 +38,11 @@ use motor_store::{
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
+/// Time a claim's lease adds to the attempt's timeout for recording the
+/// outcome. A process that dies mid-attempt holds its delivery this much
+/// longer than the timeout, then the sweeper hands it on.
+pub const LEASE_MARGIN: Duration = Duration::from_secs(5);
+
 /// Concurrent attempts per unordered subscription in one process.
 pub const UNORDERED_PER_SUBSCRIPTION: usize = 8;
 
@@ -145,7 +150,7 @@ impl Dispatcher {
     /// The claim's lease: the attempt's timeout and a margin to record it.
     async fn lease(&self) -> anyhow::Result<Duration> {
         let settings = motor_store::settings::load(&self.pool).await?;
-        Ok(Duration::from_secs(settings.timeout_segundos.max(1) as u64) + Duration::from_secs(30))
+        Ok(Duration::from_secs(settings.timeout_segundos.max(1) as u64) + LEASE_MARGIN)
     }
 }
 

@@ -39,21 +39,29 @@ async fn reactivation_releases_the_head_of_every_lane() {
         .unwrap()
         .is_empty());
 
+    // Reactivation (PATCH estado=activa) releases in its own transaction:
+    // the head of each ordered lane, every open unordered delivery.
     set_estado(&m, &t, ordered, "activa").await;
     set_estado(&m, &t, unordered, "activa").await;
-    let heads = release_lane_heads(&mut conn, ordered).await.unwrap();
-    let mut got: Vec<(InstanceId, i64, u32)> = heads
+    let released = jobs(&m.db.pool, "deliveries").await;
+    let mut got: Vec<(InstanceId, i64, u32)> = released
         .iter()
-        .map(|j| (j.instance_id, j.seq, j.attempt))
+        .filter(|j| j.job.subscription_id == ordered)
+        .map(|j| (j.job.instance_id, j.job.seq, j.job.attempt))
         .collect();
     got.sort();
     let mut want = vec![(a, 1, 1), (b, 1, 1)];
     want.sort();
     assert_eq!(got, want);
-    // Unordered: every open delivery is its own head.
-    let all = release_lane_heads(&mut conn, unordered).await.unwrap();
-    assert_eq!(all.len(), 5);
-    assert_eq!(jobs(&m.db.pool, "deliveries").await.len(), 7);
+    let unordered_jobs = released
+        .iter()
+        .filter(|j| j.job.subscription_id == unordered)
+        .count();
+    assert_eq!(
+        unordered_jobs, 5,
+        "unordered: every open delivery is its own head"
+    );
+    assert_eq!(released.len(), 7);
     // A head in flight (leased) is not released again.
     clear_outbox(&m.db.pool).await;
     claim_ok(&m.db.pool, delivery(&m.db.pool, ordered, a, 1).await, 1).await;

