@@ -1,29 +1,32 @@
 //! Typed ids. Each wraps a uuid so an instance id cannot be passed where an
 //! app id is expected.
 
-use std::{fmt, str::FromStr};
-
-use serde::{Deserialize, Serialize};
-use uuid::Uuid;
-
+/// Declares a uuid newtype with the same shape everywhere: serde as the
+/// bare uuid, `Display`/`FromStr` as the uuid's text, `new()` time-ordered
+/// (v7), and an OpenAPI schema of a uuid string. Used for every id type.
 macro_rules! uuid_id {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord,
+            ::serde::Serialize, ::serde::Deserialize,
+        )]
         #[serde(transparent)]
-        pub struct $name(Uuid);
+        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+        #[cfg_attr(feature = "openapi", schema(value_type = String, format = Uuid))]
+        pub struct $name(::uuid::Uuid);
 
         impl $name {
             /// A new, time-ordered id.
             pub fn new() -> Self {
-                Self(Uuid::now_v7())
+                Self(::uuid::Uuid::now_v7())
             }
 
-            pub const fn from_uuid(uuid: Uuid) -> Self {
+            pub const fn from_uuid(uuid: ::uuid::Uuid) -> Self {
                 Self(uuid)
             }
 
-            pub const fn as_uuid(&self) -> &Uuid {
+            pub const fn as_uuid(&self) -> &::uuid::Uuid {
                 &self.0
             }
         }
@@ -34,27 +37,29 @@ macro_rules! uuid_id {
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 self.0.fmt(f)
             }
         }
 
-        impl FromStr for $name {
-            type Err = uuid::Error;
+        impl ::std::str::FromStr for $name {
+            type Err = ::uuid::Error;
 
             fn from_str(s: &str) -> Result<Self, Self::Err> {
-                Uuid::parse_str(s).map(Self)
+                ::uuid::Uuid::parse_str(s).map(Self)
             }
         }
 
-        impl From<$name> for Uuid {
-            fn from(id: $name) -> Uuid {
+        impl From<$name> for ::uuid::Uuid {
+            fn from(id: $name) -> ::uuid::Uuid {
                 id.0
             }
         }
     };
 }
+
+pub(crate) use uuid_id;
 
 uuid_id!(
     /// An application: the tenant that owns instances, keys and subscriptions.

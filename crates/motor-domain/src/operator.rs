@@ -39,7 +39,11 @@ pub struct ApiKeyInfo {
     pub instancias: Vec<InstanceId>,
     #[serde(with = "serde_ts")]
     pub creada_en: Timestamp,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "opt_ts")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::time::serde_opt_ts"
+    )]
     pub revocada_en: Option<Timestamp>,
 }
 
@@ -120,25 +124,6 @@ pub fn parse_scopes(raw: &[String], campo: &str) -> Result<Vec<Scope>, FieldErro
         }
     }
     Ok(out)
-}
-
-mod opt_ts {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    use crate::time::{self, Timestamp};
-
-    pub fn serialize<S: Serializer>(ts: &Option<Timestamp>, s: S) -> Result<S::Ok, S::Error> {
-        match ts {
-            Some(ts) => s.serialize_str(&time::format(ts)),
-            None => s.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Timestamp>, D::Error> {
-        Option::<String>::deserialize(d)?
-            .map(|s| time::parse(&s).ok_or_else(|| serde::de::Error::custom("bad timestamp")))
-            .transpose()
-    }
 }
 
 #[cfg(test)]

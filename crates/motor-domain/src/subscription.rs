@@ -18,51 +18,10 @@ use crate::{
 pub const MAX_INSTANCES: usize = 200;
 pub const MAX_TYPES: usize = 50;
 
-macro_rules! uuid_newtype {
-    ($name:ident) => {
-        /// A subscription's id.
-        #[derive(
-            Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
-        )]
-        #[serde(transparent)]
-        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-        #[cfg_attr(feature = "openapi", schema(value_type = String, format = Uuid))]
-        pub struct $name(uuid::Uuid);
-
-        impl $name {
-            pub fn new() -> Self {
-                Self(uuid::Uuid::now_v7())
-            }
-            pub const fn from_uuid(u: uuid::Uuid) -> Self {
-                Self(u)
-            }
-            pub const fn as_uuid(&self) -> &uuid::Uuid {
-                &self.0
-            }
-        }
-
-        impl Default for $name {
-            fn default() -> Self {
-                Self::new()
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                self.0.fmt(f)
-            }
-        }
-
-        impl std::str::FromStr for $name {
-            type Err = uuid::Error;
-            fn from_str(s: &str) -> Result<Self, Self::Err> {
-                uuid::Uuid::parse_str(s).map(Self)
-            }
-        }
-    };
-}
-
-uuid_newtype!(SubscriptionId);
+crate::ids::uuid_id!(
+    /// A subscription's id.
+    SubscriptionId
+);
 
 /// A subscription's state. Only the engine suspends; only `DELETE`
 /// eliminates; a `PATCH` moves between `activa` and `pausada` (and
@@ -298,25 +257,7 @@ pub fn parse_estado_patch(raw: &str) -> Result<Estado, FieldError> {
     }
 }
 
-/// Serde adapter for an optional [`Timestamp`]: `null` when absent.
-pub(crate) mod serde_opt_ts {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    use crate::time::{self, Timestamp};
-
-    pub fn serialize<S: Serializer>(ts: &Option<Timestamp>, s: S) -> Result<S::Ok, S::Error> {
-        match ts {
-            Some(ts) => s.serialize_str(&time::format(ts)),
-            None => s.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Timestamp>, D::Error> {
-        Option::<String>::deserialize(d)?
-            .map(|s| time::parse(&s).ok_or_else(|| serde::de::Error::custom("bad timestamp")))
-            .transpose()
-    }
-}
+pub(crate) use crate::time::serde_opt_ts;
 
 #[cfg(test)]
 mod tests {

@@ -37,6 +37,26 @@ pub mod serde_ts {
     }
 }
 
+/// Serde adapter for an optional [`Timestamp`]: `null` when absent.
+pub mod serde_opt_ts {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::Timestamp;
+
+    pub fn serialize<S: Serializer>(ts: &Option<Timestamp>, s: S) -> Result<S::Ok, S::Error> {
+        match ts {
+            Some(ts) => s.serialize_str(&super::format(ts)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Timestamp>, D::Error> {
+        Option::<String>::deserialize(d)?
+            .map(|s| super::parse(&s).ok_or_else(|| serde::de::Error::custom("bad timestamp")))
+            .transpose()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,7 +18,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use motor::{config::Config, serve::Role};
+use motor::serve::Role;
 use motor_api::admin::{self, CreateApp, CreateInstance, CreateKey};
 use motor_domain::{InstanceId, NewEvent};
 use rdkafka::{
@@ -27,43 +27,10 @@ use rdkafka::{
     ClientConfig, Offset, TopicPartitionList,
 };
 use serde_json::json;
-use sqlx::{Connection, Executor, PgConnection};
-use tokio_util::sync::CancellationToken;
 
-fn env_or(name: &str, default: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| default.to_owned())
-}
+mod common;
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
-}
-
-struct Running {
-    shutdown: CancellationToken,
-    task: tokio::task::JoinHandle<()>,
-    addr: Option<std::net::SocketAddr>,
-}
-
-async fn start(config: Config, roles: &[Role]) -> Running {
-    let shutdown = CancellationToken::new();
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let stop = shutdown.clone();
-    let roles = roles.to_vec();
-    let task = tokio::spawn(async move {
-        motor::serve::run(config, &roles, stop, Some(tx))
-            .await
-            .unwrap();
-    });
-    let addr = rx.await.ok();
-    Running {
-        shutdown,
-        task,
-        addr,
-    }
-}
+use common::{env_or, percentile, start, BenchDb};
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
@@ -71,35 +38,9 @@ async fn main() {
         return; // `cargo test --benches` asks for the list of benchmarks.
     }
     let seconds: u64 = env_or("MOTOR_BENCH_SECONDS", "10").parse().unwrap();
-    let server = env_or(
-        "MOTOR_BENCH_DATABASE_URL",
-        "postgres://postgres@127.0.0.1:5432",
-    );
-    let brokers = env_or("MOTOR_BENCH_KAFKA_BROKERS", "127.0.0.1:9092");
-    let run_id = &uuid::Uuid::new_v4().simple().to_string()[..8];
-    let db_name = format!("motor_bench_{run_id}");
-    let mut admin_conn = PgConnection::connect(&format!("{server}/postgres"))
-        .await
-        .unwrap();
-    admin_conn
-        .execute(format!("CREATE DATABASE {db_name}").as_str())
-        .await
-        .unwrap();
-    let url = format!("{server}/{db_name}");
-    let config = |prefix: &str| Config {
-        database_url: url.clone(),
-        kafka_brokers: brokers.clone(),
-        kafka_partitions: 8,
-        kafka_replication: 1,
-        topic_prefix: prefix.to_owned(),
-        http_addr: "127.0.0.1:0".into(),
-        admin_token: None,
-        master_key: Some("bench-master-key-0123456789abcdef0123".into()),
-        database_pool: 32,
-        retry_schedule_ms: None,
-        retry_give_up_secs: None,
-        dispatch_in_flight: 1000,
-    };
+    let db = BenchDb::create().await;
+    let (url, brokers, run_id) = (db.url.clone(), db.brokers.clone(), db.run_id.clone());
+    let config = |prefix: &str| db.config(prefix);
 
     let motor = start(
         config(&format!("bench{run_id}a")),
@@ -168,8 +109,7 @@ async fn main() {
         "relay drained the ingest backlog {:.1} s after the last request",
         drained.elapsed().as_secs_f64()
     );
-    motor.shutdown.cancel();
-    motor.task.await.unwrap();
+    motor.stop().await;
 
     // Latency: a relay alone, a fresh topic, 1,000 single-event commits/s.
     let prefix = format!("bench{run_id}b");
@@ -179,13 +119,9 @@ async fn main() {
     println!(
         "commit -> record on {prefix}.events at 1000 events/s: p50 {p50:.1} ms  p99 {p99:.1} ms  max {max:.1} ms  ({n} events)"
     );
-    relay.shutdown.cancel();
-    relay.task.await.unwrap();
+    relay.stop().await;
     pool.close().await;
-    admin_conn
-        .execute(format!("DROP DATABASE {db_name} WITH (FORCE)").as_str())
-        .await
-        .unwrap();
+    db.drop_db().await;
 }
 
 /// `clients` concurrent HTTP clients post batches of `batch` for `length`.

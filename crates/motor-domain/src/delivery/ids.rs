@@ -3,68 +3,15 @@
 use std::{fmt, str::FromStr};
 
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
-use uuid::Uuid;
 
-macro_rules! delivery_uuid {
-    ($(#[$doc:meta])* $name:ident) => {
-        $(#[$doc])*
-        #[derive(
-            Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
-        )]
-        #[serde(transparent)]
-        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-        #[cfg_attr(feature = "openapi", schema(value_type = String, format = Uuid))]
-        pub struct $name(Uuid);
+use crate::ids::uuid_id;
 
-        impl $name {
-            /// A new, time-ordered id.
-            pub fn new() -> Self {
-                Self(Uuid::now_v7())
-            }
-
-            pub const fn from_uuid(uuid: Uuid) -> Self {
-                Self(uuid)
-            }
-
-            pub const fn as_uuid(&self) -> &Uuid {
-                &self.0
-            }
-        }
-
-        impl Default for $name {
-            fn default() -> Self {
-                Self::new()
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                self.0.fmt(f)
-            }
-        }
-
-        impl FromStr for $name {
-            type Err = uuid::Error;
-
-            fn from_str(s: &str) -> Result<Self, Self::Err> {
-                Uuid::parse_str(s).map(Self)
-            }
-        }
-
-        impl From<$name> for Uuid {
-            fn from(id: $name) -> Uuid {
-                id.0
-            }
-        }
-    };
-}
-
-delivery_uuid!(
+uuid_id!(
     /// One (event, subscription) delivery: `X-MW-Delivery-Id`, the same on
     /// every retry of it. A replay makes new ones.
     DeliveryId
 );
-delivery_uuid!(
+uuid_id!(
     /// One replay request: its deliveries form their own ordered lane.
     ReplayId
 );

@@ -32,7 +32,7 @@ use motor_domain::{
     subscription::SubscriptionId,
 };
 use motor_store::{
-    deliveries::{self, Claim},
+    deliveries::{self, Claim, Recorded},
     Pool,
 };
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -127,23 +127,37 @@ impl Dispatcher {
         // lease never runs while waiting for one.
         let _slot = self.slot(job.subscription_id).await;
         let lease = self.lease().await?;
-        let claimed =
-            match deliveries::claim(&self.pool, job.delivery_id, job.attempt, lease).await? {
+        let mut next = Some((job.delivery_id, job.attempt));
+        while let Some((delivery, attempt)) = next.take() {
+            let claimed = match deliveries::claim(&self.pool, delivery, attempt, lease).await? {
                 Claim::Claimed(claimed) => claimed,
                 Claim::Parked | Claim::Skipped(_) => return Ok(()),
             };
-        self.learn(claimed.subscription_id, claimed.ordenado);
-        let (attempt, outcome) = attempt::make(self, &claimed).await?;
-        let now = chrono::Utc::now();
-        let decision = self.policy.decide(
-            claimed.creada_en,
-            now,
-            claimed.attempt,
-            outcome,
-            Jitter::random(&mut rand::thread_rng()),
-        );
-        deliveries::record_attempt(&self.pool, &claimed, &attempt, &decision).await?;
-        Metrics::add(&self.metrics.delivery_attempts, 1);
+            self.learn(claimed.subscription_id, claimed.ordenado);
+            let (attempt, outcome) = attempt::make(self, &claimed).await?;
+            let decision = self.policy.decide(
+                claimed.creada_en,
+                chrono::Utc::now(),
+                claimed.attempt,
+                outcome,
+                Jitter::random(&mut rand::thread_rng()),
+            );
+            let recorded =
+                deliveries::record_attempt(&self.pool, &claimed, &attempt, &decision).await?;
+            Metrics::add(&self.metrics.delivery_attempts, 1);
+            // Fast path: the head just released the next delivery of its
+            // lane (its job is in the outbox too); try it now instead of
+            // waiting for that job to travel through Kafka. Whichever comes
+            // second finds nothing to claim. A released delivery was parked,
+            // never attempted: it is at attempt 1.
+            if let Recorded::Done {
+                released: Some(released),
+                ..
+            } = recorded
+            {
+                next = Some((released, 1));
+            }
+        }
         Ok(())
     }
 

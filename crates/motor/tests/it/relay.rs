@@ -4,11 +4,7 @@
 //! occurrences are in seq order. Plus direct consumption: a plain Kafka
 //! consumer gets the very bytes the ledger API serves.
 
-use std::{
-    collections::HashMap,
-    process::{Child, Command, Stdio},
-    time::Duration,
-};
+use std::{collections::HashMap, time::Duration};
 
 use motor::serve::Role;
 use motor_domain::{InstanceId, NewEvent};
@@ -16,41 +12,12 @@ use motor_store::Pool;
 use serde_json::{json, value::RawValue, Value};
 
 use crate::util::{
-    brokers, first_occurrences, read_topic, topic_prefix, wait_outbox_empty, Tenant, TestDb,
+    first_occurrences, read_topic, topic_prefix, wait_outbox_empty, MotorProcess, Tenant, TestDb,
     TestMotor,
 };
 
-/// A relay process, killed (SIGKILL) when dropped.
-struct RelayProcess(Child);
-
-impl RelayProcess {
-    fn spawn(db: &TestDb, prefix: &str) -> Self {
-        let child = Command::new(env!("CARGO_BIN_EXE_motor"))
-            .args(["serve", "--roles", "relay"])
-            .env("MOTOR_DATABASE_URL", &db.url)
-            .env("MOTOR_KAFKA_BROKERS", brokers())
-            .env("MOTOR_TOPIC_PREFIX", prefix)
-            .env("MOTOR_KAFKA_PARTITIONS", "4")
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawning motor");
-        Self(child)
-    }
-
-    /// kill -9: no shutdown, no flush, locks dropped with the connection.
-    fn kill9(&mut self) {
-        self.0.kill().unwrap();
-        self.0.wait().unwrap();
-    }
-}
-
-impl Drop for RelayProcess {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+fn relay(db: &TestDb, prefix: &str) -> MotorProcess {
+    MotorProcess::spawn("relay", db, prefix, &[])
 }
 
 /// Appends `total` events over the tenant's instances in batches of 100,
@@ -140,7 +107,7 @@ async fn relay_killed_mid_run_loses_nothing_and_keeps_order() {
     let tenant = Tenant::create(&db.pool, 4).await;
     let prefix = topic_prefix();
 
-    let mut relay = RelayProcess::spawn(&db, &prefix);
+    let mut first = relay(&db, &prefix);
     let producer = tokio::spawn(produce(db.pool.clone(), tenant.instances.clone(), TOTAL));
 
     // Kill once the relay is well into the run: some published, more coming.
@@ -156,7 +123,7 @@ async fn relay_killed_mid_run_loses_nothing_and_keeps_order() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    relay.kill9();
+    first.kill9();
     let produced_at_kill = event_count(&db.pool).await;
     let published_at_kill = published(&db.pool, produced_at_kill).await;
 
@@ -167,7 +134,7 @@ async fn relay_killed_mid_run_loses_nothing_and_keeps_order() {
         "the kill must leave work behind (published {published_at_kill} of {produced_at_kill})"
     );
 
-    let _relay = RelayProcess::spawn(&db, &prefix);
+    let _relay = relay(&db, &prefix);
     wait_outbox_empty(&db.pool, Duration::from_secs(120)).await;
     let (records, duplicates) = assert_topic_complete(&db.pool, &prefix, &tenant.instances).await;
     assert!(records >= TOTAL);
@@ -181,8 +148,8 @@ async fn two_relays_share_the_outbox_and_keep_order() {
     let tenant = Tenant::create(&db.pool, 8).await;
     let prefix = topic_prefix();
 
-    let _a = RelayProcess::spawn(&db, &prefix);
-    let _b = RelayProcess::spawn(&db, &prefix);
+    let _a = relay(&db, &prefix);
+    let _b = relay(&db, &prefix);
     produce(db.pool.clone(), tenant.instances.clone(), TOTAL).await;
     wait_outbox_empty(&db.pool, Duration::from_secs(120)).await;
 

@@ -308,3 +308,40 @@ pub fn first_occurrences(records: &[KafkaRecord]) -> HashMap<String, Vec<i64>> {
     }
     out
 }
+
+/// `motor serve --roles <roles>` as its own process, against `db` and topic
+/// prefix `prefix`; killed (SIGKILL) when dropped.
+pub struct MotorProcess(std::process::Child);
+
+impl MotorProcess {
+    pub fn spawn(roles: &str, db: &TestDb, prefix: &str, env: &[(&str, &str)]) -> Self {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_motor"));
+        command
+            .args(["serve", "--roles", roles])
+            .env("MOTOR_DATABASE_URL", &db.url)
+            .env("MOTOR_KAFKA_BROKERS", brokers())
+            .env("MOTOR_TOPIC_PREFIX", prefix)
+            .env("MOTOR_KAFKA_PARTITIONS", "4")
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::inherit());
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        Self(command.spawn().expect("spawning motor"))
+    }
+
+    /// kill -9: no shutdown, no flush; its Postgres sessions (and advisory
+    /// locks) end with the process.
+    pub fn kill9(&mut self) {
+        self.0.kill().unwrap();
+        self.0.wait().unwrap();
+    }
+}
+
+impl Drop for MotorProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -18,42 +18,19 @@ use serde_json::json;
 use super::{post_many, receiver::Receiver, receiver::Reply, subscribe};
 use crate::{
     subscriptions::call,
-    util::{Tenant, TestDb, TestMotor, ADMIN_TOKEN},
+    util::{MotorProcess, Tenant, TestDb, TestMotor, ADMIN_TOKEN},
 };
 
 const SCHEDULE: &str = "200,400,600,800,1000,1200";
 
-/// `motor serve --roles dispatch,retry` as its own process (SIGKILL on drop).
-struct Dispatcher(Child);
-
-impl Dispatcher {
-    fn spawn(m: &TestMotor, brokers: &str) -> Self {
-        let child = Command::new(env!("CARGO_BIN_EXE_motor"))
-            .args(["serve", "--roles", "dispatch,retry"])
-            .env("MOTOR_DATABASE_URL", &m.db.url)
-            .env("MOTOR_KAFKA_BROKERS", brokers)
-            .env("MOTOR_TOPIC_PREFIX", &m.prefix)
-            .env("MOTOR_KAFKA_PARTITIONS", "4")
-            .env("MOTOR_RETRY_SCHEDULE_MS", SCHEDULE)
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawning motor");
-        Self(child)
-    }
-
-    fn kill9(&mut self) {
-        self.0.kill().unwrap();
-        self.0.wait().unwrap();
-    }
-}
-
-impl Drop for Dispatcher {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+/// `motor serve --roles dispatch,retry` as its own process.
+fn dispatcher(m: &TestMotor) -> MotorProcess {
+    MotorProcess::spawn(
+        "dispatch,retry",
+        &m.db,
+        &m.prefix,
+        &[("MOTOR_RETRY_SCHEDULE_MS", SCHEDULE)],
+    )
 }
 
 /// One in five first attempts is a 503 (decided by the delivery id, so it is
@@ -178,8 +155,7 @@ async fn dispatcher_killed_mid_run_loses_nothing_and_keeps_lane_order() {
     )
     .await;
     let (t, r, sub) = setup(&m).await;
-    let brokers = crate::util::brokers();
-    let mut dispatcher = Dispatcher::spawn(&m, &brokers);
+    let mut first = dispatcher(&m);
     for instance in &t.instances {
         post_many(&m, &t, *instance, PER_INSTANCE, "fault").await;
     }
@@ -188,11 +164,11 @@ async fn dispatcher_killed_mid_run_loses_nothing_and_keeps_lane_order() {
         seen.len() as i64 >= total / 3
     })
     .await;
-    dispatcher.kill9();
+    first.kill9();
     let at_kill = r.seen().len();
     assert!((at_kill as i64) < total, "the kill must come mid-run");
 
-    let _dispatcher = Dispatcher::spawn(&m, &brokers);
+    let _dispatcher = dispatcher(&m);
     wait_all_terminal(&m, sub, total, Duration::from_secs(240)).await;
     assert_delivered_in_order(&m, sub, &r, &t.instances, PER_INSTANCE as i64).await;
     m.stop().await;

@@ -1,0 +1,110 @@
+//! What every benchmark needs: a fresh database, Motor running in this
+//! process with chosen roles, and percentiles.
+
+#![allow(dead_code)]
+
+use motor::{config::Config, serve::Role};
+use sqlx::{Connection, Executor, PgConnection};
+use tokio_util::sync::CancellationToken;
+
+pub fn env_or(name: &str, default: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| default.to_owned())
+}
+
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+/// A fresh database on the benchmark's Postgres server, dropped by
+/// [`BenchDb::drop_db`].
+pub struct BenchDb {
+    pub url: String,
+    pub brokers: String,
+    pub run_id: String,
+    name: String,
+    admin: PgConnection,
+}
+
+impl BenchDb {
+    pub async fn create() -> Self {
+        let server = env_or(
+            "MOTOR_BENCH_DATABASE_URL",
+            "postgres://postgres@127.0.0.1:5432",
+        );
+        let brokers = env_or("MOTOR_BENCH_KAFKA_BROKERS", "127.0.0.1:9092");
+        let run_id = uuid::Uuid::new_v4().simple().to_string()[..8].to_owned();
+        let name = format!("motor_bench_{run_id}");
+        let mut admin = PgConnection::connect(&format!("{server}/postgres"))
+            .await
+            .unwrap();
+        admin
+            .execute(format!("CREATE DATABASE {name}").as_str())
+            .await
+            .unwrap();
+        Self {
+            url: format!("{server}/{name}"),
+            brokers,
+            run_id,
+            name,
+            admin,
+        }
+    }
+
+    pub fn config(&self, prefix: &str) -> Config {
+        Config {
+            database_url: self.url.clone(),
+            kafka_brokers: self.brokers.clone(),
+            kafka_partitions: 8,
+            kafka_replication: 1,
+            topic_prefix: prefix.to_owned(),
+            http_addr: "127.0.0.1:0".into(),
+            admin_token: None,
+            master_key: Some("bench-master-key-0123456789abcdef0123".into()),
+            database_pool: 32,
+            retry_schedule_ms: None,
+            retry_give_up_secs: None,
+            dispatch_in_flight: 1000,
+        }
+    }
+
+    pub async fn drop_db(mut self) {
+        self.admin
+            .execute(format!("DROP DATABASE {} WITH (FORCE)", self.name).as_str())
+            .await
+            .unwrap();
+    }
+}
+
+pub struct Running {
+    pub shutdown: CancellationToken,
+    pub task: tokio::task::JoinHandle<()>,
+    pub addr: Option<std::net::SocketAddr>,
+}
+
+impl Running {
+    pub async fn stop(self) {
+        self.shutdown.cancel();
+        self.task.await.unwrap();
+    }
+}
+
+pub async fn start(config: Config, roles: &[Role]) -> Running {
+    let shutdown = CancellationToken::new();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let stop = shutdown.clone();
+    let roles = roles.to_vec();
+    let task = tokio::spawn(async move {
+        motor::serve::run(config, &roles, stop, Some(tx))
+            .await
+            .unwrap();
+    });
+    let addr = rx.await.ok();
+    Running {
+        shutdown,
+        task,
+        addr,
+    }
+}

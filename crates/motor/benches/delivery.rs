@@ -1,0 +1,266 @@
+//! Benchmark of delivery, end to end: events committed to the ledger until
+//! a webhook receiver on loopback answered them. Prints numbers; asserts
+//! nothing about speed.
+//!
+//!   scripts/services && cargo bench -p motor --bench delivery
+//!
+//! Phases (one ordered subscription, 10 instances, every role in this
+//! process, a receiver answering 204 at once):
+//! 1. throughput: a backlog of events appended at once, delivered events/s;
+//! 2. latency: 1,000 single-event commits/s for MOTOR_BENCH_SECONDS,
+//!    commit → receiver p50/p99;
+//! 3. a slow lane: the same backlog while the receiver answers instance 0
+//!    after 2 s; the healthy lanes' throughput against phase 1.
+
+mod common;
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use axum::{body::Bytes, extract::State, http::StatusCode, routing::post, Router};
+use common::{env_or, percentile, start, BenchDb, Running};
+use motor::serve::Role;
+use motor_api::admin::{self, CreateApp, CreateInstance, CreateKey};
+use motor_domain::{InstanceId, NewEvent};
+use serde_json::{json, Value};
+
+const ALL_ROLES: [Role; 5] = [
+    Role::Api,
+    Role::Relay,
+    Role::Dispatch,
+    Role::Retry,
+    Role::Sweeper,
+];
+
+/// Arrivals by (instance, seq), and which instance answers slowly.
+#[derive(Clone, Default)]
+struct Receiver {
+    arrived: Arc<Mutex<HashMap<(String, i64), Instant>>>,
+    slow: Arc<Mutex<Option<String>>>,
+}
+
+async fn receive(State(r): State<Receiver>, body: Bytes) -> StatusCode {
+    let envelope: Value = serde_json::from_slice(&body).unwrap_or_default();
+    let instance = envelope["instance_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let slow = r.slow.lock().unwrap().as_deref() == Some(instance.as_str());
+    if slow {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+    let seq = envelope["seq"].as_i64().unwrap_or(-1);
+    r.arrived
+        .lock()
+        .unwrap()
+        .entry((instance, seq))
+        .or_insert_with(Instant::now);
+    StatusCode::NO_CONTENT
+}
+
+async fn append(pool: &motor_store::Pool, instance: InstanceId, n: usize) -> Vec<(i64, Instant)> {
+    let events: Vec<NewEvent> = (0..n)
+        .map(|i| NewEvent::parse(&json!({"type": "bench", "data": {"i": i}}), "e").unwrap())
+        .collect();
+    let mut out = Vec::new();
+    for chunk in events.chunks(500) {
+        let mut tx = pool.begin().await.unwrap();
+        let appended = motor_store::ledger::append(&mut tx, instance, chunk)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        let at = Instant::now();
+        for e in &appended.envelopes {
+            out.push((
+                serde_json::from_str::<Value>(e).unwrap()["seq"]
+                    .as_i64()
+                    .unwrap(),
+                at,
+            ));
+        }
+    }
+    out
+}
+
+/// Appends `per_instance` events to each instance at once and waits for the
+/// receiver; delivered events/s overall and for the instances in `healthy`.
+async fn backlog(
+    pool: &motor_store::Pool,
+    r: &Receiver,
+    instances: &[InstanceId],
+    per_instance: usize,
+    healthy: &[InstanceId],
+) -> (f64, f64) {
+    r.arrived.lock().unwrap().clear();
+    let started = Instant::now();
+    let mut committed = HashMap::new();
+    for instance in instances {
+        for (seq, _) in append(pool, *instance, per_instance).await {
+            committed.insert((instance.to_string(), seq), ());
+        }
+    }
+    let wanted: Vec<(String, i64)> = healthy
+        .iter()
+        .flat_map(|i| {
+            committed
+                .keys()
+                .filter(move |(k, _)| *k == i.to_string())
+                .cloned()
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let healthy_done = loop {
+        let arrived = r.arrived.lock().unwrap();
+        if wanted.iter().all(|k| arrived.contains_key(k)) {
+            break wanted.iter().map(|k| arrived[k]).max().unwrap();
+        }
+        drop(arrived);
+        assert!(
+            Instant::now() < deadline,
+            "healthy lanes not delivered in 10 min"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let healthy_rate = wanted.len() as f64 / (healthy_done - started).as_secs_f64();
+    let all_rate = if healthy.len() == instances.len() {
+        healthy_rate
+    } else {
+        f64::NAN
+    };
+    (all_rate, healthy_rate)
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return; // `cargo test --benches` asks for the list of benchmarks.
+    }
+    let seconds: u64 = env_or("MOTOR_BENCH_SECONDS", "10").parse().unwrap();
+    let per_instance: usize = env_or("MOTOR_BENCH_BACKLOG_PER_INSTANCE", "500")
+        .parse()
+        .unwrap();
+    let db = BenchDb::create().await;
+    let motor: Running = start(db.config(&format!("bench{}d", db.run_id)), &ALL_ROLES).await;
+    let pool = motor_store::connect(&db.url, 32).await.unwrap();
+
+    let r = Receiver::default();
+    let app_router = Router::new()
+        .route("/hook", post(receive))
+        .with_state(r.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let receiver_addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app_router).await.unwrap() });
+
+    let app = admin::create_app(
+        &pool,
+        CreateApp {
+            nombre: "bench".into(),
+            destinos_permitidos: vec!["127.0.0.1".into()],
+        },
+    )
+    .await
+    .unwrap();
+    let mut instances = Vec::new();
+    for i in 0..10 {
+        let instance = admin::create_instance(
+            &pool,
+            app.id,
+            CreateInstance {
+                nombre: format!("i{i}"),
+            },
+        )
+        .await
+        .unwrap();
+        instances.push(instance.id);
+    }
+    let token = admin::create_key(
+        &pool,
+        app.id,
+        CreateKey {
+            nombre: "bench".into(),
+            scopes: vec!["subscriptions:manage".into()],
+            instancias: vec![],
+        },
+    )
+    .await
+    .unwrap()
+    .token;
+    let created = reqwest::Client::new()
+        .post(format!("http://{}/v1/subscriptions", motor.addr.unwrap()))
+        .bearer_auth(&token)
+        .json(&json!({"nombre": "bench", "url": format!("http://{receiver_addr}/hook")}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
+
+    // Warm up: the consumer groups join (a few seconds on Tansu).
+    append(&pool, instances[0], 1).await;
+    while r.arrived.lock().unwrap().is_empty() {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    println!("motor delivery benchmark (10 instances, one ordered subscription, every role in one process)");
+    let (rate, _) = backlog(&pool, &r, &instances, per_instance, &instances).await;
+    println!("throughput, backlog of {per_instance} per instance: {rate:>8.0} delivered events/s");
+
+    // Latency at a steady 1,000 commits/s.
+    r.arrived.lock().unwrap().clear();
+    let total = (1000 * seconds) as usize;
+    let mut ticker = tokio::time::interval(Duration::from_millis(1));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+    let mut inflight = tokio::task::JoinSet::new();
+    for n in 0..total {
+        ticker.tick().await;
+        let (pool, instance) = (pool.clone(), instances[n % instances.len()]);
+        inflight.spawn(async move { (instance, append(&pool, instance, 1).await[0]) });
+    }
+    let mut committed = Vec::with_capacity(total);
+    while let Some(done) = inflight.join_next().await {
+        committed.push(done.unwrap());
+    }
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let mut latencies = loop {
+        let arrived = r.arrived.lock().unwrap();
+        if committed
+            .iter()
+            .all(|(i, (seq, _))| arrived.contains_key(&(i.to_string(), *seq)))
+        {
+            break committed
+                .iter()
+                .map(|(i, (seq, at))| {
+                    arrived[&(i.to_string(), *seq)]
+                        .saturating_duration_since(*at)
+                        .as_secs_f64()
+                        * 1000.0
+                })
+                .collect::<Vec<_>>();
+        }
+        drop(arrived);
+        assert!(Instant::now() < deadline, "not all delivered in 5 min");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    latencies.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    println!(
+        "commit -> receiver at 1000 events/s: p50 {:.1} ms  p99 {:.1} ms  max {:.1} ms  ({total} events)",
+        percentile(&latencies, 0.5),
+        percentile(&latencies, 0.99),
+        latencies.last().unwrap()
+    );
+
+    // One slow lane among ten.
+    *r.slow.lock().unwrap() = Some(instances[0].to_string());
+    let (_, healthy) = backlog(&pool, &r, &instances, per_instance, &instances[1..]).await;
+    println!(
+        "with instance 0 answering after 2 s: healthy lanes {healthy:>8.0} delivered events/s ({:+.1} % against all-healthy {rate:.0})",
+        (healthy / rate - 1.0) * 100.0
+    );
+    *r.slow.lock().unwrap() = None;
+
+    motor.stop().await;
+    pool.close().await;
+    db.drop_db().await;
+}
