@@ -21,7 +21,7 @@ use motor_domain::{
 };
 use motor_store::deliveries::read::{self, AttemptRow, Delivery, Filter};
 use serde::Serialize;
-use utoipa::{OpenApi, ToSchema};
+use utoipa::ToSchema;
 
 use crate::{auth::Caller, error::ApiError, extract::path_id, AppState};
 
@@ -272,15 +272,6 @@ pub(crate) async fn get_one_delivery(
         intentos_detalle: attempts.into_iter().map(Intento::from).collect(),
     }))
 }
-
-/// These routes' part of the OpenAPI document, for [`crate::openapi`] to
-/// merge.
-#[derive(OpenApi)]
-#[openapi(
-    paths(get_deliveries, get_one_delivery),
-    tags((name = "deliveries", description = "Deliveries and their attempts (scope `events:read`)"))
-)]
-pub struct DeliveriesDoc;
 
 pub fn router() -> Router<AppState> {
     Router::new()

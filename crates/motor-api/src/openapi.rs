@@ -249,6 +249,8 @@ impl Modify for Security {
         crate::subscriptions::post_rotate,
         crate::probe::post_test,
         crate::replays::post_replay,
+        crate::deliveries::get_deliveries,
+        crate::deliveries::get_one_delivery,
         crate::settings::get_admin_settings,
         crate::settings::patch_admin_settings,
         crate::settings::get_alerts,
@@ -279,6 +281,7 @@ impl Modify for Security {
         (name = "health", description = "Liveness, readiness and metrics"),
         (name = "events", description = "The producer API and the ledger"),
         (name = "subscriptions", description = "Webhook subscriptions (scope `subscriptions:manage`)"),
+        (name = "deliveries", description = "Deliveries and their attempts (scope `events:read`)"),
         (name = "admin", description = "The operator API (`MOTOR_ADMIN_TOKEN`)"),
     )
 )]

@@ -82,6 +82,8 @@ fn the_document_is_openapi_3_1_and_names_every_route() {
         "POST /v1/subscriptions/{id}/rotate",
         "POST /v1/subscriptions/{id}/test",
         "POST /v1/subscriptions/{id}/replays",
+        "GET /v1/deliveries",
+        "GET /v1/deliveries/{id}",
         "GET /v1/admin/settings",
         "PATCH /v1/admin/settings",
         "GET /v1/admin/alerts",
