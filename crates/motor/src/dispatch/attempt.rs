@@ -13,24 +13,14 @@ use motor_store::deliveries::{Attempt, Claimed};
 use super::Dispatcher;
 
 pub(super) async fn make(d: &Dispatcher, claimed: &Claimed) -> anyhow::Result<(Attempt, Outcome)> {
-    let mut conn = d.pool.acquire().await?;
-    let settings = motor_store::settings::load(&mut *conn).await?;
-    let app = motor_store::operator::get_app(&mut *conn, claimed.app_id).await?;
-    let sealed = motor_store::subscriptions::live_keys(&mut *conn, claimed.subscription_id).await?;
-    drop(conn);
+    let settings = d.cache.settings(&d.pool).await?;
+    let destinations = d.cache.destinations(&d.pool, claimed.app_id).await?;
+    let sealed = d.cache.keys(&d.pool, claimed.subscription_id).await?;
 
     let iniciado_en = chrono::Utc::now();
     let started = Instant::now();
     let mut key_ids = Vec::new();
-    let result = send(
-        d,
-        claimed,
-        &settings,
-        &app.destinos_permitidos,
-        &sealed,
-        &mut key_ids,
-    )
-    .await;
+    let result = send(d, claimed, &settings, &destinations, &sealed, &mut key_ids).await;
     let outcome = match &result {
         Ok(answer) => Outcome::classify(
             AttemptResult::Http {

@@ -12,6 +12,7 @@
 //! process that dies mid-attempt leaves a lease the sweeper expires.
 
 mod attempt;
+mod cache;
 pub mod sweeper;
 
 use std::{
@@ -72,6 +73,7 @@ pub struct Dispatcher {
     metrics: Arc<Metrics>,
     /// Subscriptions known to be unordered, with their slots.
     unordered: Mutex<HashMap<SubscriptionId, Arc<Semaphore>>>,
+    cache: cache::AttemptCache,
 }
 
 impl Dispatcher {
@@ -88,6 +90,7 @@ impl Dispatcher {
             policy,
             metrics,
             unordered: Mutex::default(),
+            cache: cache::AttemptCache::new(),
         }
     }
 
@@ -163,7 +166,7 @@ impl Dispatcher {
 
     /// The claim's lease: the attempt's timeout and a margin to record it.
     async fn lease(&self) -> anyhow::Result<Duration> {
-        let settings = motor_store::settings::load(&self.pool).await?;
+        let settings = self.cache.settings(&self.pool).await?;
         Ok(Duration::from_secs(settings.timeout_segundos.max(1) as u64) + LEASE_MARGIN)
     }
 }

@@ -1,0 +1,99 @@
+//! What every attempt reads but rarely changes — operator settings, an
+//! app's allowed destinations, a subscription's sealed keys — kept for a
+//! second, so an attempt costs its claim, its request and its record and
+//! not three more queries. A second is short enough for every change to
+//! take effect at once in practice: a rotation keeps the old key signing for
+//! its window, and a destination removed from a list is caught on the next
+//! attempt.
+
+use std::{
+    collections::HashMap,
+    hash::Hash,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use motor_domain::{settings::Settings, subscription::SubscriptionId, AppId};
+use motor_store::{subscriptions::SealedKey, Pool};
+
+const FRESH_FOR: Duration = Duration::from_secs(1);
+
+/// Values by key, each fresh for [`FRESH_FOR`].
+struct Fresh<K, V> {
+    entries: Mutex<HashMap<K, (Instant, Arc<V>)>>,
+}
+
+impl<K: Eq + Hash + Clone, V> Fresh<K, V> {
+    fn new() -> Self {
+        Self {
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    async fn get<F, Fut>(&self, key: &K, load: F) -> anyhow::Result<Arc<V>>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = anyhow::Result<V>>,
+    {
+        if let Some((at, value)) = self.entries.lock().expect("not poisoned").get(key) {
+            if at.elapsed() < FRESH_FOR {
+                return Ok(value.clone());
+            }
+        }
+        let value = Arc::new(load().await?);
+        let mut entries = self.entries.lock().expect("not poisoned");
+        entries.retain(|_, (at, _)| at.elapsed() < FRESH_FOR);
+        entries.insert(key.clone(), (Instant::now(), value.clone()));
+        Ok(value)
+    }
+}
+
+pub(super) struct AttemptCache {
+    settings: Fresh<(), Settings>,
+    destinations: Fresh<AppId, Vec<String>>,
+    keys: Fresh<SubscriptionId, Vec<SealedKey>>,
+}
+
+impl AttemptCache {
+    pub(super) fn new() -> Self {
+        Self {
+            settings: Fresh::new(),
+            destinations: Fresh::new(),
+            keys: Fresh::new(),
+        }
+    }
+
+    pub(super) async fn settings(&self, pool: &Pool) -> anyhow::Result<Arc<Settings>> {
+        self.settings
+            .get(&(), || async {
+                Ok(motor_store::settings::load(pool).await?)
+            })
+            .await
+    }
+
+    pub(super) async fn destinations(
+        &self,
+        pool: &Pool,
+        app: AppId,
+    ) -> anyhow::Result<Arc<Vec<String>>> {
+        self.destinations
+            .get(&app, || async {
+                Ok(motor_store::operator::get_app(pool, app)
+                    .await?
+                    .destinos_permitidos)
+            })
+            .await
+    }
+
+    pub(super) async fn keys(
+        &self,
+        pool: &Pool,
+        subscription: SubscriptionId,
+    ) -> anyhow::Result<Arc<Vec<SealedKey>>> {
+        self.keys
+            .get(&subscription, || async {
+                Ok(motor_store::subscriptions::live_keys(pool, subscription).await?)
+            })
+            .await
+    }
+}
