@@ -21,9 +21,8 @@ use std::{
 };
 
 use axum::{body::Bytes, extract::State, http::StatusCode, routing::post, Router};
-use common::{env_or, percentile, start, BenchDb, Running};
+use common::{env_or, percentile, start, tenant, BenchDb, Running};
 use motor::serve::Role;
-use motor_api::admin::{self, CreateApp, CreateInstance, CreateKey};
 use motor_domain::{InstanceId, NewEvent};
 use serde_json::{json, Value};
 
@@ -218,40 +217,7 @@ async fn main() {
     let receiver_addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app_router).await.unwrap() });
 
-    let app = admin::create_app(
-        &pool,
-        CreateApp {
-            nombre: "bench".into(),
-            destinos_permitidos: vec!["127.0.0.1".into()],
-        },
-    )
-    .await
-    .unwrap();
-    let mut instances = Vec::new();
-    for i in 0..10 {
-        let instance = admin::create_instance(
-            &pool,
-            app.id,
-            CreateInstance {
-                nombre: format!("i{i}"),
-            },
-        )
-        .await
-        .unwrap();
-        instances.push(instance.id);
-    }
-    let token = admin::create_key(
-        &pool,
-        app.id,
-        CreateKey {
-            nombre: "bench".into(),
-            scopes: vec!["subscriptions:manage".into()],
-            instancias: vec![],
-        },
-    )
-    .await
-    .unwrap()
-    .token;
+    let (instances, token) = tenant(&pool, &["127.0.0.1"], 10, &["subscriptions:manage"]).await;
     let created = reqwest::Client::new()
         .post(format!("http://{}/v1/subscriptions", motor.addr.unwrap()))
         .bearer_auth(&token)

@@ -19,7 +19,6 @@ use std::{
 };
 
 use motor::serve::Role;
-use motor_api::admin::{self, CreateApp, CreateInstance, CreateKey};
 use motor_domain::{InstanceId, NewEvent};
 use rdkafka::{
     consumer::{BaseConsumer, Consumer},
@@ -30,7 +29,7 @@ use serde_json::json;
 
 mod common;
 
-use common::{env_or, percentile, start, BenchDb};
+use common::{env_or, percentile, start, tenant, BenchDb};
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
@@ -48,40 +47,7 @@ async fn main() {
     )
     .await;
     let pool = motor_store::connect(&url, 32).await.unwrap();
-    let app = admin::create_app(
-        &pool,
-        CreateApp {
-            nombre: "bench".into(),
-            destinos_permitidos: vec![],
-        },
-    )
-    .await
-    .unwrap();
-    let mut instances = Vec::new();
-    for i in 0..16 {
-        let instance = admin::create_instance(
-            &pool,
-            app.id,
-            CreateInstance {
-                nombre: format!("i{i}"),
-            },
-        )
-        .await
-        .unwrap();
-        instances.push(instance.id);
-    }
-    let token = admin::create_key(
-        &pool,
-        app.id,
-        CreateKey {
-            nombre: "bench".into(),
-            scopes: vec!["events:write".into()],
-            instancias: vec![],
-        },
-    )
-    .await
-    .unwrap()
-    .token;
+    let (instances, token) = tenant(&pool, &[], 16, &["events:write"]).await;
     let base = format!("http://{}", motor.addr.unwrap());
 
     println!(

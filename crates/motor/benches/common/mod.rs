@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 use motor::{config::Config, serve::Role};
+use motor_api::admin::{self, CreateApp, CreateInstance, CreateKey};
+use motor_domain::InstanceId;
 use sqlx::{Connection, Executor, PgConnection};
 use tokio_util::sync::CancellationToken;
 
@@ -107,4 +109,49 @@ pub async fn start(config: Config, roles: &[Role]) -> Running {
         task,
         addr,
     }
+}
+
+/// An app allowing `destinations`, `instances` instances and a key with
+/// `scopes`: the instance ids and the key's token.
+pub async fn tenant(
+    pool: &motor_store::Pool,
+    destinations: &[&str],
+    instances: usize,
+    scopes: &[&str],
+) -> (Vec<InstanceId>, String) {
+    let app = admin::create_app(
+        pool,
+        CreateApp {
+            nombre: "bench".into(),
+            destinos_permitidos: destinations.iter().map(|d| d.to_string()).collect(),
+        },
+    )
+    .await
+    .unwrap();
+    let mut ids = Vec::new();
+    for i in 0..instances {
+        let instance = admin::create_instance(
+            pool,
+            app.id,
+            CreateInstance {
+                nombre: format!("i{i}"),
+            },
+        )
+        .await
+        .unwrap();
+        ids.push(instance.id);
+    }
+    let token = admin::create_key(
+        pool,
+        app.id,
+        CreateKey {
+            nombre: "bench".into(),
+            scopes: scopes.iter().map(|s| s.to_string()).collect(),
+            instancias: vec![],
+        },
+    )
+    .await
+    .unwrap()
+    .token;
+    (ids, token)
 }
