@@ -44,7 +44,7 @@ use uuid::Uuid;
 pub use claim::{claim, Claim, Claimed, Skip};
 pub(crate) use fan_out::fan_out;
 pub use finish::{record_attempt, Attempt, Recorded};
-pub use sweep::{due_lane_heads, release_lane, release_lane_heads, requeue};
+pub use sweep::{due_lane_heads, purge_delivered, release_lane, release_lane_heads, requeue};
 
 use crate::Result;
 

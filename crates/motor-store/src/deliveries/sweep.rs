@@ -125,3 +125,22 @@ pub async fn requeue(pool: &Pool, ids: &[DeliveryId]) -> Result<Vec<DeliveryJob>
     tx.commit().await?;
     Ok(jobs)
 }
+
+/// Retention: deletes up to `limit` `entregada` deliveries (with their
+/// attempts) delivered more than `days` days ago. `fallida` rows are never
+/// deleted — they are the DLQ — and `pendiente` ones are still owed.
+/// Returns how many were deleted.
+pub async fn purge_delivered(db: impl PgExecutor<'_>, days: i64, limit: i64) -> Result<u64> {
+    let done = sqlx::query(
+        "DELETE FROM deliveries WHERE id IN (
+             SELECT id FROM deliveries
+             WHERE estado = 'entregada' AND entregada_en < now() - make_interval(days => $1::int)
+             LIMIT $2
+             FOR UPDATE SKIP LOCKED)",
+    )
+    .bind(days)
+    .bind(limit)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected())
+}

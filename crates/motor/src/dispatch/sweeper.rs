@@ -3,7 +3,8 @@
 //! (an expired lease after a crash, a lost wake-up, a park that raced the
 //! head's finish, a broker that forgot its topics) and writes fresh jobs
 //! for them through the outbox. A duplicate job is harmless: the claim
-//! drops it.
+//! drops it. It also applies retention: `entregada` deliveries older than
+//! `retencion.dias_entregados` are deleted (never `fallida` ones: the DLQ).
 
 use std::{sync::Arc, time::Duration};
 
@@ -17,6 +18,8 @@ pub struct SweeperConfig {
     /// How long a due, unleased head may sit before it counts as lost.
     pub stale_after: Duration,
     pub batch: i64,
+    /// How often retention runs.
+    pub purge_every: Duration,
 }
 
 impl Default for SweeperConfig {
@@ -25,6 +28,7 @@ impl Default for SweeperConfig {
             every: Duration::from_secs(1),
             stale_after: Duration::from_secs(5),
             batch: 1000,
+            purge_every: Duration::from_secs(60),
         }
     }
 }
@@ -36,10 +40,19 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     tracing::info!("sweeper started");
+    let mut purged_at: Option<tokio::time::Instant> = None;
     while !shutdown.is_cancelled() {
         match sweep_once(&config, &pool).await {
             Ok(n) => Metrics::add(&metrics.sweeper_requeued, n as u64),
             Err(e) => tracing::warn!(error = %e, "sweep failed; retrying"),
+        }
+        if purged_at.is_none_or(|at| at.elapsed() >= config.purge_every) {
+            match purge_once(&config, &pool).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(deleted = n, "retention deleted delivered deliveries"),
+                Err(e) => tracing::warn!(error = %e, "retention failed; retrying"),
+            }
+            purged_at = Some(tokio::time::Instant::now());
         }
         tokio::select! {
             _ = shutdown.cancelled() => {}
@@ -61,4 +74,18 @@ pub async fn sweep_once(config: &SweeperConfig, pool: &Pool) -> anyhow::Result<u
         tracing::info!(requeued = jobs.len(), "sweeper re-enqueued lane heads");
     }
     Ok(jobs.len())
+}
+
+/// One retention pass (in batches until nothing is left); how many
+/// `entregada` deliveries it deleted.
+pub async fn purge_once(config: &SweeperConfig, pool: &Pool) -> anyhow::Result<u64> {
+    let days = motor_store::settings::load(pool).await?.dias_entregados;
+    let mut total = 0;
+    loop {
+        let deleted = deliveries::purge_delivered(pool, days, config.batch).await?;
+        total += deleted;
+        if deleted < config.batch as u64 {
+            return Ok(total);
+        }
+    }
 }

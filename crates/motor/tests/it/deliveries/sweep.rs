@@ -154,3 +154,68 @@ async fn the_sweeper_finds_expired_leases_and_lost_wake_ups() {
     assert!(requeue(pool, &[a2]).await.unwrap().is_empty());
     m.stop().await;
 }
+
+#[tokio::test]
+async fn retention_deletes_old_delivered_rows_and_never_the_dlq() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let (t, sub) = setup(&m, 1, false).await;
+    let a = t.instances[0];
+    events(&m, &t, a, 4).await;
+    // seq 1: delivered 31 days ago (with an attempt row); seq 2: delivered
+    // yesterday; seq 3: failed 90 days ago; seq 4: still pending.
+    let pool = &m.db.pool;
+    let age = |seq: i64, estado: &'static str, days: i32| {
+        sqlx::query(
+            "UPDATE deliveries SET estado = $3,
+                 proximo_intento = CASE WHEN $3 = 'pendiente' THEN proximo_intento END,
+                 entregada_en = CASE WHEN $3 = 'entregada' THEN now() - make_interval(days => $4) END,
+                 ultimo_error = CASE WHEN $3 = 'fallida' THEN 'http_404' END,
+                 creada_en = now() - make_interval(days => $4)
+             WHERE subscription_id = $1 AND seq = $2",
+        )
+        .bind(sub.as_uuid())
+        .bind(seq)
+        .bind(estado)
+        .bind(days)
+        .execute(pool)
+    };
+    age(1, "entregada", 31).await.unwrap();
+    age(2, "entregada", 1).await.unwrap();
+    age(3, "fallida", 90).await.unwrap();
+    let old = delivery(pool, sub, a, 1).await;
+    sqlx::query("INSERT INTO delivery_attempts (delivery_id, numero, iniciado_en, duracion_ms, status) VALUES ($1, 1, now(), 5, 204)")
+        .bind(old.as_uuid())
+        .execute(pool)
+        .await
+        .unwrap();
+
+    let config = motor::dispatch::sweeper::SweeperConfig::default();
+    let deleted = motor::dispatch::sweeper::purge_once(&config, pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        deleted, 1,
+        "only the delivery older than retencion.dias_entregados (30)"
+    );
+    let left: Vec<(i64, String)> = sqlx::query_as(
+        "SELECT seq, estado FROM deliveries WHERE subscription_id = $1 ORDER BY seq",
+    )
+    .bind(sub.as_uuid())
+    .fetch_all(pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        left,
+        [
+            (2, "entregada".to_owned()),
+            (3, "fallida".to_owned()),
+            (4, "pendiente".to_owned())
+        ]
+    );
+    let attempts: i64 = sqlx::query_scalar("SELECT count(*) FROM delivery_attempts")
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    assert_eq!(attempts, 0, "its attempts went with it");
+    m.stop().await;
+}
