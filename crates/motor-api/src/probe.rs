@@ -20,7 +20,7 @@ use motor_domain::{
     destination::WebhookUrl,
     envelope::{Envelope, SCHEMA_VERSION},
     signature::{self, SigningKey},
-    subscription::{Estado, SubscriptionId},
+    subscription::SubscriptionId,
     time, EventId, InstanceId, Origin,
 };
 use motor_store::{operator, settings, subscriptions as store};
@@ -31,6 +31,7 @@ use crate::{
     auth::Caller,
     error::ApiError,
     extract::path_id,
+    subscription_rules::refuse_deleted,
     subscriptions::{manager, Access},
     AppState,
 };
@@ -60,11 +61,7 @@ pub async fn test_subscription(
     let mut conn = state.pool.acquire().await?;
     let sub = store::get(&mut conn, access.app, id).await?;
     access.check_visible(&sub)?;
-    if sub.estado == Estado::Eliminada {
-        return Err(ApiError::Conflict(
-            "the subscription was deleted; create a new one".into(),
-        ));
-    }
+    refuse_deleted(&sub)?;
     let config = settings::load(&mut *conn).await?;
     let app = operator::get_app(&mut *conn, access.app).await?;
     let sealed = store::live_keys(&mut *conn, id).await?;

@@ -16,7 +16,7 @@ use axum::{
 use motor_domain::{
     delivery::ReplayId,
     replay::{parse_idempotency_key, RawReplay, ReplayRequest, Selection},
-    subscription::{Estado, SubscriptionId},
+    subscription::SubscriptionId,
     time::{serde_ts, Timestamp},
     AppId, FieldError, Scope,
 };
@@ -33,7 +33,7 @@ use crate::{
     auth::{Caller, Operator},
     error::ApiError,
     extract::{parse_json, path_id, read_body},
-    subscription_rules::Access,
+    subscription_rules::{refuse_deleted, Access},
     AppState,
 };
 
@@ -126,11 +126,7 @@ pub async fn create_replay(
         }
         return Ok(first.into());
     }
-    if sub.estado == Estado::Eliminada {
-        return Err(ApiError::Conflict(
-            "the subscription was deleted; nothing is sent to it".into(),
-        ));
-    }
+    refuse_deleted(&sub)?;
     let stored = store::create(
         &mut tx,
         &NewReplay {

@@ -32,6 +32,16 @@ impl From<&Principal> for Access {
     }
 }
 
+/// A deleted subscription takes no more changes, tests or replays: 409.
+pub(crate) fn refuse_deleted(sub: &Subscription) -> Result<(), ApiError> {
+    if sub.estado == motor_domain::subscription::Estado::Eliminada {
+        return Err(ApiError::Conflict(
+            "the subscription was deleted; create a new one".into(),
+        ));
+    }
+    Ok(())
+}
+
 impl Access {
     /// A restricted key sees only subscriptions that name instances, all of
     /// them its own.

@@ -31,7 +31,7 @@ use crate::{
     auth::Caller,
     error::ApiError,
     extract::{parse_json, path_id, read_body},
-    subscription_rules::{check_destination, check_tipos},
+    subscription_rules::{check_destination, check_tipos, refuse_deleted},
     AppState,
 };
 
@@ -212,11 +212,7 @@ pub async fn update_subscription(
     let mut tx = state.pool.begin().await?;
     let current = store::lock(&mut tx, access.app, id).await?;
     access.check_visible(&current)?;
-    if current.estado == Estado::Eliminada {
-        return Err(ApiError::Conflict(
-            "the subscription was deleted; create a new one".into(),
-        ));
-    }
+    refuse_deleted(&current)?;
     if let Some(expected) = input.version_esperada {
         if expected != current.version {
             return Err(ApiError::Conflict(format!(
@@ -299,11 +295,7 @@ pub async fn rotate_secret(
     let mut tx = state.pool.begin().await?;
     let current = store::lock(&mut tx, access.app, id).await?;
     access.check_visible(&current)?;
-    if current.estado == Estado::Eliminada {
-        return Err(ApiError::Conflict(
-            "the subscription was deleted; create a new one".into(),
-        ));
-    }
+    refuse_deleted(&current)?;
     let window = settings::load(&mut *tx).await?.rotation_window();
     let issued = IssuedSecret::generate();
     let sealed = seal(&state.sealing, id, &issued);
