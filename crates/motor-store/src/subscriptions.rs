@@ -251,45 +251,6 @@ pub async fn suspend(
     Ok(true)
 }
 
-/// A subscription an event fans out to: one delivery each, in the
-/// transaction that appends the event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Target {
-    pub id: SubscriptionId,
-    pub estado: Estado,
-    pub ordenado: bool,
-}
-
-/// The subscriptions that cover an event of `event_type` on `instance`:
-/// every state but `eliminada` (paused and suspended ones accumulate
-/// `pendiente` deliveries), same rule as [`Subscription::covers`].
-pub async fn targets(
-    db: impl PgExecutor<'_>,
-    instance: InstanceId,
-    event_type: &str,
-) -> Result<Vec<Target>> {
-    let rows = sqlx::query(
-        "SELECT s.id, s.estado, s.ordenado FROM subscriptions s
-         JOIN instances i ON i.app_id = s.app_id AND i.id = $1
-         WHERE s.estado <> 'eliminada'
-           AND (cardinality(s.instancias) = 0 OR $1 = ANY(s.instancias))
-           AND (cardinality(s.tipos) = 0 OR $2 = ANY(s.tipos))
-         ORDER BY s.id",
-    )
-    .bind(Uuid::from(instance))
-    .bind(event_type)
-    .fetch_all(db)
-    .await?;
-    Ok(rows
-        .iter()
-        .map(|r| Target {
-            id: SubscriptionId::from_uuid(r.get("id")),
-            estado: Estado::parse(r.get("estado")).unwrap_or(Estado::Suspendida),
-            ordenado: r.get("ordenado"),
-        })
-        .collect())
-}
-
 /// Of `ids`, those that are instances of `app`.
 pub async fn owned_instances(
     db: impl PgExecutor<'_>,

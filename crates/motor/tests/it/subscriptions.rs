@@ -834,56 +834,6 @@ async fn a_closed_catalogue_refuses_unknown_types() {
 }
 
 #[tokio::test]
-async fn fan_out_targets_follow_instancias_tipos_and_state() {
-    use motor_store::subscriptions::targets;
-    let m = TestMotor::start(&[Role::Api]).await;
-    let t = m.tenant(2).await;
-    let other = m.tenant(1).await;
-    let (a, b) = (t.instances[0], t.instances[1]);
-    let id =
-        |v: &Value| -> SubscriptionId { v["suscripcion"]["id"].as_str().unwrap().parse().unwrap() };
-    let all = id(&create_ok(&m, &t, json!({})).await);
-    let only_a = id(&create_ok(&m, &t, json!({"instancias": [a]})).await);
-    let typed = id(&create_ok(&m, &t, json!({"tipos": ["message.sent"]})).await);
-    let paused = id(&create_ok(&m, &t, json!({})).await);
-    let deleted = id(&create_ok(&m, &t, json!({})).await);
-    create_ok(&m, &other, json!({})).await;
-    let path = |s: SubscriptionId| format!("/v1/subscriptions/{s}");
-    call(
-        &m,
-        Method::PATCH,
-        &path(paused),
-        &t.token,
-        Some(json!({"estado": "pausada"})),
-    )
-    .await;
-    call(&m, Method::DELETE, &path(deleted), &t.token, None).await;
-
-    let ids = |ts: Vec<motor_store::subscriptions::Target>| {
-        let mut v: Vec<SubscriptionId> = ts.into_iter().map(|t| t.id).collect();
-        v.sort();
-        v
-    };
-    let mut expected = vec![all, only_a, typed, paused];
-    expected.sort();
-    assert_eq!(
-        ids(targets(&m.db.pool, a, "message.sent").await.unwrap()),
-        expected
-    );
-    let mut expected = vec![all, paused];
-    expected.sort();
-    assert_eq!(
-        ids(targets(&m.db.pool, b, "message.received").await.unwrap()),
-        expected
-    );
-    let found = targets(&m.db.pool, b, "message.received").await.unwrap();
-    let p = found.iter().find(|t| t.id == paused).unwrap();
-    assert_eq!(p.estado, motor_domain::subscription::Estado::Pausada);
-    assert!(p.ordenado);
-    m.stop().await;
-}
-
-#[tokio::test]
 async fn pendientes_and_fallidas_count_the_deliveries() {
     let m = TestMotor::start(&[Role::Api]).await;
     let t = m.tenant(1).await;
