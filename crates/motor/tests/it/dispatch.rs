@@ -126,6 +126,23 @@ async fn states(m: &TestMotor, sub: SubscriptionId) -> HashMap<String, i64> {
     rows.into_iter().collect()
 }
 
+/// Waits until the subscription has `n` deliveries in `estado` (the
+/// receiver answers before Motor records the attempt).
+async fn wait_state(m: &TestMotor, sub: SubscriptionId, estado: &str, n: i64) {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let now = states(m, sub).await;
+        if now.get(estado) == Some(&n) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "waiting for {n} {estado}: {now:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn signed_deliveries_arrive_in_order_and_verify() {
     let m = motor(None).await;
@@ -175,8 +192,7 @@ async fn signed_deliveries_arrive_in_order_and_verify() {
         first.event_id,
         page["events"][0]["event_id"].as_str().unwrap()
     );
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(states(&m, sub).await.get("entregada"), Some(&40));
+    wait_state(&m, sub, "entregada", 40).await;
     m.stop().await;
 }
 
@@ -430,14 +446,7 @@ async fn exhausted_retries_end_fallida_agotada_on_the_dlq() {
     let sub = subscribe(&m, &t, &r, json!({})).await;
     post_many(&m, &t, t.instances[0], 1, "x").await;
 
-    let deadline = std::time::Instant::now() + WAIT;
-    loop {
-        if states(&m, sub).await.get("fallida") == Some(&1) {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "never gave up");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_state(&m, sub, "fallida", 1).await;
     let (_, list) = call(
         &m,
         Method::GET,
