@@ -442,8 +442,12 @@ async fn exhausted_retries_end_fallida_agotada_on_the_dlq() {
     let m = motor(Some(10)).await;
     let t = m.tenant(1).await;
     let r = Receiver::start().await;
-    r.script(|_| Reply::status(503));
+    // seq 1 goes through, so the consumers are live (joining a group takes
+    // seconds) before seq 2 — which always gets 503 — starts its 10 s horizon.
+    r.script(|s| Reply::status(if s.seq == 1 { 204 } else { 503 }));
     let sub = subscribe(&m, &t, &r, json!({})).await;
+    post_many(&m, &t, t.instances[0], 1, "warm-up").await;
+    wait_state(&m, sub, "entregada", 1).await;
     post_many(&m, &t, t.instances[0], 1, "x").await;
 
     wait_state(&m, sub, "fallida", 1).await;
@@ -456,12 +460,14 @@ async fn exhausted_retries_end_fallida_agotada_on_the_dlq() {
     )
     .await;
     let failed = &list["entregas"][0];
+    assert_eq!(failed["seq"], 2, "{list}");
     assert_eq!(failed["ultimo_error"], "http_503_agotada", "{list}");
-    assert!(r.seen().len() >= 2, "it retried before giving up");
+    let tries = r.seen().iter().filter(|s| s.seq == 2).count();
+    assert!(tries >= 2, "it retried before giving up ({tries} attempts)");
     let dlq = read_topic(&format!("{}.dlq", m.prefix), 1);
     assert_eq!(
         serde_json::from_slice::<Value>(&dlq[0].payload).unwrap()["seq"],
-        1
+        2
     );
     m.stop().await;
 }
