@@ -18,11 +18,15 @@
 //!   part of the lane when ordered, every delivery when not, none while the
 //!   subscription is paused or suspended.
 //! - A claim that finds a lower-seq delivery of its ordered lane still open
-//!   marks the delivery parked (`parked_at`); the head's finish writes the
-//!   job of the next delivery only when it was parked, so the happy path has
-//!   no extra job. The park locks the blockers (`FOR SHARE`), so a finish
-//!   that commits in between is either seen by the lane check or sees the
-//!   park; the sweeper covers lost wake-ups either way.
+//!   marks the delivery parked (`parked_at`). The head's finish claims the
+//!   next delivery of its lane in its own transaction and hands it to the
+//!   same dispatcher ([`Next::Claim`]: a lane with a backlog costs one
+//!   commit per delivery, and nothing travels through Kafka); when it does
+//!   not ([`Next::Release`], or the next one cannot be claimed now) it
+//!   writes the job of the next delivery if that one was parked. The park
+//!   locks the blockers (`FOR SHARE`), so a finish that commits in between
+//!   is either seen by the lane check or sees the park; the sweeper covers
+//!   lost wake-ups either way.
 
 mod claim;
 mod fan_out;
@@ -43,7 +47,7 @@ use uuid::Uuid;
 
 pub use claim::{claim, Claim, Claimed, Skip};
 pub(crate) use fan_out::fan_out;
-pub use finish::{record_attempt, Attempt, Recorded};
+pub use finish::{record_attempt, Attempt, Next, Recorded};
 pub use sweep::{due_lane_heads, purge_delivered, release_lane, release_lane_heads, requeue};
 
 use crate::Result;

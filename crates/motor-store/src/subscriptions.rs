@@ -223,6 +223,17 @@ pub async fn live_keys(db: impl PgExecutor<'_>, id: SubscriptionId) -> Result<Ve
         .collect())
 }
 
+/// Whether a subscription delivers in lane order; `None` if there is no
+/// such subscription. The delivery engine bounds unordered ones' attempts.
+pub async fn is_ordered(db: impl PgExecutor<'_>, id: SubscriptionId) -> Result<Option<bool>> {
+    Ok(
+        sqlx::query_scalar("SELECT ordenado FROM subscriptions WHERE id = $1")
+            .bind(id.as_uuid())
+            .fetch_optional(db)
+            .await?,
+    )
+}
+
 /// Suspends a subscription (the delivery engine's call) and opens an
 /// alert, in the caller's transaction. A subscription already suspended or
 /// eliminated is left as it is; returns whether it changed.

@@ -101,6 +101,11 @@ pub async fn claim(
     Ok(Claim::Skipped(Skip::Contended))
 }
 
+/// What a claim returns, for [`claimed`] (`d` the delivery, `s` its
+/// subscription, `e` its event).
+pub(super) const CLAIMED_COLUMNS: &str = "d.id, d.subscription_id, d.app_id, d.instance_id, \
+     d.event_id, d.lane, d.seq, d.creada_en, d.lease_until, s.url, s.ordenado, e.envelope";
+
 /// The compare-and-set. Two concurrent claims both reach the row; the
 /// second waits for the first's commit, re-checks the row and finds the
 /// lease taken.
@@ -120,8 +125,7 @@ async fn try_claim(
            AND d.proximo_intento <= now()
            AND s.estado = 'activa'
            AND (NOT s.ordenado OR {LANE_IS_FREE})
-         RETURNING d.id, d.subscription_id, d.app_id, d.instance_id, d.event_id, d.lane, d.seq,
-                   d.creada_en, d.lease_until, s.url, s.ordenado, e.envelope"
+         RETURNING {CLAIMED_COLUMNS}"
     ))
     .bind(delivery.as_uuid())
     .bind(i64::from(attempt))
@@ -197,7 +201,7 @@ async fn why_not(
     Ok(None)
 }
 
-fn claimed(row: &PgRow, attempt: u32) -> Claimed {
+pub(super) fn claimed(row: &PgRow, attempt: u32) -> Claimed {
     let lane: String = row.get("lane");
     Claimed {
         delivery_id: DeliveryId::from_uuid(row.get("id")),

@@ -1,13 +1,15 @@
 //! Finishing an attempt: the attempt row, the delivery's new state and the
 //! outbox records that follow from it, in one transaction.
 
+use std::time::Duration;
+
 use motor_domain::{
     delivery::{Decision, DeliveryId, DeliveryJob, ErrorCode, Estado},
     time::Timestamp,
 };
 use sqlx::{types::Json, PgConnection, Row};
 
-use super::{enqueue, next_job, Claimed, DLQ_TOPIC};
+use super::{claim::CLAIMED_COLUMNS, enqueue, next_job, Claimed, DLQ_TOPIC};
 use crate::{outbox, subscriptions, Pool, Result};
 
 /// One attempt as the sender saw it.
@@ -23,13 +25,32 @@ pub struct Attempt {
     pub key_ids: Vec<String>,
 }
 
-/// What recording an attempt did.
+/// What a head that became terminal does with the next delivery of its
+/// ordered lane, in its recording transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Claim it for this lease when it can be claimed now (due, unleased,
+    /// subscription `activa`): the caller makes that attempt next, with no
+    /// job and no second commit. A process that dies before recording it
+    /// leaves a lease the sweeper expires. When it cannot be claimed, as
+    /// [`Next::Release`].
+    Claim(Duration),
+    /// Write its job if it was parked behind this one; whoever reads the
+    /// job claims it.
+    Release,
+}
+
+/// What recording an attempt did.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Recorded {
-    /// The delivery is now in `estado`. `released` is the next delivery of
-    /// its lane, whose job was written because it was parked behind this one.
+    /// The delivery is now in `estado`.
     Done {
         estado: Estado,
+        /// The next delivery of its lane, claimed for the caller
+        /// ([`Next::Claim`]).
+        next: Option<Box<Claimed>>,
+        /// The next delivery of its lane, whose job was written because it
+        /// was parked behind this one.
         released: Option<DeliveryId>,
         /// The subscription went from `activa`/`pausada` to `suspendida`.
         suspended: bool,
@@ -49,13 +70,14 @@ pub enum Recorded {
 ///   attempt on the decision's tier; `Suspend` → still `pendiente`, due at
 ///   once, and the subscription `suspendida` with `motivo` and an open
 ///   alert;
-/// - the lease is cleared; when the delivery became terminal and the next
-///   delivery of its lane was parked behind it, that one's job.
+/// - the lease is cleared; when the delivery became terminal, the next
+///   delivery of its ordered lane is claimed or released as `next` says.
 pub async fn record_attempt(
     pool: &Pool,
     claimed: &Claimed,
     attempt: &Attempt,
     decision: &Decision,
+    next: Next,
 ) -> Result<Recorded> {
     let mut tx = pool.begin().await?;
     let estado = decision.estado();
@@ -150,17 +172,60 @@ pub async fn record_attempt(
         }
         Decision::Delivered => {}
     }
-    let released = if estado.is_terminal() {
-        release_next(&mut tx, claimed).await?
-    } else {
-        None
-    };
+    let (mut claimed_next, mut released) = (None, None);
+    if estado.is_terminal() {
+        if let Next::Claim(lease) = next {
+            claimed_next = claim_next(&mut tx, claimed, lease).await?;
+        }
+        if claimed_next.is_none() {
+            released = release_next(&mut tx, claimed).await?;
+        }
+    }
     tx.commit().await?;
     Ok(Recorded::Done {
         estado,
+        next: claimed_next,
         released,
         suspended,
     })
+}
+
+/// Claims the lowest open delivery of the claimed one's lane (the new head)
+/// when it is due, unleased and its subscription still `activa` and
+/// ordered. Runs after the head's update, in its transaction.
+async fn claim_next(
+    conn: &mut PgConnection,
+    claimed: &Claimed,
+    lease: Duration,
+) -> Result<Option<Box<Claimed>>> {
+    let lease = chrono::TimeDelta::from_std(lease).unwrap_or(chrono::TimeDelta::MAX);
+    let row = sqlx::query(&format!(
+        "UPDATE deliveries d
+         SET lease_until = now() + $4, parked_at = NULL, actualizada_en = now()
+         FROM subscriptions s, events e
+         WHERE d.id = (
+             SELECT id FROM deliveries
+             WHERE subscription_id = $1 AND instance_id = $2 AND lane = $3 AND estado = 'pendiente'
+             ORDER BY seq LIMIT 1)
+           AND s.id = d.subscription_id AND e.event_id = d.event_id
+           AND s.estado = 'activa' AND s.ordenado
+           AND (d.lease_until IS NULL OR d.lease_until <= now())
+           AND d.proximo_intento <= now()
+         RETURNING {CLAIMED_COLUMNS}, d.intentos"
+    ))
+    .bind(claimed.subscription_id.as_uuid())
+    .bind(claimed.instance_id.as_uuid())
+    .bind(claimed.lane.to_string())
+    .bind(lease)
+    .fetch_optional(&mut *conn)
+    .await?;
+    Ok(row.map(|row| {
+        let intentos: i32 = row.get("intentos");
+        Box::new(super::claim::claimed(
+            &row,
+            u32::try_from(intentos).unwrap_or(0) + 1,
+        ))
+    }))
 }
 
 /// Writes the job of the lowest open delivery of the claimed one's lane if

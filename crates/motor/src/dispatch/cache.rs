@@ -1,5 +1,6 @@
 //! What every attempt reads but rarely changes — operator settings, an
-//! app's allowed destinations, a subscription's sealed keys — kept for a
+//! app's allowed destinations, a subscription's sealed keys and whether it
+//! is ordered — kept for a
 //! second, so an attempt costs its claim, its request and its record and
 //! not three more queries. A second is short enough for every change to
 //! take effect at once in practice: a rotation keeps the old key signing for
@@ -52,6 +53,7 @@ pub(super) struct AttemptCache {
     settings: Fresh<(), Settings>,
     destinations: Fresh<AppId, Vec<String>>,
     keys: Fresh<SubscriptionId, Vec<SealedKey>>,
+    ordered: Fresh<SubscriptionId, bool>,
 }
 
 impl AttemptCache {
@@ -60,6 +62,7 @@ impl AttemptCache {
             settings: Fresh::new(),
             destinations: Fresh::new(),
             keys: Fresh::new(),
+            ordered: Fresh::new(),
         }
     }
 
@@ -95,5 +98,23 @@ impl AttemptCache {
                 Ok(motor_store::subscriptions::live_keys(pool, subscription).await?)
             })
             .await
+    }
+
+    /// Whether the subscription is ordered (a missing one counts as
+    /// ordered: its claim finds nothing).
+    pub(super) async fn ordered(
+        &self,
+        pool: &Pool,
+        subscription: SubscriptionId,
+    ) -> anyhow::Result<bool> {
+        let ordered = self
+            .ordered
+            .get(&subscription, || async {
+                Ok(motor_store::subscriptions::is_ordered(pool, subscription)
+                    .await?
+                    .unwrap_or(true))
+            })
+            .await?;
+        Ok(*ordered)
     }
 }

@@ -18,7 +18,7 @@ pub mod sweeper;
 use std::{
     collections::HashMap,
     sync::{Arc, Mutex},
-    time::{Duration, SystemTime},
+    time::{Duration, Instant, SystemTime},
 };
 
 use motor_api::Metrics;
@@ -33,7 +33,7 @@ use motor_domain::{
     subscription::SubscriptionId,
 };
 use motor_store::{
-    deliveries::{self, Claim, Recorded},
+    deliveries::{self, Claim, Next, Recorded},
     Pool,
 };
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -46,6 +46,12 @@ pub const LEASE_MARGIN: Duration = Duration::from_secs(5);
 
 /// Concurrent attempts per unordered subscription in one process.
 pub const UNORDERED_PER_SUBSCRIPTION: usize = 8;
+
+/// Attempts of one lane a job may chain (each head's finish claiming the
+/// next delivery), and for how long, before it hands the lane on through
+/// the next delivery's job.
+const CHAIN_MAX: usize = 100;
+const CHAIN_FOR: Duration = Duration::from_secs(1);
 
 /// Which jobs a consumer takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +77,7 @@ pub struct Dispatcher {
     webhook: Webhook,
     policy: RetryPolicy,
     metrics: Arc<Metrics>,
-    /// Subscriptions known to be unordered, with their slots.
+    /// Slots of unordered subscriptions.
     unordered: Mutex<HashMap<SubscriptionId, Arc<Semaphore>>>,
     cache: cache::AttemptCache,
 }
@@ -94,27 +100,24 @@ impl Dispatcher {
         }
     }
 
-    /// A slot of an unordered subscription (none needed for ordered ones:
-    /// their lanes run one delivery at a time).
-    async fn slot(&self, subscription: SubscriptionId) -> Option<OwnedSemaphorePermit> {
+    /// A slot of an unordered subscription (none for ordered ones: their
+    /// lanes run one delivery at a time). Known before the claim, so even
+    /// the first jobs of a subscription respect the bound.
+    async fn slot(
+        &self,
+        subscription: SubscriptionId,
+    ) -> anyhow::Result<Option<OwnedSemaphorePermit>> {
+        if self.cache.ordered(&self.pool, subscription).await? {
+            return Ok(None);
+        }
         let slots = self
             .unordered
             .lock()
             .expect("not poisoned")
-            .get(&subscription)
-            .cloned()?;
-        slots.acquire_owned().await.ok()
-    }
-
-    fn learn(&self, subscription: SubscriptionId, ordenado: bool) {
-        let mut unordered = self.unordered.lock().expect("not poisoned");
-        if ordenado {
-            unordered.remove(&subscription);
-        } else {
-            unordered
-                .entry(subscription)
-                .or_insert_with(|| Arc::new(Semaphore::new(UNORDERED_PER_SUBSCRIPTION)));
-        }
+            .entry(subscription)
+            .or_insert_with(|| Arc::new(Semaphore::new(UNORDERED_PER_SUBSCRIPTION)))
+            .clone();
+        Ok(slots.acquire_owned().await.ok())
     }
 
     /// Handles one job: claim, send, record. Errors (Postgres away) drop
@@ -128,15 +131,15 @@ impl Dispatcher {
     async fn try_handle(&self, job: &DeliveryJob) -> anyhow::Result<()> {
         // Unordered subscriptions first take a slot, before the claim, so a
         // lease never runs while waiting for one.
-        let _slot = self.slot(job.subscription_id).await;
+        let _slot = self.slot(job.subscription_id).await?;
         let lease = self.lease().await?;
-        let mut next = Some((job.delivery_id, job.attempt));
-        while let Some((delivery, attempt)) = next.take() {
-            let claimed = match deliveries::claim(&self.pool, delivery, attempt, lease).await? {
+        let mut claimed =
+            match deliveries::claim(&self.pool, job.delivery_id, job.attempt, lease).await? {
                 Claim::Claimed(claimed) => claimed,
                 Claim::Parked | Claim::Skipped(_) => return Ok(()),
             };
-            self.learn(claimed.subscription_id, claimed.ordenado);
+        let started = Instant::now();
+        for attempts in 1.. {
             let (attempt, outcome) = attempt::make(self, &claimed).await?;
             let decision = self.policy.decide(
                 claimed.creada_en,
@@ -145,20 +148,25 @@ impl Dispatcher {
                 outcome,
                 Jitter::random(&mut rand::thread_rng()),
             );
+            // A head that ends its attempt claims the next delivery of its
+            // lane in the same transaction and this task makes that attempt
+            // at once, so a lane with a backlog moves at the receiver's
+            // pace. Bounded, so one job does not hold its consumer's
+            // offsets (or a shutdown) for long: then the next one is
+            // released through its job instead.
+            let next = if attempts < CHAIN_MAX && started.elapsed() < CHAIN_FOR {
+                Next::Claim(self.lease().await?)
+            } else {
+                Next::Release
+            };
             let recorded =
-                deliveries::record_attempt(&self.pool, &claimed, &attempt, &decision).await?;
+                deliveries::record_attempt(&self.pool, &claimed, &attempt, &decision, next).await?;
             Metrics::add(&self.metrics.delivery_attempts, 1);
-            // Fast path: the head just released the next delivery of its
-            // lane (its job is in the outbox too); try it now instead of
-            // waiting for that job to travel through Kafka. Whichever comes
-            // second finds nothing to claim. A released delivery was parked,
-            // never attempted: it is at attempt 1.
-            if let Recorded::Done {
-                released: Some(released),
-                ..
-            } = recorded
-            {
-                next = Some((released, 1));
+            match recorded {
+                Recorded::Done {
+                    next: Some(next), ..
+                } => claimed = next,
+                Recorded::Done { .. } | Recorded::Stale => break,
             }
         }
         Ok(())

@@ -4,6 +4,7 @@
 //! sweeper in `sweep.rs`, the read API in `api.rs`.
 
 mod api;
+mod chain;
 mod lanes;
 mod outcomes;
 mod sweep;

@@ -498,3 +498,26 @@ async fn a_paused_subscription_accumulates_and_delivers_in_order_when_reactivate
     );
     m.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_unordered_subscription_runs_at_most_eight_at_once_from_its_first_job() {
+    let m = motor(None).await;
+    let t = m.tenant(2).await;
+    let r = Receiver::start().await;
+    // Slow answers, so every job that may run is running.
+    r.script(|_| Reply {
+        delay: Duration::from_millis(400),
+        ..Reply::status(204)
+    });
+    let sub = subscribe(&m, &t, &r, json!({"ordenado": false})).await;
+    for instance in &t.instances {
+        post_many(&m, &t, *instance, 20, "unordered").await;
+    }
+    wait_state(&m, sub, "entregada", 40).await;
+    // The process bounds its attempts per unordered subscription (the
+    // contract's "hasta 8 a la vez por proceso") from the very first jobs,
+    // and does use them all: the lanes do not serialise.
+    assert_eq!(r.most_at_once(), 8);
+    assert_eq!(r.seen().len(), 40);
+    m.stop().await;
+}

@@ -11,7 +11,7 @@ use motor_domain::{
     subscription::SubscriptionId,
 };
 use motor_store::{
-    deliveries::{record_attempt, Attempt},
+    deliveries::{record_attempt, Attempt, Next},
     Pool,
 };
 use reqwest::{Method, StatusCode};
@@ -272,9 +272,15 @@ async fn the_detail_shows_every_attempt_as_documented() {
         error: Some(ErrorCode::Http(503)),
         key_ids: vec!["whk_new".into(), "whk_old".into()],
     };
-    record_attempt(&m.db.pool, &c, &first, &decide(&c, 503, None))
-        .await
-        .unwrap();
+    record_attempt(
+        &m.db.pool,
+        &c,
+        &first,
+        &decide(&c, 503, None),
+        Next::Release,
+    )
+    .await
+    .unwrap();
 
     let path = format!("/v1/deliveries/{d}");
     let (status, body) = call(&m, Method::GET, &path, &t.token, None).await;
@@ -351,9 +357,15 @@ async fn the_detail_shows_every_attempt_as_documented() {
         key_ids: vec!["whk_new".into()],
         ..first
     };
-    record_attempt(&m.db.pool, &c2, &second, &Decision::Delivered)
-        .await
-        .unwrap();
+    record_attempt(
+        &m.db.pool,
+        &c2,
+        &second,
+        &Decision::Delivered,
+        Next::Release,
+    )
+    .await
+    .unwrap();
     let (_, body) = call(&m, Method::GET, &path, &t.token, None).await;
     assert_eq!(
         (body["estado"].clone(), body["intentos"].clone()),

@@ -13,7 +13,7 @@ use motor_domain::{
     InstanceId,
 };
 use motor_store::{
-    deliveries::{claim, record_attempt, Attempt, Claim, Claimed, Recorded, Skip},
+    deliveries::{claim, record_attempt, Attempt, Claim, Claimed, Next, Recorded, Skip},
     Pool,
 };
 use serde_json::{json, Value};
@@ -79,9 +79,15 @@ pub(super) fn decide(c: &Claimed, status: u16, retry_after: Option<&str>) -> Dec
 pub(super) async fn finish(pool: &Pool, c: &Claimed, status: u16) -> Recorded {
     let error = (!(200..300).contains(&status)).then_some(ErrorCode::Http(status));
     let decision = decide(c, status, None);
-    record_attempt(pool, c, &attempt(Some(status), error), &decision)
-        .await
-        .unwrap()
+    record_attempt(
+        pool,
+        c,
+        &attempt(Some(status), error),
+        &decision,
+        Next::Release,
+    )
+    .await
+    .unwrap()
 }
 
 pub(super) fn released(r: Recorded) -> Option<DeliveryId> {
@@ -216,6 +222,7 @@ async fn an_ordered_lane_parks_behind_its_head_and_the_heads_finish_releases_it(
         done,
         Recorded::Done {
             estado: Estado::Entregada,
+            next: None,
             released: Some(a2),
             suspended: false
         }

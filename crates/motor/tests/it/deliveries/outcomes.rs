@@ -8,7 +8,9 @@ use motor_domain::{
     delivery::{Decision, ErrorCode, Estado, Tier},
     subscription::Estado as SubEstado,
 };
-use motor_store::deliveries::{claim, record_attempt, release_lane_heads, Claim, Recorded, Skip};
+use motor_store::deliveries::{
+    claim, record_attempt, release_lane_heads, Claim, Next, Recorded, Skip,
+};
 use serde_json::Value;
 use sqlx::Row;
 
@@ -38,6 +40,7 @@ async fn a_fallida_head_goes_to_the_dlq_and_unblocks_its_lane() {
         done,
         Recorded::Done {
             estado: Estado::Fallida,
+            next: None,
             released: Some(d2),
             suspended: false
         }
@@ -137,6 +140,7 @@ async fn a_retry_keeps_the_head_pendiente_and_schedules_the_next_attempt_in_a_ti
         &c1,
         &attempt(Some(503), Some(ErrorCode::Http(503))),
         &decision,
+        Next::Release,
     )
     .await
     .unwrap();
@@ -144,6 +148,7 @@ async fn a_retry_keeps_the_head_pendiente_and_schedules_the_next_attempt_in_a_ti
         done,
         Recorded::Done {
             estado: Estado::Pendiente,
+            next: None,
             released: None,
             suspended: false
         }
@@ -222,6 +227,7 @@ async fn a_401_suspends_the_subscription_with_an_alert_and_keeps_the_delivery() 
         done,
         Recorded::Done {
             estado: Estado::Pendiente,
+            next: None,
             released: None,
             suspended: true
         }

@@ -66,6 +66,8 @@ struct Shared {
     secrets: Arc<Mutex<HashMap<String, String>>>,
     seen: Arc<Mutex<Vec<Seen>>>,
     script: Arc<Mutex<Arc<Script>>>,
+    /// Requests being answered now, and the most there ever were.
+    open: Arc<Mutex<(usize, usize)>>,
 }
 
 pub struct Receiver {
@@ -80,6 +82,7 @@ impl Receiver {
             secrets: Arc::default(),
             seen: Arc::default(),
             script: Arc::new(Mutex::new(Arc::new(|_: &Seen| Reply::status(204)))),
+            open: Arc::default(),
         };
         let app = Router::new()
             .route("/hook", post(receive))
@@ -105,6 +108,11 @@ impl Receiver {
 
     pub fn script(&self, script: impl Fn(&Seen) -> Reply + Send + Sync + 'static) {
         *self.shared.script.lock().unwrap() = Arc::new(script);
+    }
+
+    /// The most requests that were ever open at once.
+    pub fn most_at_once(&self) -> usize {
+        self.shared.open.lock().unwrap().1
     }
 
     pub fn seen(&self) -> Vec<Seen> {
@@ -201,7 +209,13 @@ async fn receive(State(shared): State<Shared>, headers: HeaderMap, body: Bytes) 
         reply
     };
     if !reply.delay.is_zero() {
+        {
+            let mut open = shared.open.lock().unwrap();
+            open.0 += 1;
+            open.1 = open.1.max(open.0);
+        }
         tokio::time::sleep(reply.delay).await;
+        shared.open.lock().unwrap().0 -= 1;
     }
     let mut response = StatusCode::from_u16(reply.status).unwrap().into_response();
     for (name, value) in reply.headers {

@@ -1,0 +1,238 @@
+//! A head's finish that claims the next delivery of its lane
+//! ([`Next::Claim`]): the lane moves without a job per delivery, and every
+//! case where the next one cannot be claimed falls back to the parked
+//! release, so nothing is stranded.
+
+use chrono::Utc;
+use motor::serve::Role;
+use motor_domain::delivery::{Estado, Lane};
+use motor_store::{
+    deliveries::{claim, due_lane_heads, record_attempt, Claim, Claimed, Next, Recorded, Skip},
+    Pool,
+};
+use sqlx::Row;
+use std::time::Duration;
+
+use super::{
+    clear_outbox, delivery, jobs,
+    lanes::{attempt, claim_ok, decide, events, row, setup, LEASE},
+    set_estado,
+};
+use crate::util::TestMotor;
+
+/// Records `status` for `c`, asking its finish to claim the next one.
+async fn finish_claiming(pool: &Pool, c: &Claimed, status: u16) -> Recorded {
+    let error =
+        (!(200..300).contains(&status)).then_some(motor_domain::delivery::ErrorCode::Http(status));
+    record_attempt(
+        pool,
+        c,
+        &attempt(Some(status), error),
+        &decide(c, status, None),
+        Next::Claim(LEASE),
+    )
+    .await
+    .unwrap()
+}
+
+fn claimed_next(r: Recorded) -> Option<Claimed> {
+    match r {
+        Recorded::Done { next, .. } => next.map(|n| *n),
+        Recorded::Stale => panic!("stale"),
+    }
+}
+
+#[tokio::test]
+async fn a_heads_finish_claims_the_next_of_its_lane_with_no_job() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let (t, sub) = setup(&m, 2, true).await;
+    let (a, b) = (t.instances[0], t.instances[1]);
+    events(&m, &t, a, 3).await;
+    events(&m, &t, b, 1).await;
+    let pool = &m.db.pool;
+    let (a1, a2, a3) = (
+        delivery(pool, sub, a, 1).await,
+        delivery(pool, sub, a, 2).await,
+        delivery(pool, sub, a, 3).await,
+    );
+    let b1 = delivery(pool, sub, b, 1).await;
+    // Seq 2's job came while seq 1 was in flight: parked.
+    let c1 = claim_ok(pool, a1, 1).await;
+    assert_eq!(claim(pool, a2, 1, LEASE).await.unwrap(), Claim::Parked);
+    clear_outbox(pool).await;
+
+    // Seq 1 fails for good (404): the lane goes on with seq 2, claimed in
+    // the same transaction, unparked, leased, and no job written for it.
+    let done = finish_claiming(pool, &c1, 404).await;
+    let Recorded::Done {
+        estado,
+        next: Some(c2),
+        released: None,
+        suspended: false,
+    } = done
+    else {
+        panic!("{done:?}");
+    };
+    assert_eq!(estado, Estado::Fallida);
+    assert_eq!(
+        (c2.delivery_id, c2.instance_id, c2.seq, c2.attempt, c2.lane),
+        (a2, a, 2, 1, Lane::Live)
+    );
+    assert!(c2.ordenado);
+    assert!(c2.lease_until > Utc::now() + chrono::TimeDelta::seconds(50));
+    let envelope: String =
+        sqlx::query_scalar("SELECT envelope FROM events WHERE instance_id = $1 AND seq = 2")
+            .bind(a.as_uuid())
+            .fetch_one(pool)
+            .await
+            .unwrap();
+    assert_eq!(c2.envelope, envelope);
+    let r2 = row(pool, a2).await;
+    assert!(r2
+        .get::<Option<chrono::DateTime<Utc>>, _>("parked_at")
+        .is_none());
+    assert_eq!(jobs(pool, "deliveries").await.len(), 0);
+    let dlq: i64 = sqlx::query_scalar("SELECT count(*) FROM outbox WHERE topic = 'dlq'")
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    assert_eq!(dlq, 1, "seq 1 went to the DLQ");
+
+    // Its own job, coming late, finds it leased: never two attempts at once.
+    assert!(matches!(
+        claim(pool, a2, 1, LEASE).await.unwrap(),
+        Claim::Skipped(Skip::Leased(_))
+    ));
+    // Seq 3's job also comes now: the lane is busy with seq 2.
+    assert_eq!(claim(pool, a3, 1, LEASE).await.unwrap(), Claim::Parked);
+
+    let c3 = claimed_next(finish_claiming(pool, &c2, 204).await).expect("seq 3 claimed");
+    assert_eq!((c3.delivery_id, c3.seq, c3.attempt), (a3, 3, 1));
+    // The end of the lane: nothing to claim, nothing released.
+    let done = finish_claiming(pool, &c3, 204).await;
+    assert_eq!(
+        done,
+        Recorded::Done {
+            estado: Estado::Entregada,
+            next: None,
+            released: None,
+            suspended: false
+        }
+    );
+    // Instance b's lane was never touched by a's.
+    let r = row(pool, b1).await;
+    assert_eq!(r.get::<String, _>("estado"), "pendiente");
+    assert!(r
+        .get::<Option<chrono::DateTime<Utc>>, _>("lease_until")
+        .is_none());
+    assert_eq!(jobs(pool, "deliveries").await.len(), 0);
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn a_retry_or_an_inactive_subscription_claims_nothing_and_parked_ones_are_released() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let (t, sub) = setup(&m, 1, true).await;
+    let a = t.instances[0];
+    events(&m, &t, a, 2).await;
+    let pool = &m.db.pool;
+    let (a1, a2) = (
+        delivery(pool, sub, a, 1).await,
+        delivery(pool, sub, a, 2).await,
+    );
+
+    // A retry keeps the lane blocked: no next claim.
+    let c1 = claim_ok(pool, a1, 1).await;
+    assert_eq!(claim(pool, a2, 1, LEASE).await.unwrap(), Claim::Parked);
+    let done = finish_claiming(pool, &c1, 503).await;
+    assert!(
+        matches!(
+            done,
+            Recorded::Done {
+                estado: Estado::Pendiente,
+                next: None,
+                released: None,
+                ..
+            }
+        ),
+        "{done:?}"
+    );
+
+    // The head's second attempt succeeds while the subscription was paused
+    // in between: the next one is not claimed (it must not go out), but
+    // being parked it gets its job back, which reactivation would also do.
+    sqlx::query("UPDATE deliveries SET proximo_intento = now() WHERE id = $1")
+        .bind(a1.as_uuid())
+        .execute(pool)
+        .await
+        .unwrap();
+    let c1b = claim_ok(pool, a1, 2).await;
+    set_estado(&m, &t, sub, "pausada").await;
+    clear_outbox(pool).await;
+    let done = finish_claiming(pool, &c1b, 200).await;
+    assert_eq!(
+        done,
+        Recorded::Done {
+            estado: Estado::Entregada,
+            next: None,
+            released: Some(a2),
+            suspended: false
+        }
+    );
+    let r2 = row(pool, a2).await;
+    assert!(r2
+        .get::<Option<chrono::DateTime<Utc>>, _>("lease_until")
+        .is_none());
+    assert_eq!(jobs(pool, "deliveries").await.len(), 1);
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn unordered_subscriptions_never_chain() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let (t, sub) = setup(&m, 1, false).await;
+    let a = t.instances[0];
+    events(&m, &t, a, 2).await;
+    let pool = &m.db.pool;
+    let a1 = delivery(pool, sub, a, 1).await;
+    let a2 = delivery(pool, sub, a, 2).await;
+    let c1 = claim_ok(pool, a1, 1).await;
+    assert_eq!(claimed_next(finish_claiming(pool, &c1, 204).await), None);
+    // Seq 2 is its own job's business.
+    let r2 = row(pool, a2).await;
+    assert!(r2
+        .get::<Option<chrono::DateTime<Utc>>, _>("lease_until")
+        .is_none());
+    claim_ok(pool, a2, 1).await;
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn a_next_claimed_by_a_process_that_died_comes_back_through_the_sweeper() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let (t, sub) = setup(&m, 1, true).await;
+    let a = t.instances[0];
+    events(&m, &t, a, 2).await;
+    let pool = &m.db.pool;
+    let a1 = delivery(pool, sub, a, 1).await;
+    let a2 = delivery(pool, sub, a, 2).await;
+    let c1 = claim_ok(pool, a1, 1).await;
+    let c2 = claimed_next(finish_claiming(pool, &c1, 204).await).expect("claimed");
+    assert_eq!(c2.delivery_id, a2);
+    // Nobody records it (the process died) and it has no job: while the
+    // lease runs the sweeper leaves it alone, once it ran out it is swept.
+    let swept = due_lane_heads(pool, Duration::from_secs(1), 100)
+        .await
+        .unwrap();
+    assert!(!swept.contains(&a2), "{swept:?}");
+    sqlx::query("UPDATE deliveries SET lease_until = now() - interval '1 second' WHERE id = $1")
+        .bind(a2.as_uuid())
+        .execute(pool)
+        .await
+        .unwrap();
+    let swept = due_lane_heads(pool, Duration::from_secs(1), 100)
+        .await
+        .unwrap();
+    assert_eq!(swept, vec![a2]);
+    m.stop().await;
+}
