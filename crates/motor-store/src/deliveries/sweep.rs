@@ -75,20 +75,45 @@ async fn release(
 /// process died) or unleased and due for at least `stale_after` (its job was
 /// lost, or its park raced the head's finish). Oldest due first. Read-only:
 /// pass them to [`requeue`], which checks again.
+///
+/// The heads come from one ordered pass over the open deliveries of active
+/// ordered subscriptions (`DISTINCT ON` the lane), not from a per-row lane
+/// check: its cost is linear in the open deliveries whatever plan the
+/// statistics of a young table lead to.
 pub async fn due_lane_heads(
     db: impl PgExecutor<'_>,
     stale_after: Duration,
     limit: i64,
 ) -> Result<Vec<DeliveryId>> {
     let stale_after = chrono::TimeDelta::from_std(stale_after).unwrap_or(chrono::TimeDelta::MAX);
+    let lost = |d: &str| {
+        format!(
+            "(({d}.lease_until IS NULL AND {d}.proximo_intento <= now() - $1)
+              OR {d}.lease_until <= now())"
+        )
+    };
     let ids: Vec<Uuid> = sqlx::query_scalar(&format!(
-        "SELECT d.id FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
-         WHERE d.estado = 'pendiente' AND s.estado = 'activa'
-           AND ((d.lease_until IS NULL AND d.proximo_intento <= now() - $1)
-                OR d.lease_until <= now())
-           AND (NOT s.ordenado OR {LANE_IS_FREE})
-         ORDER BY d.proximo_intento, d.id
-         LIMIT $2"
+        "WITH heads AS (
+             SELECT DISTINCT ON (d.subscription_id, d.instance_id, d.lane)
+                    d.id, d.lease_until, d.proximo_intento
+             FROM deliveries d
+             WHERE d.estado = 'pendiente'
+               AND d.subscription_id IN (
+                   SELECT id FROM subscriptions WHERE estado = 'activa' AND ordenado)
+             ORDER BY d.subscription_id, d.instance_id, d.lane, d.seq
+         )
+         SELECT id FROM (
+             SELECT h.id, h.proximo_intento FROM heads h WHERE {ordered}
+             UNION ALL
+             SELECT d.id, d.proximo_intento
+             FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
+             WHERE d.estado = 'pendiente' AND s.estado = 'activa' AND NOT s.ordenado
+               AND {unordered}
+         ) due
+         ORDER BY proximo_intento, id
+         LIMIT $2",
+        ordered = lost("h"),
+        unordered = lost("d"),
     ))
     .bind(stale_after)
     .bind(limit)

@@ -1,5 +1,5 @@
 //! The sweeper role: progress never depends on a single message. Every
-//! second it looks for lane heads that are due but may have no live job
+//! second (less often when a pass is slow) it looks for lane heads that are due but may have no live job
 //! (an expired lease after a crash, a lost wake-up, a park that raced the
 //! head's finish, a broker that forgot its topics) and writes fresh jobs
 //! for them through the outbox. A duplicate job is harmless: the claim
@@ -42,10 +42,14 @@ pub async fn run(
     tracing::info!("sweeper started");
     let mut purged_at: Option<tokio::time::Instant> = None;
     while !shutdown.is_cancelled() {
+        let started = tokio::time::Instant::now();
         match sweep_once(&config, &pool).await {
             Ok(n) => Metrics::add(&metrics.sweeper_requeued, n as u64),
             Err(e) => tracing::warn!(error = %e, "sweep failed; retrying"),
         }
+        // A pass reads every open delivery of active subscriptions: with a
+        // large backlog it slows down to stay a small share of Postgres.
+        let pause = config.every.max(started.elapsed() * 4);
         if purged_at.is_none_or(|at| at.elapsed() >= config.purge_every) {
             match purge_once(&config, &pool).await {
                 Ok(0) => {}
@@ -56,7 +60,7 @@ pub async fn run(
         }
         tokio::select! {
             _ = shutdown.cancelled() => {}
-            _ = tokio::time::sleep(config.every) => {}
+            _ = tokio::time::sleep(pause) => {}
         }
     }
     tracing::info!("sweeper stopped");

@@ -196,6 +196,13 @@ async fn unordered_subscriptions_never_chain() {
     let pool = &m.db.pool;
     let a1 = delivery(pool, sub, a, 1).await;
     let a2 = delivery(pool, sub, a, 2).await;
+    // Every open delivery of an unordered subscription is its own head for
+    // the sweeper.
+    let mut swept = due_lane_heads(pool, Duration::ZERO, 100).await.unwrap();
+    swept.sort();
+    let mut both = vec![a1, a2];
+    both.sort();
+    assert_eq!(swept, both);
     let c1 = claim_ok(pool, a1, 1).await;
     assert_eq!(claimed_next(finish_claiming(pool, &c1, 204).await), None);
     // Seq 2 is its own job's business.
