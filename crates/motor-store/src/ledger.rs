@@ -16,7 +16,7 @@ use motor_domain::{
 use sqlx::{types::Json, PgConnection, PgExecutor, Row};
 use uuid::Uuid;
 
-use crate::{deliveries, outbox, Result, StoreError};
+use crate::{deliveries, Result, StoreError};
 
 /// Kafka topic suffix of ledger events (`{prefix}.events`).
 pub const EVENTS_TOPIC: &str = "events";
@@ -117,11 +117,7 @@ pub async fn append_locked(
 
     let stored = rows.seqs.len();
     if stored > 0 {
-        rows.insert(&mut *conn, instance.id, received_at).await?;
-        sqlx::query("UPDATE instances SET last_seq = $2 WHERE id = $1")
-            .bind(Uuid::from(instance.id))
-            .bind(seq)
-            .execute(&mut *conn)
+        rows.insert(&mut *conn, instance.id, received_at, seq)
             .await?;
         deliveries::fan_out(&mut *conn, instance.id, instance.last_seq, seq).await?;
     }
@@ -179,17 +175,30 @@ impl NewRows {
         })));
     }
 
+    /// Inserts the events, their `{prefix}.events` outbox records (the
+    /// envelope's bytes, in seq order) and the instance's new `last_seq`, in one
+    /// statement: the instance's lock is held for as few round trips as
+    /// possible.
     async fn insert(
         self,
         conn: &mut PgConnection,
         instance: InstanceId,
         received_at: time::Timestamp,
+        last_seq: i64,
     ) -> Result<()> {
         sqlx::query(
-            "INSERT INTO events (instance_id, seq, event_id, type, source_id, received_at, envelope)
-             SELECT $1, seq, event_id, type, source_id, $2, envelope
-             FROM UNNEST($3::bigint[], $4::uuid[], $5::text[], $6::text[], $7::text[])
-                  AS t(seq, event_id, type, source_id, envelope)",
+            "WITH new AS (
+                 SELECT * FROM UNNEST($3::bigint[], $4::uuid[], $5::text[], $6::text[], $7::text[],
+                                      $8::jsonb[], $13::bytea[])
+                      WITH ORDINALITY AS t(seq, event_id, type, source_id, envelope, headers, payload, n)
+             ), stored AS (
+                 INSERT INTO events (instance_id, seq, event_id, type, source_id, received_at, envelope)
+                 SELECT $1, seq, event_id, type, source_id, $2, envelope FROM new
+             ), published AS (
+                 INSERT INTO outbox (shard, topic, key, payload, headers)
+                 SELECT $9, $10, $11, payload, headers FROM new ORDER BY n
+             )
+             UPDATE instances SET last_seq = $12 WHERE id = $1",
         )
         .bind(Uuid::from(instance))
         .bind(received_at)
@@ -198,10 +207,15 @@ impl NewRows {
         .bind(&self.types)
         .bind(&self.sources)
         .bind(&self.envelopes)
+        .bind(&self.headers)
+        .bind(motor_domain::outbox_shard(instance))
+        .bind(EVENTS_TOPIC)
+        .bind(instance.to_string())
+        .bind(last_seq)
+        .bind(self.envelopes.iter().map(|e| e.as_bytes()).collect::<Vec<&[u8]>>())
         .execute(&mut *conn)
         .await?;
-        let payloads: Vec<Vec<u8>> = self.envelopes.into_iter().map(String::into_bytes).collect();
-        outbox::insert_many(conn, EVENTS_TOPIC, instance, &payloads, &self.headers).await
+        Ok(())
     }
 }
 

@@ -79,6 +79,9 @@ pub async fn record_attempt(
     decision: &Decision,
     next: Next,
 ) -> Result<Recorded> {
+    if let (Decision::Delivered, Next::Claim(lease)) = (decision, next) {
+        return delivered_claiming_next(pool, claimed, attempt, lease).await;
+    }
     let mut tx = pool.begin().await?;
     let estado = decision.estado();
     let proximo: Option<Timestamp> = match decision {
@@ -187,6 +190,82 @@ pub async fn record_attempt(
         next: claimed_next,
         released,
         suspended,
+    })
+}
+
+/// The common case of [`record_attempt`] — delivered, and the next
+/// delivery of the lane claimed — in one statement: no transaction block,
+/// one round trip, one commit. If the next one is parked but cannot be
+/// claimed now (the subscription was paused meanwhile, say), its job is
+/// written in a second transaction; a crash in between is a lost wake-up
+/// the sweeper repairs.
+async fn delivered_claiming_next(
+    pool: &Pool,
+    claimed: &Claimed,
+    attempt: &Attempt,
+    lease: Duration,
+) -> Result<Recorded> {
+    let lease = chrono::TimeDelta::from_std(lease).unwrap_or(chrono::TimeDelta::MAX);
+    let row = sqlx::query(&format!(
+        "WITH head AS (
+             UPDATE deliveries
+             SET estado = 'entregada', intentos = $2, ultimo_status = $3, ultimo_error = NULL,
+                 proximo_intento = NULL, lease_until = NULL, parked_at = NULL,
+                 entregada_en = now(), actualizada_en = now()
+             WHERE id = $1 AND estado = 'pendiente' AND intentos = $2 - 1
+             RETURNING id, subscription_id, instance_id, lane
+         ), attempt AS (
+             INSERT INTO delivery_attempts (delivery_id, numero, iniciado_en, duracion_ms, status, error, key_ids)
+             SELECT id, $2, $4, $5, $3, NULL, $6 FROM head
+         ), following AS (
+             SELECT f.id, f.parked_at IS NOT NULL AS parked
+             FROM head h, LATERAL (
+                 SELECT id, parked_at FROM deliveries f
+                 WHERE f.subscription_id = h.subscription_id AND f.instance_id = h.instance_id
+                   AND f.lane = h.lane AND f.estado = 'pendiente' AND f.id <> h.id
+                 ORDER BY f.seq LIMIT 1) f
+         ), next AS (
+             UPDATE deliveries d
+             SET lease_until = now() + $7, parked_at = NULL, actualizada_en = now()
+             FROM following f, subscriptions s, events e
+             WHERE d.id = f.id AND s.id = d.subscription_id AND e.event_id = d.event_id
+               AND s.estado = 'activa' AND s.ordenado
+               AND (d.lease_until IS NULL OR d.lease_until <= now())
+               AND d.proximo_intento <= now()
+             RETURNING {CLAIMED_COLUMNS}, d.intentos
+         )
+         SELECT h.id AS head, f.parked AS following_parked, n.*
+         FROM head h LEFT JOIN following f ON true LEFT JOIN next n ON true"
+    ))
+    .bind(claimed.delivery_id.as_uuid())
+    .bind(i32::try_from(claimed.attempt).unwrap_or(i32::MAX))
+    .bind(attempt.status.map(i32::from))
+    .bind(attempt.iniciado_en)
+    .bind(i32::try_from(attempt.duracion_ms).unwrap_or(i32::MAX))
+    .bind(&attempt.key_ids)
+    .bind(lease)
+    .fetch_optional(pool)
+    .await?;
+    let Some(row) = row else {
+        return Ok(Recorded::Stale);
+    };
+    let (mut next, mut released) = (None, None);
+    if row.get::<Option<uuid::Uuid>, _>("id").is_some() {
+        let intentos: i32 = row.get("intentos");
+        next = Some(Box::new(super::claim::claimed(
+            &row,
+            u32::try_from(intentos).unwrap_or(0) + 1,
+        )));
+    } else if row.get::<Option<bool>, _>("following_parked") == Some(true) {
+        let mut tx = pool.begin().await?;
+        released = release_next(&mut tx, claimed).await?;
+        tx.commit().await?;
+    }
+    Ok(Recorded::Done {
+        estado: Estado::Entregada,
+        next,
+        released,
+        suspended: false,
     })
 }
 

@@ -119,6 +119,29 @@ async fn a_heads_finish_claims_the_next_of_its_lane_with_no_job() {
             suspended: false
         }
     );
+    // Recorded once: a second record of the same attempt is stale.
+    assert_eq!(finish_claiming(pool, &c3, 204).await, Recorded::Stale);
+    type AttemptRow = (i32, Option<i32>, Option<String>, Vec<String>);
+    let attempts: Vec<AttemptRow> = sqlx::query_as(
+        "SELECT numero, status, error, key_ids FROM delivery_attempts WHERE delivery_id = $1",
+    )
+    .bind(a3.as_uuid())
+    .fetch_all(pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        attempts,
+        vec![(1, Some(204), None, vec!["whk_a".to_owned()])]
+    );
+    let r3 = row(pool, a3).await;
+    assert_eq!(r3.get::<String, _>("estado"), "entregada");
+    assert_eq!(r3.get::<Option<i32>, _>("ultimo_status"), Some(204));
+    assert!(r3
+        .get::<Option<chrono::DateTime<Utc>>, _>("entregada_en")
+        .is_some());
+    assert!(r3
+        .get::<Option<chrono::DateTime<Utc>>, _>("lease_until")
+        .is_none());
     // Instance b's lane was never touched by a's.
     let r = row(pool, b1).await;
     assert_eq!(r.get::<String, _>("estado"), "pendiente");
