@@ -90,11 +90,10 @@ pub async fn claim(
         if let Some(row) = try_claim(pool, delivery, attempt, lease).await? {
             return Ok(Claim::Claimed(Box::new(claimed(&row, attempt))));
         }
-        if park(pool, delivery, attempt).await? {
-            return Ok(Claim::Parked);
-        }
-        if let Some(skip) = why_not(pool, delivery, attempt).await? {
-            return Ok(Claim::Skipped(skip));
+        match park_or_why_not(pool, delivery, attempt).await? {
+            Parking::Parked => return Ok(Claim::Parked),
+            Parking::Skip(skip) => return Ok(Claim::Skipped(skip)),
+            Parking::Claimable => {}
         }
         // Claimable now: the head finished between our statements.
     }
@@ -134,71 +133,78 @@ async fn try_claim(
     .await?)
 }
 
+/// What a failed compare-and-set found.
+enum Parking {
+    /// Marked parked behind an open lower-seq delivery of its lane.
+    Parked,
+    Skip(Skip),
+    /// Nothing stands in the way any more: claim again.
+    Claimable,
+}
+
 /// Marks the delivery parked if a lower-seq delivery of its ordered lane is
 /// open, locking those blockers (`FOR SHARE`) so that a finish of one of
 /// them either commits first (and the blocker no longer counts) or waits for
-/// this mark (and then sees it and releases this delivery).
-async fn park(db: impl PgExecutor<'_>, delivery: DeliveryId, attempt: u32) -> Result<bool> {
-    let done = sqlx::query(
-        "UPDATE deliveries d SET parked_at = now()
-         FROM subscriptions s
-         WHERE d.id = $1 AND s.id = d.subscription_id AND s.ordenado AND s.estado = 'activa'
-           AND d.estado = 'pendiente' AND d.intentos = $2 - 1
-           AND EXISTS (
-               SELECT 1 FROM deliveries b
-               WHERE b.subscription_id = d.subscription_id AND b.instance_id = d.instance_id
-                 AND b.lane = d.lane AND b.estado = 'pendiente' AND b.seq < d.seq
-               FOR SHARE)",
-    )
-    .bind(delivery.as_uuid())
-    .bind(i64::from(attempt))
-    .execute(db)
-    .await?;
-    Ok(done.rows_affected() > 0)
-}
-
-/// Why the delivery cannot be claimed; `None` if nothing stands in the way
-/// any more.
-async fn why_not(
+/// this mark (and then sees it and releases this delivery); otherwise says
+/// why it cannot be claimed. One statement: the reasons are read as of its
+/// start, so a head that finished while the park waited shows as
+/// `Claimable` and the caller claims again.
+async fn park_or_why_not(
     db: impl PgExecutor<'_>,
     delivery: DeliveryId,
     attempt: u32,
-) -> Result<Option<Skip>> {
+) -> Result<Parking> {
     let row = sqlx::query(
-        "SELECT d.estado, d.intentos, d.lease_until, d.proximo_intento, s.estado AS sub_estado,
-                now() AS now
+        "WITH parked AS (
+             UPDATE deliveries d SET parked_at = now()
+             FROM subscriptions s
+             WHERE d.id = $1 AND s.id = d.subscription_id AND s.ordenado AND s.estado = 'activa'
+               AND d.estado = 'pendiente' AND d.intentos = $2 - 1
+               AND EXISTS (
+                   SELECT 1 FROM deliveries b
+                   WHERE b.subscription_id = d.subscription_id AND b.instance_id = d.instance_id
+                     AND b.lane = d.lane AND b.estado = 'pendiente' AND b.seq < d.seq
+                   FOR SHARE)
+             RETURNING d.id
+         )
+         SELECT EXISTS (SELECT 1 FROM parked) AS parked, d.estado, d.intentos, d.lease_until,
+                d.proximo_intento, s.estado AS sub_estado, now() AS now
          FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
          WHERE d.id = $1",
     )
     .bind(delivery.as_uuid())
+    .bind(i64::from(attempt))
     .fetch_optional(db)
     .await?;
     let Some(row) = row else {
-        return Ok(Some(Skip::Stale));
+        return Ok(Parking::Skip(Skip::Stale));
     };
+    if row.get::<bool, _>("parked") {
+        return Ok(Parking::Parked);
+    }
     let now: Timestamp = row.get("now");
     let intentos: i32 = row.get("intentos");
     if row.get::<&str, _>("estado") != "pendiente" || i64::from(intentos) != i64::from(attempt) - 1
     {
-        return Ok(Some(Skip::Stale));
+        return Ok(Parking::Skip(Skip::Stale));
     }
     let sub_estado: String = row.get("sub_estado");
     let sub_estado =
         SubscriptionEstado::parse(&sub_estado).unwrap_or(SubscriptionEstado::Suspendida);
     if sub_estado != SubscriptionEstado::Activa {
-        return Ok(Some(Skip::Inactive(sub_estado)));
+        return Ok(Parking::Skip(Skip::Inactive(sub_estado)));
     }
     if let Some(lease) = row.get::<Option<Timestamp>, _>("lease_until") {
         if lease > now {
-            return Ok(Some(Skip::Leased(lease)));
+            return Ok(Parking::Skip(Skip::Leased(lease)));
         }
     }
     if let Some(due) = row.get::<Option<Timestamp>, _>("proximo_intento") {
         if due > now {
-            return Ok(Some(Skip::NotDue(due)));
+            return Ok(Parking::Skip(Skip::NotDue(due)));
         }
     }
-    Ok(None)
+    Ok(Parking::Claimable)
 }
 
 pub(super) fn claimed(row: &PgRow, attempt: u32) -> Claimed {
