@@ -8,6 +8,11 @@
 //! the group membership (`max.poll.interval.ms`) survives — and resumed as
 //! soon as a slot frees. Ordering between records is not this module's job:
 //! the delivery engine's claims in Postgres decide what may run.
+//!
+//! A consumer that loses a broker connection stops fetching at once and is
+//! replaced by a new one once the broker answers and its topics exist (see
+//! `Link`): librdkafka must never fetch with topic ids a restarted broker
+//! no longer knows.
 
 use std::{
     future::Future,
