@@ -8,22 +8,31 @@
 //! the group membership (`max.poll.interval.ms`) survives — and resumed as
 //! soon as a slot frees. Ordering between records is not this module's job:
 //! the delivery engine's claims in Postgres decide what may run.
+//!
+//! A consumer that loses a broker connection stops fetching at once and is
+//! replaced by a new one once the broker answers and its topics exist (see
+//! `Link`): librdkafka must never fetch with topic ids a restarted broker
+//! no longer knows.
 
 use std::{
     future::Future,
-    sync::Arc,
+    sync::{Arc, Mutex, OnceLock, Weak},
     time::{Duration, SystemTime},
 };
 
 use rdkafka::{
-    consumer::{CommitMode, Consumer, StreamConsumer},
+    client::{ClientContext, DefaultClientContext},
+    config::RDKafkaLogLevel,
+    consumer::{CommitMode, Consumer, ConsumerContext, StreamConsumer},
+    error::KafkaError,
     message::{Headers, Message},
+    types::RDKafkaErrorCode,
     ClientConfig, Offset, TopicPartitionList,
 };
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::{mpsc, oneshot, Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use crate::{offsets::Offsets, BusConfig, BusError};
+use crate::{offsets::Offsets, topics::ensure_named, BusConfig, BusError};
 
 /// A record as the handler sees it.
 #[derive(Debug, Clone)]
@@ -76,22 +85,193 @@ where
     // Shared by every session: records still held by an old one count.
     let slots = Arc::new(Semaphore::new(config.max_in_flight));
     loop {
+        // A consumer is only made once the broker answers and the topics it
+        // reads exist (a broker that lost them gets them back here), so it
+        // learns their current ids before it fetches.
+        if !wait_for_broker(bus, &config, &shutdown).await {
+            return Ok(());
+        }
         let consumer = connect(bus, &config)?;
         let end = session(&consumer, &config, &due, &handle, &slots, &shutdown).await;
-        // Closing a consumer whose group state the broker lost can block;
-        // let it do so away from the runtime.
-        tokio::task::spawn_blocking(move || drop(consumer));
+        let closed = close(consumer);
         match end? {
-            SessionEnd::Shutdown => return Ok(()),
+            SessionEnd::Shutdown => {
+                // Leave the group cleanly if the broker lets us, soon.
+                let _ = tokio::time::timeout(CLOSE_WAIT, closed).await;
+                return Ok(());
+            }
+            SessionEnd::BrokerLost => {
+                tracing::warn!(group = %config.group_id, "consumer lost a broker connection; a new one starts once the broker answers");
+            }
             SessionEnd::Rebuild => {
-                tracing::warn!(group = %config.group_id, "consumer stalled after the broker came back; starting a new one");
+                tracing::warn!(group = %config.group_id, "consumer stalled after broker trouble; starting a new one");
             }
         }
     }
 }
 
-fn connect(bus: &BusConfig, config: &ConsumerConfig) -> Result<StreamConsumer, BusError> {
-    let consumer: StreamConsumer = ClientConfig::new()
+/// How long a shutdown waits for the consumer to leave its group.
+const CLOSE_WAIT: Duration = Duration::from_secs(10);
+
+/// Closes a consumer on a thread of its own: closing one whose broker is
+/// gone blocks until it can reach one again (or forever), and neither the
+/// runtime nor its shutdown may wait for that. The answer fires once closed.
+fn close(consumer: Arc<BusConsumer>) -> oneshot::Receiver<()> {
+    let (done, closed) = oneshot::channel();
+    consumer.context().link.set_closing();
+    let spawned = std::thread::Builder::new()
+        .name("motor-consumer-close".into())
+        .spawn(move || {
+            // A failure callback may hold the consumer for a moment; the last
+            // reference must not be dropped on one of librdkafka's threads.
+            let mut consumer = consumer;
+            let consumer = loop {
+                match Arc::try_unwrap(consumer) {
+                    Ok(c) => break c,
+                    Err(shared) => {
+                        consumer = shared;
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                }
+            };
+            drop(consumer);
+            let _ = done.send(());
+        });
+    if let Err(e) = spawned {
+        tracing::error!(error = %e, "cannot start a thread to close a consumer; leaking it");
+    }
+    closed
+}
+
+/// Waits until the topics the consumer reads exist on a broker that answers
+/// (creating the missing ones). `false`: shut down meanwhile.
+async fn wait_for_broker(
+    bus: &BusConfig,
+    config: &ConsumerConfig,
+    shutdown: &CancellationToken,
+) -> bool {
+    let mut wait = Duration::from_millis(200);
+    loop {
+        let attempt = tokio::select! {
+            _ = shutdown.cancelled() => return false,
+            r = ensure_named(bus, &config.topics) => r,
+        };
+        match attempt {
+            Ok(()) => return true,
+            Err(e) => {
+                tracing::warn!(error = %e, group = %config.group_id, "broker not ready for a consumer yet; retrying");
+            }
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return false,
+            _ = tokio::time::sleep(wait) => {}
+        }
+        wait = (wait * 2).min(Duration::from_secs(5));
+    }
+}
+
+/// A consumer that lost a broker connection must never fetch again.
+///
+/// librdkafka reconnects by itself and goes on fetching with the topic ids
+/// it knew. A broker that forgot its topics (a restarted in-memory broker)
+/// can answer such a fetch with a null topic id and leader hints, and
+/// librdkafka 2.12 then looks the topic up in its metadata cache by a null
+/// name and crashes the whole process (segfault in
+/// `rd_kafka_metadata_cache_find` under `rd_kafka_metadata_update_op`).
+/// So the first failed connection pauses every assigned partition, from the
+/// broker thread that failed and before it returns to librdkafka (so before
+/// that thread can reconnect), and ends the session; a new consumer is made
+/// once the broker answers and the topics exist again. Against a broker that
+/// keeps its topics this costs one rebalance.
+#[derive(Default)]
+struct Link {
+    state: Mutex<LinkState>,
+    changed: Notify,
+    consumer: OnceLock<Weak<BusConsumer>>,
+}
+
+#[derive(Default)]
+struct LinkState {
+    lost: bool,
+    closing: bool,
+}
+
+impl Link {
+    fn state(&self) -> std::sync::MutexGuard<'_, LinkState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A broker connection failed: stop fetching, and tell the session.
+    fn broker_failed(&self) {
+        {
+            let mut state = self.state();
+            if state.lost || state.closing {
+                return;
+            }
+            state.lost = true;
+            if let Some(consumer) = self.consumer.get().and_then(Weak::upgrade) {
+                // Both calls wait for librdkafka's main thread, which never
+                // waits for a broker thread while the consumer is open.
+                match consumer.assignment() {
+                    Ok(assignment) => {
+                        if let Err(e) = consumer.pause(&assignment) {
+                            tracing::warn!(error = %e, "cannot pause a consumer that lost its broker");
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot read the assignment of a consumer that lost its broker")
+                    }
+                }
+            }
+        }
+        self.changed.notify_one();
+    }
+
+    fn is_lost(&self) -> bool {
+        self.state().lost
+    }
+
+    fn set_closing(&self) {
+        self.state().closing = true;
+    }
+}
+
+/// The consumer's context: librdkafka's logs and errors go where they went,
+/// and a failed broker connection (logged as `FAIL` at INFO or above — an
+/// idle connection that the broker closes is logged below) is reported.
+struct BusContext {
+    link: Link,
+}
+
+impl ClientContext for BusContext {
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
+        if fac == "FAIL" {
+            self.link.broker_failed();
+        }
+        DefaultClientContext.log(level, fac, log_message);
+    }
+
+    fn error(&self, error: KafkaError, reason: &str) {
+        if is_connection_loss(&error) {
+            self.link.broker_failed();
+        }
+        DefaultClientContext.error(error, reason);
+    }
+}
+
+impl ConsumerContext for BusContext {}
+
+fn is_connection_loss(error: &KafkaError) -> bool {
+    matches!(
+        error.rdkafka_error_code(),
+        Some(RDKafkaErrorCode::BrokerTransportFailure | RDKafkaErrorCode::AllBrokersDown)
+    )
+}
+
+type BusConsumer = StreamConsumer<BusContext>;
+
+fn connect(bus: &BusConfig, config: &ConsumerConfig) -> Result<Arc<BusConsumer>, BusError> {
+    let consumer: BusConsumer = ClientConfig::new()
         .set("bootstrap.servers", &bus.brokers)
         .set("group.id", &config.group_id)
         .set("enable.auto.commit", "false")
@@ -101,14 +281,29 @@ fn connect(bus: &BusConfig, config: &ConsumerConfig) -> Result<StreamConsumer, B
         .set("session.timeout.ms", "6000")
         .set("heartbeat.interval.ms", "1000")
         .set("fetch.wait.max.ms", "10")
-        .create()?;
+        // Failed connections are logged at INFO and WARNING.
+        .set_log_level(RDKafkaLogLevel::Info)
+        .create_with_context(BusContext {
+            link: Link::default(),
+        })?;
+    let consumer = Arc::new(consumer);
+    let _ = consumer
+        .context()
+        .link
+        .consumer
+        .set(Arc::downgrade(&consumer));
     let topics: Vec<&str> = config.topics.iter().map(String::as_str).collect();
-    consumer.subscribe(&topics)?;
+    if let Err(e) = consumer.subscribe(&topics) {
+        close(consumer);
+        return Err(e.into());
+    }
     Ok(consumer)
 }
 
 enum SessionEnd {
     Shutdown,
+    /// A broker connection failed (see [`Link`]).
+    BrokerLost,
     /// The broker failed and the consumer has not received anything since:
     /// a broker that lost its group state can leave librdkafka waiting in a
     /// rebalance forever, so a new consumer joins afresh.
@@ -120,7 +315,7 @@ enum SessionEnd {
 const STALL_AFTER_TROUBLE: Duration = Duration::from_secs(20);
 
 async fn session<D, H, F>(
-    consumer: &StreamConsumer,
+    consumer: &BusConsumer,
     config: &ConsumerConfig,
     due: &Arc<D>,
     handle: &Arc<H>,
@@ -137,8 +332,13 @@ where
     let mut offsets = Offsets::default();
     let mut commit_tick = tokio::time::interval(config.commit_every);
     let mut paused: Option<TopicPartitionList> = None;
+    let link = &consumer.context().link;
 
     loop {
+        if link.is_lost() {
+            commit(consumer, &mut offsets);
+            return Ok(SessionEnd::BrokerLost);
+        }
         // A free slot first: a record is only taken when it can be held.
         let permit = match slots.clone().try_acquire_owned() {
             Ok(permit) => Some(permit),
@@ -153,6 +353,13 @@ where
         };
         if permit.is_some() {
             if let Some(assignment) = paused.take() {
+                // Never undo the pause of a consumer that lost its broker.
+                let state = link.state();
+                if state.lost {
+                    drop(state);
+                    commit(consumer, &mut offsets);
+                    return Ok(SessionEnd::BrokerLost);
+                }
                 // Only what is still assigned and was paused here.
                 let current = consumer.assignment()?;
                 let mut resume = TopicPartitionList::new();
@@ -170,6 +377,8 @@ where
                 commit(consumer, &mut offsets);
                 return Ok(SessionEnd::Shutdown);
             }
+            // Checked at the top of the loop.
+            _ = link.changed.notified() => {}
             Some((topic, partition, offset)) = done_rx.recv() => {
                 offsets.finish(&topic, partition, offset);
                 // The permit of that record was released by its task.
@@ -190,6 +399,9 @@ where
                     Ok(m) => m,
                     Err(e) => {
                         tracing::warn!(error = %e, "consumer error");
+                        if is_connection_loss(&e) {
+                            link.broker_failed();
+                        }
                         trouble_since.get_or_insert_with(tokio::time::Instant::now);
                         continue;
                     }
@@ -230,7 +442,7 @@ where
     }
 }
 
-fn commit(consumer: &StreamConsumer, offsets: &mut Offsets) {
+fn commit(consumer: &BusConsumer, offsets: &mut Offsets) {
     let positions = offsets.committable();
     if positions.is_empty() {
         return;

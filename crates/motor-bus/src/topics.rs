@@ -54,10 +54,15 @@ impl Topics {
 /// Creates every Motor topic that does not exist yet. Existing topics are
 /// left as they are (their partition count is not changed).
 pub async fn ensure_topics(config: &BusConfig) -> Result<(), BusError> {
+    ensure_named(config, &Topics::new(&config.prefix).all()).await
+}
+
+/// Creates those of `names` that do not exist yet, through a client of its
+/// own that lives only as long as the call.
+pub async fn ensure_named(config: &BusConfig, names: &[String]) -> Result<(), BusError> {
     let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
         .set("bootstrap.servers", &config.brokers)
         .create()?;
-    let names = Topics::new(&config.prefix).all();
     let new: Vec<NewTopic<'_>> = names
         .iter()
         .map(|name| {
@@ -68,7 +73,9 @@ pub async fn ensure_topics(config: &BusConfig) -> Result<(), BusError> {
             )
         })
         .collect();
-    let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+    let options = AdminOptions::new()
+        .operation_timeout(Some(Duration::from_secs(30)))
+        .request_timeout(Some(Duration::from_secs(30)));
     for result in admin.create_topics(&new, &options).await? {
         match result {
             Ok(_) | Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}

@@ -245,9 +245,6 @@ impl Drop for PrivateBroker {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-#[ignore = "known failure: after a Tansu (memory storage) restart, librdkafka 2.12 \
-            segfaults in rd_kafka_metadata_cache_find (rdk:main thread), killing the \
-            process; run with --ignored to reproduce"]
 async fn broker_restarted_mid_run_loses_nothing_and_keeps_lane_order() {
     const PER_INSTANCE: usize = 300;
     let port = std::net::TcpListener::bind("127.0.0.1:0")
