@@ -101,12 +101,15 @@ async fn the_sweeper_finds_expired_leases_and_lost_wake_ups() {
 
     // An attempt whose process died: its lease runs out, then it is swept
     // at once (the lease was its grace).
-    let c = match claim(pool, a1, 1, Duration::from_millis(20)).await.unwrap() {
+    // (A lease long enough to still hold on the next line on a loaded
+    // machine.)
+    let lease = Duration::from_secs(2);
+    let c = match claim(pool, a1, 1, lease).await.unwrap() {
         Claim::Claimed(c) => c,
         other => panic!("{other:?}"),
     };
     assert!(due_lane_heads(pool, Duration::ZERO, 100).await.unwrap() == [b1]);
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    tokio::time::sleep(lease + Duration::from_millis(100)).await;
     assert_eq!(due_lane_heads(pool, stale, 100).await.unwrap(), [a1]);
     clear_outbox(pool).await;
     let out = requeue(pool, &[a1]).await.unwrap();
