@@ -29,6 +29,9 @@ pub struct Claimed {
     /// The subscription's URL at claim time.
     pub url: String,
     pub ordenado: bool,
+    /// The subscription's `version` at claim time (a rotation bumps it):
+    /// what a cache of its keys is keyed by.
+    pub subscription_version: i64,
     /// The event's stored envelope: the request body, byte for byte.
     pub envelope: String,
     /// When the delivery was created: the start of its 72 h horizon.
@@ -103,7 +106,8 @@ pub async fn claim(
 /// What a claim returns, for [`claimed`] (`d` the delivery, `s` its
 /// subscription, `e` its event).
 pub(super) const CLAIMED_COLUMNS: &str = "d.id, d.subscription_id, d.app_id, d.instance_id, \
-     d.event_id, d.lane, d.seq, d.creada_en, d.lease_until, s.url, s.ordenado, e.envelope";
+     d.event_id, d.lane, d.seq, d.creada_en, d.lease_until, s.url, s.ordenado, \
+     s.version AS subscription_version, e.envelope";
 
 /// The compare-and-set. Two concurrent claims both reach the row; the
 /// second waits for the first's commit, re-checks the row and finds the
@@ -220,6 +224,7 @@ pub(super) fn claimed(row: &PgRow, attempt: u32) -> Claimed {
         attempt,
         url: row.get("url"),
         ordenado: row.get("ordenado"),
+        subscription_version: row.get("subscription_version"),
         envelope: row.get("envelope"),
         creada_en: row.get("creada_en"),
         lease_until: row.get("lease_until"),

@@ -15,7 +15,14 @@ use super::Dispatcher;
 pub(super) async fn make(d: &Dispatcher, claimed: &Claimed) -> anyhow::Result<(Attempt, Outcome)> {
     let settings = d.cache.settings(&d.pool).await?;
     let destinations = d.cache.destinations(&d.pool, claimed.app_id).await?;
-    let sealed = d.cache.keys(&d.pool, claimed.subscription_id).await?;
+    let sealed = d
+        .cache
+        .keys(
+            &d.pool,
+            claimed.subscription_id,
+            claimed.subscription_version,
+        )
+        .await?;
 
     let iniciado_en = chrono::Utc::now();
     let started = Instant::now();
@@ -53,8 +60,12 @@ async fn send(
     if !url.is_allowed_by(settings.destinos_permitidos.iter().chain(app_destinations)) {
         return Err(TransportFailure::DestinationNotAllowed);
     }
+    // A retiring key stops signing when its window ends, even if the set
+    // was read a moment before.
+    let now = chrono::Utc::now();
     let keys: Vec<SigningKey> = sealed
         .iter()
+        .filter(|k| k.vence_en.is_none_or(|v| v > now))
         .filter_map(|k| {
             SigningKey::open(
                 &d.sealing,

@@ -1,11 +1,12 @@
 //! What every attempt reads but rarely changes — operator settings, an
-//! app's allowed destinations, a subscription's sealed keys and whether it
-//! is ordered — kept for a
+//! app's allowed destinations, a subscription's sealed keys (per version of
+//! the subscription) and whether it is ordered — kept for a
 //! second, so an attempt costs its claim, its request and its record and
-//! not three more queries. A second is short enough for every change to
-//! take effect at once in practice: a rotation keeps the old key signing for
-//! its window, and a destination removed from a list is caught on the next
-//! attempt.
+//! not three more queries. A second is short enough for the other changes
+//! to take effect at once in practice: a destination removed from a list is
+//! caught within a second. Keys are exact: a rotation bumps the
+//! subscription's version, which the claim returns, and a key set is kept
+//! per version.
 
 use std::{
     collections::HashMap,
@@ -52,7 +53,7 @@ impl<K: Eq + Hash + Clone, V> Fresh<K, V> {
 pub(super) struct AttemptCache {
     settings: Fresh<(), Settings>,
     destinations: Fresh<AppId, Vec<String>>,
-    keys: Fresh<SubscriptionId, Vec<SealedKey>>,
+    keys: Fresh<(SubscriptionId, i64), Vec<SealedKey>>,
     ordered: Fresh<SubscriptionId, bool>,
 }
 
@@ -88,13 +89,17 @@ impl AttemptCache {
             .await
     }
 
+    /// The live keys of a subscription at `version`: a rotation bumps the
+    /// version, so the first attempt after it reads the new key set (every
+    /// delivery during the window carries both signatures).
     pub(super) async fn keys(
         &self,
         pool: &Pool,
         subscription: SubscriptionId,
+        version: i64,
     ) -> anyhow::Result<Arc<Vec<SealedKey>>> {
         self.keys
-            .get(&subscription, || async {
+            .get(&(subscription, version), || async {
                 Ok(motor_store::subscriptions::live_keys(pool, subscription).await?)
             })
             .await

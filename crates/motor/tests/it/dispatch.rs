@@ -193,6 +193,41 @@ async fn signed_deliveries_arrive_in_order_and_verify() {
         page["events"][0]["event_id"].as_str().unwrap()
     );
     wait_state(&m, sub, "entregada", 40).await;
+
+    // During a rotation every delivery carries two signatures, the new key
+    // first, and both verify (a receiver knowing either secret accepts).
+    let old_key = seen[0].key_ids[0].clone();
+    let (status, rotated) = call(
+        &m,
+        Method::POST,
+        &format!("/v1/subscriptions/{sub}/rotate"),
+        &t.token,
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{rotated}");
+    let new_key = rotated["secreto"]["key_id"].as_str().unwrap().to_owned();
+    r.trust(&new_key, rotated["secreto"]["valor"].as_str().unwrap());
+    for instance in &t.instances {
+        post_many(&m, &t, *instance, 10, "rotating").await;
+    }
+    r.wait_for("60 deliveries", WAIT, |seen| seen.len() >= 60)
+        .await;
+    let during: Vec<Seen> = r.seen().into_iter().skip(40).collect();
+    assert!(during.iter().all(|s| s.verified), "both signatures verify");
+    assert!(
+        during
+            .iter()
+            .all(|s| s.key_ids == [new_key.clone(), old_key.clone()]),
+        "{:?}",
+        during.iter().map(|s| &s.key_ids).collect::<Vec<_>>()
+    );
+    for instance in &t.instances {
+        assert_eq!(
+            arrival_order(&during, *instance, &|_| true),
+            (21..=30).collect::<Vec<_>>()
+        );
+    }
     m.stop().await;
 }
 
