@@ -284,4 +284,33 @@ mod tests {
             .unwrap();
         assert_eq!(answer.status, 302, "a redirect is answered, not followed");
     }
+
+    #[tokio::test]
+    async fn an_endless_answer_is_read_only_up_to_4_kb() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = socket.read(&mut buf).await;
+            socket
+                .write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+                .await
+                .unwrap();
+            // A body that never ends, for as long as anyone reads it.
+            let chunk = format!("1000\r\n{}\r\n", "x".repeat(0x1000));
+            while socket.write_all(chunk.as_bytes()).await.is_ok() {}
+        });
+        let answer = Webhook::new()
+            .send(
+                &format!("http://127.0.0.1:{port}/"),
+                Duration::from_secs(5),
+                &[],
+                "{}",
+            )
+            .await;
+        // Reading it all would end in the attempt's timeout instead.
+        assert_eq!(answer.map(|a| a.status), Ok(200));
+    }
 }

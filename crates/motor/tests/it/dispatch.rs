@@ -556,3 +556,46 @@ async fn an_unordered_subscription_runs_at_most_eight_at_once_from_its_first_job
     assert_eq!(r.seen().len(), 40);
     m.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_deleted_subscription_sends_none_of_its_pending_and_gets_no_new_ones() {
+    let m = motor(None).await;
+    let t = m.tenant(1).await;
+    let a = t.instances[0];
+    let r = Receiver::start().await;
+    // The head keeps failing, so the lane holds all five, retrying every
+    // 200 ms … 1.2 s.
+    r.script(|_| Reply::status(503));
+    let sub = subscribe(&m, &t, &r, json!({})).await;
+    post_many(&m, &t, a, 5, "before").await;
+    r.wait_for("two attempts of the head", WAIT, |seen| seen.len() >= 2)
+        .await;
+    let (status, body) = call(
+        &m,
+        Method::DELETE,
+        &format!("/v1/subscriptions/{sub}"),
+        &t.token,
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    // An attempt already in flight may still land; after that, nothing —
+    // though the receiver would now accept everything.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let after_delete = r.seen().len();
+    r.script(|_| Reply::status(204));
+    post_many(&m, &t, a, 3, "after").await;
+    // Several retry periods and sweeps.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        r.seen().len(),
+        after_delete,
+        "nothing goes out for a deleted subscription"
+    );
+    assert_eq!(
+        states(&m, sub).await,
+        HashMap::from([("pendiente".to_owned(), 5)]),
+        "its pending stay pending and the new events made none"
+    );
+    m.stop().await;
+}
