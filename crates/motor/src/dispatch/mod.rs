@@ -28,7 +28,7 @@ use motor_bus::{
 };
 use motor_destinations::webhook::Webhook;
 use motor_domain::{
-    delivery::{DeliveryJob, Jitter, RetryPolicy, Tier},
+    delivery::{DeliveryId, DeliveryJob, Jitter, RetryPolicy, Tier},
     seal::SealingKey,
     subscription::SubscriptionId,
 };
@@ -80,6 +80,42 @@ pub struct Dispatcher {
     /// Slots of unordered subscriptions.
     unordered: Mutex<HashMap<SubscriptionId, Arc<Semaphore>>>,
     cache: cache::AttemptCache,
+    /// Attempts this process claimed through a head's finish, whose own
+    /// jobs are still to come.
+    chained: Mutex<Chained>,
+}
+
+/// A bounded memory of `(delivery, attempt)` pairs claimed by a chain: the
+/// job of such an attempt arrives after the chain claimed (and usually
+/// finished) it and would cost a failed claim in Postgres; it is dropped
+/// here instead. Forgetting one (the bound, a restart) only costs that
+/// claim. A job it drops wrongly — the chain's attempt died on an error and
+/// the sweeper's job came while the pair was remembered — is dropped once;
+/// the sweeper's next job goes through.
+#[derive(Default)]
+struct Chained {
+    pairs: std::collections::HashSet<(DeliveryId, u32)>,
+    order: std::collections::VecDeque<(DeliveryId, u32)>,
+}
+
+impl Chained {
+    const CAPACITY: usize = 65_536;
+
+    fn remember(&mut self, pair: (DeliveryId, u32)) {
+        if self.pairs.insert(pair) {
+            self.order.push_back(pair);
+        }
+        while self.order.len() > Self::CAPACITY {
+            if let Some(old) = self.order.pop_front() {
+                self.pairs.remove(&old);
+            }
+        }
+    }
+
+    /// Whether the pair was claimed by a chain (and forgets it).
+    fn take(&mut self, pair: (DeliveryId, u32)) -> bool {
+        self.pairs.remove(&pair)
+    }
 }
 
 impl Dispatcher {
@@ -97,6 +133,7 @@ impl Dispatcher {
             metrics,
             unordered: Mutex::default(),
             cache: cache::AttemptCache::new(),
+            chained: Mutex::default(),
         }
     }
 
@@ -129,6 +166,14 @@ impl Dispatcher {
     }
 
     async fn try_handle(&self, job: &DeliveryJob) -> anyhow::Result<()> {
+        if self
+            .chained
+            .lock()
+            .expect("not poisoned")
+            .take((job.delivery_id, job.attempt))
+        {
+            return Ok(());
+        }
         // Unordered subscriptions first take a slot, before the claim, so a
         // lease never runs while waiting for one.
         let _slot = self.slot(job.subscription_id).await?;
@@ -165,7 +210,13 @@ impl Dispatcher {
             match recorded {
                 Recorded::Done {
                     next: Some(next), ..
-                } => claimed = next,
+                } => {
+                    self.chained
+                        .lock()
+                        .expect("not poisoned")
+                        .remember((next.delivery_id, next.attempt));
+                    claimed = next;
+                }
                 Recorded::Done { .. } | Recorded::Stale => break,
             }
         }
@@ -229,4 +280,32 @@ pub async fn run(
     .await?;
     tracing::info!(role = group, "dispatcher stopped");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chained_attempt_is_taken_once_and_the_memory_is_bounded() {
+        let mut chained = Chained::default();
+        let (a, b) = (DeliveryId::new(), DeliveryId::new());
+        chained.remember((a, 1));
+        chained.remember((a, 1));
+        assert!(
+            !chained.take((a, 2)),
+            "another attempt is not the chained one"
+        );
+        assert!(!chained.take((b, 1)));
+        assert!(chained.take((a, 1)));
+        assert!(!chained.take((a, 1)), "taken once");
+
+        for _ in 0..Chained::CAPACITY {
+            chained.remember((DeliveryId::new(), 1));
+        }
+        chained.remember((b, 1));
+        assert_eq!(chained.pairs.len(), Chained::CAPACITY);
+        assert_eq!(chained.order.len(), Chained::CAPACITY);
+        assert!(chained.take((b, 1)), "the newest is kept");
+    }
 }
