@@ -1,11 +1,16 @@
 //! Fan-out: the deliveries of newly appended events, in the ingest
 //! transaction, with one set-based insert.
 
-use motor_domain::{delivery::Lane, outbox_shard, InstanceId};
-use sqlx::PgConnection;
+use motor_domain::{
+    delivery::{DeliveryId, DeliveryJob, Lane},
+    subscription::SubscriptionId,
+    time::Timestamp,
+    InstanceId,
+};
+use sqlx::{types::Json, PgConnection, Row};
 
-use super::DELIVERIES_TOPIC;
-use crate::Result;
+use super::{job_headers, DELIVERIES_TOPIC};
+use crate::{outbox, Result};
 
 /// Creates one `pendiente` live-lane delivery for every event of `instance`
 /// with `after_seq < seq <= up_to_seq` and every subscription of the
@@ -27,11 +32,7 @@ pub(crate) async fn fan_out(
     after_seq: i64,
     up_to_seq: i64,
 ) -> Result<u64> {
-    // One statement (it runs under the instance's lock): the deliveries and
-    // their jobs. A job is built here as `DeliveryJob::to_json` would write
-    // it (the fan-out test reads every field back through
-    // `DeliveryJob::from_json`), with `job_headers`' headers.
-    let created: i64 = sqlx::query_scalar(&format!(
+    let rows = sqlx::query(
         "WITH created AS (
              INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane, parked_at)
              SELECT motor_uuid_v7(), s.id, s.app_id, e.instance_id, e.event_id, e.seq, 'live',
@@ -44,30 +45,36 @@ pub(crate) async fn fan_out(
                AND (cardinality(s.instancias) = 0 OR e.instance_id = ANY (s.instancias))
                AND (cardinality(s.tipos) = 0 OR e.type = ANY (s.tipos))
              ORDER BY e.seq, s.id
-             RETURNING id, subscription_id, seq, parked_at IS NULL AS activa,
-                       to_char(proximo_intento AT TIME ZONE 'UTC',
-                               'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') AS due_at
-         ), jobs AS (
-             INSERT INTO outbox (shard, topic, key, payload, headers)
-             SELECT $4, '{DELIVERIES_TOPIC}', $1::text,
-                    convert_to(json_build_object(
-                        'delivery_id', id, 'subscription_id', subscription_id,
-                        'instance_id', $1, 'lane', '{live}', 'seq', seq, 'attempt', 1,
-                        'due_at', due_at)::text, 'UTF8'),
-                    jsonb_build_object(
-                        'delivery_id', id::text, 'subscription_id', subscription_id::text,
-                        'seq', seq::text, 'attempt', '1', 'due_at', due_at)
-             FROM created WHERE activa
-             ORDER BY seq, subscription_id
+             RETURNING id, subscription_id, seq, proximo_intento
          )
-         SELECT count(*) FROM created",
-        live = Lane::Live,
-    ))
+         SELECT c.id, c.subscription_id, c.seq, c.proximo_intento, s.estado = 'activa' AS activa
+         FROM created c JOIN subscriptions s ON s.id = c.subscription_id
+         ORDER BY c.seq, c.subscription_id",
+    )
     .bind(instance.as_uuid())
     .bind(after_seq)
     .bind(up_to_seq)
-    .bind(outbox_shard(instance))
-    .fetch_one(&mut *conn)
+    .fetch_all(&mut *conn)
     .await?;
-    Ok(created as u64)
+    let created = rows.len() as u64;
+    let jobs: Vec<DeliveryJob> = rows
+        .iter()
+        .filter(|r| r.get::<bool, _>("activa"))
+        .map(|r| DeliveryJob {
+            delivery_id: DeliveryId::from_uuid(r.get("id")),
+            subscription_id: SubscriptionId::from_uuid(r.get("subscription_id")),
+            instance_id: instance,
+            lane: Lane::Live,
+            seq: r.get("seq"),
+            attempt: 1,
+            due_at: r.get::<Timestamp, _>("proximo_intento"),
+        })
+        .collect();
+    if !jobs.is_empty() {
+        let payloads: Vec<Vec<u8>> = jobs.iter().map(DeliveryJob::to_json).collect();
+        let headers: Vec<Json<serde_json::Value>> =
+            jobs.iter().map(|j| Json(job_headers(j))).collect();
+        outbox::insert_many(conn, DELIVERIES_TOPIC, instance, &payloads, &headers).await?;
+    }
+    Ok(created)
 }

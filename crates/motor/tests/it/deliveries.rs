@@ -247,36 +247,7 @@ async fn fan_out_covers_exactly_the_matching_subscriptions() {
     assert_eq!(out.len(), ids.len());
     let job_ids: BTreeSet<Uuid> = out.iter().map(|j| *j.job.delivery_id.as_uuid()).collect();
     assert_eq!(job_ids, ids);
-    // Each job is exactly the object `DeliveryJob::to_json` writes (it is
-    // built in SQL), and its headers are those of `job_headers`.
-    let raw: Vec<Vec<u8>> =
-        sqlx::query_scalar("SELECT payload FROM outbox WHERE topic = 'deliveries' ORDER BY id")
-            .fetch_all(&m.db.pool)
-            .await
-            .unwrap();
-    for payload in &raw {
-        let value: Value = serde_json::from_slice(payload).unwrap();
-        let job = DeliveryJob::from_json(payload).unwrap();
-        let mut again: Value = serde_json::from_slice(&job.to_json()).unwrap();
-        // The same instant; SQL writes microseconds, Rust as many digits as needed.
-        assert_eq!(
-            motor_domain::time::parse(value["due_at"].as_str().unwrap()),
-            Some(job.due_at)
-        );
-        again["due_at"] = value["due_at"].clone();
-        assert_eq!(value, again);
-    }
     for j in &out {
-        assert_eq!(
-            j.headers,
-            json!({
-                "delivery_id": j.job.delivery_id.to_string(),
-                "subscription_id": j.job.subscription_id.to_string(),
-                "seq": j.job.seq.to_string(),
-                "attempt": "1",
-                "due_at": j.headers["due_at"].clone(),
-            })
-        );
         assert!(active.contains(&j.job.subscription_id));
         assert_eq!(j.key, j.job.instance_id.to_string());
         assert_eq!((j.job.attempt, j.job.lane), (1, Lane::Live));
