@@ -248,6 +248,16 @@ async fn fan_out_covers_exactly_the_matching_subscriptions() {
     let job_ids: BTreeSet<Uuid> = out.iter().map(|j| *j.job.delivery_id.as_uuid()).collect();
     assert_eq!(job_ids, ids);
     for j in &out {
+        assert_eq!(
+            j.headers,
+            json!({
+                "delivery_id": j.job.delivery_id.to_string(),
+                "subscription_id": j.job.subscription_id.to_string(),
+                "seq": j.job.seq.to_string(),
+                "attempt": "1",
+                "due_at": motor_domain::time::format(&j.job.due_at),
+            })
+        );
         assert!(active.contains(&j.job.subscription_id));
         assert_eq!(j.key, j.job.instance_id.to_string());
         assert_eq!((j.job.attempt, j.job.lane), (1, Lane::Live));
