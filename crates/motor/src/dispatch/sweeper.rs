@@ -47,8 +47,9 @@ pub async fn run(
             Ok(n) => Metrics::add(&metrics.sweeper_requeued, n as u64),
             Err(e) => tracing::warn!(error = %e, "sweep failed; retrying"),
         }
-        // A pass reads every open delivery of active subscriptions: with a
-        // large backlog it slows down to stay a small share of Postgres.
+        // A pass walks every lane (and reads the open deliveries of unordered
+        // subscriptions): if that grows slow, passes space out so the
+        // sweeper stays a small share of Postgres.
         let pause = config.every.max(started.elapsed() * 4);
         if purged_at.is_none_or(|at| at.elapsed() >= config.purge_every) {
             match purge_once(&config, &pool).await {
