@@ -201,7 +201,7 @@ async fn main() {
         return; // `cargo test --benches` asks for the list of benchmarks.
     }
     let seconds: u64 = env_or("MOTOR_BENCH_SECONDS", "10").parse().unwrap();
-    let per_instance: usize = env_or("MOTOR_BENCH_BACKLOG_PER_INSTANCE", "500")
+    let per_instance: usize = env_or("MOTOR_BENCH_BACKLOG_PER_INSTANCE", "2000")
         .parse()
         .unwrap();
     let db = BenchDb::create().await;
