@@ -579,10 +579,23 @@ async fn a_deleted_subscription_sends_none_of_its_pending_and_gets_no_new_ones()
     )
     .await;
     assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
-    // An attempt already in flight may still land; after that, nothing —
-    // though the receiver would now accept everything.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let after_delete = r.seen().len();
+    // An attempt already in flight may still land: wait until a second
+    // passes with none. After that, nothing — though the receiver would now
+    // accept everything.
+    let mut after_delete = r.seen().len();
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let now = r.seen().len();
+        if now == after_delete {
+            break;
+        }
+        after_delete = now;
+        assert!(
+            std::time::Instant::now() < deadline,
+            "attempts keep coming after the delete"
+        );
+    }
     r.script(|_| Reply::status(204));
     post_many(&m, &t, a, 3, "after").await;
     // Several retry periods and sweeps.
