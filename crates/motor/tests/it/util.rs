@@ -44,15 +44,21 @@ pub struct TestDb {
 
 impl TestDb {
     pub async fn new() -> Self {
+        Self::on(&server_url()).await
+    }
+
+    /// A fresh database on the Postgres server at `server` (a URL without
+    /// a database name).
+    pub async fn on(server: &str) -> Self {
         let name = format!("motor_test_{}", short_id());
-        let mut admin = PgConnection::connect(&format!("{}/postgres", server_url()))
+        let mut admin = PgConnection::connect(&format!("{server}/postgres"))
             .await
             .expect("postgres must be running (see scripts/test)");
         admin
             .execute(format!("CREATE DATABASE {name}").as_str())
             .await
             .unwrap();
-        let url = format!("{}/{name}", server_url());
+        let url = format!("{server}/{name}");
         motor_store::migrate(&url).await.unwrap();
         let pool = motor_store::connect(&url, 20).await.unwrap();
         Self { name, url, pool }

@@ -1,8 +1,9 @@
-//! Faults: the dispatcher killed with SIGKILL in the middle of a run, and
-//! the broker restarted (losing every topic and offset: memory storage)
-//! in the middle of another. Afterwards every delivery is terminal, each
-//! lane arrived in order, and every copy the receiver saw twice carried the
-//! same X-MW-Delivery-Id.
+//! Faults: the dispatcher killed with SIGKILL in the middle of a run, the
+//! broker restarted (losing every topic and offset: memory storage) in the
+//! middle of another, and Postgres crashed (stopped in immediate mode, then
+//! started from its WAL) in the middle of a third. Afterwards every delivery
+//! is terminal, each lane arrived in order, and every copy the receiver saw
+//! twice carried the same X-MW-Delivery-Id.
 
 use std::{
     collections::HashMap,
@@ -284,6 +285,196 @@ async fn broker_restarted_mid_run_loses_nothing_and_keeps_lane_order() {
         (r.seen().len() as i64) < total,
         "the restart must come mid-run"
     );
+
+    wait_all_terminal(&m, sub, total, Duration::from_secs(240)).await;
+    assert_delivered_in_order(&m, sub, &r, &t.instances, PER_INSTANCE as i64).await;
+    m.stop().await;
+}
+
+/// A Postgres server of this test's own (the shared one serves other
+/// tests), made with the machine's `initdb` in a temporary directory and
+/// stopped the hard way (`pg_ctl stop -m immediate`: no checkpoint, WAL
+/// replay on the next start — what a crash looks like to its clients).
+struct PrivatePostgres {
+    dir: std::path::PathBuf,
+    bin: std::path::PathBuf,
+    port: u16,
+}
+
+impl PrivatePostgres {
+    /// The directory of `initdb` and `pg_ctl`: on PATH, or the newest
+    /// `/usr/lib/postgresql/*/bin` (Debian's layout).
+    fn bin() -> std::path::PathBuf {
+        if let Ok(out) = Command::new("sh")
+            .args(["-c", "command -v initdb"])
+            .output()
+        {
+            let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+            if !path.is_empty() {
+                return std::path::Path::new(&path).parent().unwrap().to_owned();
+            }
+        }
+        let mut dirs: Vec<_> = std::fs::read_dir("/usr/lib/postgresql")
+            .expect("no initdb on PATH and no /usr/lib/postgresql")
+            .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+            .filter(|d| d.join("initdb").exists())
+            .collect();
+        dirs.sort();
+        dirs.pop().expect("no initdb found")
+    }
+
+    /// Runs a Postgres tool; as root, as the `postgres` user (the server
+    /// refuses to run as root).
+    fn run(&self, tool: &str, args: &[&str]) {
+        let program = self.bin.join(tool);
+        let is_root = Command::new("id")
+            .arg("-u")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+            .unwrap_or(false);
+        let mut command = if is_root {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(&program);
+            c
+        } else {
+            Command::new(&program)
+        };
+        let out = command
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("{tool}: {e}"));
+        assert!(
+            out.status.success(),
+            "{tool} {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn start_new() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = std::env::temp_dir().join(format!("motor-pg-{port}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // The server's own user must own its directory.
+        let _ = Command::new("chown")
+            .args(["postgres:postgres", dir.to_str().unwrap()])
+            .status();
+        let pg = Self {
+            dir,
+            bin: Self::bin(),
+            port,
+        };
+        let data = pg.dir.join("data");
+        pg.run(
+            "initdb",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+            ],
+        );
+        pg.start();
+        pg
+    }
+
+    fn start(&self) {
+        let data = self.dir.join("data");
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=200",
+            self.port,
+            self.dir.display()
+        );
+        let log = self.dir.join("log");
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-o",
+                &options,
+                "-l",
+                log.to_str().unwrap(),
+                "-w",
+                "start",
+            ],
+        );
+    }
+
+    fn crash(&self) {
+        let data = self.dir.join("data");
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-m",
+                "immediate",
+                "-w",
+                "stop",
+            ],
+        );
+    }
+
+    fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for PrivatePostgres {
+    fn drop(&mut self) {
+        let data = self.dir.join("data");
+        let _ = Command::new("runuser")
+            .args(["-u", "postgres", "--"])
+            .arg(self.bin.join("pg_ctl"))
+            .args(["-D", data.to_str().unwrap(), "-m", "immediate", "stop"])
+            .output();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_crashed_mid_run_loses_nothing_and_keeps_lane_order() {
+    const PER_INSTANCE: usize = 300;
+    let pg = PrivatePostgres::start_new();
+    let m = TestMotor::start_configured(
+        TestDb::on(&pg.url()).await,
+        &[
+            Role::Api,
+            Role::Relay,
+            Role::Dispatch,
+            Role::Retry,
+            Role::Sweeper,
+        ],
+        |c| c.retry_schedule_ms = Some(vec![200, 400, 600, 800, 1000, 1200]),
+    )
+    .await;
+    let (t, r, sub) = setup(&m).await;
+    for instance in &t.instances {
+        post_many(&m, &t, *instance, PER_INSTANCE, "pg-crash").await;
+    }
+    let total = (PER_INSTANCE * t.instances.len()) as i64;
+    r.wait_for("a third of the run", Duration::from_secs(120), |seen| {
+        seen.len() as i64 >= total / 3
+    })
+    .await;
+    // Every connection of every role breaks; claims and records in flight
+    // fail. Postgres comes back a second later from its WAL.
+    pg.crash();
+    assert!(
+        (r.seen().len() as i64) < total,
+        "the crash must come mid-run"
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    pg.start();
 
     wait_all_terminal(&m, sub, total, Duration::from_secs(240)).await;
     assert_delivered_in_order(&m, sub, &r, &t.instances, PER_INSTANCE as i64).await;
