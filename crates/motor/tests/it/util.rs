@@ -60,7 +60,9 @@ impl TestDb {
             .unwrap();
         let url = format!("{server}/{name}");
         motor_store::migrate(&url).await.unwrap();
-        let pool = motor_store::connect(&url, 20).await.unwrap();
+        // The test's own reads; small, so that parallel tests stay well
+        // inside the shared server's connection limit (100 by default).
+        let pool = motor_store::connect(&url, 5).await.unwrap();
         Self { name, url, pool }
     }
 }
@@ -77,7 +79,7 @@ pub fn config(db: &TestDb, prefix: &str) -> Config {
         http_addr: "127.0.0.1:0".into(),
         admin_token: Some(ADMIN_TOKEN.into()),
         master_key: None,
-        database_pool: 20,
+        database_pool: 12,
         retry_schedule_ms: None,
         retry_give_up_secs: None,
         dispatch_in_flight: 1000,
