@@ -127,6 +127,12 @@ fn next_job(row: &PgRow) -> DeliveryJob {
     }
 }
 
+/// The SQL condition "`d` may be attempted now, lanes aside": its
+/// subscription `s` is `activa`, no live lease holds it, and it is due.
+const CLAIMABLE_NOW: &str = "s.estado = 'activa'
+    AND (d.lease_until IS NULL OR d.lease_until <= now())
+    AND d.proximo_intento <= now()";
+
 /// The SQL condition "no lower-seq delivery of `d`'s lane is open".
 const LANE_IS_FREE: &str = "NOT EXISTS (
     SELECT 1 FROM deliveries b

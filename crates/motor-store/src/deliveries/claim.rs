@@ -11,7 +11,7 @@ use motor_domain::{
 };
 use sqlx::{postgres::PgRow, PgExecutor, Row};
 
-use super::LANE_IS_FREE;
+use super::{CLAIMABLE_NOW, LANE_IS_FREE};
 use crate::{Pool, Result};
 
 /// What the sender needs for one attempt of a delivery it claimed.
@@ -124,9 +124,7 @@ async fn try_claim(
          FROM subscriptions s, events e
          WHERE d.id = $1 AND s.id = d.subscription_id AND e.event_id = d.event_id
            AND d.estado = 'pendiente' AND d.intentos = $2 - 1
-           AND (d.lease_until IS NULL OR d.lease_until <= now())
-           AND d.proximo_intento <= now()
-           AND s.estado = 'activa'
+           AND {CLAIMABLE_NOW}
            AND (NOT s.ordenado OR {LANE_IS_FREE})
          RETURNING {CLAIMED_COLUMNS}"
     ))

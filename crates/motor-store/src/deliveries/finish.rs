@@ -9,7 +9,7 @@ use motor_domain::{
 };
 use sqlx::{types::Json, PgConnection, Row};
 
-use super::{claim::CLAIMED_COLUMNS, enqueue, next_job, Claimed, DLQ_TOPIC};
+use super::{claim::CLAIMED_COLUMNS, enqueue, next_job, Claimed, CLAIMABLE_NOW, DLQ_TOPIC};
 use crate::{outbox, subscriptions, Pool, Result};
 
 /// One attempt as the sender saw it.
@@ -229,9 +229,7 @@ async fn delivered_claiming_next(
              SET lease_until = now() + $7, parked_at = NULL, actualizada_en = now()
              FROM following f, subscriptions s, events e
              WHERE d.id = f.id AND s.id = d.subscription_id AND e.event_id = d.event_id
-               AND s.estado = 'activa' AND s.ordenado
-               AND (d.lease_until IS NULL OR d.lease_until <= now())
-               AND d.proximo_intento <= now()
+               AND s.ordenado AND {CLAIMABLE_NOW}
              RETURNING {CLAIMED_COLUMNS}, d.intentos
          )
          SELECT h.id AS head, f.parked AS following_parked, n.*
@@ -287,9 +285,7 @@ async fn claim_next(
              WHERE subscription_id = $1 AND instance_id = $2 AND lane = $3 AND estado = 'pendiente'
              ORDER BY seq LIMIT 1)
            AND s.id = d.subscription_id AND e.event_id = d.event_id
-           AND s.estado = 'activa' AND s.ordenado
-           AND (d.lease_until IS NULL OR d.lease_until <= now())
-           AND d.proximo_intento <= now()
+           AND s.ordenado AND {CLAIMABLE_NOW}
          RETURNING {CLAIMED_COLUMNS}, d.intentos"
     ))
     .bind(claimed.subscription_id.as_uuid())

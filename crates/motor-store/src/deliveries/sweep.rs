@@ -11,7 +11,7 @@ use motor_domain::{
 use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
-use super::{enqueue, next_job, uuids, LANE_IS_FREE};
+use super::{enqueue, next_job, uuids, CLAIMABLE_NOW, LANE_IS_FREE};
 use crate::{Pool, Result};
 
 /// What the sweeper's lane walk keeps of each lane head.
@@ -148,9 +148,7 @@ pub async fn requeue(pool: &Pool, ids: &[DeliveryId]) -> Result<Vec<DeliveryJob>
          SET proximo_intento = now(), lease_until = NULL, parked_at = NULL, actualizada_en = now()
          FROM subscriptions s
          WHERE d.id IN (SELECT id FROM deliveries WHERE id = ANY ($1) FOR UPDATE SKIP LOCKED)
-           AND s.id = d.subscription_id AND s.estado = 'activa'
-           AND d.estado = 'pendiente' AND d.proximo_intento <= now()
-           AND (d.lease_until IS NULL OR d.lease_until <= now())
+           AND s.id = d.subscription_id AND d.estado = 'pendiente' AND {CLAIMABLE_NOW}
            AND (NOT s.ordenado OR {LANE_IS_FREE})
          RETURNING {JOB_COLUMNS}"
     ))

@@ -7,7 +7,7 @@ use chrono::Utc;
 use motor::serve::Role;
 use motor_domain::delivery::{Estado, Lane};
 use motor_store::{
-    deliveries::{claim, due_lane_heads, record_attempt, Claim, Claimed, Next, Recorded, Skip},
+    deliveries::{claim, due_lane_heads, Claim, Claimed, Next, Recorded, Skip},
     Pool,
 };
 use sqlx::Row;
@@ -15,24 +15,14 @@ use std::time::Duration;
 
 use super::{
     clear_outbox, delivery, jobs,
-    lanes::{attempt, claim_ok, decide, events, row, setup, LEASE},
+    lanes::{claim_ok, events, finish_with, row, setup, LEASE},
     set_estado,
 };
 use crate::util::TestMotor;
 
 /// Records `status` for `c`, asking its finish to claim the next one.
 async fn finish_claiming(pool: &Pool, c: &Claimed, status: u16) -> Recorded {
-    let error =
-        (!(200..300).contains(&status)).then_some(motor_domain::delivery::ErrorCode::Http(status));
-    record_attempt(
-        pool,
-        c,
-        &attempt(Some(status), error),
-        &decide(c, status, None),
-        Next::Claim(LEASE),
-    )
-    .await
-    .unwrap()
+    finish_with(pool, c, status, Next::Claim(LEASE)).await
 }
 
 fn claimed_next(r: Recorded) -> Option<Claimed> {

@@ -75,19 +75,19 @@ pub(super) fn decide(c: &Claimed, status: u16, retry_after: Option<&str>) -> Dec
     )
 }
 
-/// Claims nothing else happens to: attempt `c.attempt` answered `status`.
+/// Claims nothing else happens to: attempt `c.attempt` answered `status`
+/// (the next delivery of the lane released, not claimed).
 pub(super) async fn finish(pool: &Pool, c: &Claimed, status: u16) -> Recorded {
+    finish_with(pool, c, status, Next::Release).await
+}
+
+/// [`finish`], with what the head's finish does with the next delivery.
+pub(super) async fn finish_with(pool: &Pool, c: &Claimed, status: u16, next: Next) -> Recorded {
     let error = (!(200..300).contains(&status)).then_some(ErrorCode::Http(status));
     let decision = decide(c, status, None);
-    record_attempt(
-        pool,
-        c,
-        &attempt(Some(status), error),
-        &decision,
-        Next::Release,
-    )
-    .await
-    .unwrap()
+    record_attempt(pool, c, &attempt(Some(status), error), &decision, next)
+        .await
+        .unwrap()
 }
 
 pub(super) fn released(r: Recorded) -> Option<DeliveryId> {
