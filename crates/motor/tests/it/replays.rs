@@ -26,6 +26,7 @@ use sqlx::Row;
 use uuid::Uuid;
 
 use crate::{
+    deliveries::set_estado,
     subscriptions::{assert_field, call, create_ok},
     util::{Tenant, TestMotor},
 };
@@ -108,18 +109,6 @@ pub async fn append(
         .iter()
         .map(|e| e["event_id"].as_str().unwrap().parse().unwrap())
         .collect()
-}
-
-pub async fn set_estado(m: &TestMotor, t: &Tenant, sub: SubscriptionId, estado: &str) {
-    let (status, body) = call(
-        m,
-        Method::PATCH,
-        &format!("/v1/subscriptions/{sub}"),
-        &t.token,
-        Some(json!({ "estado": estado })),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
 }
 
 /// A replay's deliveries as (delivery id, instance, seq, event id), by
