@@ -23,7 +23,12 @@ use motor_store::deliveries::read::{self, AttemptRow, Delivery, Filter};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::{auth::Caller, error::ApiError, extract::path_id, AppState};
+use crate::{
+    auth::Caller,
+    error::ApiError,
+    extract::{comma_list, path_id},
+    AppState,
+};
 
 pub const DEFAULT_POR_PAGINA: i64 = 50;
 pub const MAX_POR_PAGINA: i64 = 200;
@@ -149,17 +154,12 @@ impl ListQuery {
     pub fn parse(params: &HashMap<String, String>) -> Result<Self, FieldError> {
         let estados = match params.get("estado") {
             None => Vec::new(),
-            Some(raw) => raw
-                .split(',')
-                .map(|s| {
-                    Estado::parse(s.trim()).ok_or_else(|| {
-                        FieldError::invalid(
-                            "query.estado",
-                            "must be a comma list of pendiente, entregada, fallida",
-                        )
-                    })
-                })
-                .collect::<Result<_, _>>()?,
+            Some(raw) => comma_list(
+                raw,
+                "query.estado",
+                "must be a comma list of pendiente, entregada, fallida",
+                Estado::parse,
+            )?,
         };
         let uuid = |name: &'static str| -> Result<Option<uuid::Uuid>, FieldError> {
             params

@@ -2,6 +2,7 @@
 //! text): JSON bodies with the failing field named, path ids, body limits.
 
 use axum::body::{Body, Bytes};
+use motor_domain::FieldError;
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
@@ -9,6 +10,19 @@ use crate::error::ApiError;
 /// Largest request body: a full batch of 500 events of a few KB each fits,
 /// and any single event up to its 256 KB `data` limit.
 pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+
+/// A comma list in a query parameter (`estado=a,b`), each item read with
+/// `parse`; any unknown item is a 422 naming `field`, saying `expected`.
+pub fn comma_list<T>(
+    raw: &str,
+    field: &'static str,
+    expected: &'static str,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Result<Vec<T>, FieldError> {
+    raw.split(',')
+        .map(|s| parse(s.trim()).ok_or_else(|| FieldError::invalid(field, expected)))
+        .collect()
+}
 
 pub async fn read_body(body: Body) -> Result<Bytes, ApiError> {
     axum::body::to_bytes(body, MAX_BODY_BYTES)

@@ -30,7 +30,7 @@ pub use crate::subscription_rules::Access;
 use crate::{
     auth::Caller,
     error::ApiError,
-    extract::{parse_json, path_id, read_body},
+    extract::{comma_list, parse_json, path_id, read_body},
     subscription_rules::{check_destination, check_tipos, refuse_deleted},
     AppState,
 };
@@ -156,17 +156,12 @@ pub async fn list_subscriptions(
 ) -> Result<SubscriptionList, ApiError> {
     let estados = match estado {
         None => vec![Estado::Activa, Estado::Pausada, Estado::Suspendida],
-        Some(raw) => raw
-            .split(',')
-            .map(|s| {
-                Estado::parse(s.trim()).ok_or_else(|| {
-                    FieldError::invalid(
-                        "query.estado",
-                        "must be a comma list of activa, pausada, suspendida, eliminada",
-                    )
-                })
-            })
-            .collect::<Result<_, _>>()?,
+        Some(raw) => comma_list(
+            raw,
+            "query.estado",
+            "must be a comma list of activa, pausada, suspendida, eliminada",
+            Estado::parse,
+        )?,
     };
     let mut conn = state.pool.acquire().await?;
     let all = store::list(&mut conn, access.app, &estados).await?;
