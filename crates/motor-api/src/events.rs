@@ -20,7 +20,7 @@ use motor_store::{
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::{auth::Caller, error::ApiError, extract::read_body, metrics::Metrics, AppState};
+use crate::{auth::Caller, error::ApiError, extract::read_body, AppState};
 
 const IDEMPOTENCY_HEADER: &str = "idempotency-key";
 const MAX_IDEMPOTENCY_KEY_CHARS: usize = 200;
@@ -111,12 +111,10 @@ async fn post_events(
     tx.commit().await?;
 
     let m = &state.metrics;
-    Metrics::add(&m.ingest_requests, 1);
-    Metrics::add(&m.events_stored, appended.stored as u64);
-    Metrics::add(
-        &m.events_duplicate,
-        (appended.envelopes.len() - appended.stored) as u64,
-    );
+    m.ingest_requests.inc();
+    m.events_stored.inc_by(appended.stored as u64);
+    m.events_duplicate
+        .inc_by((appended.envelopes.len() - appended.stored) as u64);
     Ok(json_response(status, response))
 }
 

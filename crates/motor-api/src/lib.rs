@@ -11,7 +11,6 @@ pub mod error;
 pub mod events;
 pub mod extract;
 pub mod health;
-pub mod metrics;
 pub mod openapi;
 pub mod probe;
 pub mod replays;
@@ -22,11 +21,12 @@ pub mod subscriptions;
 use std::sync::Arc;
 
 use axum::{extract::FromRef, Router};
+use motor_destinations::Destinations;
 use motor_domain::seal::SealingKey;
+use motor_metrics::Metrics;
 use motor_store::Pool;
 
 pub use error::ApiError;
-pub use metrics::Metrics;
 
 /// Shared state of every handler.
 #[derive(Clone)]
@@ -37,6 +37,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Seals subscription secrets (derived from `MOTOR_MASTER_KEY`).
     pub sealing: Arc<SealingKey>,
+    /// The senders `/test` attempts through (the dispatcher's own kind).
+    pub destinations: Destinations,
 }
 
 impl FromRef<AppState> for Pool {

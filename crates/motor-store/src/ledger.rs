@@ -11,15 +11,13 @@ use std::collections::HashMap;
 use motor_domain::{
     envelope::{Envelope, SCHEMA_VERSION},
     ledger::LedgerQuery,
+    outbox::OutboxRecord,
     time, EventId, InstanceId, NewEvent,
 };
-use sqlx::{types::Json, PgConnection, PgExecutor, Row};
+use sqlx::{PgConnection, PgExecutor, Row};
 use uuid::Uuid;
 
-use crate::{deliveries, Result, StoreError};
-
-/// Kafka topic suffix of ledger events (`{prefix}.events`).
-pub const EVENTS_TOPIC: &str = "events";
+use crate::{deliveries, outbox, Result, StoreError};
 
 /// An instance whose row this transaction holds locked.
 #[derive(Debug, Clone, Copy)]
@@ -149,7 +147,8 @@ async fn known_sources(
         .collect())
 }
 
-/// Column arrays for one multi-row insert of events and outbox records.
+/// Column arrays for one multi-row insert of events and their outbox
+/// records.
 #[derive(Default)]
 struct NewRows {
     seqs: Vec<i64>,
@@ -157,7 +156,7 @@ struct NewRows {
     types: Vec<String>,
     sources: Vec<Option<String>>,
     envelopes: Vec<String>,
-    headers: Vec<Json<serde_json::Value>>,
+    records: outbox::Columns,
 }
 
 impl NewRows {
@@ -167,12 +166,7 @@ impl NewRows {
         self.types.push(envelope.event_type.clone());
         self.sources.push(source);
         self.envelopes.push(json.to_owned());
-        self.headers.push(Json(serde_json::json!({
-            "event_id": envelope.event_id.to_string(),
-            "instance_id": envelope.instance_id.to_string(),
-            "seq": envelope.seq.to_string(),
-            "type": envelope.event_type,
-        })));
+        self.records.push(OutboxRecord::event(envelope, json));
     }
 
     /// Inserts the events, their `{prefix}.events` outbox records (the
@@ -186,20 +180,24 @@ impl NewRows {
         received_at: time::Timestamp,
         last_seq: i64,
     ) -> Result<()> {
-        sqlx::query(
-            "WITH new AS (
-                 SELECT * FROM UNNEST($3::bigint[], $4::uuid[], $5::text[], $6::text[], $7::text[],
-                                      $8::jsonb[], $13::bytea[])
-                      WITH ORDINALITY AS t(seq, event_id, type, source_id, envelope, headers, payload, n)
-             ), stored AS (
+        let records = self.records;
+        sqlx::query(&format!(
+            "WITH stored AS (
                  INSERT INTO events (instance_id, seq, event_id, type, source_id, received_at, envelope)
-                 SELECT $1, seq, event_id, type, source_id, $2, envelope FROM new
+                 SELECT $6, seq, event_id, type, source_id, $7, envelope
+                 FROM UNNEST($8::bigint[], $9::uuid[], $10::text[], $11::text[], $12::text[])
+                      AS t(seq, event_id, type, source_id, envelope)
              ), published AS (
-                 INSERT INTO outbox (shard, topic, key, payload, headers)
-                 SELECT $9, $10, $11, payload, headers FROM new ORDER BY n
+                 {}
              )
-             UPDATE instances SET last_seq = $12 WHERE id = $1",
-        )
+             UPDATE instances SET last_seq = $13 WHERE id = $6",
+            outbox::INSERT_FROM_COLUMNS
+        ))
+        .bind(&records.shards)
+        .bind(&records.topics)
+        .bind(&records.keys)
+        .bind(&records.payloads)
+        .bind(&records.headers)
         .bind(Uuid::from(instance))
         .bind(received_at)
         .bind(&self.seqs)
@@ -207,12 +205,7 @@ impl NewRows {
         .bind(&self.types)
         .bind(&self.sources)
         .bind(&self.envelopes)
-        .bind(&self.headers)
-        .bind(motor_domain::outbox_shard(instance))
-        .bind(EVENTS_TOPIC)
-        .bind(instance.to_string())
         .bind(last_seq)
-        .bind(self.envelopes.iter().map(|e| e.as_bytes()).collect::<Vec<&[u8]>>())
         .execute(&mut *conn)
         .await?;
         Ok(())

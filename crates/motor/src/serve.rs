@@ -5,20 +5,14 @@ use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context;
 use clap::ValueEnum;
-use motor_api::{AppState, Metrics};
+use motor_api::AppState;
+use motor_engine::{DispatchConfig, Dispatcher, RelayConfig, Source, SweeperConfig};
+use motor_metrics::Metrics;
 use motor_store::settings::MasterKeyCheck;
 use tokio::net::TcpListener;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
-use crate::{
-    config::Config,
-    dispatch::{
-        self,
-        sweeper::{self, SweeperConfig},
-        DispatchConfig, Dispatcher, Source,
-    },
-    relay::{self, RelayConfig},
-};
+use crate::config::Config;
 
 /// A role `motor serve` can run. Several processes with different roles
 /// scale Motor out; one process with every role runs it whole.
@@ -79,7 +73,9 @@ pub async fn run(
         let relay_config = RelayConfig::new(config.database_url.clone(), config.bus());
         let (pool, metrics, shutdown) = (pool.clone(), metrics.clone(), shutdown.clone());
         tracker.spawn(async move {
-            if let Err(e) = relay::run(relay_config, pool, metrics, shutdown.clone()).await {
+            if let Err(e) =
+                motor_engine::run_relay(relay_config, pool, metrics, shutdown.clone()).await
+            {
                 tracing::error!(error = %e, "relay failed");
                 shutdown.cancel();
             }
@@ -110,7 +106,9 @@ pub async fn run(
             let (config, dispatcher, shutdown) =
                 (config.clone(), dispatcher.clone(), shutdown.clone());
             tracker.spawn(async move {
-                if let Err(e) = dispatch::run(config, source, dispatcher, shutdown.clone()).await {
+                if let Err(e) =
+                    motor_engine::run_dispatch(config, source, dispatcher, shutdown.clone()).await
+                {
                     tracing::error!(error = %e, "dispatcher failed");
                     shutdown.cancel();
                 }
@@ -122,7 +120,8 @@ pub async fn run(
         let (pool, metrics, shutdown) = (pool.clone(), metrics.clone(), shutdown.clone());
         tracker.spawn(async move {
             if let Err(e) =
-                sweeper::run(SweeperConfig::default(), pool, metrics, shutdown.clone()).await
+                motor_engine::run_sweeper(SweeperConfig::default(), pool, metrics, shutdown.clone())
+                    .await
             {
                 tracing::error!(error = %e, "sweeper failed");
                 shutdown.cancel();
@@ -148,6 +147,7 @@ pub async fn run(
             admin_token: config.admin_token.as_deref().map(Arc::from),
             metrics: metrics.clone(),
             sealing: sealing.clone(),
+            destinations: motor_destinations::Destinations::new(),
         };
         let app = motor_api::router(state);
         let shutdown = shutdown.clone();

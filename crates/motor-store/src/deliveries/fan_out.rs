@@ -3,13 +3,13 @@
 
 use motor_domain::{
     delivery::{DeliveryId, DeliveryJob, Lane},
+    outbox::{OutboxRecord, Topic},
     subscription::SubscriptionId,
     time::Timestamp,
     InstanceId,
 };
-use sqlx::{types::Json, PgConnection, Row};
+use sqlx::{PgConnection, Row};
 
-use super::{job_headers, DELIVERIES_TOPIC};
 use crate::{outbox, Result};
 
 /// Creates one `pendiente` live-lane delivery for every event of `instance`
@@ -70,11 +70,11 @@ pub(crate) async fn fan_out(
             due_at: r.get::<Timestamp, _>("proximo_intento"),
         })
         .collect();
-    if !jobs.is_empty() {
-        let payloads: Vec<Vec<u8>> = jobs.iter().map(DeliveryJob::to_json).collect();
-        let headers: Vec<Json<serde_json::Value>> =
-            jobs.iter().map(|j| Json(job_headers(j))).collect();
-        outbox::insert_many(conn, DELIVERIES_TOPIC, instance, &payloads, &headers).await?;
-    }
+    outbox::insert(
+        conn,
+        jobs.iter()
+            .map(|j| OutboxRecord::job_on(j, Topic::Deliveries)),
+    )
+    .await?;
     Ok(created)
 }

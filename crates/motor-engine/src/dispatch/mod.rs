@@ -13,7 +13,7 @@
 
 mod attempt;
 mod cache;
-pub mod sweeper;
+mod chain;
 
 use std::{
     collections::HashMap,
@@ -21,23 +21,27 @@ use std::{
     time::{Duration, Instant, SystemTime},
 };
 
-use motor_api::Metrics;
 use motor_bus::{
     consumer::{self, ConsumerConfig, InRecord},
     BusConfig, Topics,
 };
-use motor_destinations::webhook::Webhook;
+use motor_destinations::Destinations;
 use motor_domain::{
-    delivery::{DeliveryId, DeliveryJob, Jitter, RetryPolicy, Tier},
+    delivery::{DeliveryJob, Jitter, RetryPolicy, Tier},
+    outbox::Topic,
     seal::SealingKey,
     subscription::SubscriptionId,
 };
+use motor_metrics::Metrics;
 use motor_store::{
     deliveries::{self, Claim, Next, Recorded},
     Pool,
 };
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
+
+use self::chain::Chained;
+use crate::Result;
 
 /// Time a claim's lease adds to the attempt's timeout for recording the
 /// outcome. A process that dies mid-attempt holds its delivery this much
@@ -74,7 +78,7 @@ pub struct DispatchConfig {
 pub struct Dispatcher {
     pool: Pool,
     sealing: Arc<SealingKey>,
-    webhook: Webhook,
+    destinations: Destinations,
     policy: RetryPolicy,
     metrics: Arc<Metrics>,
     /// Slots of unordered subscriptions.
@@ -83,39 +87,6 @@ pub struct Dispatcher {
     /// Attempts this process claimed through a head's finish, whose own
     /// jobs are still to come.
     chained: Mutex<Chained>,
-}
-
-/// A bounded memory of `(delivery, attempt)` pairs claimed by a chain: the
-/// job of such an attempt arrives after the chain claimed (and usually
-/// finished) it and would cost a failed claim in Postgres; it is dropped
-/// here instead. Forgetting one (the bound, a restart) only costs that
-/// claim. A job it drops wrongly — the chain's attempt died on an error and
-/// the sweeper's job came while the pair was remembered — is dropped once;
-/// the sweeper's next job goes through.
-#[derive(Default)]
-struct Chained {
-    pairs: std::collections::HashSet<(DeliveryId, u32)>,
-    order: std::collections::VecDeque<(DeliveryId, u32)>,
-}
-
-impl Chained {
-    const CAPACITY: usize = 65_536;
-
-    fn remember(&mut self, pair: (DeliveryId, u32)) {
-        if self.pairs.insert(pair) {
-            self.order.push_back(pair);
-        }
-        while self.order.len() > Self::CAPACITY {
-            if let Some(old) = self.order.pop_front() {
-                self.pairs.remove(&old);
-            }
-        }
-    }
-
-    /// Whether the pair was claimed by a chain (and forgets it).
-    fn take(&mut self, pair: (DeliveryId, u32)) -> bool {
-        self.pairs.remove(&pair)
-    }
 }
 
 impl Dispatcher {
@@ -128,7 +99,7 @@ impl Dispatcher {
         Self {
             pool,
             sealing,
-            webhook: Webhook::new(),
+            destinations: Destinations::new(),
             policy,
             metrics,
             unordered: Mutex::default(),
@@ -140,10 +111,7 @@ impl Dispatcher {
     /// A slot of an unordered subscription (none for ordered ones: their
     /// lanes run one delivery at a time). Known before the claim, so even
     /// the first jobs of a subscription respect the bound.
-    async fn slot(
-        &self,
-        subscription: SubscriptionId,
-    ) -> anyhow::Result<Option<OwnedSemaphorePermit>> {
+    async fn slot(&self, subscription: SubscriptionId) -> Result<Option<OwnedSemaphorePermit>> {
         if self.cache.ordered(&self.pool, subscription).await? {
             return Ok(None);
         }
@@ -165,7 +133,7 @@ impl Dispatcher {
         }
     }
 
-    async fn try_handle(&self, job: &DeliveryJob) -> anyhow::Result<()> {
+    async fn try_handle(&self, job: &DeliveryJob) -> Result<()> {
         if self
             .chained
             .lock()
@@ -206,7 +174,7 @@ impl Dispatcher {
             };
             let recorded =
                 deliveries::record_attempt(&self.pool, &claimed, &attempt, &decision, next).await?;
-            Metrics::add(&self.metrics.delivery_attempts, 1);
+            self.metrics.delivery_attempts.inc();
             match recorded {
                 Recorded::Done {
                     next: Some(next), ..
@@ -224,7 +192,7 @@ impl Dispatcher {
     }
 
     /// The claim's lease: the attempt's timeout and a margin to record it.
-    async fn lease(&self) -> anyhow::Result<Duration> {
+    async fn lease(&self) -> Result<Duration> {
         let settings = self.cache.settings(&self.pool).await?;
         Ok(Duration::from_secs(settings.timeout_segundos.max(1) as u64) + LEASE_MARGIN)
     }
@@ -246,12 +214,15 @@ pub async fn run(
     source: Source,
     dispatcher: Arc<Dispatcher>,
     shutdown: CancellationToken,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     let topics = Topics::new(&config.bus.prefix);
     let (names, group) = match source {
-        Source::Deliveries => (vec![topics.name(deliveries::DELIVERIES_TOPIC)], "dispatch"),
+        Source::Deliveries => (vec![topics.name(Topic::Deliveries)], "dispatch"),
         Source::Tiers => (
-            Tier::ALL.iter().map(|t| topics.name(t.suffix())).collect(),
+            Tier::ALL
+                .iter()
+                .map(|t| topics.name(Topic::Retry(*t)))
+                .collect(),
             "retry",
         ),
     };
@@ -280,32 +251,4 @@ pub async fn run(
     .await?;
     tracing::info!(role = group, "dispatcher stopped");
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_chained_attempt_is_taken_once_and_the_memory_is_bounded() {
-        let mut chained = Chained::default();
-        let (a, b) = (DeliveryId::new(), DeliveryId::new());
-        chained.remember((a, 1));
-        chained.remember((a, 1));
-        assert!(
-            !chained.take((a, 2)),
-            "another attempt is not the chained one"
-        );
-        assert!(!chained.take((b, 1)));
-        assert!(chained.take((a, 1)));
-        assert!(!chained.take((a, 1)), "taken once");
-
-        for _ in 0..Chained::CAPACITY {
-            chained.remember((DeliveryId::new(), 1));
-        }
-        chained.remember((b, 1));
-        assert_eq!(chained.pairs.len(), Chained::CAPACITY);
-        assert_eq!(chained.order.len(), Chained::CAPACITY);
-        assert!(chained.take((b, 1)), "the newest is kept");
-    }
 }
