@@ -89,7 +89,9 @@ async fn post_events(
             return Ok(json_response(status, first.response));
         }
     }
-    let appended = ledger::append_locked(&mut tx, locked, batch.events()).await?;
+    let lease = state.after_commit.as_ref().and_then(|a| a.lease());
+    let mut appended =
+        ledger::append_locked_handing(&mut tx, locked, batch.events(), lease).await?;
     let response = if batch.is_batch() {
         format!("[{}]", appended.envelopes.join(","))
     } else {
@@ -109,6 +111,9 @@ async fn post_events(
         idempotency::save(&mut tx, caller.0.app_id, instance, key, &answer).await?;
     }
     tx.commit().await?;
+    if let Some(after_commit) = &state.after_commit {
+        after_commit.committed(std::mem::take(&mut appended.handed));
+    }
 
     let m = &state.metrics;
     m.ingest_requests.inc();

@@ -24,7 +24,7 @@ use axum::{extract::FromRef, Router};
 use motor_destinations::Destinations;
 use motor_domain::seal::SealingKey;
 use motor_metrics::Metrics;
-use motor_store::Pool;
+use motor_store::{deliveries::AfterCommit, Pool};
 
 pub use error::ApiError;
 
@@ -39,6 +39,9 @@ pub struct AppState {
     pub sealing: Arc<SealingKey>,
     /// The senders `/test` attempts through (the dispatcher's own kind).
     pub destinations: Destinations,
+    /// The dispatcher and relay of this process, handed first attempts and
+    /// woken right after an ingest commit; `None` when neither runs here.
+    pub after_commit: Option<Arc<dyn AfterCommit>>,
 }
 
 impl FromRef<AppState> for Pool {

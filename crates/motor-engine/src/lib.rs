@@ -18,7 +18,7 @@ mod relay;
 mod retention;
 mod sweeper;
 
-pub use dispatch::{run as run_dispatch, DispatchConfig, Dispatcher, Source};
+pub use dispatch::{run as run_dispatch, DispatchConfig, Dispatcher, LocalRoles, Source};
 pub use error::{EngineError, Result};
 pub use relay::{run as run_relay, RelayConfig};
 pub use retention::purge_once;

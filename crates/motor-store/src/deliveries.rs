@@ -47,6 +47,7 @@ use uuid::Uuid;
 
 pub use claim::{claim, Claim, Claimed, Skip};
 pub(crate) use fan_out::fan_out;
+pub use fan_out::{AfterCommit, Handed};
 pub use finish::{record_attempt, Attempt, Next, Recorded};
 pub use sweep::{due_lane_heads, purge_delivered, release_lane, release_lane_heads, requeue};
 

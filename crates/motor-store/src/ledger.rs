@@ -6,7 +6,7 @@
 //! follow commit order with no gaps or repeats. A `source_id` already in the
 //! ledger returns the stored event and consumes no number.
 
-use std::collections::HashMap;
+use std::{collections::HashMap, time::Duration};
 
 use motor_domain::{
     envelope::{Envelope, SCHEMA_VERSION},
@@ -17,7 +17,10 @@ use motor_domain::{
 use sqlx::{PgConnection, PgExecutor, Row};
 use uuid::Uuid;
 
-use crate::{deliveries, outbox, Result, StoreError};
+use crate::{
+    deliveries::{self, Handed},
+    outbox, Result, StoreError,
+};
 
 /// An instance whose row this transaction holds locked.
 #[derive(Debug, Clone, Copy)]
@@ -34,6 +37,9 @@ pub struct Appended {
     pub envelopes: Vec<String>,
     /// How many events were new (the rest were known `source_id`s).
     pub stored: usize,
+    /// First attempts for this process's dispatcher, with
+    /// [`append_locked_handing`]; empty otherwise.
+    pub handed: Handed,
 }
 
 /// Locks the instance row for the rest of the transaction.
@@ -75,6 +81,20 @@ pub async fn append_locked(
     instance: LockedInstance,
     events: &[NewEvent],
 ) -> Result<Appended> {
+    append_locked_handing(conn, instance, events, None).await
+}
+
+/// [`append_locked`] for a process whose own dispatcher takes first
+/// attempts straight after the commit: with `lease`, the heads of free
+/// ordered lanes are claimed in the fan-out and returned, with the jobs of
+/// unordered subscriptions, in [`Appended::handed`]. Hand them over only
+/// after the transaction commits.
+pub async fn append_locked_handing(
+    conn: &mut PgConnection,
+    instance: LockedInstance,
+    events: &[NewEvent],
+    lease: Option<Duration>,
+) -> Result<Appended> {
     let known = known_sources(&mut *conn, instance.id, events).await?;
     let received_at = time::now_millis();
 
@@ -114,12 +134,22 @@ pub async fn append_locked(
     }
 
     let stored = rows.seqs.len();
+    let mut handed = Handed::default();
     if stored > 0 {
+        let first_seq = instance.last_seq + 1;
         rows.insert(&mut *conn, instance.id, received_at, seq)
             .await?;
-        deliveries::fan_out(&mut *conn, instance.id, instance.last_seq, seq).await?;
+        (_, handed) =
+            deliveries::fan_out(&mut *conn, instance.id, instance.last_seq, seq, lease).await?;
+        for claimed in &mut handed.claimed {
+            claimed.envelope = rows.envelopes[(claimed.seq - first_seq) as usize].clone();
+        }
     }
-    Ok(Appended { envelopes, stored })
+    Ok(Appended {
+        envelopes,
+        stored,
+        handed,
+    })
 }
 
 async fn known_sources(
@@ -174,13 +204,13 @@ impl NewRows {
     /// statement: the instance's lock is held for as few round trips as
     /// possible.
     async fn insert(
-        self,
+        &self,
         conn: &mut PgConnection,
         instance: InstanceId,
         received_at: time::Timestamp,
         last_seq: i64,
     ) -> Result<()> {
-        let records = self.records;
+        let records = &self.records;
         sqlx::query(&format!(
             "WITH stored AS (
                  INSERT INTO events (instance_id, seq, event_id, type, source_id, received_at, envelope)

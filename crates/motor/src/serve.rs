@@ -6,9 +6,9 @@ use std::{net::SocketAddr, sync::Arc};
 use anyhow::Context;
 use clap::ValueEnum;
 use motor_api::AppState;
-use motor_engine::{DispatchConfig, Dispatcher, RelayConfig, Source, SweeperConfig};
+use motor_engine::{DispatchConfig, Dispatcher, LocalRoles, RelayConfig, Source, SweeperConfig};
 use motor_metrics::Metrics;
-use motor_store::settings::MasterKeyCheck;
+use motor_store::{deliveries::AfterCommit, settings::MasterKeyCheck};
 use tokio::net::TcpListener;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
@@ -69,8 +69,17 @@ pub async fn run(
     let metrics = Arc::new(Metrics::default());
     let tracker = TaskTracker::new();
 
+    // A commit of the API hands work to the roles in its own process.
+    let mut local = LocalRoles::default();
+    let api = roles.contains(&Role::Api);
+
     if roles.contains(&Role::Relay) {
-        let relay_config = RelayConfig::new(config.database_url.clone(), config.bus());
+        let mut relay_config = RelayConfig::new(config.database_url.clone(), config.bus());
+        if api {
+            let wake = Arc::new(tokio::sync::Notify::new());
+            relay_config.wake = Some(wake.clone());
+            local.relay = Some(wake);
+        }
         let (pool, metrics, shutdown) = (pool.clone(), metrics.clone(), shutdown.clone());
         tracker.spawn(async move {
             if let Err(e) =
@@ -102,6 +111,9 @@ pub async fn run(
             config.policy.clone(),
             metrics.clone(),
         ));
+        if api && delivering.contains(&Source::Deliveries) {
+            local.dispatcher = Some(dispatcher.clone());
+        }
         for source in delivering {
             let (config, dispatcher, shutdown) =
                 (config.clone(), dispatcher.clone(), shutdown.clone());
@@ -148,6 +160,8 @@ pub async fn run(
             metrics: metrics.clone(),
             sealing: sealing.clone(),
             destinations: motor_destinations::Destinations::new(),
+            after_commit: (local.dispatcher.is_some() || local.relay.is_some())
+                .then(|| Arc::new(local.clone()) as Arc<dyn AfterCommit>),
         };
         let app = motor_api::router(state);
         let shutdown = shutdown.clone();

@@ -17,7 +17,10 @@ mod chain;
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex},
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc, Mutex,
+    },
     time::{Duration, Instant, SystemTime},
 };
 
@@ -34,10 +37,10 @@ use motor_domain::{
 };
 use motor_metrics::Metrics;
 use motor_store::{
-    deliveries::{self, Claim, Next, Recorded},
+    deliveries::{self, AfterCommit, Claim, Claimed, Handed, Next, Recorded},
     Pool,
 };
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use self::chain::Chained;
@@ -87,6 +90,9 @@ pub struct Dispatcher {
     /// Attempts this process claimed through a head's finish, whose own
     /// jobs are still to come.
     chained: Mutex<Chained>,
+    /// The lease of the last claim, in milliseconds (for claims made in a
+    /// commit's fan-out, which cannot wait for the settings).
+    last_lease_ms: AtomicU64,
 }
 
 impl Dispatcher {
@@ -105,6 +111,9 @@ impl Dispatcher {
             unordered: Mutex::default(),
             cache: cache::AttemptCache::new(),
             chained: Mutex::default(),
+            last_lease_ms: AtomicU64::new(
+                (Duration::from_secs(60) + LEASE_MARGIN).as_millis() as u64
+            ),
         }
     }
 
@@ -146,11 +155,18 @@ impl Dispatcher {
         // lease never runs while waiting for one.
         let _slot = self.slot(job.subscription_id).await?;
         let lease = self.lease().await?;
-        let mut claimed =
+        let claimed =
             match deliveries::claim(&self.pool, job.delivery_id, job.attempt, lease).await? {
                 Claim::Claimed(claimed) => claimed,
                 Claim::Parked | Claim::Skipped(_) => return Ok(()),
             };
+        self.chain(*claimed).await
+    }
+
+    /// Attempts a claimed delivery, then — while its lane's next delivery
+    /// can be claimed in the same record — the next ones.
+    async fn chain(&self, claimed: Claimed) -> Result<()> {
+        let mut claimed = Box::new(claimed);
         let started = Instant::now();
         for attempts in 1.. {
             let (attempt, outcome) = attempt::make(self, &claimed).await?;
@@ -194,7 +210,83 @@ impl Dispatcher {
     /// The claim's lease: the attempt's timeout and a margin to record it.
     async fn lease(&self) -> Result<Duration> {
         let settings = self.cache.settings(&self.pool).await?;
-        Ok(Duration::from_secs(settings.timeout_segundos.max(1) as u64) + LEASE_MARGIN)
+        let lease = Duration::from_secs(settings.timeout_segundos.max(1) as u64) + LEASE_MARGIN;
+        self.last_lease_ms
+            .store(lease.as_millis() as u64, Ordering::Relaxed);
+        Ok(lease)
+    }
+
+    /// The lease as of the last claim (the longest possible one before any).
+    fn last_lease(&self) -> Duration {
+        Duration::from_millis(self.last_lease_ms.load(Ordering::Relaxed))
+    }
+
+    /// Takes first attempts a commit in this process handed over: deliveries
+    /// claimed in the fan-out are attempted now (their lease is running), and
+    /// jobs of unordered subscriptions are handled as if they had come from
+    /// Kafka — their Kafka copy is then dropped in memory.
+    fn take(self: &Arc<Self>, handed: Handed) {
+        for claimed in handed.claimed {
+            let dispatcher = self.clone();
+            let delivery = claimed.delivery_id;
+            tokio::spawn(async move {
+                if let Err(e) = dispatcher.chain(claimed).await {
+                    tracing::warn!(error = %e, %delivery, "attempt not completed; the sweeper will retry it");
+                }
+            });
+        }
+        for job in handed.jobs {
+            self.chained
+                .lock()
+                .expect("not poisoned")
+                .remember((job.delivery_id, job.attempt));
+            let dispatcher = self.clone();
+            tokio::spawn(async move { dispatcher.handle_handed(job).await });
+        }
+    }
+
+    /// [`Self::handle`] for a job handed over by a commit (the pair is
+    /// remembered for its Kafka copy, not to drop this one).
+    async fn handle_handed(&self, job: DeliveryJob) {
+        let result = async {
+            let _slot = self.slot(job.subscription_id).await?;
+            let lease = self.lease().await?;
+            match deliveries::claim(&self.pool, job.delivery_id, job.attempt, lease).await? {
+                Claim::Claimed(claimed) => self.chain(*claimed).await,
+                Claim::Parked | Claim::Skipped(_) => Ok(()),
+            }
+        }
+        .await;
+        if let Err(e) = result {
+            tracing::warn!(error = %e, delivery = %job.delivery_id, "attempt not completed; the sweeper will retry it");
+        }
+    }
+}
+
+/// The roles of this process that a commit in it hands work to: the
+/// dispatcher (first attempts straight after the commit) and the relay
+/// (woken at once instead of at its next poll). `motor serve` makes one
+/// when the API shares the process with either.
+#[derive(Clone, Default)]
+pub struct LocalRoles {
+    pub dispatcher: Option<Arc<Dispatcher>>,
+    pub relay: Option<Arc<Notify>>,
+}
+
+impl AfterCommit for LocalRoles {
+    fn lease(&self) -> Option<Duration> {
+        self.dispatcher.as_ref().map(|d| d.last_lease())
+    }
+
+    fn committed(&self, handed: Handed) {
+        if let Some(relay) = &self.relay {
+            relay.notify_one();
+        }
+        if let Some(dispatcher) = &self.dispatcher {
+            if !handed.is_empty() {
+                dispatcher.take(handed);
+            }
+        }
     }
 }
 

@@ -15,7 +15,7 @@ use std::{sync::Arc, time::Duration};
 use motor_bus::{topics::ensure_topics, BusConfig, Producer, Record, Topics};
 use motor_metrics::Metrics;
 use motor_store::{outbox, Pool};
-use tokio::time::sleep;
+use tokio::{sync::Notify, time::sleep};
 use tokio_util::sync::CancellationToken;
 
 use self::shards::Shards;
@@ -27,10 +27,16 @@ pub struct RelayConfig {
     pub bus: BusConfig,
     /// Records read per round.
     pub batch: i64,
-    /// Wait between empty rounds (the latency floor at low load).
+    /// Wait after the first empty round (the latency floor at low load);
+    /// it doubles with each further empty round up to `idle_max`, so an idle
+    /// relay costs Postgres a few reads a second, not hundreds.
     pub idle_wait: Duration,
+    pub idle_max: Duration,
     /// How often shard ownership is re-checked.
     pub rebalance_every: Duration,
+    /// Commits in this process notify it: an idle relay wakes at once
+    /// instead of at its next poll.
+    pub wake: Option<Arc<Notify>>,
 }
 
 impl RelayConfig {
@@ -40,7 +46,9 @@ impl RelayConfig {
             bus,
             batch: 2000,
             idle_wait: Duration::from_millis(5),
+            idle_max: Duration::from_millis(50),
             rebalance_every: Duration::from_secs(1),
+            wake: None,
         }
     }
 }
@@ -56,6 +64,7 @@ pub async fn run(
     let topics = Topics::new(&config.bus.prefix);
     wait_for_topics(&config.bus, &shutdown).await;
     let mut shards = Shards::new(&config.database_url)?;
+    let mut idle = config.idle_wait;
     tracing::info!("relay started");
 
     while !shutdown.is_cancelled() {
@@ -73,8 +82,17 @@ pub async fn run(
             continue;
         }
         match relay_once(&config, &pool, &producer, &topics, &shards.list(), &metrics).await {
-            Ok(0) => pause(&shutdown, config.idle_wait).await,
-            Ok(_) => {}
+            Ok(0) => {
+                match &config.wake {
+                    Some(wake) => tokio::select! {
+                        _ = wake.notified() => {}
+                        _ = pause(&shutdown, idle) => {}
+                    },
+                    None => pause(&shutdown, idle).await,
+                }
+                idle = (idle * 2).min(config.idle_max);
+            }
+            Ok(_) => idle = config.idle_wait,
             Err(e) => {
                 tracing::warn!(error = %e, "relay round failed; retrying");
                 // A broker that lost its topics (restart of an in-memory
