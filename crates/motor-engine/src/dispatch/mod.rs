@@ -151,25 +151,33 @@ impl Dispatcher {
         {
             return Ok(());
         }
+        self.claim_and_chain(job).await
+    }
+
+    async fn claim_and_chain(&self, job: &DeliveryJob) -> Result<()> {
         // Unordered subscriptions first take a slot, before the claim, so a
         // lease never runs while waiting for one.
-        let _slot = self.slot(job.subscription_id).await?;
+        let slot = self.slot(job.subscription_id).await?;
         let lease = self.lease().await?;
         let claimed =
             match deliveries::claim(&self.pool, job.delivery_id, job.attempt, lease).await? {
                 Claim::Claimed(claimed) => claimed,
                 Claim::Parked | Claim::Skipped(_) => return Ok(()),
             };
-        self.chain(*claimed).await
+        self.chain(*claimed, slot).await
     }
 
     /// Attempts a claimed delivery, then — while its lane's next delivery
-    /// can be claimed in the same record — the next ones.
-    async fn chain(&self, claimed: Claimed) -> Result<()> {
+    /// can be claimed in the same record — the next ones. An unordered
+    /// subscription's `slot` is given back as soon as the request is
+    /// answered: the bound counts requests in flight, not their records.
+    async fn chain(&self, claimed: Claimed, mut slot: Option<OwnedSemaphorePermit>) -> Result<()> {
         let mut claimed = Box::new(claimed);
         let started = Instant::now();
         for attempts in 1.. {
-            let (attempt, outcome) = attempt::make(self, &claimed).await?;
+            let made = attempt::make(self, &claimed).await;
+            drop(slot.take());
+            let (attempt, outcome) = made?;
             let decision = self.policy.decide(
                 claimed.creada_en,
                 chrono::Utc::now(),
@@ -230,7 +238,7 @@ impl Dispatcher {
             let dispatcher = self.clone();
             let delivery = claimed.delivery_id;
             tokio::spawn(async move {
-                if let Err(e) = dispatcher.chain(claimed).await {
+                if let Err(e) = dispatcher.chain(claimed, None).await {
                     tracing::warn!(error = %e, %delivery, "attempt not completed; the sweeper will retry it");
                 }
             });
@@ -248,16 +256,7 @@ impl Dispatcher {
     /// [`Self::handle`] for a job handed over by a commit (the pair is
     /// remembered for its Kafka copy, not to drop this one).
     async fn handle_handed(&self, job: DeliveryJob) {
-        let result = async {
-            let _slot = self.slot(job.subscription_id).await?;
-            let lease = self.lease().await?;
-            match deliveries::claim(&self.pool, job.delivery_id, job.attempt, lease).await? {
-                Claim::Claimed(claimed) => self.chain(*claimed).await,
-                Claim::Parked | Claim::Skipped(_) => Ok(()),
-            }
-        }
-        .await;
-        if let Err(e) = result {
+        if let Err(e) = self.claim_and_chain(&job).await {
             tracing::warn!(error = %e, delivery = %job.delivery_id, "attempt not completed; the sweeper will retry it");
         }
     }
@@ -308,14 +307,23 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> Result<()> {
     let topics = Topics::new(&config.bus.prefix);
-    let (names, group) = match source {
-        Source::Deliveries => (vec![topics.name(Topic::Deliveries)], "dispatch"),
+    // First attempts that share a process with the API start from the
+    // commit; the topic carries the rest (released lanes, replays, the
+    // sweeper's jobs, another process's events). Retries wait a second or
+    // more (±20 %), so their fetches may wait longer still.
+    let (names, group, fetch_wait) = match source {
+        Source::Deliveries => (
+            vec![topics.name(Topic::Deliveries)],
+            "dispatch",
+            Duration::from_millis(50),
+        ),
         Source::Tiers => (
             Tier::ALL
                 .iter()
                 .map(|t| topics.name(Topic::Retry(*t)))
                 .collect(),
             "retry",
+            Duration::from_millis(250),
         ),
     };
     let consumer = ConsumerConfig {
@@ -323,6 +331,7 @@ pub async fn run(
         topics: names,
         max_in_flight: config.max_in_flight,
         commit_every: Duration::from_millis(500),
+        fetch_wait,
     };
     tracing::info!(role = group, "dispatcher started");
     consumer::run(
