@@ -1,4 +1,4 @@
-//! Receive [Motor](https://github.com/) webhooks: verify the signature of
+//! Receive Motor webhooks: verify the signature of
 //! each request, parse the event, and apply it exactly once.
 //!
 //! Motor delivers every event at least once, in order per instance, signed
