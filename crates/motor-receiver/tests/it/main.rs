@@ -2,6 +2,7 @@
 //! the Standard Webhooks published vectors, the axum extractor and the
 //! Postgres inbox (real server: MOTOR_TEST_DATABASE_URL).
 
+mod garbage;
 mod mw_v1;
 mod standard_webhooks;
 mod support;
