@@ -10,6 +10,7 @@ use base64::{
     Engine,
 };
 use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
 use super::{live_keys, sign, NoLiveKey, SigningKey, HEADER_SIGNATURE};
@@ -32,11 +33,15 @@ const SECRET_BASE64: GeneralPurpose = GeneralPurpose::new(
 );
 
 /// A subscription's signing profile (`firma`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum SigningProfile {
     #[default]
+    #[serde(rename = "mw-v1")]
     MwV1,
+    #[serde(rename = "t-v1")]
     TV1,
+    #[serde(rename = "standard-webhooks")]
     StandardWebhooks,
 }
 
@@ -241,6 +246,12 @@ mod tests {
             assert_eq!(SigningProfile::parse(p.as_str()), Some(p));
             assert_eq!(p.to_string(), p.as_str());
         }
+        for p in SigningProfile::ALL {
+            let json = serde_json::to_string(&p).unwrap();
+            assert_eq!(json, format!("\"{}\"", p.as_str()));
+            assert_eq!(serde_json::from_str::<SigningProfile>(&json).unwrap(), p);
+        }
+        assert!(serde_json::from_str::<SigningProfile>("\"MwV1\"").is_err());
         assert_eq!(SigningProfile::default(), SigningProfile::MwV1);
         assert_eq!(SigningProfile::default().as_str(), "mw-v1");
         for bad in ["", "MW-V1", "mw_v1", "standard_webhooks", "v1"] {
