@@ -11,6 +11,7 @@ pub mod error;
 pub mod events;
 pub mod extract;
 pub mod health;
+pub mod intake;
 pub mod openapi;
 pub mod probe;
 pub mod replays;
@@ -42,6 +43,8 @@ pub struct AppState {
     /// The dispatcher and relay of this process, handed first attempts and
     /// woken right after an ingest commit; `None` when neither runs here.
     pub after_commit: Option<Arc<dyn AfterCommit>>,
+    /// Group commit of producer requests.
+    pub intake: intake::Intake,
 }
 
 impl FromRef<AppState> for Pool {

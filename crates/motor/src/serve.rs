@@ -154,14 +154,16 @@ pub async fn run(
         if let Some(bound) = bound {
             let _ = bound.send(addr);
         }
+        let after_commit = (local.dispatcher.is_some() || local.relay.is_some())
+            .then(|| Arc::new(local.clone()) as Arc<dyn AfterCommit>);
         let state = AppState {
             pool: pool.clone(),
             admin_token: config.admin_token.as_deref().map(Arc::from),
             metrics: metrics.clone(),
             sealing: sealing.clone(),
             destinations: motor_destinations::Destinations::new(),
-            after_commit: (local.dispatcher.is_some() || local.relay.is_some())
-                .then(|| Arc::new(local.clone()) as Arc<dyn AfterCommit>),
+            after_commit: after_commit.clone(),
+            intake: motor_api::intake::Intake::start(pool.clone(), after_commit),
         };
         let app = motor_api::router(state);
         let shutdown = shutdown.clone();

@@ -46,21 +46,21 @@ impl Handed {
     }
 }
 
-/// Creates one `pendiente` live-lane delivery for every event of `instance`
-/// with `after_seq < seq <= up_to_seq` and every subscription of the
-/// instance's app that is not `eliminada` and covers it (`instancias` empty
-/// or naming the instance, `tipos` empty or naming the type), and writes the
-/// first-attempt job of each delivery whose subscription is `activa` to the
-/// outbox (`{prefix}.deliveries`, key = instance, in seq order). Returns how
-/// many deliveries it created. Deliveries of a paused or suspended
+/// Creates one `pendiente` live-lane delivery for every event of each
+/// `(instance, after_seq, up_to_seq)` range (`after_seq < seq <= up_to_seq`)
+/// and every subscription of the instance's app that is not `eliminada` and
+/// covers it (`instancias` empty or naming the instance, `tipos` empty or
+/// naming the type), and writes the first-attempt job of each delivery whose
+/// subscription is `activa` to the outbox (`{prefix}.deliveries`, key =
+/// instance, in seq order), in one statement whatever the number of ranges. Deliveries of a paused or suspended
 /// subscription are created parked: they have no job, so when the head that
 /// reactivation releases finishes, it releases the next one, and so on.
 ///
 /// With `lease` (a dispatcher runs in this process), the lowest new
 /// delivery of each ordered `activa` subscription whose live lane has no
 /// open delivery is claimed as it is inserted — leased for `lease`, no job
-/// — and returned in [`Handed::claimed`]; the instance's row lock (held by
-/// the caller) keeps any other insert out of the lane meanwhile. Jobs of
+/// — and returned in [`Handed::claimed`]; the instances' row locks (held by
+/// the caller) keep any other insert out of the lane meanwhile. Jobs of
 /// unordered subscriptions are returned in [`Handed::jobs`] too.
 ///
 /// The subscription's state is read without a lock: if a reactivation
@@ -71,22 +71,24 @@ impl Handed {
 /// the pause raced the event, as with any attempt already claimed).
 pub(crate) async fn fan_out(
     conn: &mut PgConnection,
-    instance: InstanceId,
-    after_seq: i64,
-    up_to_seq: i64,
+    ranges: &[(InstanceId, i64, i64)],
     lease: Option<Duration>,
-) -> Result<(u64, Handed)> {
+) -> Result<Handed> {
     let lease = lease.map(|l| chrono::TimeDelta::from_std(l).unwrap_or(chrono::TimeDelta::MAX));
+    let instances: Vec<uuid::Uuid> = ranges.iter().map(|r| *r.0.as_uuid()).collect();
+    let after: Vec<i64> = ranges.iter().map(|r| r.1).collect();
+    let up_to: Vec<i64> = ranges.iter().map(|r| r.2).collect();
     let rows = sqlx::query(
         "WITH candidates AS (
              SELECT motor_uuid_v7() AS id, s.id AS subscription_id, s.app_id, e.instance_id,
                     e.event_id, e.seq, s.estado, s.ordenado,
-                    row_number() OVER (PARTITION BY s.id ORDER BY e.seq) AS nth
-             FROM events e
+                    row_number() OVER (PARTITION BY s.id, e.instance_id ORDER BY e.seq) AS nth
+             FROM UNNEST($1::uuid[], $2::bigint[], $3::bigint[]) AS r(instance_id, after_seq, up_to_seq)
+             JOIN events e ON e.instance_id = r.instance_id
+                          AND e.seq > r.after_seq AND e.seq <= r.up_to_seq
              JOIN instances i ON i.id = e.instance_id
              JOIN subscriptions s ON s.app_id = i.app_id
-             WHERE e.instance_id = $1 AND e.seq > $2 AND e.seq <= $3
-               AND s.estado <> 'eliminada'
+             WHERE s.estado <> 'eliminada'
                AND (cardinality(s.instancias) = 0 OR e.instance_id = ANY (s.instancias))
                AND (cardinality(s.tipos) = 0 OR e.type = ANY (s.tipos))
          ), created AS (
@@ -103,28 +105,28 @@ pub(crate) async fn fan_out(
                                     AND b.estado = 'pendiente')
                          THEN now() + $4 END
              FROM candidates c
-             ORDER BY c.seq, c.subscription_id
-             RETURNING id, subscription_id, app_id, event_id, seq, proximo_intento, lease_until,
-                       creada_en
+             ORDER BY c.instance_id, c.seq, c.subscription_id
+             RETURNING id, subscription_id, app_id, instance_id, event_id, seq, proximo_intento,
+                       lease_until, creada_en
          )
          SELECT c.*, s.estado = 'activa' AS activa, s.ordenado, s.url,
                 s.version AS subscription_version
          FROM created c JOIN subscriptions s ON s.id = c.subscription_id
-         ORDER BY c.seq, c.subscription_id",
+         ORDER BY c.instance_id, c.seq, c.subscription_id",
     )
-    .bind(instance.as_uuid())
-    .bind(after_seq)
-    .bind(up_to_seq)
+    .bind(&instances)
+    .bind(&after)
+    .bind(&up_to)
     .bind(lease)
     .fetch_all(&mut *conn)
     .await?;
-    let created = rows.len() as u64;
     let mut handed = Handed::default();
     let mut jobs = Vec::new();
     for r in rows.iter().filter(|r| r.get::<bool, _>("activa")) {
         let delivery_id = DeliveryId::from_uuid(r.get("id"));
         let subscription_id = SubscriptionId::from_uuid(r.get("subscription_id"));
         let seq: i64 = r.get("seq");
+        let instance = InstanceId::from_uuid(r.get("instance_id"));
         if let Some(lease_until) = r.get::<Option<Timestamp>, _>("lease_until") {
             handed.claimed.push(Claimed {
                 delivery_id,
@@ -165,7 +167,7 @@ pub(crate) async fn fan_out(
             .map(|j| OutboxRecord::job_on(j, Topic::Deliveries)),
     )
     .await?;
-    Ok((created, handed))
+    Ok(handed)
 }
 
 /// The roles that share the committing process, as the ingest path sees
