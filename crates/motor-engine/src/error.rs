@@ -12,6 +12,9 @@ pub enum EngineError {
     Postgres(#[from] sqlx::Error),
     #[error(transparent)]
     Bus(#[from] BusError),
+    /// A batch this call was part of failed (the batch's error, as text).
+    #[error("batch failed: {0}")]
+    Batch(String),
     /// Kafka did not acknowledge some records of a relay round.
     #[error("{failed} records not acknowledged: {cause}")]
     NotAcknowledged { failed: usize, cause: String },

@@ -31,6 +31,7 @@
 mod claim;
 mod fan_out;
 mod finish;
+mod finish_many;
 pub mod read;
 mod sweep;
 
@@ -49,6 +50,7 @@ pub use claim::{claim, Claim, Claimed, Skip};
 pub(crate) use fan_out::fan_out;
 pub use fan_out::{AfterCommit, Handed};
 pub use finish::{record_attempt, Attempt, Next, Recorded};
+pub use finish_many::record_delivered_many;
 pub use sweep::{due_lane_heads, purge_delivered, release_lane, release_lane_heads, requeue};
 
 use crate::{outbox, Result};

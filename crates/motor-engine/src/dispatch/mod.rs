@@ -14,6 +14,7 @@
 mod attempt;
 mod cache;
 mod chain;
+mod recorder;
 
 use std::{
     collections::HashMap,
@@ -30,7 +31,7 @@ use motor_bus::{
 };
 use motor_destinations::Destinations;
 use motor_domain::{
-    delivery::{DeliveryJob, Jitter, RetryPolicy, Tier},
+    delivery::{Decision, DeliveryJob, Jitter, RetryPolicy, Tier},
     outbox::Topic,
     seal::SealingKey,
     subscription::SubscriptionId,
@@ -43,7 +44,7 @@ use motor_store::{
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use self::chain::Chained;
+use self::{chain::Chained, recorder::Recorder};
 use crate::Result;
 
 /// Time a claim's lease adds to the attempt's timeout for recording the
@@ -93,6 +94,8 @@ pub struct Dispatcher {
     /// The lease of the last claim, in milliseconds (for claims made in a
     /// commit's fan-out, which cannot wait for the settings).
     last_lease_ms: AtomicU64,
+    /// Group commit of delivered attempts.
+    recorder: Recorder,
 }
 
 impl Dispatcher {
@@ -103,7 +106,7 @@ impl Dispatcher {
         metrics: Arc<Metrics>,
     ) -> Self {
         Self {
-            pool,
+            pool: pool.clone(),
             sealing,
             destinations: Destinations::new(),
             policy,
@@ -114,6 +117,7 @@ impl Dispatcher {
             last_lease_ms: AtomicU64::new(
                 (Duration::from_secs(60) + LEASE_MARGIN).as_millis() as u64
             ),
+            recorder: Recorder::start(pool),
         }
     }
 
@@ -196,8 +200,15 @@ impl Dispatcher {
             } else {
                 Next::Release
             };
-            let recorded =
-                deliveries::record_attempt(&self.pool, &claimed, &attempt, &decision, next).await?;
+            let recorded = match (&decision, next) {
+                (Decision::Delivered, Next::Claim(lease)) => {
+                    self.recorder.delivered(claimed, attempt, lease).await?
+                }
+                _ => {
+                    deliveries::record_attempt(&self.pool, &claimed, &attempt, &decision, next)
+                        .await?
+                }
+            };
             self.metrics.delivery_attempts.inc();
             match recorded {
                 Recorded::Done {

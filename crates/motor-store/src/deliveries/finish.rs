@@ -295,7 +295,10 @@ async fn claim_next(
 /// Writes the job of the lowest open delivery of the claimed one's lane if
 /// it was parked, and clears its mark. Runs after the head's update, so it
 /// sees a park that committed while the update waited for its lock.
-async fn release_next(conn: &mut PgConnection, claimed: &Claimed) -> Result<Option<DeliveryId>> {
+pub(super) async fn release_next(
+    conn: &mut PgConnection,
+    claimed: &Claimed,
+) -> Result<Option<DeliveryId>> {
     let row = sqlx::query(
         "UPDATE deliveries SET parked_at = NULL, actualizada_en = now()
          WHERE id = (
