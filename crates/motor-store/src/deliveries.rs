@@ -95,6 +95,72 @@ const LANE_IS_FREE: &str = "NOT EXISTS (
     WHERE b.subscription_id = d.subscription_id AND b.instance_id = d.instance_id
       AND b.lane = d.lane AND b.estado = 'pendiente' AND b.seq < d.seq)";
 
+/// A statement that runs on every attempt or every sweeper pass, whose cost
+/// must not grow with the backlog: its name (the function that runs it),
+/// its parameter types (as `PREPARE` takes them), what its transaction
+/// sets first (`SET LOCAL …`, or nothing) and its text. For the test that
+/// checks their plans on a large table; not an API.
+#[doc(hidden)]
+#[derive(Debug, Clone)]
+pub struct HotStatement {
+    pub name: &'static str,
+    pub params: &'static str,
+    pub setup: &'static str,
+    pub sql: String,
+}
+
+/// Every [`HotStatement`] of this module.
+#[doc(hidden)]
+pub fn hot_statements() -> Vec<HotStatement> {
+    let hot = |name, params, sql: &str| HotStatement {
+        name,
+        params,
+        setup: "",
+        sql: sql.to_owned(),
+    };
+    vec![
+        hot("claim", "uuid, bigint, interval", &claim::try_claim_sql()),
+        hot("park_or_why_not", "uuid, bigint", claim::PARK_OR_WHY_NOT),
+        hot(
+            "record_attempt",
+            "uuid, integer, text, integer, text, timestamptz",
+            finish::RECORD_ATTEMPT,
+        ),
+        hot(
+            "delivered_claiming_next",
+            "uuid, integer, integer, timestamptz, integer, text[], interval",
+            &finish::delivered_claiming_next_sql(),
+        ),
+        hot(
+            "claim_next",
+            "uuid, uuid, text, interval",
+            &finish::claim_next_sql(),
+        ),
+        hot("release_next", "uuid, uuid, text", finish::RELEASE_NEXT),
+        hot(
+            "record_delivered_many",
+            "uuid[], integer[], integer[], timestamptz[], integer[], text[], interval",
+            &finish_many::record_delivered_many_sql(),
+        ),
+        hot(
+            "fan_out",
+            "uuid[], bigint[], bigint[], interval",
+            fan_out::FAN_OUT,
+        ),
+        hot("release", "uuid, text", &sweep::release_sql()),
+        HotStatement {
+            setup: sweep::DUE_LANE_HEADS_SETUP,
+            ..hot(
+                "due_lane_heads",
+                "interval, bigint",
+                &sweep::due_lane_heads_sql(),
+            )
+        },
+        hot("requeue", "uuid[]", &sweep::requeue_sql()),
+        hot("purge_delivered", "bigint, bigint", sweep::PURGE_DELIVERED),
+    ]
+}
+
 fn uuids<T: Copy + Into<Uuid>>(ids: &[T]) -> Vec<Uuid> {
     ids.iter().map(|i| (*i).into()).collect()
 }

@@ -120,7 +120,18 @@ async fn try_claim(
     attempt: u32,
     lease: chrono::TimeDelta,
 ) -> Result<Option<PgRow>> {
-    Ok(sqlx::query(&format!(
+    Ok(sqlx::query(&try_claim_sql())
+        .bind(delivery.as_uuid())
+        .bind(i64::from(attempt))
+        .bind(lease)
+        .fetch_optional(db)
+        .await?)
+}
+
+/// The statement of [`try_claim`]: `$1` delivery, `$2` attempt, `$3`
+/// lease.
+pub(super) fn try_claim_sql() -> String {
+    format!(
         "UPDATE deliveries d
          SET lease_until = now() + $3, parked_at = NULL, actualizada_en = now()
          FROM subscriptions s, events e
@@ -129,12 +140,7 @@ async fn try_claim(
            AND {CLAIMABLE_NOW}
            AND (NOT s.ordenado OR {LANE_IS_FREE})
          RETURNING {CLAIMED_COLUMNS}"
-    ))
-    .bind(delivery.as_uuid())
-    .bind(i64::from(attempt))
-    .bind(lease)
-    .fetch_optional(db)
-    .await?)
+    )
 }
 
 /// What a failed compare-and-set found.
@@ -158,28 +164,11 @@ async fn park_or_why_not(
     delivery: DeliveryId,
     attempt: u32,
 ) -> Result<Parking> {
-    let row = sqlx::query(
-        "WITH parked AS (
-             UPDATE deliveries d SET parked_at = now()
-             FROM subscriptions s
-             WHERE d.id = $1 AND s.id = d.subscription_id AND s.ordenado AND s.estado = 'activa'
-               AND d.estado = 'pendiente' AND d.intentos = $2 - 1
-               AND EXISTS (
-                   SELECT 1 FROM deliveries b
-                   WHERE b.subscription_id = d.subscription_id AND b.instance_id = d.instance_id
-                     AND b.lane = d.lane AND b.estado = 'pendiente' AND b.seq < d.seq
-                   FOR SHARE)
-             RETURNING d.id
-         )
-         SELECT EXISTS (SELECT 1 FROM parked) AS parked, d.estado, d.intentos, d.lease_until,
-                d.proximo_intento, s.estado AS sub_estado, now() AS now
-         FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
-         WHERE d.id = $1",
-    )
-    .bind(delivery.as_uuid())
-    .bind(i64::from(attempt))
-    .fetch_optional(db)
-    .await?;
+    let row = sqlx::query(PARK_OR_WHY_NOT)
+        .bind(delivery.as_uuid())
+        .bind(i64::from(attempt))
+        .fetch_optional(db)
+        .await?;
     let Some(row) = row else {
         return Ok(Parking::Skip(Skip::Stale));
     };
@@ -210,6 +199,24 @@ async fn park_or_why_not(
     }
     Ok(Parking::Claimable)
 }
+
+/// The statement of [`park_or_why_not`]: `$1` delivery, `$2` attempt.
+pub(super) const PARK_OR_WHY_NOT: &str = "WITH parked AS (
+             UPDATE deliveries d SET parked_at = now()
+             FROM subscriptions s
+             WHERE d.id = $1 AND s.id = d.subscription_id AND s.ordenado AND s.estado = 'activa'
+               AND d.estado = 'pendiente' AND d.intentos = $2 - 1
+               AND EXISTS (
+                   SELECT 1 FROM deliveries b
+                   WHERE b.subscription_id = d.subscription_id AND b.instance_id = d.instance_id
+                     AND b.lane = d.lane AND b.estado = 'pendiente' AND b.seq < d.seq
+                   FOR SHARE)
+             RETURNING d.id
+         )
+         SELECT EXISTS (SELECT 1 FROM parked) AS parked, d.estado, d.intentos, d.lease_until,
+                d.proximo_intento, s.estado AS sub_estado, now() AS now
+         FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
+         WHERE d.id = $1";
 
 pub(super) fn claimed(row: &PgRow, attempt: u32) -> Claimed {
     let lane: String = row.get("lane");

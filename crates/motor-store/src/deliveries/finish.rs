@@ -90,22 +90,15 @@ pub async fn record_attempt(
         Decision::Suspend { .. } => Some(chrono::Utc::now()),
         Decision::Delivered | Decision::Fail { .. } => None,
     };
-    let updated = sqlx::query(
-        "UPDATE deliveries
-         SET estado = $3, intentos = $2, ultimo_status = $4, ultimo_error = $5,
-             proximo_intento = $6, lease_until = NULL, parked_at = NULL,
-             entregada_en = CASE WHEN $3 = 'entregada' THEN now() END,
-             actualizada_en = now()
-         WHERE id = $1 AND estado = 'pendiente' AND intentos = $2 - 1",
-    )
-    .bind(claimed.delivery_id.as_uuid())
-    .bind(i32::try_from(claimed.attempt).unwrap_or(i32::MAX))
-    .bind(estado.as_str())
-    .bind(attempt.status.map(i32::from))
-    .bind(decision.ultimo_error().map(|e| e.to_string()))
-    .bind(proximo)
-    .execute(&mut *tx)
-    .await?;
+    let updated = sqlx::query(RECORD_ATTEMPT)
+        .bind(claimed.delivery_id.as_uuid())
+        .bind(i32::try_from(claimed.attempt).unwrap_or(i32::MAX))
+        .bind(estado.as_str())
+        .bind(attempt.status.map(i32::from))
+        .bind(decision.ultimo_error().map(|e| e.to_string()))
+        .bind(proximo)
+        .execute(&mut *tx)
+        .await?;
     if updated.rows_affected() == 0 {
         tx.rollback().await?;
         return Ok(Recorded::Stale);
@@ -182,6 +175,15 @@ pub async fn record_attempt(
     })
 }
 
+/// The state change of [`record_attempt`]: `$1` delivery, `$2` attempt,
+/// `$3` estado, `$4` status, `$5` error, `$6` proximo_intento.
+pub(super) const RECORD_ATTEMPT: &str = "UPDATE deliveries
+         SET estado = $3, intentos = $2, ultimo_status = $4, ultimo_error = $5,
+             proximo_intento = $6, lease_until = NULL, parked_at = NULL,
+             entregada_en = CASE WHEN $3 = 'entregada' THEN now() END,
+             actualizada_en = now()
+         WHERE id = $1 AND estado = 'pendiente' AND intentos = $2 - 1";
+
 /// The common case of [`record_attempt`] — delivered, and the next
 /// delivery of the lane claimed — in one statement: no transaction block,
 /// one round trip, one commit. If the next one is parked but cannot be
@@ -195,7 +197,44 @@ async fn delivered_claiming_next(
     lease: Duration,
 ) -> Result<Recorded> {
     let lease = chrono::TimeDelta::from_std(lease).unwrap_or(chrono::TimeDelta::MAX);
-    let row = sqlx::query(&format!(
+    let row = sqlx::query(&delivered_claiming_next_sql())
+        .bind(claimed.delivery_id.as_uuid())
+        .bind(i32::try_from(claimed.attempt).unwrap_or(i32::MAX))
+        .bind(attempt.status.map(i32::from))
+        .bind(attempt.iniciado_en)
+        .bind(i32::try_from(attempt.duracion_ms).unwrap_or(i32::MAX))
+        .bind(&attempt.key_ids)
+        .bind(lease)
+        .fetch_optional(pool)
+        .await?;
+    let Some(row) = row else {
+        return Ok(Recorded::Stale);
+    };
+    let (mut next, mut released) = (None, None);
+    if row.get::<Option<uuid::Uuid>, _>("id").is_some() {
+        let intentos: i32 = row.get("intentos");
+        next = Some(Box::new(super::claim::claimed(
+            &row,
+            u32::try_from(intentos).unwrap_or(0) + 1,
+        )));
+    } else if row.get::<Option<bool>, _>("following_parked") == Some(true) {
+        let mut tx = pool.begin().await?;
+        released = release_next(&mut tx, claimed).await?;
+        tx.commit().await?;
+    }
+    Ok(Recorded::Done {
+        estado: Estado::Entregada,
+        next,
+        released,
+        suspended: false,
+    })
+}
+
+/// The statement of [`delivered_claiming_next`]: `$1` delivery, `$2`
+/// attempt, `$3` status, `$4` iniciado_en, `$5` duracion_ms, `$6` key ids,
+/// `$7` lease of the next claim.
+pub(super) fn delivered_claiming_next_sql() -> String {
+    format!(
         "WITH head AS (
              UPDATE deliveries
              SET estado = 'entregada', intentos = $2, ultimo_status = $3, ultimo_error = NULL,
@@ -223,37 +262,7 @@ async fn delivered_claiming_next(
          )
          SELECT h.id AS head, f.parked AS following_parked, n.*
          FROM head h LEFT JOIN following f ON true LEFT JOIN next n ON true"
-    ))
-    .bind(claimed.delivery_id.as_uuid())
-    .bind(i32::try_from(claimed.attempt).unwrap_or(i32::MAX))
-    .bind(attempt.status.map(i32::from))
-    .bind(attempt.iniciado_en)
-    .bind(i32::try_from(attempt.duracion_ms).unwrap_or(i32::MAX))
-    .bind(&attempt.key_ids)
-    .bind(lease)
-    .fetch_optional(pool)
-    .await?;
-    let Some(row) = row else {
-        return Ok(Recorded::Stale);
-    };
-    let (mut next, mut released) = (None, None);
-    if row.get::<Option<uuid::Uuid>, _>("id").is_some() {
-        let intentos: i32 = row.get("intentos");
-        next = Some(Box::new(super::claim::claimed(
-            &row,
-            u32::try_from(intentos).unwrap_or(0) + 1,
-        )));
-    } else if row.get::<Option<bool>, _>("following_parked") == Some(true) {
-        let mut tx = pool.begin().await?;
-        released = release_next(&mut tx, claimed).await?;
-        tx.commit().await?;
-    }
-    Ok(Recorded::Done {
-        estado: Estado::Entregada,
-        next,
-        released,
-        suspended: false,
-    })
+    )
 }
 
 /// Claims the lowest open delivery of the claimed one's lane (the new head)
@@ -265,7 +274,26 @@ async fn claim_next(
     lease: Duration,
 ) -> Result<Option<Box<Claimed>>> {
     let lease = chrono::TimeDelta::from_std(lease).unwrap_or(chrono::TimeDelta::MAX);
-    let row = sqlx::query(&format!(
+    let row = sqlx::query(&claim_next_sql())
+        .bind(claimed.subscription_id.as_uuid())
+        .bind(claimed.instance_id.as_uuid())
+        .bind(claimed.lane.to_string())
+        .bind(lease)
+        .fetch_optional(&mut *conn)
+        .await?;
+    Ok(row.map(|row| {
+        let intentos: i32 = row.get("intentos");
+        Box::new(super::claim::claimed(
+            &row,
+            u32::try_from(intentos).unwrap_or(0) + 1,
+        ))
+    }))
+}
+
+/// The statement of [`claim_next`]: `$1` subscription, `$2` instance,
+/// `$3` lane, `$4` lease.
+pub(super) fn claim_next_sql() -> String {
+    format!(
         "UPDATE deliveries d
          SET lease_until = now() + $4, parked_at = NULL, actualizada_en = now()
          FROM subscriptions s, events e
@@ -276,20 +304,7 @@ async fn claim_next(
            AND s.id = d.subscription_id AND e.event_id = d.event_id
            AND s.ordenado AND {CLAIMABLE_NOW}
          RETURNING {CLAIMED_COLUMNS}, d.intentos"
-    ))
-    .bind(claimed.subscription_id.as_uuid())
-    .bind(claimed.instance_id.as_uuid())
-    .bind(claimed.lane.to_string())
-    .bind(lease)
-    .fetch_optional(&mut *conn)
-    .await?;
-    Ok(row.map(|row| {
-        let intentos: i32 = row.get("intentos");
-        Box::new(super::claim::claimed(
-            &row,
-            u32::try_from(intentos).unwrap_or(0) + 1,
-        ))
-    }))
+    )
 }
 
 /// Writes the job of the lowest open delivery of the claimed one's lane if
@@ -299,20 +314,12 @@ pub(super) async fn release_next(
     conn: &mut PgConnection,
     claimed: &Claimed,
 ) -> Result<Option<DeliveryId>> {
-    let row = sqlx::query(
-        "UPDATE deliveries SET parked_at = NULL, actualizada_en = now()
-         WHERE id = (
-             SELECT id FROM deliveries
-             WHERE subscription_id = $1 AND instance_id = $2 AND lane = $3 AND estado = 'pendiente'
-             ORDER BY seq LIMIT 1)
-           AND parked_at IS NOT NULL
-         RETURNING id, subscription_id, instance_id, lane, seq, intentos, proximo_intento",
-    )
-    .bind(claimed.subscription_id.as_uuid())
-    .bind(claimed.instance_id.as_uuid())
-    .bind(claimed.lane.to_string())
-    .fetch_optional(&mut *conn)
-    .await?;
+    let row = sqlx::query(RELEASE_NEXT)
+        .bind(claimed.subscription_id.as_uuid())
+        .bind(claimed.instance_id.as_uuid())
+        .bind(claimed.lane.to_string())
+        .fetch_optional(&mut *conn)
+        .await?;
     let Some(row) = row else {
         return Ok(None);
     };
@@ -320,3 +327,14 @@ pub(super) async fn release_next(
     enqueue(conn, std::slice::from_ref(&job)).await?;
     Ok(Some(DeliveryId::from_uuid(row.get("id"))))
 }
+
+/// The statement of [`release_next`]: `$1` subscription, `$2` instance,
+/// `$3` lane.
+pub(super) const RELEASE_NEXT: &str =
+    "UPDATE deliveries SET parked_at = NULL, actualizada_en = now()
+         WHERE id = (
+             SELECT id FROM deliveries
+             WHERE subscription_id = $1 AND instance_id = $2 AND lane = $3 AND estado = 'pendiente'
+             ORDER BY seq LIMIT 1)
+           AND parked_at IS NOT NULL
+         RETURNING id, subscription_id, instance_id, lane, seq, intentos, proximo_intento";

@@ -45,7 +45,54 @@ pub async fn record_delivered_many(
     // Key ids never hold a comma (`whk_` and hex); one text per attempt
     // keeps the arrays one-dimensional.
     let key_ids: Vec<String> = done.iter().map(|(_, a)| a.key_ids.join(",")).collect();
-    let rows = sqlx::query(&format!(
+    let rows = sqlx::query(&record_delivered_many_sql())
+        .bind(&ids)
+        .bind(&numbers)
+        .bind(&statuses)
+        .bind(&started)
+        .bind(&durations)
+        .bind(&key_ids)
+        .bind(lease)
+        .fetch_all(pool)
+        .await?;
+
+    let mut answers = Vec::with_capacity(done.len());
+    for (claimed_now, _) in done {
+        let row = rows
+            .iter()
+            .find(|r| r.get::<Uuid, _>("input_id") == *claimed_now.delivery_id.as_uuid())
+            .expect("one row per input");
+        if row.get::<Option<Uuid>, _>("head").is_none() {
+            answers.push(Recorded::Stale);
+            continue;
+        }
+        let (mut next, mut released) = (None, None);
+        if row.get::<Option<Uuid>, _>("id").is_some() {
+            let intentos: i32 = row.get("intentos");
+            next = Some(Box::new(claimed(
+                row,
+                u32::try_from(intentos).unwrap_or(0) + 1,
+            )));
+        } else if row.get::<Option<bool>, _>("following_parked") == Some(true) {
+            let mut tx = pool.begin().await?;
+            released = release_next(&mut tx, claimed_now).await?;
+            tx.commit().await?;
+        }
+        answers.push(Recorded::Done {
+            estado: Estado::Entregada,
+            next,
+            released,
+            suspended: false,
+        });
+    }
+    Ok(answers)
+}
+
+/// The statement of [`record_delivered_many`]: `$1` delivery ids, `$2`
+/// attempt numbers, `$3` statuses, `$4` start times, `$5` durations (ms),
+/// `$6` key ids (comma-joined), `$7` the next one's lease.
+pub(super) fn record_delivered_many_sql() -> String {
+    format!(
         "WITH input AS (
              SELECT * FROM UNNEST($1::uuid[], $2::int[], $3::int[], $4::timestamptz[], $5::int[],
                                   $6::text[])
@@ -84,45 +131,5 @@ pub async fn record_delivered_many(
          LEFT JOIN head h ON h.id = i.id
          LEFT JOIN following f ON f.head = h.id
          LEFT JOIN next n ON n.after_head = h.id"
-    ))
-    .bind(&ids)
-    .bind(&numbers)
-    .bind(&statuses)
-    .bind(&started)
-    .bind(&durations)
-    .bind(&key_ids)
-    .bind(lease)
-    .fetch_all(pool)
-    .await?;
-
-    let mut answers = Vec::with_capacity(done.len());
-    for (claimed_now, _) in done {
-        let row = rows
-            .iter()
-            .find(|r| r.get::<Uuid, _>("input_id") == *claimed_now.delivery_id.as_uuid())
-            .expect("one row per input");
-        if row.get::<Option<Uuid>, _>("head").is_none() {
-            answers.push(Recorded::Stale);
-            continue;
-        }
-        let (mut next, mut released) = (None, None);
-        if row.get::<Option<Uuid>, _>("id").is_some() {
-            let intentos: i32 = row.get("intentos");
-            next = Some(Box::new(claimed(
-                row,
-                u32::try_from(intentos).unwrap_or(0) + 1,
-            )));
-        } else if row.get::<Option<bool>, _>("following_parked") == Some(true) {
-            let mut tx = pool.begin().await?;
-            released = release_next(&mut tx, claimed_now).await?;
-            tx.commit().await?;
-        }
-        answers.push(Recorded::Done {
-            estado: Estado::Entregada,
-            next,
-            released,
-            suspended: false,
-        });
-    }
-    Ok(answers)
+    )
 }

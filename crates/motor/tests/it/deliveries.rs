@@ -7,6 +7,7 @@ mod api;
 mod chain;
 mod lanes;
 mod outcomes;
+mod plans;
 mod sweep;
 
 use std::collections::BTreeSet;

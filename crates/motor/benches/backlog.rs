@@ -1,0 +1,393 @@
+//! Benchmark of the sweeper's and the claim path's statements on a large
+//! backlog: no statement may cost more as the backlog grows. Prints the
+//! median time of each store call; asserts nothing.
+//!
+//!   cargo bench -p motor --bench backlog
+//!   (MOTOR_BENCH_BACKLOG=1000000 open deliveries per subscription,
+//!   MOTOR_BENCH_RUNS=7 runs per call, MOTOR_BENCH_STATEMENT_TIMEOUT_S=60)
+//!
+//! A fresh database, no Motor running: the calls are the store's own
+//! (`motor_store::deliveries`), as the sweeper and the dispatcher make
+//! them. The backlog is built with set-based inserts in 10 lanes, `deliveries`
+//! with autovacuum off so it stays never analysed (the table the sweeper
+//! stalled on) until the benchmark analyses it:
+//! 1. ordered: MOTOR_BENCH_BACKLOG open deliveries in one ordered
+//!    subscription, due an hour ago, all but each lane's head parked;
+//! 2. unordered: as many in one unordered subscription, all stale (the
+//!    sweeper finds 1,000 a pass), the ordered ones still there;
+//! 3. parked behind suspended subscriptions: both suspended, while a small
+//!    ordered subscription (1,000 open) keeps working;
+//!
+//! then the same three after `ANALYZE`. A call that runs longer than the
+//! statement timeout prints as `timeout`.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use common::{env_or, BenchDb};
+use motor_domain::{
+    delivery::{Decision, DeliveryId},
+    subscription::SubscriptionId,
+};
+use motor_store::{
+    deliveries::{self, Attempt, Claim, Next},
+    Pool,
+};
+use sqlx::{Connection, Executor};
+use uuid::Uuid;
+
+const APP: &str = "00000000-0000-0000-0000-00000000000a";
+const INSTANCES: i64 = 10;
+const DELIVERED: i64 = 100;
+const ORDERED: i64 = 1;
+const UNORDERED: i64 = 2;
+const SMALL: i64 = 3;
+const LEASE: Duration = Duration::from_secs(30);
+const STALE: Duration = Duration::from_secs(5);
+
+fn subscription(n: i64) -> Uuid {
+    format!("00000000-0000-0000-0002-{n:012}").parse().unwrap()
+}
+
+/// The store call's time, or why there is none.
+type Timed = Result<Duration, String>;
+
+async fn timed<T, E: std::fmt::Display>(
+    call: impl std::future::Future<Output = Result<T, E>>,
+) -> (Timed, Option<T>) {
+    let started = Instant::now();
+    match call.await {
+        Ok(v) => (Ok(started.elapsed()), Some(v)),
+        Err(e) if e.to_string().contains("statement timeout") => (Err("timeout".into()), None),
+        Err(e) => (Err(e.to_string()), None),
+    }
+}
+
+/// Median (and min–max) of the runs, in ms.
+fn summary(runs: &[Timed]) -> String {
+    let mut ok: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| r.as_ref().ok())
+        .map(|d| d.as_secs_f64() * 1000.0)
+        .collect();
+    let failed: Vec<&String> = runs.iter().filter_map(|r| r.as_ref().err()).collect();
+    if ok.is_empty() {
+        return failed.first().map_or("no run".into(), |e| e.to_string());
+    }
+    ok.sort_by(f64::total_cmp);
+    let median = ok[ok.len() / 2];
+    let mut line = format!(
+        "{median:9.2} ms  ({:.2}–{:.2}, {} runs)",
+        ok[0],
+        ok[ok.len() - 1],
+        ok.len()
+    );
+    if !failed.is_empty() {
+        line.push_str(&format!(", {} failed: {}", failed.len(), failed[0]));
+    }
+    line
+}
+
+fn report(section: &str, call: &str, runs: &[Timed]) {
+    println!("{section:<44} {call:<46} {}", summary(runs));
+}
+
+async fn exec(pool: &Pool, sql: &str) {
+    pool.execute(sql).await.unwrap();
+}
+
+async fn build_base(pool: &Pool, backlog: i64) {
+    exec(
+        pool,
+        "ALTER TABLE deliveries SET (autovacuum_enabled = off);
+         ALTER TABLE events SET (autovacuum_enabled = off);",
+    )
+    .await;
+    let script = format!(
+        "INSERT INTO apps (id, nombre) VALUES ('{APP}', 'backlog');
+         INSERT INTO instances (id, app_id, nombre)
+             SELECT ('00000000-0000-0000-0001-' || lpad(i::text, 12, '0'))::uuid, '{APP}', 'i' || i
+             FROM generate_series(1, {INSTANCES}) i;
+         INSERT INTO subscriptions (id, app_id, nombre, url, ordenado)
+         VALUES ('{o}', '{APP}', 'ordered', 'http://127.0.0.1/', true),
+                ('{u}', '{APP}', 'unordered', 'http://127.0.0.1/', false),
+                ('{s}', '{APP}', 'small', 'http://127.0.0.1/', true);
+         INSERT INTO events (instance_id, seq, event_id, type, received_at, envelope)
+             SELECT ('00000000-0000-0000-0001-' || lpad((1 + g % {INSTANCES})::text, 12, '0'))::uuid,
+                    1 + g / {INSTANCES}, gen_random_uuid(), 'bench', now(), '{{}}'
+             FROM generate_series(0, {events} - 1) g;",
+        o = subscription(ORDERED),
+        u = subscription(UNORDERED),
+        s = subscription(SMALL),
+        events = backlog + DELIVERED * INSTANCES,
+    );
+    exec(pool, &script).await;
+}
+
+/// `open` open deliveries of `sub` over the lanes after DELIVERED delivered
+/// ones per lane (40 days ago: retention's), due an hour ago; parked
+/// behind each lane's head when `parked`.
+async fn build_deliveries(pool: &Pool, sub: i64, open: i64, parked: bool) {
+    let up_to = open / INSTANCES + DELIVERED;
+    exec(
+        pool,
+        &format!(
+            "INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq,
+                                     estado, proximo_intento, entregada_en, parked_at, creada_en)
+             SELECT motor_uuid_v7(), '{sub}', '{APP}', e.instance_id, e.event_id, e.seq,
+                    CASE WHEN e.seq <= {DELIVERED} THEN 'entregada' ELSE 'pendiente' END,
+                    CASE WHEN e.seq > {DELIVERED}
+                         THEN now() - interval '1 hour' + e.seq * interval '1 ms' END,
+                    CASE WHEN e.seq <= {DELIVERED} THEN now() - interval '40 days' END,
+                    CASE WHEN {parked} AND e.seq > {DELIVERED} + 1 THEN now() END,
+                    now() - interval '41 days'
+             FROM events e WHERE e.seq <= {up_to}",
+            sub = subscription(sub),
+        ),
+    )
+    .await;
+}
+
+async fn set_estado(pool: &Pool, subs: &[i64], estado: &str) {
+    for sub in subs {
+        let motivo = if estado == "suspendida" {
+            "'rechazo_401', now()"
+        } else {
+            "NULL, NULL"
+        };
+        exec(
+            pool,
+            &format!(
+                "UPDATE subscriptions SET estado = '{estado}', (motivo, suspendida_en) = ({motivo})
+                 WHERE id = '{}'",
+                subscription(*sub)
+            ),
+        )
+        .await;
+    }
+}
+
+/// One sweeper pass as the sweeper makes it (`due_lane_heads`, then
+/// `requeue` of what it found), `runs` times.
+async fn sweeper(pool: &Pool, section: &str, runs: usize) {
+    let (mut heads, mut requeued) = (Vec::new(), Vec::new());
+    let mut found = 0;
+    for _ in 0..runs {
+        let (t, ids) = timed(deliveries::due_lane_heads(pool, STALE, 1000)).await;
+        heads.push(t);
+        let ids = ids.unwrap_or_default();
+        found = ids.len();
+        if !ids.is_empty() {
+            requeued.push(timed(deliveries::requeue(pool, &ids)).await.0);
+        }
+    }
+    report(section, &format!("due_lane_heads (found {found})"), &heads);
+    report(section, "requeue (those ids)", &requeued);
+}
+
+fn delivered() -> Attempt {
+    Attempt {
+        iniciado_en: Utc::now(),
+        duracion_ms: 3,
+        status: Some(204),
+        error: None,
+        key_ids: vec!["whk_bench".into()],
+    }
+}
+
+async fn lane_delivery(pool: &Pool, sub: i64, lane: i64, nth_open: i64) -> DeliveryId {
+    let id: Uuid = sqlx::query_scalar(
+        "SELECT id FROM deliveries WHERE subscription_id = $1 AND instance_id = $2
+           AND estado = 'pendiente' ORDER BY seq OFFSET $3 LIMIT 1",
+    )
+    .bind(subscription(sub))
+    .bind(
+        format!("00000000-0000-0000-0001-{lane:012}")
+            .parse::<Uuid>()
+            .unwrap(),
+    )
+    .bind(nth_open)
+    .fetch_one(pool)
+    .await
+    .unwrap();
+    DeliveryId::from_uuid(id)
+}
+
+/// The claim path of an ordered subscription: a job for a parked delivery
+/// (the claim fails and parks it), a job for a lane's head (claimed), its
+/// finish claiming the next of the lane in one statement, and a finish
+/// that releases instead; one lane per run.
+async fn ordered_claims(pool: &Pool, section: &str, sub: i64, parked_at: i64, runs: usize) {
+    let (mut parked, mut head, mut chained, mut released) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for run in 0..runs {
+        let lane = 1 + run as i64 % INSTANCES;
+        let middle = lane_delivery(pool, sub, lane, parked_at).await;
+        parked.push(timed(deliveries::claim(pool, middle, 1, LEASE)).await.0);
+        let first = lane_delivery(pool, sub, lane, 0).await;
+        let (t, claim) = timed(deliveries::claim(pool, first, 1, LEASE)).await;
+        head.push(t);
+        let Some(Claim::Claimed(c)) = claim else {
+            continue;
+        };
+        let (t, recorded) = timed(deliveries::record_attempt(
+            pool,
+            &c,
+            &delivered(),
+            &Decision::Delivered,
+            Next::Claim(LEASE),
+        ))
+        .await;
+        chained.push(t);
+        if let Some(deliveries::Recorded::Done { next: Some(n), .. }) = recorded {
+            released.push(
+                timed(deliveries::record_attempt(
+                    pool,
+                    &n,
+                    &delivered(),
+                    &Decision::Delivered,
+                    Next::Release,
+                ))
+                .await
+                .0,
+            );
+        }
+    }
+    report(section, "claim: job of a parked delivery", &parked);
+    report(section, "claim: job of a lane's head", &head);
+    report(section, "record_attempt, delivered + claim next", &chained);
+    report(
+        section,
+        "record_attempt, delivered + release next",
+        &released,
+    );
+}
+
+/// The claim path of an unordered subscription: claim the oldest open
+/// delivery, record it delivered.
+async fn unordered_claims(pool: &Pool, section: &str, runs: usize) {
+    let (mut claims, mut records) = (Vec::new(), Vec::new());
+    for run in 0..runs {
+        let lane = 1 + run as i64 % INSTANCES;
+        let id = lane_delivery(pool, UNORDERED, lane, 0).await;
+        let (t, claim) = timed(deliveries::claim(pool, id, 1, LEASE)).await;
+        claims.push(t);
+        if let Some(Claim::Claimed(c)) = claim {
+            records.push(
+                timed(deliveries::record_attempt(
+                    pool,
+                    &c,
+                    &delivered(),
+                    &Decision::Delivered,
+                    Next::Release,
+                ))
+                .await
+                .0,
+            );
+        }
+    }
+    report(section, "claim", &claims);
+    report(section, "record_attempt, delivered", &records);
+}
+
+/// Reactivation's release of every lane head, rolled back; and retention.
+async fn release_and_purge(pool: &Pool, section: &str, sub: i64, runs: usize) {
+    let mut release = Vec::new();
+    for _ in 0..runs {
+        let mut tx = pool.begin().await.unwrap();
+        release.push(
+            timed(deliveries::release_lane_heads(
+                &mut tx,
+                SubscriptionId::from_uuid(subscription(sub)),
+            ))
+            .await
+            .0,
+        );
+        tx.rollback().await.unwrap();
+    }
+    report(section, "release_lane_heads (rolled back)", &release);
+    let mut purge = Vec::new();
+    for _ in 0..runs {
+        purge.push(timed(deliveries::purge_delivered(pool, 30, 1000)).await.0);
+    }
+    report(section, "purge_delivered (1,000 due, then none)", &purge);
+}
+
+/// An open delivery in the middle of an ordered lane of the big backlog.
+fn backlog_middle() -> i64 {
+    env_or("MOTOR_BENCH_BACKLOG", "1000000")
+        .parse::<i64>()
+        .unwrap()
+        / INSTANCES
+        / 2
+}
+
+async fn ordered_section(pool: &Pool, label: &str, runs: usize) {
+    let section = format!("ordered, {label}");
+    sweeper(pool, &section, runs).await;
+    ordered_claims(pool, &section, ORDERED, backlog_middle(), runs).await;
+    release_and_purge(pool, &section, ORDERED, runs).await;
+}
+
+async fn unordered_section(pool: &Pool, label: &str, runs: usize) {
+    let section = format!("unordered, {label}");
+    sweeper(pool, &section, runs).await;
+    unordered_claims(pool, &section, runs).await;
+}
+
+async fn suspended_section(pool: &Pool, label: &str, runs: usize) {
+    set_estado(pool, &[ORDERED, UNORDERED], "suspendida").await;
+    let section = format!("parked behind suspended, {label}");
+    sweeper(pool, &section, runs).await;
+    ordered_claims(pool, &section, SMALL, 50, runs).await;
+    set_estado(pool, &[ORDERED, UNORDERED], "activa").await;
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return; // `cargo test --benches` asks for the list of benchmarks.
+    }
+    let backlog: i64 = env_or("MOTOR_BENCH_BACKLOG", "1000000").parse().unwrap();
+    let runs: usize = env_or("MOTOR_BENCH_RUNS", "7").parse().unwrap();
+    let timeout: u64 = env_or("MOTOR_BENCH_STATEMENT_TIMEOUT_S", "60")
+        .parse()
+        .unwrap();
+    let db = BenchDb::create().await;
+    motor_store::migrate(&db.url).await.unwrap();
+    let url = format!(
+        "{}?options=-c%20statement_timeout%3D{}",
+        db.url,
+        timeout * 1000
+    );
+    let pool = motor_store::connect(&url, 4).await.unwrap();
+    println!("backlog: {backlog} open deliveries per subscription in {INSTANCES} lanes; {runs} runs per call; statement timeout {timeout} s");
+    println!("{:<44} {:<46} median (min–max)", "section", "call");
+
+    let started = Instant::now();
+    build_base(&pool, backlog).await;
+    build_deliveries(&pool, SMALL, 1000, true).await;
+    build_deliveries(&pool, ORDERED, backlog, true).await;
+    println!("(ordered backlog built in {:.0?})", started.elapsed());
+    ordered_section(&pool, "never analysed", runs).await;
+
+    let started = Instant::now();
+    build_deliveries(&pool, UNORDERED, backlog, false).await;
+    println!("(unordered backlog built in {:.0?})", started.elapsed());
+    unordered_section(&pool, "never analysed", runs).await;
+    suspended_section(&pool, "never analysed", runs).await;
+
+    let mut conn = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    conn.execute("ANALYZE deliveries; ANALYZE events; ANALYZE subscriptions")
+        .await
+        .unwrap();
+    conn.close().await.unwrap();
+    ordered_section(&pool, "analysed", runs).await;
+    unordered_section(&pool, "analysed", runs).await;
+    suspended_section(&pool, "analysed", runs).await;
+
+    pool.close().await;
+    db.drop_db().await;
+}
