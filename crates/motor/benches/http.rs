@@ -17,9 +17,9 @@
 //! 4. idle: nothing sent for MOTOR_BENCH_IDLE_SECONDS.
 //!
 //! Commit → receiver is the receiver's wall clock at arrival minus the
-//! envelope's `received_at`, stamped inside the ingest transaction just
-//! before its commit and truncated to the millisecond: it includes the
-//! commit itself and reads up to 1 ms high.
+//! envelope's `received_at`, stamped inside the ingest transaction once the
+//! instance is locked and truncated to the millisecond: it includes the
+//! insert, the fan-out and the commit, and reads up to 1 ms high.
 //!
 //! Knobs (environment): MOTOR_BENCH_EVENTS (20000 per closed-loop phase),
 //! MOTOR_BENCH_SECONDS (10 per fixed rate), MOTOR_BENCH_RATES
@@ -182,20 +182,13 @@ async fn main() {
 
     // The first deliveries wait for the consumer groups to join.
     let (ordered, unordered) = (&tenant.ordered, &tenant.unordered);
-    bench
-        .phase(
-            "warm-up, ordered",
-            Some(Hook::Ordered),
-            bench.load.closed(ordered, 1, false, 1),
-        )
-        .await;
-    bench
-        .phase(
-            "warm-up, unordered",
-            Some(Hook::Unordered),
-            bench.load.closed(unordered, 1, false, 1),
-        )
-        .await;
+    for (name, hook, instances) in [
+        ("warm-up, ordered", Hook::Ordered, ordered),
+        ("warm-up, unordered", Hook::Unordered, unordered),
+    ] {
+        let posting = bench.load.closed(instances, 1, false, 1);
+        bench.phase(name, Some(hook), posting).await;
+    }
 
     let mut rows = Vec::new();
     let mut phases = Vec::new();
@@ -213,15 +206,14 @@ async fn main() {
     for (name, hook, instances, batched) in closed_loop {
         let posting = bench.load.closed(instances, events, batched, senders);
         let phase = bench.phase(name, Some(hook), posting).await;
+        let kind = if batched {
+            "arrays of 100"
+        } else {
+            "single events"
+        };
         let what = format!(
-            "{name}: {senders} senders, {} over {} instance{}",
-            if batched {
-                "arrays of 100"
-            } else {
-                "single events"
-            },
-            instances.len(),
-            if instances.len() == 1 { "" } else { "s" },
+            "{name}: {senders} senders, {kind}, {} instance(s)",
+            instances.len()
         );
         rows.push(Row::throughput(&what, &phase));
         phases.push(phase);

@@ -25,7 +25,7 @@ pub struct Phase {
 impl Phase {
     /// Events per second from the first POST to the last arrival.
     pub fn delivered_per_s(&self) -> f64 {
-        let Some(delivered) = &self.delivered else {
+        let Some(delivered) = self.delivered.as_ref().filter(|d| !d.arrivals.is_empty()) else {
             return f64::NAN;
         };
         let seconds = (delivered.last_ms() - self.posted.started_ms) / 1000.0;
