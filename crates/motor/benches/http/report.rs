@@ -69,20 +69,24 @@ impl Phase {
 
     /// One line as the phase ends, so a long run shows progress.
     pub fn print_progress(&self) {
-        let (p50, p99) = self.latency();
         let posted = &self.posted;
-        println!(
-            "{}: {} events in {:.1} s of POSTs ({} requests/s, request p50 {:.1} ms p99 {:.1} ms); \
-             delivered {}/s, commit -> receiver p50 {p50:.1} ms p99 {p99:.1} ms; CPU {:.2} cores",
+        print!(
+            "{}: {} events in {:.1} s of POSTs ({} requests/s, request p50 {:.1} ms, p99 {:.1} ms)",
             self.name,
             posted.committed.len(),
             posted.seconds,
             thousands(posted.requests_per_s()),
             percentile(&posted.requests_ms, 0.5),
             percentile(&posted.requests_ms, 0.99),
-            thousands(self.delivered_per_s()),
-            self.cpu.total() / self.cpu.wall,
         );
+        if self.delivered.is_some() {
+            let (p50, p99) = self.latency();
+            print!(
+                "; delivered {}/s, commit -> receiver p50 {p50:.1} ms, p99 {p99:.1} ms",
+                thousands(self.delivered_per_s())
+            );
+        }
+        println!("; CPU {:.2} cores", self.cpu.total() / self.cpu.wall);
         if let Some(trouble) = self.trouble() {
             println!("  ! {trouble}");
         }
@@ -133,9 +137,10 @@ impl Row {
         let (p50, p99) = phase.latency();
         let achieved = phase.delivered_per_s();
         let measured = format!(
-            "{} of {} events/s delivered; p50 {p50:.1} ms, p99 {p99:.1} ms",
+            "{} of {} events/s delivered (sent {}/s); p50 {p50:.1} ms, p99 {p99:.1} ms",
             thousands(achieved),
-            thousands(asked)
+            thousands(asked),
+            thousands(phase.posted.requests_per_s()),
         );
         let rate_ok = !held || achieved >= HELD * asked;
         let (target, met) = match target {
@@ -210,7 +215,7 @@ pub fn print_cpu(phases: &[Phase]) {
     println!("| --- | --- |{} --- | --- |", " --- |".repeat(GROUPS.len()));
     for phase in phases {
         let events = phase.events().max(1) as f64;
-        let per_event = |seconds: f64| format!("{:.0}", seconds * 1e6 / events);
+        let per_event = |seconds: f64| thousands(seconds * 1e6 / events);
         println!(
             "| {} | {} | {} | {} | {:.2} |",
             phase.name,

@@ -55,6 +55,7 @@ impl Motor {
             .env("MOTOR_HTTP_ADDR", format!("127.0.0.1:{port}"))
             .env("MOTOR_ADMIN_TOKEN", &admin_token)
             .env("MOTOR_MASTER_KEY", "bench-master-key-0123456789abcdef0123")
+            .env("NO_COLOR", "1")
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
             .kill_on_drop(true)
