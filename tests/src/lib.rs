@@ -5,4 +5,6 @@
 //! invariants (also as the `motor-check` binary).
 
 pub mod check;
+pub mod harness;
 pub mod history;
+pub mod scenarios;
