@@ -48,6 +48,11 @@ pub struct Settings {
     /// How late a retry may be beyond its latest due time when nothing
     /// was disrupted (faults and reactivations add their own windows).
     pub late_slack_ms: u64,
+    /// How long after a disruption ends (a fault, a reactivation) Motor
+    /// may take to bring retries back on time (re-joins, the sweeper's
+    /// stale-job pass).
+    #[serde(default)]
+    pub recovery_ms: u64,
 }
 
 /// How a receiver answered one request.

@@ -149,6 +149,7 @@ fn valid() -> Doc {
                 timeout_ms: 1000,
                 unordered_in_flight: 8,
                 late_slack_ms: 1000,
+                recovery_ms: 5000,
             },
         }],
         rows: Vec::new(),
@@ -284,25 +285,7 @@ fn retry_early() {
 fn retry_late() {
     // 3 s after a 503, where the first retry waits 120 ms at the latest
     // and the slack is 1 s.
-    let mut d = valid();
-    for (i, id) in ["d1", "d2", "d3"].iter().enumerate() {
-        let at = 3012 + 10 * i as i64;
-        set_arrival(&mut d, id, if *id == "d1" { 1 } else { 0 }, at, at + 2);
-    }
-    for row in &mut d.rows {
-        if let Row::Delivery {
-            actualizada_us,
-            entregada_us,
-            ..
-        } = row
-        {
-            if entregada_us.is_some_and(|t| t < ms(200)) {
-                *entregada_us = Some(ms(3100));
-                *actualizada_us = ms(3100);
-            }
-        }
-    }
-    caught(&d, Invariant::RetryNotLate);
+    caught(&late_d1(), Invariant::RetryNotLate);
 }
 
 #[test]
@@ -499,4 +482,101 @@ fn the_binary_reads_a_directory_and_exits_non_zero_on_a_violation() {
     let missing = run(&dir.join("nothing-here"));
     assert_eq!(missing.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// d1's retry 3 s late (as in `retry_late`).
+fn late_d1() -> Doc {
+    let mut d = valid();
+    for (i, id) in ["d1", "d2", "d3"].iter().enumerate() {
+        let at = 3012 + 10 * i as i64;
+        set_arrival(&mut d, id, if *id == "d1" { 1 } else { 0 }, at, at + 2);
+    }
+    for row in &mut d.rows {
+        if let Row::Delivery {
+            id,
+            actualizada_us,
+            entregada_us,
+            ..
+        } = row
+        {
+            if ["d1", "d2", "d3"].contains(&id.as_str()) {
+                *entregada_us = Some(ms(3100));
+                *actualizada_us = ms(3100);
+            }
+        }
+    }
+    d
+}
+
+#[test]
+fn a_late_retry_is_excused_only_by_a_disruption_and_its_recovery() {
+    // A fault while the retry waited: excused.
+    let mut d = late_d1();
+    d.records.push(Record::Fault {
+        kind: "kill9".into(),
+        target: "dispatch".into(),
+        start_us: ms(50),
+        end_us: ms(100),
+    });
+    assert!(check(&d.history()).unwrap().ok());
+    // One whose recovery ended before the attempt failed: not excused.
+    let mut d = late_d1();
+    d.records.push(Record::Fault {
+        kind: "kill9".into(),
+        target: "dispatch".into(),
+        start_us: ms(-9000),
+        end_us: ms(-8000),
+    });
+    caught(&d, Invariant::RetryNotLate);
+}
+
+#[test]
+fn a_late_unordered_retry_is_excused_only_while_its_subscription_has_no_free_slot() {
+    // u1 fails (503) at 10 ms and is retried 3 s later.
+    let late = || {
+        let mut d = valid();
+        d.records
+            .retain(|r| !matches!(r, Record::Request { delivery_id, .. } if delivery_id == "u1"));
+        d.rows
+            .retain(|r| !matches!(r, Row::Attempt { delivery_id, .. } if delivery_id == "u1"));
+        d.request("u1", "many", "k", 1, 10, 11, 503, Some(1), 100);
+        d.request("u1", "many", "k", 1, 3000, 3001, 204, Some(2), 100);
+        for row in &mut d.rows {
+            if let Row::Delivery {
+                id,
+                actualizada_us,
+                entregada_us,
+                ..
+            } = row
+            {
+                if id == "u1" {
+                    *entregada_us = Some(ms(3002));
+                    *actualizada_us = ms(3002);
+                }
+            }
+        }
+        d
+    };
+    caught(&late(), Invariant::RetryNotLate);
+    // Eight slow requests of that process held every slot meanwhile.
+    let mut d = late();
+    for seq in 2..=9 {
+        set_arrival(&mut d, &format!("u{seq}"), 0, 100, 2990);
+    }
+    for row in &mut d.rows {
+        if let Row::Delivery {
+            id,
+            actualizada_us,
+            entregada_us,
+            ..
+        } = row
+        {
+            if id.starts_with('u') && id != "u1" {
+                *entregada_us = Some(ms(2995));
+                *actualizada_us = ms(2995);
+            }
+        }
+    }
+    let report = check(&d.history()).unwrap();
+    assert!(report.ok(), "{report}");
 }

@@ -143,6 +143,10 @@ pub struct Model {
     pub attempts: HashMap<String, Vec<Attempt>>,
     /// Per delivery, indexes into `requests` by arrival.
     pub by_delivery: HashMap<String, Vec<usize>>,
+    /// Per receiver of an unordered subscription, the windows in which
+    /// one process had as many requests in flight to it as it may (a
+    /// due retry waits for a slot there).
+    pub saturated: HashMap<String, Vec<Disruption>>,
     pub ended: bool,
 }
 
@@ -220,6 +224,7 @@ impl Model {
             m.add_row(row, line);
         }
         m.index_requests();
+        m.find_saturation();
         Ok(m)
     }
 
@@ -349,6 +354,59 @@ impl Model {
         }
     }
 
+    fn find_saturation(&mut self) {
+        let limit = self.settings().unordered_in_flight;
+        let unordered: HashSet<&str> = self
+            .subs
+            .values()
+            .filter(|s| !s.ordenado)
+            .map(|s| s.receiver.as_str())
+            .collect();
+        // (receiver, process) → (+1 at arrival, -1 at the end).
+        type Edges<'a> = HashMap<(&'a str, Option<u32>), Vec<(i64, i32)>>;
+        let mut edges: Edges = HashMap::new();
+        for r in &self.requests {
+            if unordered.contains(r.receiver.as_str()) {
+                let e = edges.entry((r.receiver.as_str(), r.pid)).or_default();
+                e.push((r.arrived_us, 1));
+                e.push((r.end_lb(), -1));
+            }
+        }
+        let mut saturated: HashMap<String, Vec<Disruption>> = HashMap::new();
+        for ((receiver, _), mut e) in edges {
+            e.sort();
+            let (mut open, mut since) = (0, None);
+            for (t, delta) in e {
+                open += delta;
+                if open as usize >= limit && since.is_none() {
+                    since = Some(t);
+                } else if (open as usize) < limit {
+                    if let Some(start_us) = since.take() {
+                        saturated
+                            .entry(receiver.to_owned())
+                            .or_default()
+                            .push(Disruption {
+                                start_us,
+                                end_us: t,
+                            });
+                    }
+                }
+            }
+        }
+        self.saturated = saturated;
+    }
+
+    /// The latest end of a window in which `receiver` was saturated that
+    /// overlaps `from..to`.
+    pub fn saturated_until(&self, receiver: &str, from: i64, to: i64) -> Option<i64> {
+        self.saturated
+            .get(receiver)?
+            .iter()
+            .filter(|d| d.start_us <= to && d.end_us >= from)
+            .map(|d| d.end_us)
+            .max()
+    }
+
     pub fn settings(&self) -> &Settings {
         self.settings.as_ref().expect("checked in build")
     }
@@ -381,12 +439,13 @@ impl Model {
         lanes
     }
 
-    /// The latest end of a disruption that started before `to` and ended
-    /// after `from`, if any.
+    /// The latest end of a disruption that started before `to` and whose
+    /// recovery (its end plus `recovery_ms`) reached past `from`, if any.
     pub fn disrupted_until(&self, from: i64, to: i64) -> Option<i64> {
+        let recovery = self.settings().recovery_ms as i64 * 1000;
         self.disruptions
             .iter()
-            .filter(|d| d.start_us <= to && d.end_us >= from)
+            .filter(|d| d.start_us <= to && d.end_us + recovery >= from)
             .map(|d| d.end_us)
             .max()
     }

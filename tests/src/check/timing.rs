@@ -118,9 +118,20 @@ pub fn retries(m: &Model) -> (Verdict, Verdict) {
                     (a.iniciado_us + (a.duracion_ms + 1) * 1000).max(r.ended_us)
                 });
             let due_ub = decided_ub + max_wait;
-            let deadline = m
+            // Late is measured from the latest due time, or from the end of
+            // a disruption (plus the recovery it may take) or of a window
+            // in which the subscription had no free slot, whichever is
+            // later.
+            let recovery = m.settings().recovery_ms as i64 * 1000;
+            let disrupted = m
                 .disrupted_until(r.arrived_us, next.arrived_us)
-                .map_or(due_ub, |end| end.max(due_ub))
+                .map(|end| end + recovery);
+            let saturated = m.saturated_until(&r.receiver, due_ub, next.arrived_us);
+            let deadline = [Some(due_ub), disrupted, saturated]
+                .into_iter()
+                .flatten()
+                .max()
+                .unwrap_or(due_ub)
                 + slack;
             late.checked += 1;
             if next.arrived_us > deadline {

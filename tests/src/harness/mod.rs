@@ -60,6 +60,7 @@ pub struct RunConfig {
     pub give_up_secs: Option<u64>,
     pub timeout_secs: u64,
     pub late_slack_ms: u64,
+    pub recovery_ms: u64,
     /// Postgres server (no database name) the run's database lives on.
     pub pg_server: String,
     /// Brokers Motor is given.
@@ -74,6 +75,7 @@ impl RunConfig {
             give_up_secs: None,
             timeout_secs: 2,
             late_slack_ms: 3000,
+            recovery_ms: 20_000,
             pg_server: pg_server(),
             brokers: shared_brokers(),
         }
@@ -215,6 +217,7 @@ impl Run {
             timeout_ms: config.timeout_secs * 1000,
             unordered_in_flight: 8,
             late_slack_ms: config.late_slack_ms,
+            recovery_ms: config.recovery_ms,
         };
         recorder.record(&Record::Meta {
             scenario: config.scenario.clone(),
