@@ -63,8 +63,9 @@ pub enum Answer {
     Status,
     /// No answer: the receiver held the request until the client left.
     Hang,
-    /// Status line and headers, then the body a byte at a time, slower
-    /// than the timeout allows.
+    /// Status line and headers (`status`) at once, then the body a byte
+    /// at a time, slower than the timeout allows. The contract allows
+    /// either reading: the status was answered, or the attempt timed out.
     Trickle,
     /// The connection was reset (RST) after the request was read.
     Reset,

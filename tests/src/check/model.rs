@@ -45,7 +45,8 @@ impl Request {
         }
     }
 
-    /// Whether the answer makes Motor retry (408, 429, 5xx, no answer).
+    /// Whether the answer may make Motor retry (408, 429, 5xx, no answer;
+    /// a trickled body may count as a timeout whatever its status).
     pub fn retryable(&self) -> bool {
         match (self.answer, self.status) {
             (Answer::Status, Some(s)) => s == 408 || s == 429 || s >= 500,
@@ -54,8 +55,10 @@ impl Request {
         }
     }
 
+    /// Whether the receiver said 2xx (in full, or as a trickled head).
     pub fn is_2xx(&self) -> bool {
-        self.answer == Answer::Status && self.status.is_some_and(|s| (200..300).contains(&s))
+        matches!(self.answer, Answer::Status | Answer::Trickle)
+            && self.status.is_some_and(|s| (200..300).contains(&s))
     }
 
     /// The error code Motor records for this answer, when the receiver can
@@ -63,8 +66,8 @@ impl Request {
     pub fn expected_code(&self) -> Option<String> {
         match self.answer {
             Answer::Status => self.status.map(|s| format!("http_{s}")),
-            Answer::Hang | Answer::Trickle => Some("timeout".into()),
-            Answer::Reset => None,
+            Answer::Hang => Some("timeout".into()),
+            Answer::Trickle | Answer::Reset => None,
         }
     }
 }

@@ -74,7 +74,7 @@ impl RunConfig {
             retry_schedule_ms: [200, 400, 800, 1600, 3200, 6400],
             give_up_secs: None,
             timeout_secs: 2,
-            late_slack_ms: 3000,
+            late_slack_ms: 8000,
             recovery_ms: 20_000,
             pg_server: pg_server(),
             brokers: shared_brokers(),

@@ -45,7 +45,9 @@ pub enum Behaviour {
     /// 429/503 with `Retry-After: <seconds>`.
     RetryAfter(u16, u64),
     Hang,
-    Trickle,
+    /// The status line and headers of `status` at once, then the body a
+    /// byte every 300 ms, for longer than any timeout.
+    Trickle(u16),
     Reset,
 }
 
@@ -295,10 +297,9 @@ async fn serve(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr, loc
                 until_closed(&mut stream, Duration::from_secs(300)).await;
                 (Answer::Hang, None, None, false)
             }
-            Behaviour::Trickle => {
-                let _ = stream
-                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\n")
-                    .await;
+            Behaviour::Trickle(status) => {
+                let head = format!("HTTP/1.1 {status} X\r\ncontent-length: 100000\r\n\r\n");
+                let _ = stream.write_all(head.as_bytes()).await;
                 let mut chunk = [0u8; 1024];
                 loop {
                     tokio::select! {
@@ -310,7 +311,7 @@ async fn serve(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr, loc
                         }
                     }
                 }
-                (Answer::Trickle, None, None, false)
+                (Answer::Trickle, Some(status), None, false)
             }
             Behaviour::Reset => {
                 let _ = stream.set_zero_linger();

@@ -53,8 +53,10 @@ pub async fn receivers_mix(size: Size) -> anyhow::Result<Report> {
     run.finish(SETTLE).await
 }
 
-/// One delivery in ten trickles its answer slower than the timeout allows
-/// (twice for some), the rest answer 204.
+/// One request in ten trickles a 200 answer's body slower than the
+/// timeout allows, one in twenty a 503's (twice in a row at most); the
+/// rest answer 204. (Motor takes a trickled answer's status once the
+/// timeout cuts its body: "the status is what counts".)
 pub async fn receivers_trickle(size: Size) -> anyhow::Result<Report> {
     let mut config = RunConfig::new("receivers-trickle");
     config.timeout_secs = 1;
@@ -63,8 +65,11 @@ pub async fn receivers_trickle(size: Size) -> anyhow::Result<Report> {
     run.setup_tenant(3).await?;
     let r = run.receiver("trickle").await;
     r.script(|i: &Incoming| {
-        if i.previous < 2 && bucket(&i.delivery_id, i.previous) < 10 {
-            Behaviour::Trickle
+        let b = bucket(&i.delivery_id, i.previous);
+        if i.previous < 2 && b < 10 {
+            Behaviour::Trickle(200)
+        } else if i.previous < 2 && b < 15 {
+            Behaviour::Trickle(503)
         } else {
             Behaviour::Status(204)
         }
