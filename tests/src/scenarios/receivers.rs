@@ -111,7 +111,7 @@ pub async fn receivers_clock_skew(size: Size) -> anyhow::Result<Report> {
 pub async fn poison_head(size: Size) -> anyhow::Result<Report> {
     let mut config = RunConfig::new("poison-head");
     config.timeout_secs = 1;
-    config.give_up_secs = Some(4);
+    config.give_up_secs = Some(10);
     let mut run = Run::start(config).await?;
     front_and_back(&mut run).await?;
     run.setup_tenant(3).await?;
