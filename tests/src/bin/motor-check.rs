@@ -17,19 +17,26 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let mut reports: Vec<Report> = Vec::new();
+    let mut unreadable = Vec::new();
     for dir in &dirs {
-        let report = match History::read(dir).and_then(|h| check(&h)) {
-            Ok(report) => report,
-            Err(e) => {
-                eprintln!("{}: {e}", dir.display());
-                return ExitCode::from(2);
+        match History::read(dir).and_then(|h| check(&h)) {
+            Ok(report) => {
+                println!("{}: {report}", dir.display());
+                reports.push(report);
             }
-        };
-        println!("{}: {report}", dir.display());
-        reports.push(report);
+            Err(e) => {
+                eprintln!("{}: unreadable history: {e}", dir.display());
+                unreadable.push(dir.display().to_string());
+            }
+        }
     }
     print!("{}", summary(&reports));
-    if reports.iter().all(Report::ok) {
+    for dir in &unreadable {
+        println!("{dir}: unreadable (the run did not finish)");
+    }
+    if !unreadable.is_empty() {
+        ExitCode::from(2)
+    } else if reports.iter().all(Report::ok) {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

@@ -518,7 +518,9 @@ impl Run {
         Ok(())
     }
 
-    /// A replay of seqs `from..=to` of `instance` to `sub`.
+    /// A replay of seqs `from..=to` of `instance` to `sub`. A 5xx is
+    /// retried with the same `Idempotency-Key`, as a client would (and
+    /// recorded as a `replay_failed` action).
     pub async fn replay(
         &self,
         sub: &str,
@@ -526,27 +528,37 @@ impl Run {
         from: i64,
         to: i64,
     ) -> anyhow::Result<()> {
-        let (status, answer) = self
-            .http
-            .post(format!(
-                "http://{}/v1/subscriptions/{sub}/replays",
-                self.api
-            ))
-            .bearer_auth(&self.tenant().token)
-            .header("Idempotency-Key", short_id())
-            .json(
-                &json!({"instancia_id": instance, "desde_seq": from, "hasta_seq": to,
-                          "motivo": "fault matrix"}),
-            )
-            .send()
-            .await
-            .map(|r| (r.status().as_u16(), r))?;
-        let body = answer.text().await?;
-        if status != 202 {
-            bail!("replay: {status} {body}");
+        let key = short_id();
+        for _ in 0..5 {
+            let response = self
+                .http
+                .post(format!(
+                    "http://{}/v1/subscriptions/{sub}/replays",
+                    self.api
+                ))
+                .bearer_auth(&self.tenant().token)
+                .header("Idempotency-Key", &key)
+                .json(
+                    &json!({"instancia_id": instance, "desde_seq": from, "hasta_seq": to,
+                              "motivo": "fault matrix"}),
+                )
+                .send()
+                .await?;
+            let status = response.status().as_u16();
+            let body = response.text().await?;
+            match status {
+                202 => {
+                    self.action("replay", sub, &body);
+                    return Ok(());
+                }
+                500..=599 => {
+                    self.action("replay_failed", sub, &format!("{status} {body}"));
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+                _ => bail!("replay: {status} {body}"),
+            }
         }
-        self.action("replay", sub, &body);
-        Ok(())
+        bail!("replay: 5 answers 5xx in a row")
     }
 
     /// A producer for this run's tenant (cloneable, for a task of its own).
