@@ -80,12 +80,12 @@ pub async fn receivers_trickle(size: Size) -> anyhow::Result<Report> {
 }
 
 /// A receiver whose clock is 10 minutes ahead rejects every signature as
-/// stale (408): its deliveries are retried until the (short) horizon and
+/// stale (408): its deliveries are retried until the (10 s) horizon and
 /// end `fallida` with `http_408_agotada`. A healthy subscription on the
 /// same instances is not held up.
 pub async fn receivers_clock_skew(size: Size) -> anyhow::Result<Report> {
     let mut config = RunConfig::new("receivers-clock-skew");
-    config.give_up_secs = Some(5);
+    config.give_up_secs = Some(10);
     let mut run = Run::start(config).await?;
     front_and_back(&mut run).await?;
     run.setup_tenant(2).await?;
