@@ -15,12 +15,12 @@ use axum::{
 use motor_domain::{event::EventBatch, ledger::LedgerQuery, FieldError, Scope};
 use motor_store::{
     idempotency::{self, StoredAnswer},
-    ledger,
+    ledger::{self, Appended},
 };
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::{auth::Caller, error::ApiError, extract::read_body, metrics::Metrics, AppState};
+use crate::{auth::Caller, error::ApiError, extract::read_body, AppState};
 
 const IDEMPOTENCY_HEADER: &str = "idempotency-key";
 const MAX_IDEMPOTENCY_KEY_CHARS: usize = 200;
@@ -74,23 +74,49 @@ async fn post_events(
     let value: Value =
         serde_json::from_slice(&bytes).map_err(|e| ApiError::MalformedJson(e.to_string()))?;
     let batch = EventBatch::parse(&value)?;
+    let Some(key) = key else {
+        // No stored answer to keep: the request joins the next group commit.
+        let is_batch = batch.is_batch();
+        let appended = state.intake.append(instance, batch.into_events()).await?;
+        let (status, response) = answer(is_batch, &appended);
+        count(&state, &appended);
+        return Ok(json_response(status, response));
+    };
     let request_hash = Sha256::digest(value.to_string().as_bytes()).to_vec();
 
     let mut tx = state.pool.begin().await?;
     let locked = ledger::lock_instance(&mut tx, instance).await?;
-    if let Some(key) = &key {
-        if let Some(first) = idempotency::find(&mut tx, caller.0.app_id, instance, key).await? {
-            if first.request_hash != request_hash {
-                return Err(ApiError::Conflict(
-                    "this Idempotency-Key was used with a different body".into(),
-                ));
-            }
-            let status = StatusCode::from_u16(first.status).unwrap_or(StatusCode::OK);
-            return Ok(json_response(status, first.response));
+    if let Some(first) = idempotency::find(&mut tx, caller.0.app_id, instance, &key).await? {
+        if first.request_hash != request_hash {
+            return Err(ApiError::Conflict(
+                "this Idempotency-Key was used with a different body".into(),
+            ));
         }
+        let status = StatusCode::from_u16(first.status).unwrap_or(StatusCode::OK);
+        return Ok(json_response(status, first.response));
     }
-    let appended = ledger::append_locked(&mut tx, locked, batch.events()).await?;
-    let response = if batch.is_batch() {
+    let lease = state.after_commit.as_ref().and_then(|a| a.lease());
+    let mut appended =
+        ledger::append_locked_handing(&mut tx, locked, batch.events(), lease).await?;
+    let (status, response) = answer(batch.is_batch(), &appended);
+    let stored = StoredAnswer {
+        request_hash,
+        status: status.as_u16(),
+        response: response.clone(),
+    };
+    idempotency::save(&mut tx, caller.0.app_id, instance, &key, &stored).await?;
+    tx.commit().await?;
+    if let Some(after_commit) = &state.after_commit {
+        after_commit.committed(std::mem::take(&mut appended.handed));
+    }
+    count(&state, &appended);
+    Ok(json_response(status, response))
+}
+
+/// The answer to an append: the stored envelopes (object in, object out;
+/// array in, array out), 201 when anything new was stored, else 200.
+fn answer(is_batch: bool, appended: &Appended) -> (StatusCode, String) {
+    let response = if is_batch {
         format!("[{}]", appended.envelopes.join(","))
     } else {
         appended.envelopes[0].clone()
@@ -100,24 +126,15 @@ async fn post_events(
     } else {
         StatusCode::OK
     };
-    if let Some(key) = &key {
-        let answer = StoredAnswer {
-            request_hash,
-            status: status.as_u16(),
-            response: response.clone(),
-        };
-        idempotency::save(&mut tx, caller.0.app_id, instance, key, &answer).await?;
-    }
-    tx.commit().await?;
+    (status, response)
+}
 
+fn count(state: &AppState, appended: &Appended) {
     let m = &state.metrics;
-    Metrics::add(&m.ingest_requests, 1);
-    Metrics::add(&m.events_stored, appended.stored as u64);
-    Metrics::add(
-        &m.events_duplicate,
-        (appended.envelopes.len() - appended.stored) as u64,
-    );
-    Ok(json_response(status, response))
+    m.ingest_requests.inc();
+    m.events_stored.inc_by(appended.stored as u64);
+    m.events_duplicate
+        .inc_by((appended.envelopes.len() - appended.stored) as u64);
 }
 
 /// Pages through an instance's ledger in `seq` order.

@@ -29,10 +29,10 @@ async fn get_readyz(State(state): State<AppState>) -> impl IntoResponse {
 }
 
 #[utoipa::path(get, path = "/metrics", tag = "health",
-    responses((status = 200, description = "Prometheus text format", content_type = "text/plain", body = String)))]
+    responses((status = 200, description = "Prometheus metrics, OpenMetrics text format", content_type = "application/openmetrics-text", body = String)))]
 async fn get_metrics(State(state): State<AppState>) -> impl IntoResponse {
     (
-        [("content-type", "text/plain; version=0.0.4")],
+        [("content-type", motor_metrics::CONTENT_TYPE)],
         state.metrics.render(),
     )
 }

@@ -11,7 +11,7 @@ pub mod error;
 pub mod events;
 pub mod extract;
 pub mod health;
-pub mod metrics;
+pub mod intake;
 pub mod openapi;
 pub mod probe;
 pub mod replays;
@@ -22,11 +22,12 @@ pub mod subscriptions;
 use std::sync::Arc;
 
 use axum::{extract::FromRef, Router};
+use motor_destinations::Destinations;
 use motor_domain::seal::SealingKey;
-use motor_store::Pool;
+use motor_metrics::Metrics;
+use motor_store::{deliveries::AfterCommit, Pool};
 
 pub use error::ApiError;
-pub use metrics::Metrics;
 
 /// Shared state of every handler.
 #[derive(Clone)]
@@ -37,6 +38,13 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Seals subscription secrets (derived from `MOTOR_MASTER_KEY`).
     pub sealing: Arc<SealingKey>,
+    /// The senders `/test` attempts through (the dispatcher's own kind).
+    pub destinations: Destinations,
+    /// The dispatcher and relay of this process, handed first attempts and
+    /// woken right after an ingest commit; `None` when neither runs here.
+    pub after_commit: Option<Arc<dyn AfterCommit>>,
+    /// Group commit of producer requests.
+    pub intake: intake::Intake,
 }
 
 impl FromRef<AppState> for Pool {

@@ -4,22 +4,22 @@
 //! exactly as a delivery does — same headers, signatures from the live keys,
 //! no redirects, the `webhooks.timeout_segundos` timeout, at most 4 KB of
 //! the answer read — and checks the address actually connected to: a name
-//! that resolves to a blocked or loopback address is refused.
-//!
-//! The delivery engine's webhook destination should take this sender over.
-
-use std::time::{Duration, Instant};
+//! that resolves to a blocked or loopback address is refused. It is the
+//! dispatcher's own attempt (`motor_destinations::attempt`), so `/test`
+//! tests what production does.
 
 use axum::{
     extract::{Path, State},
     routing::post,
     Json, Router,
 };
-use motor_destinations::webhook::Webhook;
+use bytes::Bytes;
+use motor_destinations::{attempt, Attempt};
 use motor_domain::{
-    destination::WebhookUrl,
+    delivery::Outcome,
+    destination::Destination,
     envelope::{Envelope, SCHEMA_VERSION},
-    signature::{self, SigningKey},
+    keyring,
     subscription::SubscriptionId,
     time, EventId, InstanceId, Origin,
 };
@@ -68,59 +68,11 @@ pub async fn test_subscription(
     let instances = operator::list_instances(&mut *conn, access.app).await?;
     drop(conn);
 
-    let started = Instant::now();
-    let result = |outcome: Result<u16, &str>| {
-        let duracion_ms = started.elapsed().as_millis() as u64;
-        match outcome {
-            Ok(status) if (200..300).contains(&status) => TestResult {
-                ok: true,
-                status: Some(status),
-                duracion_ms,
-                error: None,
-            },
-            Ok(status) => TestResult {
-                ok: false,
-                status: Some(status),
-                duracion_ms,
-                error: Some(if (300..400).contains(&status) {
-                    "redireccion".into()
-                } else {
-                    format!("http_{status}")
-                }),
-            },
-            Err(code) => TestResult {
-                ok: false,
-                status: None,
-                duracion_ms,
-                error: Some(code.to_owned()),
-            },
-        }
-    };
-
-    let Ok(url) = WebhookUrl::parse(&sub.url, "url") else {
-        return Ok(result(Err("url")));
-    };
-    let allowed = config
-        .destinos_permitidos
-        .iter()
-        .chain(&app.destinos_permitidos);
-    if !url.is_allowed_by(allowed) {
-        return Ok(result(Err("destino_no_permitido")));
+    let destination = Destination::parse(&sub.url, "url").ok();
+    let keys = keyring::open_live(&state.sealing, id, &sealed, chrono::Utc::now());
+    for key in &keys.unopened {
+        tracing::error!(key = %key, subscription = %id, "a signing key does not open");
     }
-    let keys = sealed
-        .iter()
-        .map(|k| {
-            SigningKey::open(
-                &state.sealing,
-                id.as_uuid(),
-                &k.key_id,
-                &k.sealed,
-                k.creado_en,
-                k.vence_en,
-            )
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(ApiError::internal)?;
 
     // The test event: covered by the subscription, never in the ledger
     // (seq 0, a fresh event id).
@@ -143,24 +95,28 @@ pub async fn test_subscription(
         command_id: None,
         data: serde_json::json!({"prueba": true}),
     };
-    let body = envelope.to_json();
     let delivery_id = uuid::Uuid::now_v7().to_string();
-    let Ok(signed) = signature::sign(&keys, chrono::Utc::now(), &delivery_id, body.as_bytes())
-    else {
-        return Ok(result(Err("sin_secreto")));
-    };
-    let mut headers = vec![
-        ("X-MW-Event-Id", envelope.event_id.to_string()),
-        ("X-MW-Delivery-Id", delivery_id),
-    ];
-    headers.extend(signed.pairs().map(|(k, v)| (k, v.to_owned())));
-    let timeout = Duration::from_secs(config.timeout_segundos.max(1) as u64);
-    let outcome = Webhook::new()
-        .send(url.as_str(), timeout, &headers, body)
-        .await
-        .map(|answer| answer.status)
-        .map_err(|failure| failure.error_code().to_string());
-    Ok(result(outcome.as_ref().map(|s| *s).map_err(String::as_str)))
+    let report = attempt(
+        &state.destinations,
+        Attempt {
+            destination: destination.as_ref(),
+            allowed: &[&config.destinos_permitidos, &app.destinos_permitidos],
+            keys: &keys.keys,
+            event_id: envelope.event_id,
+            delivery_id: &delivery_id,
+            envelope: Bytes::from(envelope.to_json()),
+            timeout_seconds: config.timeout_segundos,
+        },
+    )
+    .await;
+    // Read as a delivery's attempt is: the same sanitised codes.
+    let outcome = report.outcome(chrono::Utc::now());
+    Ok(TestResult {
+        ok: outcome == Outcome::Delivered,
+        status: report.status(),
+        duracion_ms: report.duration.as_millis() as u64,
+        error: outcome.error().map(|e| e.to_string()),
+    })
 }
 
 /// Sends a signed `webhook.test` (not stored in the ledger) and answers how

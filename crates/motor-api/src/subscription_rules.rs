@@ -5,7 +5,7 @@
 //! (`admin_subscriptions.rs`).
 
 use motor_domain::{
-    destination::WebhookUrl,
+    destination::Destination,
     principal::Principal,
     subscription::{check_catalogue, Subscription},
     AppId, EventType, FieldError, InstanceId,
@@ -94,7 +94,7 @@ impl Access {
 pub(crate) async fn check_destination(
     conn: &mut PgConnection,
     app: AppId,
-    url: &WebhookUrl,
+    url: &Destination,
 ) -> Result<(), ApiError> {
     let global = settings::load(&mut *conn).await?.destinos_permitidos;
     let own = operator::get_app(&mut *conn, app)

@@ -9,22 +9,12 @@ use rdkafka::{
     types::RDKafkaErrorCode,
 };
 
+use motor_domain::outbox::Topic;
+
 use crate::{BusConfig, BusError};
 
-/// Suffixes of every topic Motor uses, after `{prefix}.`.
-pub const SUFFIXES: [&str; 9] = [
-    "events",
-    "deliveries",
-    "retry.1s",
-    "retry.5s",
-    "retry.30s",
-    "retry.2m",
-    "retry.10m",
-    "retry.1h",
-    "dlq",
-];
-
-/// Topic names under one prefix.
+/// Topic names under one prefix. The vocabulary itself — which topics
+/// exist and their suffixes — is [`Topic`], in the domain.
 #[derive(Debug, Clone)]
 pub struct Topics {
     prefix: String,
@@ -37,17 +27,19 @@ impl Topics {
         }
     }
 
-    /// The full name of a topic suffix, e.g. `motor.events`.
-    pub fn name(&self, suffix: &str) -> String {
+    /// The full name of a topic, e.g. `motor.events`.
+    pub fn name(&self, topic: Topic) -> String {
+        topic.name(&self.prefix)
+    }
+
+    /// The full name of a stored suffix (an outbox record's topic column,
+    /// written from a [`Topic`]).
+    pub fn of_suffix(&self, suffix: &str) -> String {
         format!("{}.{suffix}", self.prefix)
     }
 
-    pub fn events(&self) -> String {
-        self.name("events")
-    }
-
     pub fn all(&self) -> Vec<String> {
-        SUFFIXES.iter().map(|s| self.name(s)).collect()
+        Topic::ALL.iter().map(|t| self.name(*t)).collect()
     }
 }
 
@@ -97,8 +89,9 @@ mod tests {
     #[test]
     fn names_carry_the_prefix() {
         let topics = Topics::new("motor");
-        assert_eq!(topics.events(), "motor.events");
+        assert_eq!(topics.name(Topic::Events), "motor.events");
+        assert_eq!(topics.of_suffix("dlq"), "motor.dlq");
         assert!(topics.all().contains(&"motor.retry.10m".to_owned()));
-        assert_eq!(topics.all().len(), SUFFIXES.len());
+        assert_eq!(topics.all().len(), Topic::ALL.len());
     }
 }

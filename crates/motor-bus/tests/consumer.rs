@@ -115,6 +115,7 @@ where
 {
     let shutdown = CancellationToken::new();
     let config = ConsumerConfig {
+        fetch_wait: Duration::from_millis(10),
         group_id: group.to_owned(),
         topics: vec![topic.to_owned()],
         max_in_flight,

@@ -1,6 +1,78 @@
-//! Where Motor delivers. Each destination takes a signed request and answers
-//! what happened in the domain's terms (a status, or a
-//! [`TransportFailure`](motor_domain::delivery::TransportFailure)); the
-//! delivery engine turns that into a decision.
+//! Where Motor delivers, behind one seam. A destination kind implements
+//! [`Sender`]: it takes a signed [`Message`] (the envelope's bytes, the
+//! X-MW-* headers, a timeout) to a parsed target and answers what happened
+//! in the domain's terms — an [`Answer`], or a
+//! [`TransportFailure`](motor_domain::delivery::TransportFailure). The
+//! kinds sit behind [`Destinations`], one per process, which dispatches on
+//! [`Destination`]'s variant. [`attempt`] is the one attempt every caller
+//! makes — the dispatcher and `POST /v1/subscriptions/{id}/test` — so the
+//! probe tests exactly what production does.
+//!
+//! Modules: `attempt` (check the destination, sign, send, time it),
+//! `webhook` (the first kind; later kinds copy its inner shape).
 
+mod attempt;
 pub mod webhook;
+
+use std::{future::Future, time::Duration};
+
+use bytes::Bytes;
+use motor_domain::{delivery::TransportFailure, destination::Destination};
+
+pub use attempt::{attempt, Attempt, AttemptReport};
+
+/// A destination's answer to a message it took.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// The receiver's status (HTTP for webhooks).
+    pub status: u16,
+    /// The raw `Retry-After` the receiver sent, if any.
+    pub retry_after: Option<String>,
+}
+
+/// One signed message, ready for any destination kind.
+#[derive(Debug, Clone)]
+pub struct Message {
+    /// The envelope's bytes, exactly as the ledger holds them.
+    pub body: Bytes,
+    /// `X-MW-Event-Id`, `X-MW-Delivery-Id` and the signature headers.
+    pub headers: Vec<(&'static str, String)>,
+    /// How long the destination has to answer.
+    pub timeout: Duration,
+}
+
+/// A kind of destination: sends a [`Message`] to one of its targets.
+pub trait Sender {
+    /// The parsed address this kind sends to.
+    type Target;
+
+    fn send(
+        &self,
+        target: &Self::Target,
+        message: &Message,
+    ) -> impl Future<Output = Result<Answer, TransportFailure>> + Send;
+}
+
+/// Every destination kind's sender, made once per process (each pools its
+/// connections).
+#[derive(Clone, Default)]
+pub struct Destinations {
+    webhook: webhook::Webhook,
+}
+
+impl Destinations {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sends `message` to `destination` with the sender of its kind.
+    pub async fn send(
+        &self,
+        destination: &Destination,
+        message: &Message,
+    ) -> Result<Answer, TransportFailure> {
+        match destination {
+            Destination::Webhook(url) => self.webhook.send(url, message).await,
+        }
+    }
+}

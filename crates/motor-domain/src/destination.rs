@@ -273,6 +273,48 @@ fn authority_has_userinfo(raw: &str) -> bool {
     rest[..end].contains('@')
 }
 
+/// Where a subscription delivers, parsed once: each kind of destination
+/// is a variant (webhooks today; brokers join as new variants), so the
+/// engine matches on it instead of re-reading a URL's scheme.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Destination {
+    Webhook(WebhookUrl),
+}
+
+impl Destination {
+    /// A subscription's `url` under the contract's rules; `campo` names the
+    /// field in a 422.
+    pub fn parse(raw: &str, campo: &str) -> Result<Self, FieldError> {
+        WebhookUrl::parse(raw, campo).map(Destination::Webhook)
+    }
+
+    /// The text the user sent (what the API shows back).
+    pub fn as_str(&self) -> &str {
+        match self {
+            Destination::Webhook(url) => url.as_str(),
+        }
+    }
+
+    /// Whether any entry of any list allows this destination's host and
+    /// port.
+    pub fn is_allowed_by<'a>(&self, entries: impl IntoIterator<Item = &'a String>) -> bool {
+        match self {
+            Destination::Webhook(url) => url.is_allowed_by(entries),
+        }
+    }
+
+    /// [`is_allowed_by`](Self::is_allowed_by) as a 422 on `campo`.
+    pub fn check_allowed<'a>(
+        &self,
+        entries: impl IntoIterator<Item = &'a String>,
+        campo: &str,
+    ) -> Result<(), FieldError> {
+        match self {
+            Destination::Webhook(url) => url.check_allowed(entries, campo),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;

@@ -131,6 +131,14 @@ impl EventBatch {
         }
     }
 
+    /// The events, owned.
+    pub fn into_events(self) -> Vec<NewEvent> {
+        match self {
+            EventBatch::One(event) => vec![event],
+            EventBatch::Many(events) => events,
+        }
+    }
+
     pub fn is_batch(&self) -> bool {
         matches!(self, EventBatch::Many(_))
     }

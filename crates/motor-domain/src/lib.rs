@@ -10,8 +10,10 @@ pub mod envelope;
 pub mod error;
 pub mod event;
 pub mod ids;
+pub mod keyring;
 pub mod ledger;
 pub mod operator;
+pub mod outbox;
 pub mod principal;
 pub mod replay;
 pub mod scope;
@@ -26,15 +28,5 @@ pub use envelope::Envelope;
 pub use error::FieldError;
 pub use event::{EventType, NewEvent, Origin};
 pub use ids::{AppId, EventId, InstanceId};
+pub use outbox::{outbox_shard, OUTBOX_SHARDS};
 pub use scope::Scope;
-
-/// Number of outbox shards. The relay locks shards, never single rows, so
-/// per-instance order holds however many relay processes run. Changing it
-/// re-maps instances to shards: only do so with the outbox drained.
-pub const OUTBOX_SHARDS: i32 = 32;
-
-/// Shard of the outbox an instance's records go to.
-pub fn outbox_shard(instance: InstanceId) -> i32 {
-    // The low bits of both v4 and v7 uuids are random.
-    (instance.as_uuid().as_u128() % OUTBOX_SHARDS as u128) as i32
-}

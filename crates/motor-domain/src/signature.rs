@@ -1,7 +1,39 @@
-//! Webhook signatures: `X-MW-Signature: v1=hex(HMAC-SHA256(secret,
-//! timestamp + "." + delivery_id + "." + raw_body))`, one per live key,
-//! newest first, with `X-MW-Key-Id` in matching order. The delivery engine
-//! calls [`sign`] for every attempt with the attempt's own time.
+//! Webhook signatures. A subscription's signing profile ([`SigningProfile`],
+//! its `firma`) decides the headers; the delivery engine signs every
+//! attempt with the attempt's own time and every key live at that time,
+//! newest first. Receivers verify with the `motor-receiver` crate, or with
+//! the snippets of the public docs.
+//!
+//! - `mw-v1` (the default; [`sign`]): `X-MW-Timestamp`, `X-MW-Key-Id` and
+//!   `X-MW-Signature: v1=hex(HMAC-SHA256(secret, timestamp + "." +
+//!   delivery_id + "." + raw_body))`, comma-separated during a rotation, key
+//!   ids in matching order.
+//! - `t-v1`: one header, `X-MW-Signature: t=<unix>,v1=<hex>[,v1=<hex>]`, each
+//!   `hex(HMAC-SHA256(secret, timestamp + "." + raw_body))`, one per live key.
+//! - `standard-webhooks` (spec 1.0.0): `webhook-id` (the delivery id: the
+//!   same on every retry), `webhook-timestamp`, and `webhook-signature:
+//!   v1,<base64>[ v1,<base64>]`, each `base64(HMAC-SHA256(key, id + "." +
+//!   timestamp + "." + raw_body))`.
+//!
+//! # The HMAC key of each profile (a decision; see also [`crate::secret`])
+//!
+//! A subscription has one secret per key, shown once as `whsec_` followed by
+//! 64 lower-case hex digits (32 random bytes), and every profile signs with
+//! that same string — no second secret, no second format to show:
+//!
+//! - mw-v1 and t-v1 key the HMAC with the whole string, prefix included, as
+//!   UTF-8 bytes. That is what mw-v1 has always done (and what the docs'
+//!   `openssl -hmac "$SECRETO"` and `createHmac('sha256', secreto)` do), and
+//!   what the t-v1 verifiers of the docs (`secreto.encode()`) do.
+//! - standard-webhooks keys it with the base64 decoding of the text after
+//!   `whsec_`, as the specification says a `whsec_<base64>` secret is read.
+//!   Hex digits are base64 characters and 64 is a multiple of 4, so Motor's
+//!   string *is* a valid `whsec_<base64>` secret: it decodes to 48 bytes
+//!   (inside the specification's 24–64) holding the same 256 random bits,
+//!   and any Standard Webhooks library verifies with the exact string the
+//!   user was shown. A stored value that is not base64 (never one Motor
+//!   issued) makes [`sign_profile`] fail with [`SignError::NotBase64`]
+//!   rather than sign with a key no receiver would derive.
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -10,6 +42,16 @@ use crate::{
     seal::{secret_aad, SealError, SealingKey},
     secret::{SigningKeyId, SigningSecret},
     time::Timestamp,
+};
+
+#[cfg(test)]
+mod interop;
+mod profile;
+
+pub use profile::{
+    sign_profile, standard_webhooks_key, standard_webhooks_signature, t_v1_signature_hex,
+    ProfileHeaders, SignError, SigningProfile, SW_HEADER_ID, SW_HEADER_SIGNATURE,
+    SW_HEADER_TIMESTAMP,
 };
 
 pub const HEADER_TIMESTAMP: &str = "X-MW-Timestamp";
@@ -112,15 +154,7 @@ pub fn sign(
     delivery_id: &str,
     body: &[u8],
 ) -> Result<SignatureHeaders, NoLiveKey> {
-    let mut live: Vec<&SigningKey> = keys.iter().filter(|k| k.is_live_at(now)).collect();
-    if live.is_empty() {
-        return Err(NoLiveKey);
-    }
-    live.sort_by(|a, b| {
-        b.creado_en
-            .cmp(&a.creado_en)
-            .then_with(|| b.key_id.cmp(&a.key_id))
-    });
+    let live = live_keys(keys, now)?;
     let timestamp = now.timestamp().to_string();
     let key_ids: Vec<&str> = live.iter().map(|k| k.key_id.as_str()).collect();
     let signatures: Vec<String> = live
@@ -137,6 +171,20 @@ pub fn sign(
         key_ids: key_ids.join(","),
         signatures: signatures.join(","),
     })
+}
+
+/// The keys live at `now`, newest first (by `creado_en`, then key id).
+fn live_keys(keys: &[SigningKey], now: Timestamp) -> Result<Vec<&SigningKey>, NoLiveKey> {
+    let mut live: Vec<&SigningKey> = keys.iter().filter(|k| k.is_live_at(now)).collect();
+    if live.is_empty() {
+        return Err(NoLiveKey);
+    }
+    live.sort_by(|a, b| {
+        b.creado_en
+            .cmp(&a.creado_en)
+            .then_with(|| b.key_id.cmp(&a.key_id))
+    });
+    Ok(live)
 }
 
 #[cfg(test)]

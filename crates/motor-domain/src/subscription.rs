@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    destination::WebhookUrl,
+    destination::Destination,
     error::FieldError,
     event::EventType,
     ids::{AppId, InstanceId},
@@ -159,7 +159,7 @@ impl Subscription {
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewSubscription {
     pub nombre: String,
-    pub url: WebhookUrl,
+    pub url: Destination,
     pub instancias: Vec<InstanceId>,
     pub tipos: Vec<EventType>,
     pub ordenado: bool,
@@ -169,7 +169,7 @@ pub struct NewSubscription {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SubscriptionChanges {
     pub nombre: Option<String>,
-    pub url: Option<WebhookUrl>,
+    pub url: Option<Destination>,
     pub instancias: Option<Vec<InstanceId>>,
     pub tipos: Option<Vec<EventType>>,
     pub ordenado: Option<bool>,
@@ -181,8 +181,8 @@ pub fn parse_nombre(raw: &str) -> Result<String, FieldError> {
     parse_name(raw, "body.nombre")
 }
 
-pub fn parse_url(raw: &str) -> Result<WebhookUrl, FieldError> {
-    WebhookUrl::parse(raw, "body.url")
+pub fn parse_url(raw: &str) -> Result<Destination, FieldError> {
+    Destination::parse(raw, "body.url")
 }
 
 /// Up to 200 instance ids, repeats dropped. Whether they belong to the app

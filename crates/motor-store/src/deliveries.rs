@@ -31,80 +31,36 @@
 mod claim;
 mod fan_out;
 mod finish;
+mod finish_many;
 pub mod read;
 mod sweep;
 
 use chrono::Utc;
 use motor_domain::{
-    delivery::{DeliveryId, DeliveryJob, Lane, Tier},
-    outbox_shard,
+    delivery::{DeliveryId, DeliveryJob, Lane},
+    outbox::OutboxRecord,
     subscription::SubscriptionId,
     time::Timestamp,
     InstanceId,
 };
-use sqlx::{postgres::PgRow, types::Json, PgConnection, Row};
+use sqlx::{postgres::PgRow, PgConnection, Row};
 use uuid::Uuid;
 
 pub use claim::{claim, Claim, Claimed, Skip};
 pub(crate) use fan_out::fan_out;
+pub use fan_out::{AfterCommit, Handed};
 pub use finish::{record_attempt, Attempt, Next, Recorded};
+pub use finish_many::record_delivered_many;
 pub use sweep::{due_lane_heads, purge_delivered, release_lane, release_lane_heads, requeue};
 
-use crate::Result;
+use crate::{outbox, Result};
 
-/// Topic suffix of first attempts, replays and released lanes.
-pub const DELIVERIES_TOPIC: &str = "deliveries";
-/// Topic suffix of deliveries that ended `fallida` (payload: the envelope).
-pub const DLQ_TOPIC: &str = "dlq";
-
-/// The topic a job goes to: `deliveries` when it is due at `now`, else the
-/// delay tier of the wait (the largest tier not above it), so a job that
-/// must wait never sits at the head of the live topic.
-pub fn job_topic(due_at: Timestamp, now: Timestamp) -> &'static str {
-    match (due_at - now).to_std() {
-        Ok(wait) if !wait.is_zero() => Tier::for_delay(wait).suffix(),
-        _ => DELIVERIES_TOPIC,
-    }
-}
-
-/// Kafka headers of a job record.
-fn job_headers(job: &DeliveryJob) -> serde_json::Value {
-    serde_json::json!({
-        "delivery_id": job.delivery_id.to_string(),
-        "subscription_id": job.subscription_id.to_string(),
-        "seq": job.seq.to_string(),
-        "attempt": job.attempt.to_string(),
-        "due_at": motor_domain::time::format(&job.due_at),
-    })
-}
-
-/// Writes each job to the outbox on `job_topic(due_at)`, key = its
+/// Writes each job to the outbox on the topic its `due_at` calls for
+/// ([`Topic::for_job`](motor_domain::outbox::Topic::for_job)), key = its
 /// instance, in the given order.
 async fn enqueue(conn: &mut PgConnection, jobs: &[DeliveryJob]) -> Result<()> {
-    if jobs.is_empty() {
-        return Ok(());
-    }
     let now = Utc::now();
-    let shards: Vec<i32> = jobs.iter().map(|j| outbox_shard(j.instance_id)).collect();
-    let topics: Vec<&str> = jobs.iter().map(|j| job_topic(j.due_at, now)).collect();
-    let keys: Vec<String> = jobs.iter().map(|j| j.instance_id.to_string()).collect();
-    let payloads: Vec<Vec<u8>> = jobs.iter().map(DeliveryJob::to_json).collect();
-    let headers: Vec<Json<serde_json::Value>> = jobs.iter().map(|j| Json(job_headers(j))).collect();
-    sqlx::query(
-        "INSERT INTO outbox (shard, topic, key, payload, headers)
-         SELECT shard, topic, key, payload, headers
-         FROM UNNEST($1::int[], $2::text[], $3::text[], $4::bytea[], $5::jsonb[])
-              WITH ORDINALITY AS t(shard, topic, key, payload, headers, n)
-         ORDER BY n",
-    )
-    .bind(&shards)
-    .bind(&topics)
-    .bind(&keys)
-    .bind(&payloads)
-    .bind(&headers)
-    .execute(conn)
-    .await?;
-    Ok(())
+    outbox::insert(conn, jobs.iter().map(|j| OutboxRecord::job(j, now))).await
 }
 
 /// The job for the next attempt of a delivery row that returned
@@ -181,6 +137,16 @@ pub fn hot_statements() -> Vec<HotStatement> {
             &finish::claim_next_sql(),
         ),
         hot("release_next", "uuid, uuid, text", finish::RELEASE_NEXT),
+        hot(
+            "record_delivered_many",
+            "uuid[], integer[], integer[], timestamptz[], integer[], text[], interval",
+            &finish_many::record_delivered_many_sql(),
+        ),
+        hot(
+            "fan_out",
+            "uuid[], bigint[], bigint[], interval",
+            fan_out::FAN_OUT,
+        ),
         hot("release", "uuid, text", &sweep::release_sql()),
         HotStatement {
             setup: sweep::DUE_LANE_HEADS_SETUP,
@@ -197,20 +163,4 @@ pub fn hot_statements() -> Vec<HotStatement> {
 
 fn uuids<T: Copy + Into<Uuid>>(ids: &[T]) -> Vec<Uuid> {
     ids.iter().map(|i| (*i).into()).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use chrono::TimeDelta;
-
-    use super::*;
-
-    #[test]
-    fn due_jobs_go_to_the_live_topic_and_waiting_ones_to_a_tier() {
-        let now = Utc::now();
-        assert_eq!(job_topic(now, now), "deliveries");
-        assert_eq!(job_topic(now - TimeDelta::seconds(5), now), "deliveries");
-        assert_eq!(job_topic(now + TimeDelta::seconds(40), now), "retry.30s");
-        assert_eq!(job_topic(now + TimeDelta::hours(3), now), "retry.1h");
-    }
 }

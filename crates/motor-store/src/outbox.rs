@@ -2,7 +2,7 @@
 //! decides them; the relay reads the shards it owns in id order, publishes,
 //! and deletes what the broker acknowledged.
 
-use motor_domain::{outbox_shard, InstanceId, OUTBOX_SHARDS};
+use motor_domain::{outbox::OutboxRecord, OUTBOX_SHARDS};
 use sqlx::{types::Json, PgConnection, PgExecutor, Row};
 
 use crate::Result;
@@ -10,37 +10,85 @@ use crate::Result;
 /// Advisory-lock class of outbox shards (`pg_try_advisory_lock(class, shard)`).
 const SHARD_LOCK_CLASS: i32 = 0x4d54_5231; // "MTR1"
 
-/// One record bound for `{prefix}.{topic}`.
+/// A record read back for publishing: bound for `{prefix}.{topic}`.
 #[derive(Debug, Clone)]
-pub struct OutboxRecord {
+pub struct PendingRecord {
     pub id: i64,
+    /// The [`Topic`](motor_domain::outbox::Topic) suffix it was written with.
     pub topic: String,
     pub key: String,
     pub payload: Vec<u8>,
     pub headers: Vec<(String, String)>,
 }
 
-/// Inserts records that share a topic and an instance key, in order.
-pub async fn insert_many(
+/// The one `INSERT` into the outbox: records from [`Columns`] bound as
+/// `$1…$5`, kept in the order given. The ledger embeds it in its own
+/// statement (one round trip under the instance's lock).
+pub(crate) const INSERT_FROM_COLUMNS: &str =
+    "INSERT INTO outbox (shard, topic, key, payload, headers)
+     SELECT shard, topic, key, payload, headers
+     FROM UNNEST($1::int[], $2::text[], $3::text[], $4::bytea[], $5::jsonb[])
+          WITH ORDINALITY AS t(shard, topic, key, payload, headers, n)
+     ORDER BY n";
+
+/// Records as column arrays, for one multi-row insert.
+#[derive(Debug, Default)]
+pub(crate) struct Columns {
+    pub shards: Vec<i32>,
+    pub topics: Vec<&'static str>,
+    pub keys: Vec<String>,
+    pub payloads: Vec<Vec<u8>>,
+    pub headers: Vec<Json<serde_json::Map<String, serde_json::Value>>>,
+}
+
+impl Columns {
+    pub fn push(&mut self, record: OutboxRecord) {
+        self.shards.push(record.shard());
+        self.topics.push(record.topic.suffix());
+        self.keys.push(record.instance.to_string());
+        self.payloads.push(record.payload);
+        self.headers.push(Json(
+            record
+                .headers
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), serde_json::Value::String(v)))
+                .collect(),
+        ));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.shards.is_empty()
+    }
+}
+
+impl FromIterator<OutboxRecord> for Columns {
+    fn from_iter<I: IntoIterator<Item = OutboxRecord>>(records: I) -> Self {
+        let mut columns = Columns::default();
+        for record in records {
+            columns.push(record);
+        }
+        columns
+    }
+}
+
+/// Inserts records in the given order (the relay publishes each
+/// instance's records in id order).
+pub async fn insert(
     conn: &mut PgConnection,
-    topic: &str,
-    instance: InstanceId,
-    payloads: &[Vec<u8>],
-    headers: &[Json<serde_json::Value>],
+    records: impl IntoIterator<Item = OutboxRecord>,
 ) -> Result<()> {
-    sqlx::query(
-        "INSERT INTO outbox (shard, topic, key, payload, headers)
-         SELECT $1, $2, $3, payload, headers
-         FROM UNNEST($4::bytea[], $5::jsonb[]) WITH ORDINALITY AS t(payload, headers, n)
-         ORDER BY n",
-    )
-    .bind(outbox_shard(instance))
-    .bind(topic)
-    .bind(instance.to_string())
-    .bind(payloads)
-    .bind(headers)
-    .execute(conn)
-    .await?;
+    let columns: Columns = records.into_iter().collect();
+    if columns.is_empty() {
+        return Ok(());
+    }
+    sqlx::query(INSERT_FROM_COLUMNS)
+        .bind(&columns.shards)
+        .bind(&columns.topics)
+        .bind(&columns.keys)
+        .bind(&columns.payloads)
+        .bind(&columns.headers)
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
@@ -49,7 +97,7 @@ pub async fn fetch(
     db: impl PgExecutor<'_>,
     shards: &[i32],
     limit: i64,
-) -> Result<Vec<OutboxRecord>> {
+) -> Result<Vec<PendingRecord>> {
     let rows = sqlx::query(
         "SELECT id, topic, key, payload, headers FROM outbox
          WHERE shard = ANY($1) ORDER BY id LIMIT $2",
@@ -63,7 +111,7 @@ pub async fn fetch(
         .map(|row| {
             let Json(headers): Json<serde_json::Map<String, serde_json::Value>> =
                 row.get("headers");
-            OutboxRecord {
+            PendingRecord {
                 id: row.get("id"),
                 topic: row.get("topic"),
                 key: row.get("key"),

@@ -7,7 +7,6 @@ use chrono::Duration;
 use motor_domain::{
     secret::SigningKeyId,
     subscription::{Clave, Estado, Motivo, NewSubscription, Subscription, SubscriptionId},
-    time::Timestamp,
     AppId, InstanceId,
 };
 use sqlx::{postgres::PgRow, PgConnection, PgExecutor, Row};
@@ -18,14 +17,7 @@ use crate::{alerts, deliveries, Result, StoreError};
 const COLUMNS: &str = "id, app_id, nombre, url, instancias, tipos, ordenado, estado, motivo,
                        suspendida_en, version, creada_en, actualizada_en";
 
-/// A signing key as stored: sealed, with its life span.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SealedKey {
-    pub key_id: String,
-    pub sealed: Vec<u8>,
-    pub creado_en: Timestamp,
-    pub vence_en: Option<Timestamp>,
-}
+pub use motor_domain::keyring::SealedKey;
 
 /// Inserts a subscription and its first key.
 pub async fn insert(

@@ -1,10 +1,9 @@
-//! The `motor` binary's library: configuration, the command line, and the
-//! roles `motor serve` runs (the HTTP API and the outbox relay). Integration
-//! tests drive the same functions the binary does.
+//! The `motor` binary's library: configuration, the command line, `serve`
+//! (wiring configuration to the API and the engine's roles) and `admin`.
+//! The engine itself is the `motor-engine` crate. Integration tests drive
+//! the same functions the binary does.
 
 pub mod admin;
 pub mod cli;
 pub mod config;
-pub mod dispatch;
-pub mod relay;
 pub mod serve;

@@ -5,20 +5,14 @@ use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context;
 use clap::ValueEnum;
-use motor_api::{AppState, Metrics};
-use motor_store::settings::MasterKeyCheck;
+use motor_api::AppState;
+use motor_engine::{DispatchConfig, Dispatcher, LocalRoles, RelayConfig, Source, SweeperConfig};
+use motor_metrics::Metrics;
+use motor_store::{deliveries::AfterCommit, settings::MasterKeyCheck};
 use tokio::net::TcpListener;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
-use crate::{
-    config::Config,
-    dispatch::{
-        self,
-        sweeper::{self, SweeperConfig},
-        DispatchConfig, Dispatcher, Source,
-    },
-    relay::{self, RelayConfig},
-};
+use crate::config::Config;
 
 /// A role `motor serve` can run. Several processes with different roles
 /// scale Motor out; one process with every role runs it whole.
@@ -75,11 +69,22 @@ pub async fn run(
     let metrics = Arc::new(Metrics::default());
     let tracker = TaskTracker::new();
 
+    // A commit of the API hands work to the roles in its own process.
+    let mut local = LocalRoles::default();
+    let api = roles.contains(&Role::Api);
+
     if roles.contains(&Role::Relay) {
-        let relay_config = RelayConfig::new(config.database_url.clone(), config.bus());
+        let mut relay_config = RelayConfig::new(config.database_url.clone(), config.bus());
+        if api {
+            let wake = Arc::new(tokio::sync::Notify::new());
+            relay_config.wake = Some(wake.clone());
+            local.relay = Some(wake);
+        }
         let (pool, metrics, shutdown) = (pool.clone(), metrics.clone(), shutdown.clone());
         tracker.spawn(async move {
-            if let Err(e) = relay::run(relay_config, pool, metrics, shutdown.clone()).await {
+            if let Err(e) =
+                motor_engine::run_relay(relay_config, pool, metrics, shutdown.clone()).await
+            {
                 tracing::error!(error = %e, "relay failed");
                 shutdown.cancel();
             }
@@ -106,11 +111,16 @@ pub async fn run(
             config.policy.clone(),
             metrics.clone(),
         ));
+        if api && delivering.contains(&Source::Deliveries) {
+            local.dispatcher = Some(dispatcher.clone());
+        }
         for source in delivering {
             let (config, dispatcher, shutdown) =
                 (config.clone(), dispatcher.clone(), shutdown.clone());
             tracker.spawn(async move {
-                if let Err(e) = dispatch::run(config, source, dispatcher, shutdown.clone()).await {
+                if let Err(e) =
+                    motor_engine::run_dispatch(config, source, dispatcher, shutdown.clone()).await
+                {
                     tracing::error!(error = %e, "dispatcher failed");
                     shutdown.cancel();
                 }
@@ -122,7 +132,8 @@ pub async fn run(
         let (pool, metrics, shutdown) = (pool.clone(), metrics.clone(), shutdown.clone());
         tracker.spawn(async move {
             if let Err(e) =
-                sweeper::run(SweeperConfig::default(), pool, metrics, shutdown.clone()).await
+                motor_engine::run_sweeper(SweeperConfig::default(), pool, metrics, shutdown.clone())
+                    .await
             {
                 tracing::error!(error = %e, "sweeper failed");
                 shutdown.cancel();
@@ -143,11 +154,16 @@ pub async fn run(
         if let Some(bound) = bound {
             let _ = bound.send(addr);
         }
+        let after_commit = (local.dispatcher.is_some() || local.relay.is_some())
+            .then(|| Arc::new(local.clone()) as Arc<dyn AfterCommit>);
         let state = AppState {
             pool: pool.clone(),
             admin_token: config.admin_token.as_deref().map(Arc::from),
             metrics: metrics.clone(),
             sealing: sealing.clone(),
+            destinations: motor_destinations::Destinations::new(),
+            after_commit: after_commit.clone(),
+            intake: motor_api::intake::Intake::start(pool.clone(), after_commit),
         };
         let app = motor_api::router(state);
         let shutdown = shutdown.clone();

@@ -22,8 +22,7 @@ impl Tier {
     /// after.
     pub const ALL: [Tier; 6] = [Tier::S1, Tier::S5, Tier::S30, Tier::M2, Tier::M10, Tier::H1];
 
-    /// The topic suffix after `{prefix}.`; the same strings as
-    /// `motor_bus::topics::SUFFIXES`.
+    /// The topic suffix after `{prefix}.` (see [`crate::outbox::Topic`]).
     pub const fn suffix(self) -> &'static str {
         match self {
             Tier::S1 => "retry.1s",
@@ -88,9 +87,7 @@ mod tests {
 
     use super::*;
 
-    /// `motor_bus::topics::SUFFIXES` without `events`, `deliveries` and
-    /// `dlq`. The domain cannot depend on the bus crate, so the list is
-    /// repeated here; change both together.
+    /// The tier topics' suffixes as the contract spells them.
     const BUS_TIER_SUFFIXES: [&str; 6] = [
         "retry.1s",
         "retry.5s",

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use motor_domain::{
     delivery::{DeliveryId, Lane},
+    destination::Destination,
     subscription::{Estado as SubscriptionEstado, SubscriptionId},
     time::Timestamp,
     AppId, EventId, InstanceId,
@@ -26,8 +27,9 @@ pub struct Claimed {
     pub seq: i64,
     /// The attempt this claim is for (`numero` of its attempt row).
     pub attempt: u32,
-    /// The subscription's URL at claim time.
-    pub url: String,
+    /// The subscription's destination at claim time; `None` when its stored
+    /// URL no longer passes the rules (the attempt fails with `url`).
+    pub destination: Option<Destination>,
     pub ordenado: bool,
     /// The subscription's `version` at claim time (a rotation bumps it):
     /// what a cache of its keys is keyed by.
@@ -227,7 +229,7 @@ pub(super) fn claimed(row: &PgRow, attempt: u32) -> Claimed {
         lane: lane.parse().unwrap_or(Lane::Live),
         seq: row.get("seq"),
         attempt,
-        url: row.get("url"),
+        destination: Destination::parse(row.get("url"), "url").ok(),
         ordenado: row.get("ordenado"),
         subscription_version: row.get("subscription_version"),
         envelope: row.get("envelope"),

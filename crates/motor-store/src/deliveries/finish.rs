@@ -5,11 +5,12 @@ use std::time::Duration;
 
 use motor_domain::{
     delivery::{Decision, DeliveryId, DeliveryJob, ErrorCode, Estado},
+    outbox::{DeadLetter, OutboxRecord, Topic},
     time::Timestamp,
 };
-use sqlx::{types::Json, PgConnection, Row};
+use sqlx::{PgConnection, Row};
 
-use super::{claim::CLAIMED_COLUMNS, enqueue, next_job, Claimed, CLAIMABLE_NOW, DLQ_TOPIC};
+use super::{claim::CLAIMED_COLUMNS, enqueue, next_job, Claimed, CLAIMABLE_NOW};
 use crate::{outbox, subscriptions, Pool, Result};
 
 /// One attempt as the sender saw it.
@@ -133,15 +134,7 @@ pub async fn record_attempt(
                 attempt: *next_attempt,
                 due_at: *due_at,
             };
-            let headers = Json(super::job_headers(&job));
-            outbox::insert_many(
-                &mut tx,
-                tier.suffix(),
-                claimed.instance_id,
-                &[job.to_json()],
-                &[headers],
-            )
-            .await?;
+            outbox::insert(&mut tx, [OutboxRecord::job_on(&job, Topic::Retry(*tier))]).await?;
         }
         Decision::Suspend { motivo, error } => {
             let detalle = format!("{error} on delivery {}", claimed.delivery_id);
@@ -149,22 +142,18 @@ pub async fn record_attempt(
                 subscriptions::suspend(&mut tx, claimed.subscription_id, *motivo, &detalle).await?;
         }
         Decision::Fail { error } => {
-            let headers = Json(serde_json::json!({
-                "delivery_id": claimed.delivery_id.to_string(),
-                "subscription_id": claimed.subscription_id.to_string(),
-                "event_id": claimed.event_id.to_string(),
-                "seq": claimed.seq.to_string(),
-                "lane": claimed.lane.to_string(),
-                "ultimo_error": error.to_string(),
-            }));
-            outbox::insert_many(
-                &mut tx,
-                DLQ_TOPIC,
-                claimed.instance_id,
-                &[claimed.envelope.as_bytes().to_vec()],
-                &[headers],
-            )
-            .await?;
+            let error = error.to_string();
+            let letter = DeadLetter {
+                delivery_id: claimed.delivery_id,
+                subscription_id: claimed.subscription_id,
+                instance_id: claimed.instance_id,
+                event_id: claimed.event_id,
+                seq: claimed.seq,
+                lane: claimed.lane,
+                envelope: &claimed.envelope,
+                error: &error,
+            };
+            outbox::insert(&mut tx, [OutboxRecord::dead_letter(letter)]).await?;
         }
         Decision::Delivered => {}
     }
@@ -321,7 +310,10 @@ pub(super) fn claim_next_sql() -> String {
 /// Writes the job of the lowest open delivery of the claimed one's lane if
 /// it was parked, and clears its mark. Runs after the head's update, so it
 /// sees a park that committed while the update waited for its lock.
-async fn release_next(conn: &mut PgConnection, claimed: &Claimed) -> Result<Option<DeliveryId>> {
+pub(super) async fn release_next(
+    conn: &mut PgConnection,
+    claimed: &Claimed,
+) -> Result<Option<DeliveryId>> {
     let row = sqlx::query(RELEASE_NEXT)
         .bind(claimed.subscription_id.as_uuid())
         .bind(claimed.instance_id.as_uuid())

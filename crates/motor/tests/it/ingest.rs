@@ -118,6 +118,78 @@ async fn seq_is_gapless_under_contention() {
     m.stop().await;
 }
 
+/// Group commit: concurrent requests to one process share transactions
+/// (their events carry one transaction id), and each request is answered
+/// with its own envelope — the one the ledger holds for its event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_requests_share_commits_and_each_gets_its_own_answer() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(8).await;
+    const REQUESTS: usize = 400;
+    const SENDERS: usize = 64;
+
+    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..SENDERS {
+        let (http, url, token) = (m.http.clone(), m.url(""), t.token.clone());
+        let (instances, next) = (t.instances.clone(), next.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut answers = Vec::new();
+            loop {
+                let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if n >= REQUESTS {
+                    return answers;
+                }
+                let instance = instances[n % instances.len()];
+                let res = http
+                    .post(format!("{url}/v1/instances/{instance}/events"))
+                    .bearer_auth(&token)
+                    .json(&json!({"type": "message.sent", "data": {"n": n}}))
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(res.status(), StatusCode::CREATED);
+                answers.push((n, instance, res.text().await.unwrap()));
+            }
+        }));
+    }
+    let mut answers = Vec::new();
+    for task in tasks {
+        answers.extend(task.await.unwrap());
+    }
+    assert_eq!(answers.len(), REQUESTS);
+    for (n, instance, body) in &answers {
+        let envelope: Value = serde_json::from_str(body).unwrap();
+        assert_eq!(
+            envelope["data"]["n"],
+            json!(n),
+            "a request got another's answer"
+        );
+        assert_eq!(envelope["instance_id"], json!(instance));
+        let stored: String =
+            sqlx::query_scalar("SELECT envelope FROM events WHERE instance_id = $1 AND seq = $2")
+                .bind(uuid::Uuid::from(*instance))
+                .bind(envelope["seq"].as_i64().unwrap())
+                .fetch_one(&m.db.pool)
+                .await
+                .unwrap();
+        assert_eq!(&stored, body, "the answer is the stored envelope");
+    }
+    for instance in &t.instances {
+        let seqs = seqs(&m, *instance).await;
+        assert_eq!(seqs, (1..=(REQUESTS / 8) as i64).collect::<Vec<_>>());
+    }
+    let transactions: i64 = sqlx::query_scalar("SELECT count(DISTINCT xmin::text) FROM events")
+        .fetch_one(&m.db.pool)
+        .await
+        .unwrap();
+    assert!(
+        transactions < REQUESTS as i64,
+        "{transactions} transactions for {REQUESTS} concurrent requests: none shared a commit"
+    );
+    m.stop().await;
+}
+
 #[tokio::test]
 async fn object_in_object_out_array_in_array_out() {
     let m = TestMotor::start(&[Role::Api]).await;

@@ -341,3 +341,80 @@ async fn test_needs_the_scope_and_a_live_subscription() {
     assert!(log.lock().unwrap().is_empty());
     m.stop().await;
 }
+
+/// `/test` and a real delivery go through one attempt: for the same
+/// subscription the receiver sees the same request — method, path, every
+/// header name in the same order and every value but the ones that are
+/// per request (timestamp, signature, event and delivery ids, length) —
+/// and both bodies are envelopes with the same fields, each signed over
+/// its own bytes.
+#[tokio::test]
+async fn the_test_probe_sends_what_a_real_delivery_sends() {
+    let m = TestMotor::start(&Role::ALL).await;
+    let t = m.tenant(1).await;
+    let (base, log) = receiver().await;
+    let (id, secreto) = subscribe(&m, &t, &format!("{base}/ok")).await;
+    let secret = secreto["valor"].as_str().unwrap();
+
+    test(&m, &t, &id).await;
+    let (status, body) = call(
+        &m,
+        Method::POST,
+        &format!("/v1/instances/{}/events", t.instances[0]),
+        &t.token,
+        Some(json!({"type": "message.received", "data": {"texto": "hola"}})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while log.lock().unwrap().len() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the delivery did not arrive"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let got = log.lock().unwrap().clone();
+    let (probe, delivery) = (&got[0], &got[1]);
+
+    let per_request = [
+        "x-mw-timestamp",
+        "x-mw-signature",
+        "x-mw-event-id",
+        "x-mw-delivery-id",
+        "content-length",
+    ];
+    let shown = |r: &Received| -> Vec<(String, String)> {
+        r.headers
+            .iter()
+            .map(|(name, value)| {
+                let value = if per_request.contains(&name.as_str()) {
+                    "…".to_owned()
+                } else {
+                    value.to_str().unwrap().to_owned()
+                };
+                (name.as_str().to_owned(), value)
+            })
+            .collect()
+    };
+    assert_eq!(probe.path, delivery.path);
+    assert_eq!(shown(probe), shown(delivery));
+    for name in per_request {
+        assert!(probe.headers.contains_key(name), "{name}");
+    }
+
+    let fields = |r: &Received| -> Vec<String> {
+        let envelope: Value = serde_json::from_slice(&r.body).unwrap();
+        envelope.as_object().unwrap().keys().cloned().collect()
+    };
+    assert_eq!(fields(probe), fields(delivery));
+    for r in [probe, delivery] {
+        let ts = header(r, "x-mw-timestamp");
+        let delivery_id = header(r, "x-mw-delivery-id");
+        assert_eq!(
+            header(r, "x-mw-signature"),
+            format!("v1={}", hmac_hex(secret, ts, delivery_id, &r.body))
+        );
+    }
+    m.stop().await;
+}

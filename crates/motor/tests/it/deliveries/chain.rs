@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use super::{
     clear_outbox, delivery, jobs,
-    lanes::{claim_ok, events, finish_with, row, setup, LEASE},
+    lanes::{attempt, claim_ok, events, finish_with, row, setup, LEASE},
     set_estado,
 };
 use crate::util::TestMotor;
@@ -254,5 +254,101 @@ async fn a_next_claimed_by_a_process_that_died_comes_back_through_the_sweeper() 
         .await
         .unwrap();
     assert_eq!(swept, vec![a2]);
+    m.stop().await;
+}
+
+/// The hot finish in a batch: three lanes' heads recorded delivered in one
+/// statement — a lane's next claimed for the caller; a lane whose next is
+/// parked but not due yet gets its job released instead; a stale head among
+/// them changes nothing — with one attempt row per recorded head.
+#[tokio::test]
+async fn many_heads_recorded_at_once_each_claim_their_own_next() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let (t, sub) = setup(&m, 3, true).await;
+    let (a, b, c) = (t.instances[0], t.instances[1], t.instances[2]);
+    for instance in [a, b, c] {
+        events(&m, &t, instance, 2).await;
+    }
+    let pool = &m.db.pool;
+    let (a1, a2) = (
+        delivery(pool, sub, a, 1).await,
+        delivery(pool, sub, a, 2).await,
+    );
+    let (b1, b2) = (
+        delivery(pool, sub, b, 1).await,
+        delivery(pool, sub, b, 2).await,
+    );
+    let (c1, c2) = (
+        delivery(pool, sub, c, 1).await,
+        delivery(pool, sub, c, 2).await,
+    );
+    let (ca, cb, cc) = (
+        claim_ok(pool, a1, 1).await,
+        claim_ok(pool, b1, 1).await,
+        claim_ok(pool, c1, 1).await,
+    );
+    // c's follower was parked and is not due yet: it cannot be claimed now,
+    // so the finish releases it (its job) instead.
+    assert_eq!(claim(pool, c2, 1, LEASE).await.unwrap(), Claim::Parked);
+    sqlx::query("UPDATE deliveries SET proximo_intento = now() + interval '2 hours' WHERE id = $1")
+        .bind(c2.as_uuid())
+        .execute(pool)
+        .await
+        .unwrap();
+    clear_outbox(pool).await;
+    // b's head was meanwhile recorded by someone else: stale here.
+    let mut stale_b = cb.clone();
+    stale_b.attempt = 2;
+
+    let attempt = attempt(Some(204), None);
+    let (ca, cc) = (ca, cc);
+    let recorded = motor_store::deliveries::record_delivered_many(
+        pool,
+        &[(&ca, &attempt), (&stale_b, &attempt), (&cc, &attempt)],
+        LEASE,
+    )
+    .await
+    .unwrap();
+    assert_eq!(recorded.len(), 3);
+    let next_a = claimed_next(recorded[0].clone()).expect("a's next claimed");
+    assert_eq!((next_a.delivery_id, next_a.seq, next_a.attempt), (a2, 2, 1));
+    assert_eq!(recorded[1], Recorded::Stale);
+    let Recorded::Done {
+        next: None,
+        released: Some(released),
+        estado: Estado::Entregada,
+        ..
+    } = recorded[2].clone()
+    else {
+        panic!("{:?}", recorded[2]);
+    };
+    assert_eq!(released, c2);
+    let released_jobs = jobs(pool, "retry.1h").await;
+    assert_eq!(released_jobs.len(), 1, "c2's job waits for its due time");
+    assert_eq!(released_jobs[0].job.delivery_id, c2);
+
+    for (id, estado) in [(a1, "entregada"), (b1, "pendiente"), (c1, "entregada")] {
+        let r = row(pool, id).await;
+        assert_eq!(r.get::<String, _>("estado"), estado, "{id}");
+    }
+    let attempts: Vec<(uuid::Uuid, i32, Option<i32>, Vec<String>)> = sqlx::query_as(
+        "SELECT delivery_id, numero, status, key_ids FROM delivery_attempts ORDER BY iniciado_en",
+    )
+    .fetch_all(pool)
+    .await
+    .unwrap();
+    let mut recorded_ids: Vec<uuid::Uuid> = attempts.iter().map(|r| r.0).collect();
+    recorded_ids.sort();
+    let mut expected = vec![*a1.as_uuid(), *c1.as_uuid()];
+    expected.sort();
+    assert_eq!(recorded_ids, expected, "no attempt row for the stale one");
+    assert!(attempts
+        .iter()
+        .all(|r| r.1 == 1 && r.2 == Some(204) && r.3 == attempt.key_ids));
+    // b is untouched: its head still leased to its first claim.
+    assert!(row(pool, b2)
+        .await
+        .get::<Option<chrono::DateTime<Utc>>, _>("lease_until")
+        .is_none());
     m.stop().await;
 }

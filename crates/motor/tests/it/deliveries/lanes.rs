@@ -164,8 +164,12 @@ async fn concurrent_claims_of_one_delivery_have_exactly_one_winner() {
             (id, sub, instance, 1, Lane::Live, 1)
         );
         assert_eq!(
-            (c.url.as_str(), c.ordenado, c.app_id),
-            ("http://127.0.0.1:9/hook", true, t.app)
+            (
+                c.destination.as_ref().map(|d| d.as_str()),
+                c.ordenado,
+                c.app_id
+            ),
+            (Some("http://127.0.0.1:9/hook"), true, t.app)
         );
         assert_eq!(c.envelope, envelope);
         assert!(c.lease_until > Utc::now() + chrono::TimeDelta::seconds(50));

@@ -142,6 +142,32 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
         .collect::<Vec<_>>()
         .join(",");
     let (o, s, i1) = (subscription(ORDERED), subscription(SUSPENDED), instance(1));
+    // A new event at the end of lane 1, for the fan-out (once per label).
+    let last: i64 = sqlx::query_scalar("SELECT max(seq) FROM events WHERE instance_id = $1")
+        .bind(i1)
+        .fetch_one(&mut *conn)
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO events (instance_id, seq, event_id, type, received_at, envelope)
+         VALUES ($1, $2, gen_random_uuid(), 'plans', now(), '{}')",
+    )
+    .bind(i1)
+    .bind(last + 1)
+    .execute(&mut *conn)
+    .await
+    .unwrap();
+    let heads = INSTANCES as usize;
+    let mut lane_heads = Vec::new();
+    for i in 1..=INSTANCES {
+        lane_heads.push(at(conn, ORDERED, i, DELIVERED + 1).await.to_string());
+    }
+    let lane_heads = lane_heads.join(",");
+    let ones = vec!["1"; heads].join(",");
+    let statuses = vec!["204"; heads].join(",");
+    let times = vec!["now()"; heads].join(",");
+    let durations = vec!["12"; heads].join(",");
+    let key_ids = vec!["'whk_1'"; heads].join(",");
     vec![
         ("claim", format!("'{head}', 1, '30 seconds'")),
         ("claim", format!("'{parked}', 1, '30 seconds'")),
@@ -158,6 +184,17 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
         (
             "delivered_claiming_next",
             format!("'{head}', 1, 204, now(), 12, '{{whk_1}}', '30 seconds'"),
+        ),
+        (
+            "record_delivered_many",
+            format!(
+                "'{{{lane_heads}}}', '{{{ones}}}', '{{{statuses}}}', ARRAY[{times}], \
+                 '{{{durations}}}', ARRAY[{key_ids}], '30 seconds'"
+            ),
+        ),
+        (
+            "fan_out",
+            format!("'{{{i1}}}', '{{{last}}}', '{{{}}}', '30 seconds'", last + 1),
         ),
         ("claim_next", format!("'{o}', '{i1}', 'live', '30 seconds'")),
         ("release_next", format!("'{o}', '{i1}', 'live'")),

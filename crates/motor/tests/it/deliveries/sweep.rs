@@ -192,10 +192,8 @@ async fn retention_deletes_old_delivered_rows_and_never_the_dlq() {
         .await
         .unwrap();
 
-    let config = motor::dispatch::sweeper::SweeperConfig::default();
-    let deleted = motor::dispatch::sweeper::purge_once(&config, pool)
-        .await
-        .unwrap();
+    let config = motor_engine::SweeperConfig::default();
+    let deleted = motor_engine::purge_once(&config, pool).await.unwrap();
     assert_eq!(
         deleted, 1,
         "only the delivery older than retencion.dias_entregados (30)"

@@ -13,31 +13,39 @@
 
 mod attempt;
 mod cache;
-pub mod sweeper;
+mod chain;
+mod recorder;
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex},
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc, Mutex,
+    },
     time::{Duration, Instant, SystemTime},
 };
 
-use motor_api::Metrics;
 use motor_bus::{
     consumer::{self, ConsumerConfig, InRecord},
     BusConfig, Topics,
 };
-use motor_destinations::webhook::Webhook;
+use motor_destinations::Destinations;
 use motor_domain::{
-    delivery::{DeliveryId, DeliveryJob, Jitter, RetryPolicy, Tier},
+    delivery::{Decision, DeliveryJob, Jitter, RetryPolicy, Tier},
+    outbox::Topic,
     seal::SealingKey,
     subscription::SubscriptionId,
 };
+use motor_metrics::Metrics;
 use motor_store::{
-    deliveries::{self, Claim, Next, Recorded},
+    deliveries::{self, AfterCommit, Claim, Claimed, Handed, Next, Recorded},
     Pool,
 };
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
+
+use self::{chain::Chained, recorder::Recorder};
+use crate::Result;
 
 /// Time a claim's lease adds to the attempt's timeout for recording the
 /// outcome. A process that dies mid-attempt holds its delivery this much
@@ -74,7 +82,7 @@ pub struct DispatchConfig {
 pub struct Dispatcher {
     pool: Pool,
     sealing: Arc<SealingKey>,
-    webhook: Webhook,
+    destinations: Destinations,
     policy: RetryPolicy,
     metrics: Arc<Metrics>,
     /// Slots of unordered subscriptions.
@@ -83,39 +91,11 @@ pub struct Dispatcher {
     /// Attempts this process claimed through a head's finish, whose own
     /// jobs are still to come.
     chained: Mutex<Chained>,
-}
-
-/// A bounded memory of `(delivery, attempt)` pairs claimed by a chain: the
-/// job of such an attempt arrives after the chain claimed (and usually
-/// finished) it and would cost a failed claim in Postgres; it is dropped
-/// here instead. Forgetting one (the bound, a restart) only costs that
-/// claim. A job it drops wrongly — the chain's attempt died on an error and
-/// the sweeper's job came while the pair was remembered — is dropped once;
-/// the sweeper's next job goes through.
-#[derive(Default)]
-struct Chained {
-    pairs: std::collections::HashSet<(DeliveryId, u32)>,
-    order: std::collections::VecDeque<(DeliveryId, u32)>,
-}
-
-impl Chained {
-    const CAPACITY: usize = 65_536;
-
-    fn remember(&mut self, pair: (DeliveryId, u32)) {
-        if self.pairs.insert(pair) {
-            self.order.push_back(pair);
-        }
-        while self.order.len() > Self::CAPACITY {
-            if let Some(old) = self.order.pop_front() {
-                self.pairs.remove(&old);
-            }
-        }
-    }
-
-    /// Whether the pair was claimed by a chain (and forgets it).
-    fn take(&mut self, pair: (DeliveryId, u32)) -> bool {
-        self.pairs.remove(&pair)
-    }
+    /// The lease of the last claim, in milliseconds (for claims made in a
+    /// commit's fan-out, which cannot wait for the settings).
+    last_lease_ms: AtomicU64,
+    /// Group commit of delivered attempts.
+    recorder: Recorder,
 }
 
 impl Dispatcher {
@@ -126,24 +106,25 @@ impl Dispatcher {
         metrics: Arc<Metrics>,
     ) -> Self {
         Self {
-            pool,
+            pool: pool.clone(),
             sealing,
-            webhook: Webhook::new(),
+            destinations: Destinations::new(),
             policy,
             metrics,
             unordered: Mutex::default(),
             cache: cache::AttemptCache::new(),
             chained: Mutex::default(),
+            last_lease_ms: AtomicU64::new(
+                (Duration::from_secs(60) + LEASE_MARGIN).as_millis() as u64
+            ),
+            recorder: Recorder::start(pool),
         }
     }
 
     /// A slot of an unordered subscription (none for ordered ones: their
     /// lanes run one delivery at a time). Known before the claim, so even
     /// the first jobs of a subscription respect the bound.
-    async fn slot(
-        &self,
-        subscription: SubscriptionId,
-    ) -> anyhow::Result<Option<OwnedSemaphorePermit>> {
+    async fn slot(&self, subscription: SubscriptionId) -> Result<Option<OwnedSemaphorePermit>> {
         if self.cache.ordered(&self.pool, subscription).await? {
             return Ok(None);
         }
@@ -165,7 +146,7 @@ impl Dispatcher {
         }
     }
 
-    async fn try_handle(&self, job: &DeliveryJob) -> anyhow::Result<()> {
+    async fn try_handle(&self, job: &DeliveryJob) -> Result<()> {
         if self
             .chained
             .lock()
@@ -174,18 +155,33 @@ impl Dispatcher {
         {
             return Ok(());
         }
+        self.claim_and_chain(job).await
+    }
+
+    async fn claim_and_chain(&self, job: &DeliveryJob) -> Result<()> {
         // Unordered subscriptions first take a slot, before the claim, so a
         // lease never runs while waiting for one.
-        let _slot = self.slot(job.subscription_id).await?;
+        let slot = self.slot(job.subscription_id).await?;
         let lease = self.lease().await?;
-        let mut claimed =
+        let claimed =
             match deliveries::claim(&self.pool, job.delivery_id, job.attempt, lease).await? {
                 Claim::Claimed(claimed) => claimed,
                 Claim::Parked | Claim::Skipped(_) => return Ok(()),
             };
+        self.chain(*claimed, slot).await
+    }
+
+    /// Attempts a claimed delivery, then — while its lane's next delivery
+    /// can be claimed in the same record — the next ones. An unordered
+    /// subscription's `slot` is given back as soon as the request is
+    /// answered: the bound counts requests in flight, not their records.
+    async fn chain(&self, claimed: Claimed, mut slot: Option<OwnedSemaphorePermit>) -> Result<()> {
+        let mut claimed = Box::new(claimed);
         let started = Instant::now();
         for attempts in 1.. {
-            let (attempt, outcome) = attempt::make(self, &claimed).await?;
+            let made = attempt::make(self, &claimed).await;
+            drop(slot.take());
+            let (attempt, outcome) = made?;
             let decision = self.policy.decide(
                 claimed.creada_en,
                 chrono::Utc::now(),
@@ -204,9 +200,16 @@ impl Dispatcher {
             } else {
                 Next::Release
             };
-            let recorded =
-                deliveries::record_attempt(&self.pool, &claimed, &attempt, &decision, next).await?;
-            Metrics::add(&self.metrics.delivery_attempts, 1);
+            let recorded = match (&decision, next) {
+                (Decision::Delivered, Next::Claim(lease)) => {
+                    self.recorder.delivered(claimed, attempt, lease).await?
+                }
+                _ => {
+                    deliveries::record_attempt(&self.pool, &claimed, &attempt, &decision, next)
+                        .await?
+                }
+            };
+            self.metrics.delivery_attempts.inc();
             match recorded {
                 Recorded::Done {
                     next: Some(next), ..
@@ -224,9 +227,76 @@ impl Dispatcher {
     }
 
     /// The claim's lease: the attempt's timeout and a margin to record it.
-    async fn lease(&self) -> anyhow::Result<Duration> {
+    async fn lease(&self) -> Result<Duration> {
         let settings = self.cache.settings(&self.pool).await?;
-        Ok(Duration::from_secs(settings.timeout_segundos.max(1) as u64) + LEASE_MARGIN)
+        let lease = Duration::from_secs(settings.timeout_segundos.max(1) as u64) + LEASE_MARGIN;
+        self.last_lease_ms
+            .store(lease.as_millis() as u64, Ordering::Relaxed);
+        Ok(lease)
+    }
+
+    /// The lease as of the last claim (the longest possible one before any).
+    fn last_lease(&self) -> Duration {
+        Duration::from_millis(self.last_lease_ms.load(Ordering::Relaxed))
+    }
+
+    /// Takes first attempts a commit in this process handed over: deliveries
+    /// claimed in the fan-out are attempted now (their lease is running), and
+    /// jobs of unordered subscriptions are handled as if they had come from
+    /// Kafka — their Kafka copy is then dropped in memory.
+    fn take(self: &Arc<Self>, handed: Handed) {
+        for claimed in handed.claimed {
+            let dispatcher = self.clone();
+            let delivery = claimed.delivery_id;
+            tokio::spawn(async move {
+                if let Err(e) = dispatcher.chain(claimed, None).await {
+                    tracing::warn!(error = %e, %delivery, "attempt not completed; the sweeper will retry it");
+                }
+            });
+        }
+        for job in handed.jobs {
+            self.chained
+                .lock()
+                .expect("not poisoned")
+                .remember((job.delivery_id, job.attempt));
+            let dispatcher = self.clone();
+            tokio::spawn(async move { dispatcher.handle_handed(job).await });
+        }
+    }
+
+    /// [`Self::handle`] for a job handed over by a commit (the pair is
+    /// remembered for its Kafka copy, not to drop this one).
+    async fn handle_handed(&self, job: DeliveryJob) {
+        if let Err(e) = self.claim_and_chain(&job).await {
+            tracing::warn!(error = %e, delivery = %job.delivery_id, "attempt not completed; the sweeper will retry it");
+        }
+    }
+}
+
+/// The roles of this process that a commit in it hands work to: the
+/// dispatcher (first attempts straight after the commit) and the relay
+/// (woken at once instead of at its next poll). `motor serve` makes one
+/// when the API shares the process with either.
+#[derive(Clone, Default)]
+pub struct LocalRoles {
+    pub dispatcher: Option<Arc<Dispatcher>>,
+    pub relay: Option<Arc<Notify>>,
+}
+
+impl AfterCommit for LocalRoles {
+    fn lease(&self) -> Option<Duration> {
+        self.dispatcher.as_ref().map(|d| d.last_lease())
+    }
+
+    fn committed(&self, handed: Handed) {
+        if let Some(relay) = &self.relay {
+            relay.notify_one();
+        }
+        if let Some(dispatcher) = &self.dispatcher {
+            if !handed.is_empty() {
+                dispatcher.take(handed);
+            }
+        }
     }
 }
 
@@ -246,13 +316,25 @@ pub async fn run(
     source: Source,
     dispatcher: Arc<Dispatcher>,
     shutdown: CancellationToken,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     let topics = Topics::new(&config.bus.prefix);
-    let (names, group) = match source {
-        Source::Deliveries => (vec![topics.name(deliveries::DELIVERIES_TOPIC)], "dispatch"),
+    // First attempts that share a process with the API start from the
+    // commit; the topic carries the rest (released lanes, replays, the
+    // sweeper's jobs, another process's events). Retries wait a second or
+    // more (±20 %), so their fetches may wait longer still.
+    let (names, group, fetch_wait) = match source {
+        Source::Deliveries => (
+            vec![topics.name(Topic::Deliveries)],
+            "dispatch",
+            Duration::from_millis(50),
+        ),
         Source::Tiers => (
-            Tier::ALL.iter().map(|t| topics.name(t.suffix())).collect(),
+            Tier::ALL
+                .iter()
+                .map(|t| topics.name(Topic::Retry(*t)))
+                .collect(),
             "retry",
+            Duration::from_millis(250),
         ),
     };
     let consumer = ConsumerConfig {
@@ -260,6 +342,7 @@ pub async fn run(
         topics: names,
         max_in_flight: config.max_in_flight,
         commit_every: Duration::from_millis(500),
+        fetch_wait,
     };
     tracing::info!(role = group, "dispatcher started");
     consumer::run(
@@ -280,32 +363,4 @@ pub async fn run(
     .await?;
     tracing::info!(role = group, "dispatcher stopped");
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_chained_attempt_is_taken_once_and_the_memory_is_bounded() {
-        let mut chained = Chained::default();
-        let (a, b) = (DeliveryId::new(), DeliveryId::new());
-        chained.remember((a, 1));
-        chained.remember((a, 1));
-        assert!(
-            !chained.take((a, 2)),
-            "another attempt is not the chained one"
-        );
-        assert!(!chained.take((b, 1)));
-        assert!(chained.take((a, 1)));
-        assert!(!chained.take((a, 1)), "taken once");
-
-        for _ in 0..Chained::CAPACITY {
-            chained.remember((DeliveryId::new(), 1));
-        }
-        chained.remember((b, 1));
-        assert_eq!(chained.pairs.len(), Chained::CAPACITY);
-        assert_eq!(chained.order.len(), Chained::CAPACITY);
-        assert!(chained.take((b, 1)), "the newest is kept");
-    }
 }

@@ -18,6 +18,8 @@ use std::{
 use motor_domain::{settings::Settings, subscription::SubscriptionId, AppId};
 use motor_store::{subscriptions::SealedKey, Pool};
 
+use crate::Result;
+
 const FRESH_FOR: Duration = Duration::from_secs(1);
 
 /// Values by key, each fresh for [`FRESH_FOR`].
@@ -32,10 +34,10 @@ impl<K: Eq + Hash + Clone, V> Fresh<K, V> {
         }
     }
 
-    async fn get<F, Fut>(&self, key: &K, load: F) -> anyhow::Result<Arc<V>>
+    async fn get<F, Fut>(&self, key: &K, load: F) -> Result<Arc<V>>
     where
         F: FnOnce() -> Fut,
-        Fut: std::future::Future<Output = anyhow::Result<V>>,
+        Fut: std::future::Future<Output = Result<V>>,
     {
         if let Some((at, value)) = self.entries.lock().expect("not poisoned").get(key) {
             if at.elapsed() < FRESH_FOR {
@@ -67,7 +69,7 @@ impl AttemptCache {
         }
     }
 
-    pub(super) async fn settings(&self, pool: &Pool) -> anyhow::Result<Arc<Settings>> {
+    pub(super) async fn settings(&self, pool: &Pool) -> Result<Arc<Settings>> {
         self.settings
             .get(&(), || async {
                 Ok(motor_store::settings::load(pool).await?)
@@ -75,11 +77,7 @@ impl AttemptCache {
             .await
     }
 
-    pub(super) async fn destinations(
-        &self,
-        pool: &Pool,
-        app: AppId,
-    ) -> anyhow::Result<Arc<Vec<String>>> {
+    pub(super) async fn destinations(&self, pool: &Pool, app: AppId) -> Result<Arc<Vec<String>>> {
         self.destinations
             .get(&app, || async {
                 Ok(motor_store::operator::get_app(pool, app)
@@ -97,7 +95,7 @@ impl AttemptCache {
         pool: &Pool,
         subscription: SubscriptionId,
         version: i64,
-    ) -> anyhow::Result<Arc<Vec<SealedKey>>> {
+    ) -> Result<Arc<Vec<SealedKey>>> {
         self.keys
             .get(&(subscription, version), || async {
                 Ok(motor_store::subscriptions::live_keys(pool, subscription).await?)
@@ -107,11 +105,7 @@ impl AttemptCache {
 
     /// Whether the subscription is ordered (a missing one counts as
     /// ordered: its claim finds nothing).
-    pub(super) async fn ordered(
-        &self,
-        pool: &Pool,
-        subscription: SubscriptionId,
-    ) -> anyhow::Result<bool> {
+    pub(super) async fn ordered(&self, pool: &Pool, subscription: SubscriptionId) -> Result<bool> {
         let ordered = self
             .ordered
             .get(&subscription, || async {

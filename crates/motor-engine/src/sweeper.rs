@@ -3,14 +3,16 @@
 //! (an expired lease after a crash, a lost wake-up, a park that raced the
 //! head's finish, a broker that forgot its topics) and writes fresh jobs
 //! for them through the outbox. A duplicate job is harmless: the claim
-//! drops it. It also applies retention: `entregada` deliveries older than
-//! `retencion.dias_entregados` are deleted (never `fallida` ones: the DLQ).
+//! drops it. It also runs retention (`crate::retention`) every
+//! `purge_every`.
 
 use std::{sync::Arc, time::Duration};
 
-use motor_api::Metrics;
+use motor_metrics::Metrics;
 use motor_store::{deliveries, Pool};
 use tokio_util::sync::CancellationToken;
+
+use crate::{retention::purge_once, Result};
 
 #[derive(Debug, Clone)]
 pub struct SweeperConfig {
@@ -38,13 +40,15 @@ pub async fn run(
     pool: Pool,
     metrics: Arc<Metrics>,
     shutdown: CancellationToken,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     tracing::info!("sweeper started");
     let mut purged_at: Option<tokio::time::Instant> = None;
     while !shutdown.is_cancelled() {
         let started = tokio::time::Instant::now();
         match sweep_once(&config, &pool).await {
-            Ok(n) => Metrics::add(&metrics.sweeper_requeued, n as u64),
+            Ok(n) => {
+                metrics.sweeper_requeued.inc_by(n as u64);
+            }
             Err(e) => tracing::warn!(error = %e, "sweep failed; retrying"),
         }
         // A pass walks every lane (and reads the open deliveries of unordered
@@ -69,7 +73,7 @@ pub async fn run(
 }
 
 /// One pass; how many jobs it wrote.
-pub async fn sweep_once(config: &SweeperConfig, pool: &Pool) -> anyhow::Result<usize> {
+pub async fn sweep_once(config: &SweeperConfig, pool: &Pool) -> Result<usize> {
     let ids = deliveries::due_lane_heads(pool, config.stale_after, config.batch).await?;
     if ids.is_empty() {
         return Ok(0);
@@ -79,18 +83,4 @@ pub async fn sweep_once(config: &SweeperConfig, pool: &Pool) -> anyhow::Result<u
         tracing::info!(requeued = jobs.len(), "sweeper re-enqueued lane heads");
     }
     Ok(jobs.len())
-}
-
-/// One retention pass (in batches until nothing is left); how many
-/// `entregada` deliveries it deleted.
-pub async fn purge_once(config: &SweeperConfig, pool: &Pool) -> anyhow::Result<u64> {
-    let days = motor_store::settings::load(pool).await?.dias_entregados;
-    let mut total = 0;
-    loop {
-        let deleted = deliveries::purge_delivered(pool, days, config.batch).await?;
-        total += deleted;
-        if deleted < config.batch as u64 {
-            return Ok(total);
-        }
-    }
 }

@@ -8,18 +8,18 @@
 //! Each relay takes a fair share of the shards (the count of live relays is
 //! read from `pg_stat_activity`) and the rest rebalance within a second.
 
-use std::{collections::BTreeSet, str::FromStr, sync::Arc, time::Duration};
+mod shards;
 
-use motor_api::Metrics;
+use std::{sync::Arc, time::Duration};
+
 use motor_bus::{topics::ensure_topics, BusConfig, Producer, Record, Topics};
-use motor_domain::OUTBOX_SHARDS;
+use motor_metrics::Metrics;
 use motor_store::{outbox, Pool};
-use sqlx::{postgres::PgConnectOptions, ConnectOptions, PgConnection};
-use tokio::time::{sleep, Instant};
+use tokio::{sync::Notify, time::sleep};
 use tokio_util::sync::CancellationToken;
 
-/// `application_name` of relay lock connections.
-const RELAY_APP_NAME: &str = "motor-relay";
+use self::shards::Shards;
+use crate::{EngineError, Result};
 
 #[derive(Debug, Clone)]
 pub struct RelayConfig {
@@ -27,10 +27,16 @@ pub struct RelayConfig {
     pub bus: BusConfig,
     /// Records read per round.
     pub batch: i64,
-    /// Wait between empty rounds (the latency floor at low load).
+    /// Wait after the first empty round (the latency floor at low load);
+    /// it doubles with each further empty round up to `idle_max`, so an idle
+    /// relay costs Postgres a few reads a second, not hundreds.
     pub idle_wait: Duration,
+    pub idle_max: Duration,
     /// How often shard ownership is re-checked.
     pub rebalance_every: Duration,
+    /// Commits in this process notify it: an idle relay wakes at once
+    /// instead of at its next poll.
+    pub wake: Option<Arc<Notify>>,
 }
 
 impl RelayConfig {
@@ -40,69 +46,10 @@ impl RelayConfig {
             bus,
             batch: 2000,
             idle_wait: Duration::from_millis(5),
+            idle_max: Duration::from_millis(50),
             rebalance_every: Duration::from_secs(1),
+            wake: None,
         }
-    }
-}
-
-/// Shards this process owns, and the connection that holds their locks.
-struct Shards {
-    options: PgConnectOptions,
-    conn: Option<PgConnection>,
-    owned: BTreeSet<i32>,
-    checked_at: Option<Instant>,
-}
-
-impl Shards {
-    fn new(database_url: &str) -> anyhow::Result<Self> {
-        Ok(Self {
-            options: PgConnectOptions::from_str(database_url)?.application_name(RELAY_APP_NAME),
-            conn: None,
-            owned: BTreeSet::new(),
-            checked_at: None,
-        })
-    }
-
-    /// Takes or gives back shards so this relay owns its fair share.
-    async fn rebalance(&mut self) -> anyhow::Result<()> {
-        if self.conn.is_none() {
-            self.conn = Some(self.options.connect().await?);
-        }
-        let conn = self.conn.as_mut().expect("connected above");
-        let share = outbox::fair_share(outbox::live_relays(&mut *conn, RELAY_APP_NAME).await?);
-        while self.owned.len() > share {
-            let shard = *self.owned.last().expect("non-empty");
-            outbox::unlock_shard(conn, shard).await?;
-            self.owned.remove(&shard);
-        }
-        // Start at a random shard so relays starting together spread out.
-        let start = (rand::random::<u32>() % OUTBOX_SHARDS as u32) as i32;
-        for i in 0..OUTBOX_SHARDS {
-            if self.owned.len() >= share {
-                break;
-            }
-            let shard = (start + i) % OUTBOX_SHARDS;
-            if !self.owned.contains(&shard) && outbox::try_lock_shard(conn, shard).await? {
-                self.owned.insert(shard);
-            }
-        }
-        self.checked_at = Some(Instant::now());
-        Ok(())
-    }
-
-    fn due(&self, every: Duration) -> bool {
-        self.checked_at.is_none_or(|at| at.elapsed() >= every)
-    }
-
-    /// Forgets every shard; closing the connection releases the locks.
-    fn reset(&mut self) {
-        self.conn = None;
-        self.owned.clear();
-        self.checked_at = None;
-    }
-
-    fn list(&self) -> Vec<i32> {
-        self.owned.iter().copied().collect()
     }
 }
 
@@ -112,11 +59,12 @@ pub async fn run(
     pool: Pool,
     metrics: Arc<Metrics>,
     shutdown: CancellationToken,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     let mut producer = Producer::new(&config.bus)?;
     let topics = Topics::new(&config.bus.prefix);
     wait_for_topics(&config.bus, &shutdown).await;
     let mut shards = Shards::new(&config.database_url)?;
+    let mut idle = config.idle_wait;
     tracing::info!("relay started");
 
     while !shutdown.is_cancelled() {
@@ -127,18 +75,24 @@ pub async fn run(
                 pause(&shutdown, Duration::from_secs(1)).await;
                 continue;
             }
-            metrics.relay_shards_owned.store(
-                shards.owned.len() as i64,
-                std::sync::atomic::Ordering::Relaxed,
-            );
+            metrics.relay_shards_owned.set(shards.count() as i64);
         }
-        if shards.owned.is_empty() {
+        if shards.count() == 0 {
             pause(&shutdown, config.rebalance_every).await;
             continue;
         }
         match relay_once(&config, &pool, &producer, &topics, &shards.list(), &metrics).await {
-            Ok(0) => pause(&shutdown, config.idle_wait).await,
-            Ok(_) => {}
+            Ok(0) => {
+                match &config.wake {
+                    Some(wake) => tokio::select! {
+                        _ = wake.notified() => {}
+                        _ = pause(&shutdown, idle) => {}
+                    },
+                    None => pause(&shutdown, idle).await,
+                }
+                idle = (idle * 2).min(config.idle_max);
+            }
+            Ok(_) => idle = config.idle_wait,
             Err(e) => {
                 tracing::warn!(error = %e, "relay round failed; retrying");
                 // A broker that lost its topics (restart of an in-memory
@@ -170,12 +124,12 @@ async fn relay_once(
     topics: &Topics,
     shards: &[i32],
     metrics: &Metrics,
-) -> anyhow::Result<usize> {
+) -> Result<usize> {
     let records = outbox::fetch(pool, shards, config.batch).await?;
     if records.is_empty() {
         return Ok(0);
     }
-    let names: Vec<String> = records.iter().map(|r| topics.name(&r.topic)).collect();
+    let names: Vec<String> = records.iter().map(|r| topics.of_suffix(&r.topic)).collect();
     let batch: Vec<Record<'_>> = records
         .iter()
         .zip(&names)
@@ -198,11 +152,14 @@ async fn relay_once(
         }
     }
     outbox::delete(pool, &published).await?;
-    Metrics::add(&metrics.outbox_published, published.len() as u64);
+    metrics.outbox_published.inc_by(published.len() as u64);
     if let Some(e) = first_error {
         let failed = records.len() - published.len();
-        Metrics::add(&metrics.outbox_publish_errors, failed as u64);
-        anyhow::bail!("{failed} records not acknowledged: {e}");
+        metrics.outbox_publish_errors.inc_by(failed as u64);
+        return Err(EngineError::NotAcknowledged {
+            failed,
+            cause: e.to_string(),
+        });
     }
     Ok(published.len())
 }

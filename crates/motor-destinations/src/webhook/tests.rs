@@ -1,0 +1,132 @@
+//! The webhook sender against real sockets on loopback.
+
+use std::time::Duration;
+
+use motor_domain::delivery::TransportFailure;
+use reqwest::dns::Resolve;
+
+use super::{
+    client::{BlockedAddress, GuardedResolver},
+    Webhook,
+};
+
+#[tokio::test]
+async fn names_resolving_to_loopback_are_refused() {
+    let err = GuardedResolver
+        .resolve("localhost".parse().unwrap())
+        .await
+        .err()
+        .expect("localhost resolves to loopback");
+    assert!(err.downcast_ref::<BlockedAddress>().is_some(), "{err}");
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_named() {
+    // A port nobody listens on: bind one, then free it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let webhook = Webhook::new();
+    for path in ["", "tls-certificate-handshake"] {
+        // A URL that happens to say "tls" is still a refused connection.
+        let outcome = webhook
+            .post(
+                &format!("http://127.0.0.1:{port}/{path}"),
+                Duration::from_secs(5),
+                &[],
+                "{}",
+            )
+            .await;
+        assert_eq!(outcome, Err(TransportFailure::ConnectionRefused));
+    }
+}
+
+#[tokio::test]
+async fn a_plain_http_server_spoken_to_in_tls_is_a_tls_error() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        use tokio::io::AsyncWriteExt;
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let _ = socket
+                .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+                .await;
+        }
+    });
+    let outcome = Webhook::new()
+        .post(
+            &format!("https://127.0.0.1:{port}/"),
+            Duration::from_secs(5),
+            &[],
+            "{}",
+        )
+        .await;
+    assert_eq!(outcome, Err(TransportFailure::Tls));
+}
+
+#[tokio::test]
+async fn answers_status_and_retry_after_without_following_redirects() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut n = 0;
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut buf = [0u8; 4096];
+            let _ = socket.read(&mut buf).await;
+            let answer: &[u8] = if n == 0 {
+                b"HTTP/1.1 503 Service Unavailable\r\nretry-after: 7\r\ncontent-length: 0\r\n\r\n"
+            } else {
+                b"HTTP/1.1 302 Found\r\nlocation: http://127.0.0.1:1/\r\ncontent-length: 0\r\n\r\n"
+            };
+            n += 1;
+            let _ = socket.write_all(answer).await;
+        }
+    });
+    let webhook = Webhook::new();
+    let url = format!("http://127.0.0.1:{port}/");
+    let answer = webhook
+        .post(&url, Duration::from_secs(5), &[], "{}")
+        .await
+        .unwrap();
+    assert_eq!(
+        (answer.status, answer.retry_after.as_deref()),
+        (503, Some("7"))
+    );
+    let answer = webhook
+        .post(&url, Duration::from_secs(5), &[], "{}")
+        .await
+        .unwrap();
+    assert_eq!(answer.status, 302, "a redirect is answered, not followed");
+}
+
+#[tokio::test]
+async fn an_endless_answer_is_read_only_up_to_4_kb() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut buf = [0u8; 4096];
+        let _ = socket.read(&mut buf).await;
+        socket
+            .write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+            .await
+            .unwrap();
+        // A body that never ends, for as long as anyone reads it.
+        let chunk = format!("1000\r\n{}\r\n", "x".repeat(0x1000));
+        while socket.write_all(chunk.as_bytes()).await.is_ok() {}
+    });
+    let answer = Webhook::new()
+        .post(
+            &format!("http://127.0.0.1:{port}/"),
+            Duration::from_secs(5),
+            &[],
+            "{}",
+        )
+        .await;
+    // Reading it all would end in the attempt's timeout instead.
+    assert_eq!(answer.map(|a| a.status), Ok(200));
+}

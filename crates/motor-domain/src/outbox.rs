@@ -1,0 +1,252 @@
+//! What Motor publishes, named once: the topic vocabulary ([`Topic`]) and
+//! the outbox record ([`OutboxRecord`]) every writer builds — the ledger
+//! (events), the fan-out, replays and the sweeper (delivery jobs) and an
+//! attempt's finish (retries, the DLQ). The store inserts records, the
+//! relay publishes them under `{prefix}.{topic}`; both stay ignorant of
+//! what a record means.
+
+use std::fmt;
+
+use crate::{
+    delivery::{DeliveryId, DeliveryJob, Lane, Tier},
+    envelope::Envelope,
+    ids::{EventId, InstanceId},
+    subscription::SubscriptionId,
+    time::{self, Timestamp},
+};
+
+/// Number of outbox shards. The relay locks shards, never single rows, so
+/// per-instance order holds however many relay processes run. Changing it
+/// re-maps instances to shards: only do so with the outbox drained.
+pub const OUTBOX_SHARDS: i32 = 32;
+
+/// Shard of the outbox an instance's records go to.
+pub fn outbox_shard(instance: InstanceId) -> i32 {
+    // The low bits of both v4 and v7 uuids are random.
+    (instance.as_uuid().as_u128() % OUTBOX_SHARDS as u128) as i32
+}
+
+/// One of Motor's topics, without the prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Topic {
+    /// `{prefix}.events`: every envelope, for direct consumption by users.
+    Events,
+    /// `{prefix}.deliveries`: jobs due now (first attempts, replays,
+    /// released lanes, the sweeper's requeues).
+    Deliveries,
+    /// `{prefix}.retry.{1s,…}`: jobs waiting for their `due_at`.
+    Retry(Tier),
+    /// `{prefix}.dlq`: envelopes of deliveries that ended `fallida`.
+    Dlq,
+}
+
+impl Topic {
+    /// Every topic Motor uses, in the order they are created.
+    pub const ALL: [Topic; 9] = [
+        Topic::Events,
+        Topic::Deliveries,
+        Topic::Retry(Tier::S1),
+        Topic::Retry(Tier::S5),
+        Topic::Retry(Tier::S30),
+        Topic::Retry(Tier::M2),
+        Topic::Retry(Tier::M10),
+        Topic::Retry(Tier::H1),
+        Topic::Dlq,
+    ];
+
+    /// The suffix after `{prefix}.`: what the outbox stores.
+    pub const fn suffix(self) -> &'static str {
+        match self {
+            Topic::Events => "events",
+            Topic::Deliveries => "deliveries",
+            Topic::Retry(tier) => tier.suffix(),
+            Topic::Dlq => "dlq",
+        }
+    }
+
+    /// The topic a suffix names.
+    pub fn from_suffix(suffix: &str) -> Option<Self> {
+        Topic::ALL.into_iter().find(|t| t.suffix() == suffix)
+    }
+
+    /// The full name under `prefix`, e.g. `motor.retry.5s`.
+    pub fn name(self, prefix: &str) -> String {
+        format!("{prefix}.{}", self.suffix())
+    }
+
+    /// The topic a job goes to: [`Topic::Deliveries`] when it is due at
+    /// `now`, else the delay tier of the wait (the largest tier not above
+    /// it), so a job that must wait never sits at the head of the live topic.
+    pub fn for_job(due_at: Timestamp, now: Timestamp) -> Self {
+        match (due_at - now).to_std() {
+            Ok(wait) if !wait.is_zero() => Topic::Retry(Tier::for_delay(wait)),
+            _ => Topic::Deliveries,
+        }
+    }
+}
+
+impl fmt::Display for Topic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.suffix())
+    }
+}
+
+/// A record bound for Kafka, as the outbox stores it: keyed by its
+/// instance, so every record of an instance lands on one partition in the
+/// order it was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboxRecord {
+    pub topic: Topic,
+    pub instance: InstanceId,
+    pub payload: Vec<u8>,
+    /// Kafka headers, name and value.
+    pub headers: Vec<(&'static str, String)>,
+}
+
+impl OutboxRecord {
+    /// An event for `{prefix}.events`: the envelope's bytes as stored.
+    pub fn event(envelope: &Envelope, json: &str) -> Self {
+        Self {
+            topic: Topic::Events,
+            instance: envelope.instance_id,
+            payload: json.as_bytes().to_vec(),
+            headers: vec![
+                ("event_id", envelope.event_id.to_string()),
+                ("instance_id", envelope.instance_id.to_string()),
+                ("seq", envelope.seq.to_string()),
+                ("type", envelope.event_type.clone()),
+            ],
+        }
+    }
+
+    /// A delivery job, on the topic its `due_at` calls for at `now`.
+    pub fn job(job: &DeliveryJob, now: Timestamp) -> Self {
+        Self::job_on(job, Topic::for_job(job.due_at, now))
+    }
+
+    /// A delivery job on a given topic (a retry goes to the tier its
+    /// schedule chose, which may differ from [`Topic::for_job`]).
+    pub fn job_on(job: &DeliveryJob, topic: Topic) -> Self {
+        Self {
+            topic,
+            instance: job.instance_id,
+            payload: job.to_json(),
+            headers: vec![
+                ("delivery_id", job.delivery_id.to_string()),
+                ("subscription_id", job.subscription_id.to_string()),
+                ("seq", job.seq.to_string()),
+                ("attempt", job.attempt.to_string()),
+                ("due_at", time::format(&job.due_at)),
+            ],
+        }
+    }
+
+    /// A delivery that ended `fallida`, for `{prefix}.dlq`: its envelope,
+    /// with the delivery's ids and its last error as headers.
+    pub fn dead_letter(letter: DeadLetter<'_>) -> Self {
+        Self {
+            topic: Topic::Dlq,
+            instance: letter.instance_id,
+            payload: letter.envelope.as_bytes().to_vec(),
+            headers: vec![
+                ("delivery_id", letter.delivery_id.to_string()),
+                ("subscription_id", letter.subscription_id.to_string()),
+                ("event_id", letter.event_id.to_string()),
+                ("seq", letter.seq.to_string()),
+                ("lane", letter.lane.to_string()),
+                ("ultimo_error", letter.error.to_owned()),
+            ],
+        }
+    }
+
+    /// The outbox shard this record goes to.
+    pub fn shard(&self) -> i32 {
+        outbox_shard(self.instance)
+    }
+}
+
+/// What a DLQ record says of its delivery.
+#[derive(Debug, Clone, Copy)]
+pub struct DeadLetter<'a> {
+    pub delivery_id: DeliveryId,
+    pub subscription_id: SubscriptionId,
+    pub instance_id: InstanceId,
+    pub event_id: EventId,
+    pub seq: i64,
+    pub lane: Lane,
+    pub envelope: &'a str,
+    /// The `ultimo_error` code.
+    pub error: &'a str,
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{TimeDelta, Utc};
+
+    use super::*;
+
+    #[test]
+    fn every_topic_has_one_suffix_and_comes_back_from_it() {
+        let suffixes: Vec<&str> = Topic::ALL.iter().map(|t| t.suffix()).collect();
+        assert_eq!(
+            suffixes,
+            [
+                "events",
+                "deliveries",
+                "retry.1s",
+                "retry.5s",
+                "retry.30s",
+                "retry.2m",
+                "retry.10m",
+                "retry.1h",
+                "dlq"
+            ]
+        );
+        for topic in Topic::ALL {
+            assert_eq!(Topic::from_suffix(topic.suffix()), Some(topic));
+        }
+        assert_eq!(Topic::from_suffix("retry.3s"), None);
+        assert_eq!(Topic::Retry(Tier::S5).name("motor"), "motor.retry.5s");
+    }
+
+    #[test]
+    fn due_jobs_go_to_the_live_topic_and_waiting_ones_to_a_tier() {
+        let now = Utc::now();
+        assert_eq!(Topic::for_job(now, now), Topic::Deliveries);
+        assert_eq!(
+            Topic::for_job(now - TimeDelta::seconds(5), now),
+            Topic::Deliveries
+        );
+        assert_eq!(
+            Topic::for_job(now + TimeDelta::seconds(40), now),
+            Topic::Retry(Tier::S30)
+        );
+        assert_eq!(
+            Topic::for_job(now + TimeDelta::hours(3), now),
+            Topic::Retry(Tier::H1)
+        );
+    }
+
+    #[test]
+    fn a_job_record_carries_the_job_and_its_pointer_headers() {
+        let job = DeliveryJob {
+            delivery_id: DeliveryId::new(),
+            subscription_id: SubscriptionId::new(),
+            instance_id: InstanceId::new(),
+            lane: Lane::Live,
+            seq: 7,
+            attempt: 2,
+            due_at: Utc::now(),
+        };
+        let record = OutboxRecord::job(&job, job.due_at);
+        assert_eq!(record.topic, Topic::Deliveries);
+        assert_eq!(record.instance, job.instance_id);
+        assert_eq!(DeliveryJob::from_json(&record.payload).unwrap(), job);
+        let names: Vec<&str> = record.headers.iter().map(|(k, _)| *k).collect();
+        assert_eq!(
+            names,
+            ["delivery_id", "subscription_id", "seq", "attempt", "due_at"]
+        );
+        assert_eq!(record.shard(), outbox_shard(job.instance_id));
+    }
+}

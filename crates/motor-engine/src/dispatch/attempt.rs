@@ -1,0 +1,59 @@
+//! One attempt of a claimed delivery: gather what it needs (settings, the
+//! app's allowed destinations, the subscription's live keys — all from the
+//! cache), make it through `motor_destinations::attempt` (the same call
+//! `/test` makes), and turn the report into the attempt row and outcome.
+
+use bytes::Bytes;
+use motor_destinations::{attempt, Attempt as Request};
+use motor_domain::{delivery::Outcome, keyring};
+use motor_store::deliveries::{Attempt, Claimed};
+
+use super::Dispatcher;
+use crate::Result;
+
+pub(super) async fn make(d: &Dispatcher, claimed: &Claimed) -> Result<(Attempt, Outcome)> {
+    let settings = d.cache.settings(&d.pool).await?;
+    let destinations = d.cache.destinations(&d.pool, claimed.app_id).await?;
+    let sealed = d
+        .cache
+        .keys(
+            &d.pool,
+            claimed.subscription_id,
+            claimed.subscription_version,
+        )
+        .await?;
+    // A retiring key stops signing when its window ends, even if the set
+    // was read a moment before.
+    let keys = keyring::open_live(
+        &d.sealing,
+        claimed.subscription_id,
+        &sealed,
+        chrono::Utc::now(),
+    );
+    for key in &keys.unopened {
+        tracing::error!(key = %key, subscription = %claimed.subscription_id, "a signing key does not open");
+    }
+    let delivery_id = claimed.delivery_id.to_string();
+    let report = attempt(
+        &d.destinations,
+        Request {
+            destination: claimed.destination.as_ref(),
+            allowed: &[&settings.destinos_permitidos, &destinations],
+            keys: &keys.keys,
+            event_id: claimed.event_id,
+            delivery_id: &delivery_id,
+            envelope: Bytes::from(claimed.envelope.clone()),
+            timeout_seconds: settings.timeout_segundos,
+        },
+    )
+    .await;
+    let outcome = report.outcome(chrono::Utc::now());
+    let attempt = Attempt {
+        iniciado_en: report.started_at,
+        duracion_ms: report.duration_ms(),
+        status: report.status(),
+        error: outcome.error(),
+        key_ids: report.key_ids,
+    };
+    Ok((attempt, outcome))
+}

@@ -1,0 +1,112 @@
+//! Group commit of the hot finish. Attempts that ended `entregada` and
+//! claim their lane's next delivery are queued and recorded by a couple of
+//! workers in batches — one statement for the whole batch
+//! (`motor_store::deliveries::record_delivered_many`) — instead of one
+//! commit each. At low load a batch is one attempt and adds no wait: a
+//! worker takes what is queued and never waits for more. Every other
+//! outcome (retry, failure, suspension) is rarer and recorded on its own.
+
+use std::{sync::Arc, time::Duration};
+
+use motor_store::{
+    deliveries::{self, Attempt, Claimed, Recorded},
+    Pool,
+};
+use tokio::sync::{mpsc, oneshot, Mutex};
+
+use crate::{EngineError, Result};
+
+/// Attempts a batch records at most.
+const MAX_BATCH: usize = 256;
+/// Batches in flight at once: one collects while the other commits.
+const WORKERS: usize = 2;
+const QUEUE: usize = 8_192;
+
+struct Pending {
+    claimed: Box<Claimed>,
+    attempt: Attempt,
+    lease: Duration,
+    answer: oneshot::Sender<Result<Recorded>>,
+}
+
+pub(super) struct Recorder {
+    queue: mpsc::Sender<Pending>,
+}
+
+impl Recorder {
+    pub(super) fn start(pool: Pool) -> Self {
+        let (queue, waiting) = mpsc::channel(QUEUE);
+        let waiting = Arc::new(Mutex::new(waiting));
+        for _ in 0..WORKERS {
+            tokio::spawn(work(pool.clone(), waiting.clone()));
+        }
+        Self { queue }
+    }
+
+    /// Records `claimed`'s attempt as delivered, claiming its lane's next
+    /// delivery for `lease` when it can be claimed now.
+    pub(super) async fn delivered(
+        &self,
+        claimed: Box<Claimed>,
+        attempt: Attempt,
+        lease: Duration,
+    ) -> Result<Recorded> {
+        let (answer, answered) = oneshot::channel();
+        let stopped = || EngineError::Batch("the recorder stopped".into());
+        self.queue
+            .send(Pending {
+                claimed,
+                attempt,
+                lease,
+                answer,
+            })
+            .await
+            .map_err(|_| stopped())?;
+        answered.await.map_err(|_| stopped())?
+    }
+}
+
+async fn work(pool: Pool, waiting: Arc<Mutex<mpsc::Receiver<Pending>>>) {
+    loop {
+        let batch = {
+            let mut waiting = waiting.lock().await;
+            let Some(first) = waiting.recv().await else {
+                return;
+            };
+            let mut batch = vec![first];
+            while batch.len() < MAX_BATCH {
+                match waiting.try_recv() {
+                    Ok(next) => batch.push(next),
+                    Err(_) => break,
+                }
+            }
+            batch
+        };
+        record(&pool, batch).await;
+    }
+}
+
+async fn record(pool: &Pool, batch: Vec<Pending>) {
+    // One lease for the batch: the longest asked (they differ only across
+    // a settings change).
+    let lease = batch.iter().map(|p| p.lease).max().unwrap_or_default();
+    let done: Vec<(&Claimed, &Attempt)> = batch
+        .iter()
+        .map(|p| (p.claimed.as_ref(), &p.attempt))
+        .collect();
+    let result = deliveries::record_delivered_many(pool, &done, lease).await;
+    drop(done);
+    match result {
+        Ok(answers) => {
+            for (pending, answer) in batch.into_iter().zip(answers) {
+                let _ = pending.answer.send(Ok(answer));
+            }
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, attempts = batch.len(), "a batch of records failed");
+            for pending in batch {
+                let _ = pending.answer.send(Err(EngineError::Batch(e.to_string())));
+            }
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! The engine's one error type. Every role logs it and retries; a role
+//! ends with one only when it cannot start.
+
+use motor_bus::BusError;
+use motor_store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Postgres(#[from] sqlx::Error),
+    #[error(transparent)]
+    Bus(#[from] BusError),
+    /// A batch this call was part of failed (the batch's error, as text).
+    #[error("batch failed: {0}")]
+    Batch(String),
+    /// Kafka did not acknowledge some records of a relay round.
+    #[error("{failed} records not acknowledged: {cause}")]
+    NotAcknowledged { failed: usize, cause: String },
+}
+
+pub type Result<T, E = EngineError> = std::result::Result<T, E>;

@@ -1,0 +1,25 @@
+//! Motor's delivery engine: everything between a committed transaction and
+//! a receiver's answer. The binary wires configuration to it; nothing here
+//! knows HTTP routes or the API crate.
+//!
+//! - `relay`: outbox → Kafka, per owned shard, in id order.
+//! - `dispatch`: delivery jobs from `{prefix}.deliveries` (the dispatch
+//!   role) and the delay tiers (the retry role) become attempts through
+//!   `motor-destinations`, recorded in Postgres with what follows.
+//! - `sweeper`: lane heads whose job was lost or whose lease expired get a
+//!   fresh job; `retention` deletes old `entregada` deliveries.
+//!
+//! Neighbours: `motor-store` (Postgres), `motor-bus` (Kafka),
+//! `motor-destinations` (the attempt), `motor-metrics` (counting).
+
+mod dispatch;
+mod error;
+mod relay;
+mod retention;
+mod sweeper;
+
+pub use dispatch::{run as run_dispatch, DispatchConfig, Dispatcher, LocalRoles, Source};
+pub use error::{EngineError, Result};
+pub use relay::{run as run_relay, RelayConfig};
+pub use retention::purge_once;
+pub use sweeper::{run as run_sweeper, sweep_once, SweeperConfig};

@@ -1,0 +1,80 @@
+//! Shard ownership: which outbox shards this relay publishes, held under
+//! Postgres advisory locks on one dedicated connection (closing it frees
+//! them), rebalanced so each live relay owns its fair share.
+
+use std::{collections::BTreeSet, str::FromStr, time::Duration};
+
+use motor_domain::OUTBOX_SHARDS;
+use motor_store::outbox;
+use sqlx::{postgres::PgConnectOptions, ConnectOptions, PgConnection};
+use tokio::time::Instant;
+
+use crate::Result;
+
+/// `application_name` of relay lock connections.
+const RELAY_APP_NAME: &str = "motor-relay";
+
+/// Shards this process owns, and the connection that holds their locks.
+pub(super) struct Shards {
+    options: PgConnectOptions,
+    conn: Option<PgConnection>,
+    owned: BTreeSet<i32>,
+    checked_at: Option<Instant>,
+}
+
+impl Shards {
+    pub(super) fn new(database_url: &str) -> Result<Self> {
+        Ok(Self {
+            options: PgConnectOptions::from_str(database_url)?.application_name(RELAY_APP_NAME),
+            conn: None,
+            owned: BTreeSet::new(),
+            checked_at: None,
+        })
+    }
+
+    /// Takes or gives back shards so this relay owns its fair share.
+    pub(super) async fn rebalance(&mut self) -> Result<()> {
+        if self.conn.is_none() {
+            self.conn = Some(self.options.connect().await?);
+        }
+        let conn = self.conn.as_mut().expect("connected above");
+        let share = outbox::fair_share(outbox::live_relays(&mut *conn, RELAY_APP_NAME).await?);
+        while self.owned.len() > share {
+            let shard = *self.owned.last().expect("non-empty");
+            outbox::unlock_shard(conn, shard).await?;
+            self.owned.remove(&shard);
+        }
+        // Start at a random shard so relays starting together spread out.
+        let start = (rand::random::<u32>() % OUTBOX_SHARDS as u32) as i32;
+        for i in 0..OUTBOX_SHARDS {
+            if self.owned.len() >= share {
+                break;
+            }
+            let shard = (start + i) % OUTBOX_SHARDS;
+            if !self.owned.contains(&shard) && outbox::try_lock_shard(conn, shard).await? {
+                self.owned.insert(shard);
+            }
+        }
+        self.checked_at = Some(Instant::now());
+        Ok(())
+    }
+
+    pub(super) fn due(&self, every: Duration) -> bool {
+        self.checked_at.is_none_or(|at| at.elapsed() >= every)
+    }
+
+    /// Forgets every shard; closing the connection releases the locks.
+    pub(super) fn reset(&mut self) {
+        self.conn = None;
+        self.owned.clear();
+        self.checked_at = None;
+    }
+
+    pub(super) fn list(&self) -> Vec<i32> {
+        self.owned.iter().copied().collect()
+    }
+
+    pub(super) fn count(&self) -> usize {
+        self.owned.len()
+    }
+}

@@ -1,0 +1,182 @@
+//! The ledger: appending events with a gapless per-instance `seq`, and
+//! reading pages of it.
+//!
+//! `seq` is taken from `instances.last_seq` under that row's lock, in the
+//! transaction that inserts the events and their outbox rows, so numbers
+//! follow commit order with no gaps or repeats. A `source_id` already in the
+//! ledger returns the stored event and consumes no number.
+
+use std::{collections::HashMap, time::Duration};
+
+mod write;
+
+use motor_domain::{ledger::LedgerQuery, InstanceId, NewEvent};
+use sqlx::{PgConnection, PgExecutor, Row};
+use uuid::Uuid;
+
+use crate::{deliveries::Handed, Result, StoreError};
+
+/// An instance whose row this transaction holds locked.
+#[derive(Debug, Clone, Copy)]
+pub struct LockedInstance {
+    pub id: InstanceId,
+    pub generation: i64,
+    pub last_seq: i64,
+}
+
+/// The result of an append, in request order.
+#[derive(Debug, Clone)]
+pub struct Appended {
+    /// Stored envelope JSON of every requested event, new or existing.
+    pub envelopes: Vec<String>,
+    /// How many events were new (the rest were known `source_id`s).
+    pub stored: usize,
+    /// First attempts for this process's dispatcher, with
+    /// [`append_locked_handing`]; empty otherwise.
+    pub handed: Handed,
+}
+
+/// Locks the instance row for the rest of the transaction.
+pub async fn lock_instance(conn: &mut PgConnection, id: InstanceId) -> Result<LockedInstance> {
+    let row = sqlx::query("SELECT generation, last_seq FROM instances WHERE id = $1 FOR UPDATE")
+        .bind(Uuid::from(id))
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(StoreError::NotFound("instance"))?;
+    Ok(LockedInstance {
+        id,
+        generation: row.get("generation"),
+        last_seq: row.get("last_seq"),
+    })
+}
+
+/// Appends events to an instance's ledger inside the caller's transaction:
+/// the library call for producers that write events together with their own
+/// data. Commit the transaction and the events are accepted.
+///
+/// ```ignore
+/// let mut tx = pool.begin().await?;
+/// my_table_update(&mut tx).await?;
+/// motor_store::ledger::append(&mut tx, instance, &events).await?;
+/// tx.commit().await?;
+/// ```
+pub async fn append(
+    conn: &mut PgConnection,
+    instance: InstanceId,
+    events: &[NewEvent],
+) -> Result<Appended> {
+    let locked = lock_instance(conn, instance).await?;
+    append_locked(conn, locked, events).await
+}
+
+/// [`append`] for a caller that already holds the instance lock.
+pub async fn append_locked(
+    conn: &mut PgConnection,
+    instance: LockedInstance,
+    events: &[NewEvent],
+) -> Result<Appended> {
+    append_locked_handing(conn, instance, events, None).await
+}
+
+/// [`append_locked`] for a process whose own dispatcher takes first
+/// attempts straight after the commit: with `lease`, the heads of free
+/// ordered lanes are claimed in the fan-out and returned, with the jobs of
+/// unordered subscriptions, in [`Appended::handed`]. Hand them over only
+/// after the transaction commits.
+pub async fn append_locked_handing(
+    conn: &mut PgConnection,
+    instance: LockedInstance,
+    events: &[NewEvent],
+    lease: Option<Duration>,
+) -> Result<Appended> {
+    let (mut appended, handed) = write::append_locked_all(
+        conn,
+        &mut HashMap::from([(instance.id, instance)]),
+        &[Request {
+            instance: instance.id,
+            events,
+        }],
+        lease,
+    )
+    .await?;
+    let mut one = appended.pop().expect("one request, one answer");
+    one.handed = handed;
+    Ok(one)
+}
+
+/// One producer request of a batch.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    pub instance: InstanceId,
+    pub events: &'a [NewEvent],
+}
+
+/// Appends the requests of a batch in the caller's transaction — group
+/// commit: many producers' requests, one commit. Locks their instances in
+/// id order (so two batches never deadlock), then stores every new event,
+/// its outbox record and each instance's new `last_seq` in one statement
+/// and fans out in one more, whatever the number of instances. Requests of
+/// one instance get consecutive seqs in request order. Answers one
+/// [`Appended`] per request (its `handed` empty) and what the whole batch
+/// hands over (see [`append_locked_handing`]).
+pub async fn append_batch(
+    conn: &mut PgConnection,
+    requests: &[Request<'_>],
+    lease: Option<Duration>,
+) -> Result<(Vec<Appended>, Handed)> {
+    let mut ids: Vec<Uuid> = requests.iter().map(|r| Uuid::from(r.instance)).collect();
+    ids.sort();
+    ids.dedup();
+    let rows = sqlx::query(
+        "SELECT id, generation, last_seq FROM instances WHERE id = ANY($1) ORDER BY id FOR UPDATE",
+    )
+    .bind(&ids)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut locked: HashMap<InstanceId, LockedInstance> = rows
+        .iter()
+        .map(|row| {
+            let id = InstanceId::from_uuid(row.get("id"));
+            (
+                id,
+                LockedInstance {
+                    id,
+                    generation: row.get("generation"),
+                    last_seq: row.get("last_seq"),
+                },
+            )
+        })
+        .collect();
+    if locked.len() != ids.len() {
+        return Err(StoreError::NotFound("instance"));
+    }
+    write::append_locked_all(conn, &mut locked, requests, lease).await
+}
+
+/// A page of the ledger: `(seq, envelope)` in seq order, and whether more
+/// matching events follow.
+pub async fn read_page(
+    db: impl PgExecutor<'_>,
+    instance: InstanceId,
+    query: &LedgerQuery,
+) -> Result<(Vec<(i64, String)>, bool)> {
+    let types: Vec<&str> = query.types.iter().map(|t| t.as_str()).collect();
+    let rows = sqlx::query(
+        "SELECT seq, envelope FROM events
+         WHERE instance_id = $1 AND seq > $2 AND (cardinality($3::text[]) = 0 OR type = ANY($3))
+         ORDER BY seq LIMIT $4",
+    )
+    .bind(Uuid::from(instance))
+    .bind(query.after_seq)
+    .bind(&types)
+    .bind(query.limit + 1)
+    .fetch_all(db)
+    .await?;
+    let has_more = rows.len() as i64 > query.limit;
+    let page = rows
+        .into_iter()
+        .take(query.limit as usize)
+        .map(|row| (row.get("seq"), row.get("envelope")))
+        .collect();
+    Ok((page, has_more))
+}

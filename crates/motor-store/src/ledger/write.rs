@@ -1,0 +1,218 @@
+//! The append itself, for one request or a batch: envelopes numbered from
+//! each locked instance's `last_seq`, known `source_id`s answered with the
+//! stored envelope, then three statements whatever the batch holds — the
+//! known sources, the events with their outbox records and new `last_seq`s,
+//! and the fan-out.
+
+use std::{collections::HashMap, time::Duration};
+
+use motor_domain::{
+    envelope::{Envelope, SCHEMA_VERSION},
+    outbox::OutboxRecord,
+    time, EventId, InstanceId,
+};
+use sqlx::{PgConnection, Row};
+use uuid::Uuid;
+
+use super::{Appended, LockedInstance, Request};
+use crate::{
+    deliveries::{self, Handed},
+    outbox, Result,
+};
+
+/// Appends `requests` for instances this transaction holds in `locked`
+/// (their `last_seq` moves on as events are numbered).
+pub(super) async fn append_locked_all(
+    conn: &mut PgConnection,
+    locked: &mut HashMap<InstanceId, LockedInstance>,
+    requests: &[Request<'_>],
+    lease: Option<Duration>,
+) -> Result<(Vec<Appended>, Handed)> {
+    let known = known_sources(&mut *conn, requests).await?;
+    let received_at = time::now_millis();
+    let first_seq: HashMap<InstanceId, i64> =
+        locked.values().map(|l| (l.id, l.last_seq + 1)).collect();
+
+    let mut answers = Vec::with_capacity(requests.len());
+    // A source_id seen earlier in this batch answers with that envelope.
+    let mut first_in_batch: HashMap<(InstanceId, &str), String> = HashMap::new();
+    let mut rows = NewRows::default();
+    for request in requests {
+        let instance = locked
+            .get_mut(&request.instance)
+            .expect("every request's instance is locked");
+        let mut envelopes = Vec::with_capacity(request.events.len());
+        let mut stored = 0;
+        for event in request.events {
+            if let Some(source) = event.source_id.as_deref() {
+                if let Some(envelope) = known
+                    .get(&(instance.id, source.to_owned()))
+                    .or_else(|| first_in_batch.get(&(instance.id, source)))
+                {
+                    envelopes.push(envelope.clone());
+                    continue;
+                }
+            }
+            instance.last_seq += 1;
+            let envelope = Envelope {
+                schema_version: SCHEMA_VERSION,
+                event_id: EventId::new(),
+                instance_id: instance.id,
+                seq: instance.last_seq,
+                event_type: event.event_type.as_str().to_owned(),
+                occurred_at: event.occurred_at.unwrap_or(received_at),
+                received_at,
+                generation: instance.generation,
+                origin: event.origin,
+                command_id: event.command_id.clone(),
+                data: event.data.clone(),
+            };
+            let json = envelope.to_json();
+            if let Some(source) = event.source_id.as_deref() {
+                first_in_batch.insert((instance.id, source), json.clone());
+            }
+            rows.push(&envelope, event.source_id.clone(), &json);
+            envelopes.push(json);
+            stored += 1;
+        }
+        answers.push(Appended {
+            envelopes,
+            stored,
+            handed: Handed::default(),
+        });
+    }
+
+    let mut handed = Handed::default();
+    if rows.seqs.is_empty() {
+        return Ok((answers, handed));
+    }
+    // Each instance that got events: its range of new seqs.
+    let ranges: Vec<(InstanceId, i64, i64)> = locked
+        .values()
+        .filter(|l| l.last_seq >= first_seq[&l.id])
+        .map(|l| (l.id, first_seq[&l.id] - 1, l.last_seq))
+        .collect();
+    rows.insert(&mut *conn, received_at, &ranges).await?;
+    handed = deliveries::fan_out(&mut *conn, &ranges, lease).await?;
+    let stored_at: HashMap<(InstanceId, i64), usize> = rows
+        .instances
+        .iter()
+        .zip(&rows.seqs)
+        .enumerate()
+        .map(|(i, (instance, seq))| ((InstanceId::from_uuid(*instance), *seq), i))
+        .collect();
+    for claimed in &mut handed.claimed {
+        claimed.envelope = rows.envelopes[stored_at[&(claimed.instance_id, claimed.seq)]].clone();
+    }
+    Ok((answers, handed))
+}
+
+/// Envelopes already stored for the requests' `source_id`s, by instance
+/// and source.
+async fn known_sources(
+    conn: &mut PgConnection,
+    requests: &[Request<'_>],
+) -> Result<HashMap<(InstanceId, String), String>> {
+    let (mut instances, mut sources) = (Vec::new(), Vec::new());
+    for request in requests {
+        for source in request.events.iter().filter_map(|e| e.source_id.as_deref()) {
+            instances.push(Uuid::from(request.instance));
+            sources.push(source);
+        }
+    }
+    if sources.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let rows = sqlx::query(
+        "SELECT e.instance_id, e.source_id, e.envelope
+         FROM UNNEST($1::uuid[], $2::text[]) AS k(instance_id, source_id)
+         JOIN events e ON e.instance_id = k.instance_id AND e.source_id = k.source_id",
+    )
+    .bind(&instances)
+    .bind(&sources)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|row| {
+            (
+                (
+                    InstanceId::from_uuid(row.get("instance_id")),
+                    row.get("source_id"),
+                ),
+                row.get("envelope"),
+            )
+        })
+        .collect())
+}
+
+/// Column arrays for one multi-row insert of events and their outbox
+/// records.
+#[derive(Default)]
+struct NewRows {
+    instances: Vec<Uuid>,
+    seqs: Vec<i64>,
+    event_ids: Vec<Uuid>,
+    types: Vec<String>,
+    sources: Vec<Option<String>>,
+    envelopes: Vec<String>,
+    records: outbox::Columns,
+}
+
+impl NewRows {
+    fn push(&mut self, envelope: &Envelope, source: Option<String>, json: &str) {
+        self.instances.push(Uuid::from(envelope.instance_id));
+        self.seqs.push(envelope.seq);
+        self.event_ids.push(Uuid::from(envelope.event_id));
+        self.types.push(envelope.event_type.clone());
+        self.sources.push(source);
+        self.envelopes.push(json.to_owned());
+        self.records.push(OutboxRecord::event(envelope, json));
+    }
+
+    /// Inserts the events, their `{prefix}.events` outbox records (the
+    /// envelope's bytes, in seq order per instance) and each instance's new
+    /// `last_seq` (the end of its range), in one statement: the instances'
+    /// locks are held for as few round trips as possible.
+    async fn insert(
+        &self,
+        conn: &mut PgConnection,
+        received_at: time::Timestamp,
+        ranges: &[(InstanceId, i64, i64)],
+    ) -> Result<()> {
+        let records = &self.records;
+        let range_ids: Vec<Uuid> = ranges.iter().map(|r| Uuid::from(r.0)).collect();
+        let last_seqs: Vec<i64> = ranges.iter().map(|r| r.2).collect();
+        sqlx::query(&format!(
+            "WITH stored AS (
+                 INSERT INTO events (instance_id, seq, event_id, type, source_id, received_at, envelope)
+                 SELECT instance_id, seq, event_id, type, source_id, $6, envelope
+                 FROM UNNEST($7::uuid[], $8::bigint[], $9::uuid[], $10::text[], $11::text[], $12::text[])
+                      AS t(instance_id, seq, event_id, type, source_id, envelope)
+             ), published AS (
+                 {}
+             )
+             UPDATE instances i SET last_seq = r.last_seq
+             FROM UNNEST($13::uuid[], $14::bigint[]) AS r(id, last_seq)
+             WHERE i.id = r.id",
+            outbox::INSERT_FROM_COLUMNS
+        ))
+        .bind(&records.shards)
+        .bind(&records.topics)
+        .bind(&records.keys)
+        .bind(&records.payloads)
+        .bind(&records.headers)
+        .bind(received_at)
+        .bind(&self.instances)
+        .bind(&self.seqs)
+        .bind(&self.event_ids)
+        .bind(&self.types)
+        .bind(&self.sources)
+        .bind(&self.envelopes)
+        .bind(&range_ids)
+        .bind(&last_seqs)
+        .execute(&mut *conn)
+        .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,246 @@
+//! Benchmark of Motor against issue 9's targets, measured the way the
+//! reference (Svix) was: Postgres, the broker, the `motor` binary under
+//! test (its own process, every role), a receiver answering 204 and a load
+//! generator posting ~175-byte events over keep-alive connections, all on
+//! this machine. Prints numbers and a markdown table; asserts nothing about
+//! speed.
+//!
+//!   scripts/bench     (restarts the broker, builds motor, runs this)
+//!
+//! Phases, each waited for until every delivery reached the receiver:
+//! 1. intake: 64 concurrent clients POST single events (no subscription);
+//! 2. closed loop: 64 senders POST single events over 100 instances (one
+//!    ordered subscription), then to 1 instance (one unordered
+//!    subscription), then arrays of 100 over the 100 instances;
+//! 3. fixed rates (open loop): single events at 200, 400, 1,000 and
+//!    2,000/s over the 100 instances for MOTOR_BENCH_SECONDS each;
+//! 4. idle: nothing sent for MOTOR_BENCH_IDLE_SECONDS.
+//!
+//! Commit → receiver is the receiver's wall clock at arrival minus the
+//! envelope's `received_at`, stamped inside the ingest transaction once the
+//! instance is locked and truncated to the millisecond: it includes the
+//! insert, the fan-out and the commit, and reads up to 1 ms high.
+//!
+//! Knobs (environment): MOTOR_BENCH_EVENTS (20000 per closed-loop phase),
+//! MOTOR_BENCH_SECONDS (10 per fixed rate), MOTOR_BENCH_RATES
+//! (200,400,1000,2000), MOTOR_BENCH_SENDERS (64), MOTOR_BENCH_INSTANCES
+//! (100), MOTOR_BENCH_IDLE_SECONDS (10), MOTOR_BENCH_PATIENCE (seconds
+//! without a new arrival before a phase reports what is missing; 60),
+//! MOTOR_BENCH_MOTOR_BIN (the binary; default: the one cargo built),
+//! MOTOR_BENCH_DATABASE_URL, MOTOR_BENCH_KAFKA_BROKERS; Motor's own
+//! MOTOR_DATABASE_POOL, MOTOR_DISPATCH_IN_FLIGHT and RUST_LOG pass through.
+
+mod common;
+#[path = "http/cpu.rs"]
+mod cpu;
+#[path = "http/load.rs"]
+mod load;
+#[path = "http/receiver.rs"]
+mod receiver;
+#[path = "http/report.rs"]
+mod report;
+#[path = "http/server.rs"]
+mod server;
+
+use std::{future::Future, path::PathBuf, sync::Arc, time::Duration};
+
+use common::{env_or, BenchDb};
+use cpu::Processes;
+use load::{Load, Posted};
+use receiver::{Hook, Key, Receiver};
+use report::{thousands, Phase, Row};
+
+/// Array size of the batched phase.
+const BATCH: usize = 100;
+
+struct Settings {
+    events: usize,
+    seconds: f64,
+    rates: Vec<f64>,
+    senders: usize,
+    instances: usize,
+    idle_seconds: u64,
+    patience: Duration,
+}
+
+impl Settings {
+    fn from_env() -> Self {
+        let number = |name: &str, default: &str| -> f64 {
+            env_or(name, default)
+                .parse()
+                .unwrap_or_else(|_| panic!("{name} is not a number"))
+        };
+        Self {
+            events: number("MOTOR_BENCH_EVENTS", "20000") as usize,
+            seconds: number("MOTOR_BENCH_SECONDS", "10"),
+            rates: env_or("MOTOR_BENCH_RATES", "200,400,1000,2000")
+                .split(',')
+                .map(|r| r.trim().parse().expect("MOTOR_BENCH_RATES: numbers"))
+                .collect(),
+            senders: number("MOTOR_BENCH_SENDERS", "64") as usize,
+            instances: number("MOTOR_BENCH_INSTANCES", "100") as usize,
+            idle_seconds: number("MOTOR_BENCH_IDLE_SECONDS", "10") as u64,
+            patience: Duration::from_secs_f64(number("MOTOR_BENCH_PATIENCE", "60")),
+        }
+    }
+}
+
+/// The latency target at a fixed rate, and whether the rate must be held.
+fn fixed_rate_target(rate: f64) -> (Option<(f64, f64)>, bool) {
+    match rate as u64 {
+        400 => (Some((5.0, 15.0)), false),
+        1000 | 2000 => (Some((15.0, 50.0)), true),
+        _ => (None, false),
+    }
+}
+
+struct Bench {
+    receiver: Arc<Receiver>,
+    cpu: Processes,
+    load: Load,
+    pool: motor_store::Pool,
+    patience: Duration,
+}
+
+impl Bench {
+    /// Runs `posting`, waits until every event it committed reached `hook`
+    /// (none for intake) and the outbox is drained, and prints the phase.
+    async fn phase(
+        &self,
+        name: &str,
+        hook: Option<Hook>,
+        posting: impl Future<Output = Posted>,
+    ) -> Phase {
+        self.receiver.clear();
+        let before = self.cpu.sample();
+        let posted = posting.await;
+        let delivered = match hook {
+            Some(hook) => {
+                let expected: Vec<Key> = posted
+                    .committed
+                    .iter()
+                    .map(|&(instance, seq)| (hook, instance, seq))
+                    .collect();
+                Some(self.receiver.wait_for(&expected, self.patience).await)
+            }
+            None => None,
+        };
+        self.drain_outbox().await;
+        let phase = Phase {
+            name: name.to_owned(),
+            posted,
+            delivered,
+            cpu: self.cpu.since(&before),
+        };
+        phase.print_progress();
+        phase
+    }
+
+    async fn drain_outbox(&self) {
+        let deadline = tokio::time::Instant::now() + self.patience;
+        loop {
+            let pending = motor_store::outbox::pending(&self.pool).await.unwrap();
+            if pending == 0 {
+                return;
+            }
+            if tokio::time::Instant::now() > deadline {
+                println!("  ! the outbox still holds {pending} records");
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return; // `cargo test --benches` asks for the list of benchmarks.
+    }
+    let settings = Settings::from_env();
+    let binary = PathBuf::from(env_or("MOTOR_BENCH_MOTOR_BIN", env!("CARGO_BIN_EXE_motor")));
+    let db = BenchDb::create().await;
+    let (receiver, receiver_addr) = Receiver::start().await;
+    let motor = server::Motor::start(&binary, &db).await;
+    let tenant = motor.tenant(receiver_addr, settings.instances).await;
+    let bench = Bench {
+        receiver,
+        cpu: Processes::new(motor.pid()),
+        load: Load::new(&motor.base, &tenant.token, BATCH),
+        pool: motor_store::connect(&db.url, 2).await.unwrap(),
+        patience: settings.patience,
+    };
+    let (events, senders, n) = (settings.events, settings.senders, settings.instances);
+    println!(
+        "motor http benchmark: {} ({}), {events} events per closed-loop phase, {senders} senders, \
+         {n} instances, {} s per fixed rate; Motor log {}",
+        binary.display(),
+        db.run_id,
+        settings.seconds,
+        motor.log.display()
+    );
+
+    // The first deliveries wait for the consumer groups to join.
+    let (ordered, unordered) = (&tenant.ordered, &tenant.unordered);
+    for (name, hook, instances) in [
+        ("warm-up, ordered", Hook::Ordered, ordered),
+        ("warm-up, unordered", Hook::Unordered, unordered),
+    ] {
+        let posting = bench.load.closed(instances, 1, false, 1);
+        bench.phase(name, Some(hook), posting).await;
+    }
+
+    let mut rows = Vec::new();
+    let mut phases = Vec::new();
+    let what = format!("intake, single-event POSTs, {senders} clients, no subscription");
+    let intake = bench.load.closed(&tenant.intake, events, false, senders);
+    let phase = bench.phase("intake", None, intake).await;
+    rows.push(Row::throughput(&what, &phase));
+    phases.push(phase);
+
+    let closed_loop = [
+        ("closed loop, ordered", Hook::Ordered, ordered, false),
+        ("closed loop, unordered", Hook::Unordered, unordered, false),
+        ("closed loop, arrays of 100", Hook::Ordered, ordered, true),
+    ];
+    for (name, hook, instances, batched) in closed_loop {
+        let posting = bench.load.closed(instances, events, batched, senders);
+        let phase = bench.phase(name, Some(hook), posting).await;
+        let kind = if batched {
+            "arrays of 100"
+        } else {
+            "single events"
+        };
+        let what = format!(
+            "{name}: {senders} senders, {kind}, {} instance(s)",
+            instances.len()
+        );
+        rows.push(Row::throughput(&what, &phase));
+        phases.push(phase);
+    }
+
+    for &rate in &settings.rates {
+        let name = format!("fixed {}/s", thousands(rate));
+        let posting = bench.load.open(ordered, rate, settings.seconds);
+        let phase = bench.phase(&name, Some(Hook::Ordered), posting).await;
+        let (target, held) = fixed_rate_target(rate);
+        rows.push(Row::fixed_rate(&phase, rate, target, held));
+        phases.push(phase);
+    }
+
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let before = bench.cpu.sample();
+    tokio::time::sleep(Duration::from_secs(settings.idle_seconds)).await;
+    rows.push(Row::idle(&bench.cpu.since(&before)));
+
+    println!();
+    report::print_targets(&rows);
+    println!();
+    println!("CPU per delivered event (intake: per accepted event), from /proc/<pid>/stat:");
+    println!();
+    report::print_cpu(&phases);
+
+    motor.stop().await;
+    bench.pool.close().await;
+    db.drop_db().await;
+}

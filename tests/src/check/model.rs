@@ -1,0 +1,479 @@
+//! The history indexed for the checks: subscriptions, events, deliveries
+//! and attempts from the dump; requests from the receivers, sorted per
+//! delivery and matched to the attempts Motor recorded.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::history::{Answer, History, Line, Record, Row, Settings};
+
+/// A receiver that gave no answer saw the client leave at `ended_us`; the
+/// client closed at most this much earlier (the time to notice a close).
+pub const CLOSE_NOTICE_US: i64 = 50_000;
+/// Clock and rounding tolerance between the receivers' clock and Motor's
+/// (the same machine clock; timestamps rounded to µs or ms).
+pub const CLOCK_US: i64 = 2_000;
+
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub receiver: String,
+    pub pid: Option<u32>,
+    pub delivery_id: String,
+    pub event_id: String,
+    pub instance_id: String,
+    pub seq: i64,
+    pub verified: bool,
+    pub timestamp: i64,
+    pub arrived_us: i64,
+    pub ended_us: i64,
+    pub answer: Answer,
+    pub status: Option<u16>,
+    pub retry_after_ms: Option<u64>,
+    pub line: Line,
+    /// The recorded attempt this request was (its `numero`), if any.
+    pub numero: Option<i32>,
+}
+
+impl Request {
+    /// The latest moment Motor's attempt surely lasted to: an answer was
+    /// written before Motor read it; a close was made before the receiver
+    /// noticed it.
+    pub fn end_lb(&self) -> i64 {
+        if self.answer.answered() {
+            self.ended_us
+        } else {
+            (self.ended_us - CLOSE_NOTICE_US).max(self.arrived_us)
+        }
+    }
+
+    /// Whether the answer may make Motor retry (408, 429, 5xx, no answer;
+    /// a trickled body may count as a timeout whatever its status).
+    pub fn retryable(&self) -> bool {
+        match (self.answer, self.status) {
+            (Answer::Status, Some(s)) => s == 408 || s == 429 || s >= 500,
+            (Answer::Status, None) => false,
+            _ => true,
+        }
+    }
+
+    /// Whether the receiver said 2xx (in full, or as a trickled head).
+    pub fn is_2xx(&self) -> bool {
+        matches!(self.answer, Answer::Status | Answer::Trickle)
+            && self.status.is_some_and(|s| (200..300).contains(&s))
+    }
+
+    /// The error code Motor records for this answer, when the receiver can
+    /// tell (`http_<status>`, `timeout`).
+    pub fn expected_code(&self) -> Option<String> {
+        match self.answer {
+            Answer::Status => self.status.map(|s| format!("http_{s}")),
+            Answer::Hang => Some("timeout".into()),
+            Answer::Trickle | Answer::Reset => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Subscription {
+    pub id: String,
+    pub receiver: String,
+    pub ordenado: bool,
+    pub estado: String,
+    pub instancias: Vec<String>,
+    pub creada_us: i64,
+    pub line: Line,
+}
+
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    pub id: String,
+    pub subscription_id: String,
+    pub instance_id: String,
+    pub event_id: String,
+    pub seq: i64,
+    pub lane: String,
+    pub estado: String,
+    pub ultimo_error: Option<String>,
+    pub creada_us: i64,
+    pub actualizada_us: i64,
+    pub entregada_us: Option<i64>,
+    pub line: Line,
+}
+
+impl Delivery {
+    pub fn terminal(&self) -> bool {
+        self.estado != "pendiente"
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    pub numero: i32,
+    pub iniciado_us: i64,
+    pub duracion_ms: i64,
+    pub error: Option<String>,
+    pub line: Line,
+}
+
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub instance_id: String,
+    pub seq: i64,
+    pub event_id: String,
+    pub received_us: i64,
+    pub line: Line,
+}
+
+/// A window in which Motor was disrupted on purpose (a fault, or a
+/// subscription reactivated): retries due inside it may come late.
+#[derive(Debug, Clone)]
+pub struct Disruption {
+    pub start_us: i64,
+    pub end_us: i64,
+}
+
+#[derive(Debug, Default)]
+pub struct Model {
+    pub scenario: String,
+    pub settings: Option<Settings>,
+    pub produced: Vec<(String, String, i64, Line)>,
+    pub requests: Vec<Request>,
+    pub disruptions: Vec<Disruption>,
+    pub subs: HashMap<String, Subscription>,
+    pub events: Vec<Event>,
+    pub replays: HashSet<String>,
+    pub deliveries: HashMap<String, Delivery>,
+    /// Per delivery, attempts by `numero`.
+    pub attempts: HashMap<String, Vec<Attempt>>,
+    /// Per delivery, indexes into `requests` by arrival.
+    pub by_delivery: HashMap<String, Vec<usize>>,
+    /// Per receiver of an unordered subscription, the windows in which
+    /// one process had as many requests in flight to it as it may (a
+    /// due retry waits for a slot there).
+    pub saturated: HashMap<String, Vec<Disruption>>,
+    pub ended: bool,
+}
+
+impl Model {
+    pub fn build(history: &History) -> anyhow::Result<Self> {
+        let mut m = Model::default();
+        for (record, line) in &history.records {
+            match record {
+                Record::Meta {
+                    scenario, settings, ..
+                } => {
+                    m.scenario = scenario.clone();
+                    m.settings = Some(settings.clone());
+                }
+                Record::Produced {
+                    event_id,
+                    instance_id,
+                    seq,
+                    ..
+                } => m
+                    .produced
+                    .push((event_id.clone(), instance_id.clone(), *seq, line.clone())),
+                Record::Request {
+                    receiver,
+                    pid,
+                    delivery_id,
+                    event_id,
+                    instance_id,
+                    seq,
+                    verified,
+                    timestamp,
+                    arrived_us,
+                    ended_us,
+                    answer,
+                    status,
+                    retry_after_ms,
+                    ..
+                } => m.requests.push(Request {
+                    receiver: receiver.clone(),
+                    pid: *pid,
+                    delivery_id: delivery_id.clone(),
+                    event_id: event_id.clone(),
+                    instance_id: instance_id.clone(),
+                    seq: *seq,
+                    verified: *verified,
+                    timestamp: *timestamp,
+                    arrived_us: *arrived_us,
+                    ended_us: *ended_us,
+                    answer: *answer,
+                    status: *status,
+                    retry_after_ms: *retry_after_ms,
+                    line: line.clone(),
+                    numero: None,
+                }),
+                Record::Fault {
+                    start_us, end_us, ..
+                } => m.disruptions.push(Disruption {
+                    start_us: *start_us,
+                    end_us: *end_us,
+                }),
+                Record::Action { what, t_us, .. } if what == "reactivate" || what == "resume" => {
+                    m.disruptions.push(Disruption {
+                        start_us: *t_us,
+                        end_us: *t_us,
+                    })
+                }
+                Record::End { .. } => m.ended = true,
+                Record::Process { .. } | Record::ProduceFailed { .. } | Record::Action { .. } => {}
+            }
+        }
+        if m.settings.is_none() {
+            anyhow::bail!("the history has no meta line (history.jsonl is empty or truncated)");
+        }
+        for (row, line) in &history.rows {
+            m.add_row(row, line);
+        }
+        m.index_requests();
+        m.find_saturation();
+        Ok(m)
+    }
+
+    fn add_row(&mut self, row: &Row, line: &Line) {
+        match row {
+            Row::Subscription {
+                id,
+                url,
+                ordenado,
+                estado,
+                instancias,
+                creada_us,
+            } => {
+                let receiver = url.rsplit('/').next().unwrap_or_default().to_owned();
+                self.subs.insert(
+                    id.clone(),
+                    Subscription {
+                        id: id.clone(),
+                        receiver,
+                        ordenado: *ordenado,
+                        estado: estado.clone(),
+                        instancias: instancias.clone(),
+                        creada_us: *creada_us,
+                        line: line.clone(),
+                    },
+                );
+            }
+            Row::Event {
+                instance_id,
+                seq,
+                event_id,
+                received_us,
+            } => self.events.push(Event {
+                instance_id: instance_id.clone(),
+                seq: *seq,
+                event_id: event_id.clone(),
+                received_us: *received_us,
+                line: line.clone(),
+            }),
+            Row::Replay { id, .. } => {
+                self.replays.insert(id.clone());
+            }
+            Row::Delivery {
+                id,
+                subscription_id,
+                instance_id,
+                event_id,
+                seq,
+                lane,
+                estado,
+                ultimo_error,
+                creada_us,
+                actualizada_us,
+                entregada_us,
+                ..
+            } => {
+                self.deliveries.insert(
+                    id.clone(),
+                    Delivery {
+                        id: id.clone(),
+                        subscription_id: subscription_id.clone(),
+                        instance_id: instance_id.clone(),
+                        event_id: event_id.clone(),
+                        seq: *seq,
+                        lane: lane.clone(),
+                        estado: estado.clone(),
+                        ultimo_error: ultimo_error.clone(),
+                        creada_us: *creada_us,
+                        actualizada_us: *actualizada_us,
+                        entregada_us: *entregada_us,
+                        line: line.clone(),
+                    },
+                );
+            }
+            Row::Attempt {
+                delivery_id,
+                numero,
+                iniciado_us,
+                duracion_ms,
+                error,
+                ..
+            } => self
+                .attempts
+                .entry(delivery_id.clone())
+                .or_default()
+                .push(Attempt {
+                    numero: *numero,
+                    iniciado_us: *iniciado_us,
+                    duracion_ms: *duracion_ms,
+                    error: error.clone(),
+                    line: line.clone(),
+                }),
+        }
+    }
+
+    /// Sorts requests per delivery and matches each recorded attempt to
+    /// the request that arrived inside it.
+    fn index_requests(&mut self) {
+        for attempts in self.attempts.values_mut() {
+            attempts.sort_by_key(|a| a.numero);
+        }
+        for (i, r) in self.requests.iter().enumerate() {
+            self.by_delivery
+                .entry(r.delivery_id.clone())
+                .or_default()
+                .push(i);
+        }
+        for list in self.by_delivery.values_mut() {
+            list.sort_by_key(|i| self.requests[*i].arrived_us);
+        }
+        for (delivery, attempts) in &self.attempts {
+            let Some(list) = self.by_delivery.get(delivery) else {
+                continue;
+            };
+            let mut taken: HashSet<usize> = HashSet::new();
+            for a in attempts {
+                let from = a.iniciado_us - CLOCK_US;
+                let to = a.iniciado_us + (a.duracion_ms + 1) * 1000 + CLOCK_US;
+                if let Some(i) = list.iter().copied().find(|i| {
+                    let r = &self.requests[*i];
+                    !taken.contains(i) && r.arrived_us >= from && r.arrived_us <= to
+                }) {
+                    taken.insert(i);
+                    self.requests[i].numero = Some(a.numero);
+                }
+            }
+        }
+    }
+
+    fn find_saturation(&mut self) {
+        let limit = self.settings().unordered_in_flight;
+        let unordered: HashSet<&str> = self
+            .subs
+            .values()
+            .filter(|s| !s.ordenado)
+            .map(|s| s.receiver.as_str())
+            .collect();
+        // (receiver, process) → (+1 at arrival, -1 at the end).
+        type Edges<'a> = HashMap<(&'a str, Option<u32>), Vec<(i64, i32)>>;
+        let mut edges: Edges = HashMap::new();
+        for r in &self.requests {
+            if unordered.contains(r.receiver.as_str()) {
+                let e = edges.entry((r.receiver.as_str(), r.pid)).or_default();
+                e.push((r.arrived_us, 1));
+                e.push((r.end_lb(), -1));
+            }
+        }
+        let mut saturated: HashMap<String, Vec<Disruption>> = HashMap::new();
+        for ((receiver, _), mut e) in edges {
+            e.sort();
+            let (mut open, mut since) = (0, None);
+            for (t, delta) in e {
+                open += delta;
+                if open as usize >= limit && since.is_none() {
+                    since = Some(t);
+                } else if (open as usize) < limit {
+                    if let Some(start_us) = since.take() {
+                        saturated
+                            .entry(receiver.to_owned())
+                            .or_default()
+                            .push(Disruption {
+                                start_us,
+                                end_us: t,
+                            });
+                    }
+                }
+            }
+        }
+        self.saturated = saturated;
+    }
+
+    /// The latest end of a window in which `receiver` was saturated that
+    /// overlaps `from..to`.
+    pub fn saturated_until(&self, receiver: &str, from: i64, to: i64) -> Option<i64> {
+        self.saturated
+            .get(receiver)?
+            .iter()
+            .filter(|d| d.start_us <= to && d.end_us >= from)
+            .map(|d| d.end_us)
+            .max()
+    }
+
+    pub fn settings(&self) -> &Settings {
+        self.settings.as_ref().expect("checked in build")
+    }
+
+    /// Requests of one delivery, by arrival.
+    pub fn requests_of(&self, delivery: &str) -> impl Iterator<Item = &Request> {
+        self.by_delivery
+            .get(delivery)
+            .into_iter()
+            .flatten()
+            .map(|i| &self.requests[*i])
+    }
+
+    /// Deliveries per lane (subscription, instance, lane), by seq.
+    pub fn lanes(&self) -> BTreeMap<(String, String, String), Vec<&Delivery>> {
+        let mut lanes: BTreeMap<_, Vec<&Delivery>> = BTreeMap::new();
+        for d in self.deliveries.values() {
+            lanes
+                .entry((
+                    d.subscription_id.clone(),
+                    d.instance_id.clone(),
+                    d.lane.clone(),
+                ))
+                .or_default()
+                .push(d);
+        }
+        for lane in lanes.values_mut() {
+            lane.sort_by_key(|d| d.seq);
+        }
+        lanes
+    }
+
+    /// The latest end of a disruption that started before `to` and whose
+    /// recovery (its end plus `recovery_ms`) reached past `from`, if any.
+    pub fn disrupted_until(&self, from: i64, to: i64) -> Option<i64> {
+        let recovery = self.settings().recovery_ms as i64 * 1000;
+        self.disruptions
+            .iter()
+            .filter(|d| d.start_us <= to && d.end_us + recovery >= from)
+            .map(|d| d.end_us)
+            .max()
+    }
+
+    pub fn notes(&self) -> Vec<String> {
+        let unmatched = self.requests.iter().filter(|r| r.numero.is_none()).count();
+        let unattributed = self.requests.iter().filter(|r| r.pid.is_none()).count();
+        let terminal = self.deliveries.values().filter(|d| d.terminal()).count();
+        vec![format!(
+            "{} events produced, {} in the ledger, {} deliveries ({} terminal), {} requests \
+             ({} not matched to a recorded attempt, {} not attributed to a process), {} \
+             disruptions{}",
+            self.produced.len(),
+            self.events.len(),
+            self.deliveries.len(),
+            terminal,
+            self.requests.len(),
+            unmatched,
+            unattributed,
+            self.disruptions.len(),
+            if self.ended {
+                ""
+            } else {
+                "; the run did not reach its end line"
+            }
+        )]
+    }
+}

@@ -1,0 +1,117 @@
+//! The dump: Motor's subscriptions, events, replays, deliveries and
+//! attempts, read (only read) from the run's database once it is over.
+
+use sqlx::PgPool;
+
+use crate::history::Row;
+
+/// A timestamptz column as unix microseconds.
+fn us(column: &str) -> String {
+    format!("(extract(epoch FROM {column}) * 1000000)::bigint")
+}
+
+pub async fn dump(pool: &PgPool) -> anyhow::Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    let subs: Vec<(String, String, bool, String, Vec<String>, i64)> = sqlx::query_as(&format!(
+        "SELECT id::text, url, ordenado, estado, instancias::text[], {} FROM subscriptions \
+         ORDER BY creada_en",
+        us("creada_en")
+    ))
+    .fetch_all(pool)
+    .await?;
+    for (id, url, ordenado, estado, instancias, creada_us) in subs {
+        rows.push(Row::Subscription {
+            id,
+            url,
+            ordenado,
+            estado,
+            instancias,
+            creada_us,
+        });
+    }
+    let events: Vec<(String, i64, String, i64)> = sqlx::query_as(&format!(
+        "SELECT instance_id::text, seq, event_id::text, {} FROM events ORDER BY instance_id, seq",
+        us("received_at")
+    ))
+    .fetch_all(pool)
+    .await?;
+    for (instance_id, seq, event_id, received_us) in events {
+        rows.push(Row::Event {
+            instance_id,
+            seq,
+            event_id,
+            received_us,
+        });
+    }
+    let replays: Vec<(String, String)> =
+        sqlx::query_as("SELECT id::text, subscription_id::text FROM replays ORDER BY creado_en")
+            .fetch_all(pool)
+            .await?;
+    for (id, subscription_id) in replays {
+        rows.push(Row::Replay {
+            id,
+            subscription_id,
+        });
+    }
+    type DeliveryRow = (
+        String,
+        String,
+        String,
+        String,
+        i64,
+        String,
+        String,
+        i32,
+        Option<i32>,
+        Option<String>,
+        i64,
+        i64,
+        Option<i64>,
+    );
+    let deliveries: Vec<DeliveryRow> = sqlx::query_as(&format!(
+        "SELECT id::text, subscription_id::text, instance_id::text, event_id::text, seq, lane, \
+         estado, intentos, ultimo_status, ultimo_error, {}, {}, {} FROM deliveries \
+         ORDER BY subscription_id, instance_id, lane, seq",
+        us("creada_en"),
+        us("actualizada_en"),
+        us("entregada_en")
+    ))
+    .fetch_all(pool)
+    .await?;
+    for d in deliveries {
+        rows.push(Row::Delivery {
+            id: d.0,
+            subscription_id: d.1,
+            instance_id: d.2,
+            event_id: d.3,
+            seq: d.4,
+            lane: d.5,
+            estado: d.6,
+            intentos: d.7,
+            ultimo_status: d.8,
+            ultimo_error: d.9,
+            creada_us: d.10,
+            actualizada_us: d.11,
+            entregada_us: d.12,
+        });
+    }
+    type AttemptRow = (String, i32, i64, i32, Option<i32>, Option<String>);
+    let attempts: Vec<AttemptRow> = sqlx::query_as(&format!(
+        "SELECT delivery_id::text, numero, {}, duracion_ms, status, error FROM delivery_attempts \
+         ORDER BY delivery_id, numero",
+        us("iniciado_en")
+    ))
+    .fetch_all(pool)
+    .await?;
+    for (delivery_id, numero, iniciado_us, duracion_ms, status, error) in attempts {
+        rows.push(Row::Attempt {
+            delivery_id,
+            numero,
+            iniciado_us,
+            duracion_ms: duracion_ms as i64,
+            status,
+            error,
+        });
+    }
+    Ok(rows)
+}

@@ -1,0 +1,331 @@
+//! The harness: one [`Run`] is a scenario's world — its own database (made
+//! by `motor migrate`, dropped at the end), its own topic prefix, `motor`
+//! processes with split roles, receivers and producers that record the
+//! history, and the dump of Motor's tables at the end. Setup goes through
+//! Motor's operator and public HTTP APIs; Postgres is only read.
+
+mod api;
+mod dump;
+pub mod process;
+pub mod proxy;
+pub mod receiver;
+pub mod services;
+
+use std::{
+    path::PathBuf,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use anyhow::{bail, Context};
+use sqlx::{postgres::PgPoolOptions, Connection, Executor, PgConnection, PgPool};
+
+pub use self::{
+    api::Producer,
+    process::MotorProcess,
+    receiver::{Behaviour, Incoming, Receiver},
+};
+use crate::{
+    check::{check, Report},
+    history::{now_us, History, Record, Recorder, Settings},
+};
+
+pub const ADMIN_TOKEN: &str = "faults-admin-token";
+
+/// The shared Postgres server (trust auth), without a database name.
+pub fn pg_server() -> String {
+    std::env::var("MOTOR_TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into())
+}
+
+/// The shared broker that `scripts/broker` starts.
+pub fn shared_brokers() -> String {
+    std::env::var("MOTOR_TEST_KAFKA_BROKERS").unwrap_or_else(|_| "127.0.0.1:9092".into())
+}
+
+/// Where histories go: `$MOTOR_FAULTS_DIR`, or `faults/` in the system's
+/// temporary directory.
+pub fn histories_dir() -> PathBuf {
+    std::env::var("MOTOR_FAULTS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| std::env::temp_dir().join("motor-faults"))
+}
+
+/// How a run is set up.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub scenario: String,
+    pub retry_schedule_ms: [u64; 6],
+    /// `MOTOR_RETRY_GIVE_UP_SECS` (None: the production 72 h).
+    pub give_up_secs: Option<u64>,
+    pub timeout_secs: u64,
+    pub late_slack_ms: u64,
+    pub recovery_ms: u64,
+    /// Postgres server (no database name) the run's database lives on.
+    pub pg_server: String,
+    /// Brokers Motor is given.
+    pub brokers: String,
+}
+
+impl RunConfig {
+    pub fn new(scenario: &str) -> Self {
+        Self {
+            scenario: scenario.into(),
+            retry_schedule_ms: [200, 400, 800, 1600, 3200, 6400],
+            give_up_secs: None,
+            timeout_secs: 2,
+            late_slack_ms: 8000,
+            recovery_ms: 20_000,
+            pg_server: pg_server(),
+            brokers: shared_brokers(),
+        }
+    }
+}
+
+/// An app, its instances and a key with every scope.
+pub struct Tenant {
+    pub app: String,
+    pub instances: Vec<String>,
+    pub token: String,
+}
+
+pub struct Run {
+    pub config: RunConfig,
+    pub dir: PathBuf,
+    pub recorder: Recorder,
+    pub db_name: String,
+    /// The URL Motor is given (a fault proxy may stand in between).
+    pub motor_db_url: String,
+    pub pool: PgPool,
+    pub prefix: String,
+    pub api: String,
+    pub http: reqwest::Client,
+    pub env: process::Env,
+    pub processes: Vec<MotorProcess>,
+    pub tenant: Option<Tenant>,
+    started: Instant,
+}
+
+fn short_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()[..10].to_owned()
+}
+
+impl Run {
+    /// A fresh world for `config`; `motor_db_server` is the server URL
+    /// Motor gets (a proxy's, or the same as `config.pg_server`).
+    pub async fn start(config: RunConfig) -> anyhow::Result<Self> {
+        let server = config.pg_server.clone();
+        Self::start_via(config, &server).await
+    }
+
+    pub async fn start_via(config: RunConfig, motor_db_server: &str) -> anyhow::Result<Self> {
+        let id = short_id();
+        let dir = histories_dir().join(format!("{}-{id}", config.scenario));
+        let recorder = Recorder::create(&dir)?;
+        let db_name = format!("motor_test_faults_{id}");
+        let settings = Settings {
+            retry_schedule_ms: config.retry_schedule_ms,
+            jitter_percent: 20,
+            give_up_ms: config.give_up_secs.unwrap_or(72 * 3600) * 1000,
+            retry_after_cap_ms: 3_600_000,
+            timeout_ms: config.timeout_secs * 1000,
+            unordered_in_flight: 8,
+            late_slack_ms: config.late_slack_ms,
+            recovery_ms: config.recovery_ms,
+        };
+        recorder.record(&Record::Meta {
+            scenario: config.scenario.clone(),
+            started_us: now_us(),
+            settings,
+        });
+        let prefix = format!("f{id}");
+        let api = format!("127.0.0.1:{}", services::free_port());
+        let motor_db_url = format!("{motor_db_server}/{db_name}");
+        let schedule = config
+            .retry_schedule_ms
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut vars = vec![
+            ("MOTOR_DATABASE_URL", motor_db_url.clone()),
+            ("MOTOR_KAFKA_BROKERS", config.brokers.clone()),
+            ("MOTOR_TOPIC_PREFIX", prefix.clone()),
+            ("MOTOR_KAFKA_PARTITIONS", "4".into()),
+            ("MOTOR_HTTP_ADDR", api.clone()),
+            ("MOTOR_ADMIN_TOKEN", ADMIN_TOKEN.into()),
+            ("MOTOR_DATABASE_POOL", "4".into()),
+            ("MOTOR_RETRY_SCHEDULE_MS", schedule),
+            ("RUST_LOG", "warn".into()),
+        ];
+        if let Some(secs) = config.give_up_secs {
+            vars.push(("MOTOR_RETRY_GIVE_UP_SECS", secs.to_string()));
+        }
+        let vars: Vec<(String, String)> = vars.into_iter().map(|(k, v)| (k.into(), v)).collect();
+        // `motor migrate` creates the database and applies the migrations.
+        let migrate = std::process::Command::new(process::motor_bin())
+            .arg("migrate")
+            .envs(vars.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .env(
+                "MOTOR_DATABASE_URL",
+                format!("{}/{db_name}", config.pg_server),
+            )
+            .output()
+            .context("running motor migrate")?;
+        if !migrate.status.success() {
+            bail!(
+                "motor migrate: {}",
+                String::from_utf8_lossy(&migrate.stderr)
+            );
+        }
+        let pool = PgPoolOptions::new()
+            .max_connections(2)
+            .connect(&format!("{}/{db_name}", config.pg_server))
+            .await?;
+        let env = process::Env {
+            vars,
+            log_dir: dir.clone(),
+            recorder: recorder.clone(),
+            pids: Arc::new(Mutex::new(Vec::new())),
+        };
+        eprintln!("[{}] history in {}", config.scenario, dir.display());
+        Ok(Self {
+            config,
+            dir,
+            recorder,
+            db_name,
+            motor_db_url,
+            pool,
+            prefix,
+            api,
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(30))
+                .build()?,
+            env,
+            processes: Vec::new(),
+            tenant: None,
+            started: Instant::now(),
+        })
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Starts `motor serve --roles <roles>` as process `name`.
+    pub fn spawn(&mut self, name: &str, roles: &str) -> usize {
+        self.processes
+            .push(MotorProcess::spawn(&self.env, name, roles, &[]));
+        self.processes.len() - 1
+    }
+
+    pub fn process(&mut self, name: &str) -> &mut MotorProcess {
+        self.processes
+            .iter_mut()
+            .rev()
+            .find(|p| p.name == name)
+            .unwrap_or_else(|| panic!("no process {name}"))
+    }
+
+    /// Kills `name` with SIGKILL, waits `down`, starts it again; records
+    /// the fault from the kill to the restart.
+    pub async fn kill9_and_restart(&mut self, name: &str, down: Duration) {
+        let start = now_us();
+        self.process(name).kill9();
+        tokio::time::sleep(down).await;
+        self.process(name).restart();
+        self.fault("kill9", name, start, now_us());
+    }
+
+    pub fn fault(&self, kind: &str, target: &str, start_us: i64, end_us: i64) {
+        self.recorder.record(&Record::Fault {
+            kind: kind.into(),
+            target: target.into(),
+            start_us,
+            end_us,
+        });
+    }
+
+    pub fn action(&self, what: &str, subscription_id: &str, detail: &str) {
+        self.recorder.record(&Record::Action {
+            what: what.into(),
+            subscription_id: subscription_id.into(),
+            detail: detail.into(),
+            t_us: now_us(),
+        });
+    }
+
+    pub async fn receiver(&self, name: &str) -> Receiver {
+        Receiver::start(name, self.recorder.clone(), self.env.pids.clone()).await
+    }
+
+    /// Open deliveries on active subscriptions (the run settles at 0).
+    pub async fn open_deliveries(&self) -> anyhow::Result<i64> {
+        Ok(sqlx::query_scalar(
+            "SELECT count(*) FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id \
+             WHERE d.estado = 'pendiente' AND s.estado = 'activa'",
+        )
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    /// Waits until nothing is open on an active subscription, or `within`
+    /// passed; whether it settled.
+    pub async fn settle(&self, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        loop {
+            if self.open_deliveries().await.is_ok_and(|n| n == 0) {
+                return true;
+            }
+            if Instant::now() > deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    /// Waits until the receivers together saw at least `n` requests.
+    pub async fn wait_requests(&self, receivers: &[&Receiver], n: u64, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            if receivers.iter().map(|r| r.requests()).sum::<u64>() >= n {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        false
+    }
+
+    /// Settles (up to `within`), stops every process, dumps the tables,
+    /// drops the database and judges the history.
+    pub async fn finish(mut self, within: Duration) -> anyhow::Result<Report> {
+        let settled = self.settle(within).await;
+        // Stray copies arrive now if they arrive at all.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        for p in &mut self.processes {
+            if p.running() {
+                p.stop();
+            }
+        }
+        let rows = dump::dump(&self.pool).await?;
+        self.recorder.write_dump(&rows)?;
+        self.recorder.record(&Record::End {
+            t_us: now_us(),
+            settled,
+        });
+        self.pool.close().await;
+        let mut admin =
+            PgConnection::connect(&format!("{}/postgres", self.config.pg_server)).await?;
+        admin
+            .execute(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.db_name).as_str())
+            .await?;
+        let report = check(&History::read(&self.dir)?)?;
+        eprintln!(
+            "[{}] {:.1} s; history in {}\n{report}",
+            self.config.scenario,
+            self.started.elapsed().as_secs_f64(),
+            self.dir.display()
+        );
+        Ok(report)
+    }
+}

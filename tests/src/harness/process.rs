@@ -1,0 +1,147 @@
+//! `motor` processes: found on disk (never built from here), started with
+//! split roles against one run's database, broker and topic prefix, and
+//! killed with SIGKILL when a scenario says so or when dropped.
+
+use std::{
+    path::PathBuf,
+    process::{Child, Command, Stdio},
+    sync::{Arc, Mutex},
+};
+
+use crate::history::{now_us, Record, Recorder};
+
+/// The `motor` binary: `$MOTOR_BIN`, or `motor` next to (or above) this
+/// executable in the cargo target directory — `cargo test --workspace`
+/// (so `scripts/test`) builds it there, `scripts/faults` builds it first.
+pub fn motor_bin() -> PathBuf {
+    if let Ok(path) = std::env::var("MOTOR_BIN") {
+        return PathBuf::from(path);
+    }
+    let exe = std::env::current_exe().expect("current exe");
+    for dir in exe.ancestors().skip(1).take(3) {
+        let candidate = dir.join("motor");
+        if candidate.is_file() {
+            return candidate;
+        }
+    }
+    panic!(
+        "no motor binary next to {}: build it with `cargo build -p motor --bin motor` (same \
+         CARGO_TARGET_DIR) or set MOTOR_BIN",
+        exe.display()
+    );
+}
+
+/// What every process of one run shares.
+#[derive(Clone)]
+pub struct Env {
+    pub vars: Vec<(String, String)>,
+    pub log_dir: PathBuf,
+    pub recorder: Recorder,
+    /// Pids of the run's live Motor processes (receivers attribute
+    /// connections to them).
+    pub pids: Arc<Mutex<Vec<u32>>>,
+}
+
+/// One `motor serve --roles …` process.
+pub struct MotorProcess {
+    pub name: String,
+    pub roles: String,
+    child: Child,
+    env: Env,
+}
+
+impl MotorProcess {
+    pub fn spawn(env: &Env, name: &str, roles: &str, extra: &[(&str, String)]) -> Self {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(env.log_dir.join(format!("motor-{name}.log")))
+            .expect("process log");
+        let mut command = Command::new(motor_bin());
+        command
+            .args(["serve", "--roles", roles])
+            .envs(env.vars.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .envs(extra.iter().map(|(k, v)| (*k, v.as_str())))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log);
+        let child = command.spawn().expect("spawning motor");
+        env.pids.lock().expect("not poisoned").push(child.id());
+        env.recorder.record(&Record::Process {
+            name: name.into(),
+            pid: child.id(),
+            roles: roles.into(),
+            what: "start".into(),
+            t_us: now_us(),
+        });
+        Self {
+            name: name.into(),
+            roles: roles.into(),
+            child,
+            env: env.clone(),
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// kill -9: no shutdown, no flush.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.forget("kill9");
+    }
+
+    /// A fresh process with the same name and roles.
+    pub fn restart(&mut self) {
+        if self.running() {
+            self.kill9();
+        }
+        *self = Self::spawn(
+            &self.env.clone(),
+            &self.name.clone(),
+            &self.roles.clone(),
+            &[],
+        );
+    }
+
+    /// SIGTERM and wait: a clean stop.
+    pub fn stop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                self.forget("stop");
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        self.kill9();
+    }
+
+    fn forget(&self, what: &str) {
+        self.env.recorder.record(&Record::Process {
+            name: self.name.clone(),
+            pid: self.child.id(),
+            roles: self.roles.clone(),
+            what: what.into(),
+            t_us: now_us(),
+        });
+    }
+
+    pub fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for MotorProcess {
+    fn drop(&mut self) {
+        if self.running() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}

