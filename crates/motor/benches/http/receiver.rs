@@ -72,6 +72,14 @@ impl Delivered {
         self.arrivals.iter().map(|a| a.at_ms).fold(0.0, f64::max)
     }
 
+    /// The wall clock of the first arrival (ms since the epoch).
+    pub fn first_ms(&self) -> f64 {
+        self.arrivals
+            .iter()
+            .map(|a| a.at_ms)
+            .fold(f64::INFINITY, f64::min)
+    }
+
     /// Commit → receiver per delivery (ms), sorted.
     pub fn latencies(&self) -> Vec<f64> {
         let mut ms: Vec<f64> = self

@@ -32,6 +32,17 @@ impl Phase {
         delivered.arrivals.len() as f64 / seconds
     }
 
+    /// Arrivals per second from the first to the last: at a fixed rate, a
+    /// steady latency does not count against the rate, a growing queue does.
+    pub fn arrival_rate(&self) -> f64 {
+        match &self.delivered {
+            Some(d) if d.arrivals.len() > 1 => {
+                (d.arrivals.len() - 1) as f64 * 1000.0 / (d.last_ms() - d.first_ms())
+            }
+            _ => f64::NAN,
+        }
+    }
+
     /// Events the phase's CPU is divided by: delivered ones, or accepted
     /// ones when nothing is delivered.
     fn events(&self) -> usize {
@@ -135,7 +146,7 @@ impl Row {
     /// rate) and, when `held`, its rate.
     pub fn fixed_rate(phase: &Phase, asked: f64, target: Option<(f64, f64)>, held: bool) -> Self {
         let (p50, p99) = phase.latency();
-        let achieved = phase.delivered_per_s();
+        let achieved = phase.arrival_rate();
         let measured = format!(
             "{} of {} events/s delivered (sent {}/s); p50 {p50:.1} ms, p99 {p99:.1} ms",
             thousands(achieved),
