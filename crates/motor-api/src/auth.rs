@@ -6,7 +6,7 @@ use axum::{
     extract::FromRequestParts,
     http::{header::AUTHORIZATION, request::Parts},
 };
-use motor_domain::{apikey, principal::Principal, InstanceId, Scope};
+use motor_domain::{apikey, principal::Principal, AppId, InstanceId, Scope};
 use motor_store::operator;
 
 use crate::{error::ApiError, extract::path_id, AppState};
@@ -54,10 +54,43 @@ impl Caller {
                 "this key is restricted to other instances".into(),
             ));
         }
-        match operator::instance_app(&state.pool, instance).await? {
+        match state.instance_apps.app_of(&state.pool, instance).await? {
             Some(app) if app == self.0.app_id => Ok(instance),
             _ => Err(ApiError::NotFound("instance")),
         }
+    }
+}
+
+/// Which app each instance belongs to, remembered: an instance never moves
+/// to another app and is never deleted, so a known answer stays true and a
+/// producer request costs no query for it. Unknown instances are asked
+/// every time (one may be created a moment later). Bounded: past
+/// [`InstanceApps::CAPACITY`] entries it starts over.
+#[derive(Debug, Default)]
+pub struct InstanceApps {
+    known: std::sync::Mutex<std::collections::HashMap<InstanceId, AppId>>,
+}
+
+impl InstanceApps {
+    const CAPACITY: usize = 100_000;
+
+    async fn app_of(
+        &self,
+        pool: &motor_store::Pool,
+        instance: InstanceId,
+    ) -> Result<Option<AppId>, ApiError> {
+        if let Some(app) = self.known.lock().expect("not poisoned").get(&instance) {
+            return Ok(Some(*app));
+        }
+        let app = operator::instance_app(pool, instance).await?;
+        if let Some(app) = app {
+            let mut known = self.known.lock().expect("not poisoned");
+            if known.len() >= Self::CAPACITY {
+                known.clear();
+            }
+            known.insert(instance, app);
+        }
+        Ok(app)
     }
 }
 

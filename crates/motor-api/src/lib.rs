@@ -45,6 +45,8 @@ pub struct AppState {
     pub after_commit: Option<Arc<dyn AfterCommit>>,
     /// Group commit of producer requests.
     pub intake: intake::Intake,
+    /// The app of each instance seen (it never changes).
+    pub instance_apps: Arc<auth::InstanceApps>,
 }
 
 impl FromRef<AppState> for Pool {

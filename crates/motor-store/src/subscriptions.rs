@@ -82,7 +82,7 @@ pub async fn get(conn: &mut PgConnection, app: AppId, id: SubscriptionId) -> Res
 
 /// Locks a subscription of the app for a change in this transaction.
 pub async fn lock(conn: &mut PgConnection, app: AppId, id: SubscriptionId) -> Result<Subscription> {
-    sqlx::query("SELECT 1 FROM subscriptions WHERE id = $1 AND app_id = $2 FOR UPDATE")
+    sqlx::query("SELECT 1 FROM subscriptions WHERE id = $1 AND app_id = $2 FOR NO KEY UPDATE")
         .bind(id.as_uuid())
         .bind(Uuid::from(app))
         .fetch_optional(&mut *conn)

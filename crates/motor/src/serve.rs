@@ -112,6 +112,7 @@ pub async fn run(
             metrics.clone(),
         ));
         if api && delivering.contains(&Source::Deliveries) {
+            dispatcher.warm().await;
             local.dispatcher = Some(dispatcher.clone());
         }
         for source in delivering {
@@ -164,6 +165,7 @@ pub async fn run(
             destinations: motor_destinations::Destinations::new(),
             after_commit: after_commit.clone(),
             intake: motor_api::intake::Intake::start(pool.clone(), after_commit),
+            instance_apps: Arc::default(),
         };
         let app = motor_api::router(state);
         let shutdown = shutdown.clone();

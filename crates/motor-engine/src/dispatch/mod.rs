@@ -235,6 +235,14 @@ impl Dispatcher {
         Ok(lease)
     }
 
+    /// Reads the settings once so claims made in a commit's fan-out get the
+    /// right lease from the start (before it, the longest possible one).
+    pub async fn warm(&self) {
+        if let Err(e) = self.lease().await {
+            tracing::warn!(error = %e, "settings not read yet; fan-out claims take the longest lease");
+        }
+    }
+
     /// The lease as of the last claim (the longest possible one before any).
     fn last_lease(&self) -> Duration {
         Duration::from_millis(self.last_lease_ms.load(Ordering::Relaxed))

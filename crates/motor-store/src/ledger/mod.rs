@@ -38,11 +38,12 @@ pub struct Appended {
 
 /// Locks the instance row for the rest of the transaction.
 pub async fn lock_instance(conn: &mut PgConnection, id: InstanceId) -> Result<LockedInstance> {
-    let row = sqlx::query("SELECT generation, last_seq FROM instances WHERE id = $1 FOR UPDATE")
-        .bind(Uuid::from(id))
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or(StoreError::NotFound("instance"))?;
+    let row =
+        sqlx::query("SELECT generation, last_seq FROM instances WHERE id = $1 FOR NO KEY UPDATE")
+            .bind(Uuid::from(id))
+            .fetch_optional(&mut *conn)
+            .await?
+            .ok_or(StoreError::NotFound("instance"))?;
     Ok(LockedInstance {
         id,
         generation: row.get("generation"),
@@ -128,7 +129,7 @@ pub async fn append_batch(
     ids.sort();
     ids.dedup();
     let rows = sqlx::query(
-        "SELECT id, generation, last_seq FROM instances WHERE id = ANY($1) ORDER BY id FOR UPDATE",
+        "SELECT id, generation, last_seq FROM instances WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE",
     )
     .bind(&ids)
     .fetch_all(&mut *conn)

@@ -396,3 +396,45 @@ async fn a_paused_subscription_accumulates_a_replay_and_a_deleted_one_refuses_it
     assert_eq!(status, StatusCode::CONFLICT, "{answer}");
     assert_eq!(count(&m.db.pool, "SELECT count(*) FROM replays").await, 1);
 }
+
+/// Replays created while producers append to the same instance: the
+/// replay's inserts check their instance and the appends' their
+/// subscription (foreign keys), so neither may hold the other's row in a
+/// lock those checks wait for. Every replay is accepted, every append
+/// stored — no deadlock answered as a 500.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn replays_during_live_appends_never_deadlock() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(1).await;
+    let sub = subscribe(&m, &t, json!({})).await;
+    let instance = t.instances[0];
+    append(&m, &t, instance, &["message.sent"; 20]).await;
+
+    let mut tasks = Vec::new();
+    for w in 0..4 {
+        let (http, url, token) = (m.http.clone(), m.url(""), t.token.clone());
+        tasks.push(tokio::spawn(async move {
+            for i in 0..40 {
+                let res = http
+                    .post(format!("{url}/v1/instances/{instance}/events"))
+                    .bearer_auth(&token)
+                    .json(&json!([{"type": "message.sent", "data": {"w": w, "i": i}},
+                                  {"type": "message.sent", "data": {"w": w, "i": i}}]))
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(res.status(), StatusCode::CREATED);
+            }
+        }));
+    }
+    for r in 0..30 {
+        let body = json!({"instancia_id": instance, "desde_seq": 1, "hasta_seq": 20,
+                          "motivo": format!("replay {r}")});
+        let (status, answer) = replay(&m, &t.token, sub, Some(&format!("k{r}")), &body).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "replay {r}: {answer}");
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    m.stop().await;
+}
