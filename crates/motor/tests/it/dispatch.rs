@@ -5,6 +5,7 @@
 
 mod fast_path;
 mod faults;
+mod profiles;
 mod receiver;
 
 use std::{collections::HashMap, time::Duration};
