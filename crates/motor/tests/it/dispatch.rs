@@ -5,6 +5,7 @@
 
 mod fast_path;
 mod faults;
+mod inbox_receiver;
 mod profiles;
 mod receiver;
 
