@@ -1,9 +1,10 @@
 //! `POST /v1/subscriptions/{id}/test`: one signed `webhook.test` to the
 //! subscription's URL, outside the ledger, answered as `{ok, status,
 //! duracion_ms, error}` with the contract's sanitised error codes. It sends
-//! exactly as a delivery does — same headers, signatures from the live keys,
-//! no redirects, the `webhooks.timeout_segundos` timeout, at most 4 KB of
-//! the answer read — and checks the address actually connected to: a name
+//! exactly as a delivery does — same headers, signed under the
+//! subscription's profile (`firma`) with the live keys, no redirects, the
+//! `webhooks.timeout_segundos` timeout, at most 4 KB of the answer read —
+//! and checks the address actually connected to: a name
 //! that resolves to a blocked or loopback address is refused. It is the
 //! dispatcher's own attempt (`motor_destinations::attempt`), so `/test`
 //! tests what production does.
@@ -102,6 +103,7 @@ pub async fn test_subscription(
             destination: destination.as_ref(),
             allowed: &[&config.destinos_permitidos, &app.destinos_permitidos],
             keys: &keys.keys,
+            profile: sub.firma,
             event_id: envelope.event_id,
             delivery_id: &delivery_id,
             envelope: Bytes::from(envelope.to_json()),

@@ -16,9 +16,10 @@ use axum::{
 use motor_domain::{
     seal::{secret_aad, SealingKey},
     secret::IssuedSecret,
+    signature::SigningProfile,
     subscription::{
-        parse_estado_patch, parse_instancias, parse_nombre, parse_tipos, parse_url, Estado,
-        NewSubscription, Subscription, SubscriptionId,
+        parse_estado_patch, parse_firma, parse_instancias, parse_nombre, parse_tipos, parse_url,
+        Estado, NewSubscription, Subscription, SubscriptionId,
     },
     FieldError, Scope,
 };
@@ -52,6 +53,11 @@ pub struct CreateSubscription {
     /// Default `true`: per instance, in `seq` order.
     #[serde(default)]
     pub ordenado: Option<bool>,
+    /// The signing profile: `mw-v1` (the default), `t-v1` or
+    /// `standard-webhooks`.
+    #[serde(default)]
+    #[schema(value_type = Option<SigningProfile>)]
+    pub firma: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -62,6 +68,10 @@ pub struct UpdateSubscription {
     pub instancias: Option<Vec<String>>,
     pub tipos: Option<Vec<String>>,
     pub ordenado: Option<bool>,
+    /// `mw-v1`, `t-v1` or `standard-webhooks`; applies from the next
+    /// attempt, retries of pending deliveries included.
+    #[schema(value_type = Option<SigningProfile>)]
+    pub firma: Option<String>,
     /// `activa` or `pausada`.
     pub estado: Option<String>,
     /// The `version` the change is based on; another one is a 409.
@@ -73,7 +83,11 @@ pub struct UpdateSubscription {
 pub struct Secreto {
     #[schema(example = "whk_5f0c6a4e9b1d2c3a4b5c6d7e")]
     pub key_id: String,
-    /// The HMAC key: the whole string, `whsec_` included.
+    /// Give it to the receiver exactly as shown. mw-v1 and t-v1 key the
+    /// HMAC with the whole string, `whsec_` included; standard-webhooks
+    /// with the base64 decoding of what follows `whsec_`, as that
+    /// specification reads a `whsec_<base64>` secret (Motor's are 64 hex
+    /// digits, which are base64 too).
     #[schema(example = "whsec_…")]
     pub valor: String,
 }
@@ -133,6 +147,12 @@ pub async fn create_subscription(
         instancias: parse_instancias(&input.instancias)?,
         tipos: parse_tipos(&input.tipos)?,
         ordenado: input.ordenado.unwrap_or(true),
+        firma: input
+            .firma
+            .as_deref()
+            .map(parse_firma)
+            .transpose()?
+            .unwrap_or_default(),
     };
     let mut tx = state.pool.begin().await?;
     access.check_instances(&mut tx, &new.instancias).await?;
@@ -198,6 +218,7 @@ pub async fn update_subscription(
         .map(parse_instancias)
         .transpose()?;
     let tipos = input.tipos.as_deref().map(parse_tipos).transpose()?;
+    let firma = input.firma.as_deref().map(parse_firma).transpose()?;
     let estado = input
         .estado
         .as_deref()
@@ -234,6 +255,9 @@ pub async fn update_subscription(
     }
     if let Some(ordenado) = input.ordenado {
         next.ordenado = ordenado;
+    }
+    if let Some(firma) = firma {
+        next.firma = firma;
     }
     if let Some(estado) = estado {
         if current.estado == Estado::Suspendida && estado != Estado::Suspendida {

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use motor_domain::{
     delivery::{AttemptResult, Outcome, TransportFailure},
     destination::Destination,
-    signature::{self, SigningKey},
+    signature::{sign_profile, SigningKey, SigningProfile},
     time::Timestamp,
     EventId,
 };
@@ -33,6 +33,9 @@ pub struct Attempt<'a> {
     /// The subscription's keys, opened; those live at the attempt's
     /// instant sign it.
     pub keys: &'a [SigningKey],
+    /// The subscription's signing profile (`firma`): which signature
+    /// headers the message carries, whatever the destination's kind.
+    pub profile: SigningProfile,
     pub event_id: EventId,
     /// `X-MW-Delivery-Id`: the delivery's id, or a fresh one for a probe.
     pub delivery_id: &'a str,
@@ -105,7 +108,10 @@ async fn send(
     if !destination.is_allowed_by(attempt.allowed.iter().flat_map(|list| list.iter())) {
         return Err(TransportFailure::DestinationNotAllowed);
     }
-    let signed = signature::sign(
+    // No live key, or (standard-webhooks) a stored secret that is not
+    // base64: nothing a receiver could verify, so `sin_secreto`.
+    let signed = sign_profile(
+        attempt.profile,
         attempt.keys,
         chrono::Utc::now(),
         attempt.delivery_id,

@@ -12,6 +12,7 @@ use crate::{
     ids::{AppId, InstanceId},
     operator::parse_name,
     secret::SigningKeyId,
+    signature::SigningProfile,
     time::{serde_ts, Timestamp},
 };
 
@@ -126,6 +127,9 @@ pub struct Subscription {
     /// Empty: every event type.
     pub tipos: Vec<String>,
     pub ordenado: bool,
+    /// The signing profile of its deliveries: `mw-v1` (the default),
+    /// `t-v1` or `standard-webhooks`.
+    pub firma: SigningProfile,
     pub estado: Estado,
     /// Why the engine suspended it; `null` unless `suspendida`.
     #[cfg_attr(feature = "openapi", schema(required = true))]
@@ -163,6 +167,7 @@ pub struct NewSubscription {
     pub instancias: Vec<InstanceId>,
     pub tipos: Vec<EventType>,
     pub ordenado: bool,
+    pub firma: SigningProfile,
 }
 
 /// A validated `PATCH`: `None` leaves a field as it is.
@@ -173,6 +178,7 @@ pub struct SubscriptionChanges {
     pub instancias: Option<Vec<InstanceId>>,
     pub tipos: Option<Vec<EventType>>,
     pub ordenado: Option<bool>,
+    pub firma: Option<SigningProfile>,
     pub estado: Option<Estado>,
     pub version_esperada: Option<i64>,
 }
@@ -243,6 +249,14 @@ pub fn check_catalogue(
         )),
         None => Ok(()),
     }
+}
+
+/// A signing profile by its wire spelling, exactly: `mw-v1`, `t-v1` or
+/// `standard-webhooks`.
+pub fn parse_firma(raw: &str) -> Result<SigningProfile, FieldError> {
+    SigningProfile::parse(raw).ok_or_else(|| {
+        FieldError::invalid("body.firma", "must be mw-v1, t-v1 or standard-webhooks")
+    })
 }
 
 /// A `PATCH` may set `activa` or `pausada`; suspension and deletion belong
@@ -337,6 +351,7 @@ mod tests {
             instancias: vec![],
             tipos: vec![],
             ordenado: true,
+            firma: SigningProfile::MwV1,
             estado: Estado::Activa,
             motivo: None,
             suspendida_en: None,
@@ -369,6 +384,7 @@ mod tests {
                 "instancias",
                 "tipos",
                 "ordenado",
+                "firma",
                 "estado",
                 "motivo",
                 "suspendida_en",
@@ -381,5 +397,16 @@ mod tests {
             ]
         );
         assert_eq!(json["motivo"], serde_json::Value::Null);
+        assert_eq!(json["firma"], "mw-v1");
+    }
+
+    #[test]
+    fn firma() {
+        for p in SigningProfile::ALL {
+            assert_eq!(parse_firma(p.as_str()).unwrap(), p);
+        }
+        for bad in ["", "MW-V1", "mw_v1", " t-v1", "standard_webhooks", "v1"] {
+            assert_eq!(parse_firma(bad).unwrap_err().campo, "body.firma", "{bad:?}");
+        }
     }
 }

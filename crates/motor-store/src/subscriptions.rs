@@ -6,6 +6,7 @@
 use chrono::Duration;
 use motor_domain::{
     secret::SigningKeyId,
+    signature::SigningProfile,
     subscription::{Clave, Estado, Motivo, NewSubscription, Subscription, SubscriptionId},
     AppId, InstanceId,
 };
@@ -14,8 +15,8 @@ use uuid::Uuid;
 
 use crate::{alerts, deliveries, Result, StoreError};
 
-const COLUMNS: &str = "id, app_id, nombre, url, instancias, tipos, ordenado, estado, motivo,
-                       suspendida_en, version, creada_en, actualizada_en";
+const COLUMNS: &str = "id, app_id, nombre, url, instancias, tipos, ordenado, firma, estado,
+                       motivo, suspendida_en, version, creada_en, actualizada_en";
 
 pub use motor_domain::keyring::SealedKey;
 
@@ -31,8 +32,8 @@ pub async fn insert(
     let instancias: Vec<Uuid> = new.instancias.iter().map(|i| Uuid::from(*i)).collect();
     let tipos: Vec<&str> = new.tipos.iter().map(|t| t.as_str()).collect();
     sqlx::query(
-        "INSERT INTO subscriptions (id, app_id, nombre, url, instancias, tipos, ordenado)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "INSERT INTO subscriptions (id, app_id, nombre, url, instancias, tipos, ordenado, firma)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(id.as_uuid())
     .bind(Uuid::from(app))
@@ -41,6 +42,7 @@ pub async fn insert(
     .bind(&instancias)
     .bind(&tipos)
     .bind(new.ordenado)
+    .bind(new.firma.as_str())
     .execute(&mut *conn)
     .await?;
     insert_key(&mut *conn, id, key_id, sealed).await?;
@@ -127,7 +129,8 @@ pub async fn save(conn: &mut PgConnection, sub: &Subscription) -> Result<Subscri
     let found = sqlx::query(
         "UPDATE subscriptions
          SET nombre = $3, url = $4, instancias = $5, tipos = $6, ordenado = $7, estado = $8,
-             motivo = $9, suspendida_en = $10, version = version + 1, actualizada_en = now()
+             motivo = $9, suspendida_en = $10, firma = $11, version = version + 1,
+             actualizada_en = now()
          WHERE id = $1 AND version = $2",
     )
     .bind(sub.id.as_uuid())
@@ -140,6 +143,7 @@ pub async fn save(conn: &mut PgConnection, sub: &Subscription) -> Result<Subscri
     .bind(sub.estado.as_str())
     .bind(sub.motivo.map(Motivo::as_str))
     .bind(sub.suspendida_en)
+    .bind(sub.firma.as_str())
     .execute(&mut *conn)
     .await?;
     if found.rows_affected() == 0 {
@@ -213,6 +217,52 @@ pub async fn live_keys(db: impl PgExecutor<'_>, id: SubscriptionId) -> Result<Ve
             vence_en: r.get("vence_en"),
         })
         .collect())
+}
+
+/// What the delivery engine signs a subscription's attempts with: its
+/// signing profile and its live keys, sealed, newest first.
+#[derive(Debug, Clone)]
+pub struct Signing {
+    pub firma: SigningProfile,
+    pub keys: Vec<SealedKey>,
+}
+
+/// A subscription's [`Signing`], read in one statement; `None` if there is
+/// no such subscription.
+pub async fn signing(db: impl PgExecutor<'_>, id: SubscriptionId) -> Result<Option<Signing>> {
+    let rows = sqlx::query(
+        "SELECT s.firma, k.key_id, k.sealed, k.creado_en, k.vence_en
+         FROM subscriptions s
+         LEFT JOIN subscription_keys k
+                ON k.subscription_id = s.id AND (k.vence_en IS NULL OR k.vence_en > now())
+         WHERE s.id = $1
+         ORDER BY k.creado_en DESC, k.key_id DESC",
+    )
+    .bind(id.as_uuid())
+    .fetch_all(db)
+    .await?;
+    let Some(first) = rows.first() else {
+        return Ok(None);
+    };
+    Ok(Some(Signing {
+        firma: firma(first),
+        keys: rows
+            .iter()
+            .filter_map(|r| {
+                Some(SealedKey {
+                    key_id: r.get::<Option<String>, _>("key_id")?,
+                    sealed: r.get("sealed"),
+                    creado_en: r.get("creado_en"),
+                    vence_en: r.get("vence_en"),
+                })
+            })
+            .collect(),
+    }))
+}
+
+/// The table's CHECK admits only the three spellings.
+fn firma(row: &PgRow) -> SigningProfile {
+    SigningProfile::parse(row.get("firma")).unwrap_or_default()
 }
 
 /// Whether a subscription delivers in lane order; `None` if there is no
@@ -311,6 +361,7 @@ fn from_row(row: &PgRow) -> Subscription {
         instancias: instancias.into_iter().map(InstanceId::from_uuid).collect(),
         tipos: row.get("tipos"),
         ordenado: row.get("ordenado"),
+        firma: firma(row),
         // The table's CHECK constraints admit only known values.
         estado: Estado::parse(&estado).unwrap_or(Estado::Suspendida),
         motivo: motivo.as_deref().and_then(Motivo::parse),

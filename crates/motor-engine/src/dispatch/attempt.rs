@@ -1,7 +1,8 @@
 //! One attempt of a claimed delivery: gather what it needs (settings, the
-//! app's allowed destinations, the subscription's live keys — all from the
-//! cache), make it through `motor_destinations::attempt` (the same call
-//! `/test` makes), and turn the report into the attempt row and outcome.
+//! app's allowed destinations, the subscription's signing profile and live
+//! keys — all from the cache), make it through
+//! `motor_destinations::attempt` (the same call `/test` makes), and turn
+//! the report into the attempt row and outcome.
 
 use bytes::Bytes;
 use motor_destinations::{attempt, Attempt as Request};
@@ -14,9 +15,9 @@ use crate::Result;
 pub(super) async fn make(d: &Dispatcher, claimed: &Claimed) -> Result<(Attempt, Outcome)> {
     let settings = d.cache.settings(&d.pool).await?;
     let destinations = d.cache.destinations(&d.pool, claimed.app_id).await?;
-    let sealed = d
+    let signing = d
         .cache
-        .keys(
+        .signing(
             &d.pool,
             claimed.subscription_id,
             claimed.subscription_version,
@@ -27,7 +28,7 @@ pub(super) async fn make(d: &Dispatcher, claimed: &Claimed) -> Result<(Attempt, 
     let keys = keyring::open_live(
         &d.sealing,
         claimed.subscription_id,
-        &sealed,
+        &signing.keys,
         chrono::Utc::now(),
     );
     for key in &keys.unopened {
@@ -40,6 +41,7 @@ pub(super) async fn make(d: &Dispatcher, claimed: &Claimed) -> Result<(Attempt, 
             destination: claimed.destination.as_ref(),
             allowed: &[&settings.destinos_permitidos, &destinations],
             keys: &keys.keys,
+            profile: signing.firma,
             event_id: claimed.event_id,
             delivery_id: &delivery_id,
             envelope: Bytes::from(claimed.envelope.clone()),

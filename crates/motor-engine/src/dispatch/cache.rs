@@ -1,12 +1,12 @@
 //! What every attempt reads but rarely changes — operator settings, an
-//! app's allowed destinations, a subscription's sealed keys (per version of
-//! the subscription) and whether it is ordered — kept for a
-//! second, so an attempt costs its claim, its request and its record and
-//! not three more queries. A second is short enough for the other changes
-//! to take effect at once in practice: a destination removed from a list is
-//! caught within a second. Keys are exact: a rotation bumps the
-//! subscription's version, which the claim returns, and a key set is kept
-//! per version.
+//! app's allowed destinations, a subscription's signing (its profile and
+//! sealed keys, per version of the subscription) and whether it is ordered
+//! — kept for a second, so an attempt costs its claim, its request and its
+//! record and not three more queries. A second is short enough for the
+//! other changes to take effect at once in practice: a destination removed
+//! from a list is caught within a second. Signing is exact: a rotation or a
+//! change of `firma` bumps the subscription's version, which the claim
+//! returns, and the signing is kept per version.
 
 use std::{
     collections::HashMap,
@@ -16,7 +16,7 @@ use std::{
 };
 
 use motor_domain::{settings::Settings, subscription::SubscriptionId, AppId};
-use motor_store::{subscriptions::SealedKey, Pool};
+use motor_store::{subscriptions::Signing, Pool};
 
 use crate::Result;
 
@@ -55,7 +55,7 @@ impl<K: Eq + Hash + Clone, V> Fresh<K, V> {
 pub(super) struct AttemptCache {
     settings: Fresh<(), Settings>,
     destinations: Fresh<AppId, Vec<String>>,
-    keys: Fresh<(SubscriptionId, i64), Vec<SealedKey>>,
+    signing: Fresh<(SubscriptionId, i64), Signing>,
     ordered: Fresh<SubscriptionId, bool>,
 }
 
@@ -64,7 +64,7 @@ impl AttemptCache {
         Self {
             settings: Fresh::new(),
             destinations: Fresh::new(),
-            keys: Fresh::new(),
+            signing: Fresh::new(),
             ordered: Fresh::new(),
         }
     }
@@ -87,18 +87,25 @@ impl AttemptCache {
             .await
     }
 
-    /// The live keys of a subscription at `version`: a rotation bumps the
-    /// version, so the first attempt after it reads the new key set (every
-    /// delivery during the window carries both signatures).
-    pub(super) async fn keys(
+    /// The signing profile and live keys of a subscription at `version`:
+    /// a rotation or a new `firma` bumps the version, so the first attempt
+    /// after it reads the new set (every delivery during a rotation's
+    /// window carries both signatures). A subscription that is gone signs
+    /// with nothing (its claim found nothing anyway).
+    pub(super) async fn signing(
         &self,
         pool: &Pool,
         subscription: SubscriptionId,
         version: i64,
-    ) -> Result<Arc<Vec<SealedKey>>> {
-        self.keys
+    ) -> Result<Arc<Signing>> {
+        self.signing
             .get(&(subscription, version), || async {
-                Ok(motor_store::subscriptions::live_keys(pool, subscription).await?)
+                Ok(motor_store::subscriptions::signing(pool, subscription)
+                    .await?
+                    .unwrap_or(Signing {
+                        firma: Default::default(),
+                        keys: Vec::new(),
+                    }))
             })
             .await
     }

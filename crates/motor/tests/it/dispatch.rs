@@ -5,6 +5,8 @@
 
 mod fast_path;
 mod faults;
+mod inbox_receiver;
+mod profiles;
 mod receiver;
 
 use std::{collections::HashMap, time::Duration};

@@ -6,6 +6,7 @@ mod admin;
 mod auth;
 mod deliveries;
 mod dispatch;
+mod firma;
 mod ingest;
 mod ledger;
 mod openapi;

@@ -117,6 +117,7 @@ async fn create_answers_the_documented_shape() {
             "instancias",
             "tipos",
             "ordenado",
+            "firma",
             "estado",
             "motivo",
             "suspendida_en",
@@ -137,6 +138,7 @@ async fn create_answers_the_documented_shape() {
         json!(["message.received", "message.updated", "command.failed"])
     );
     assert_eq!(s["ordenado"], true);
+    assert_eq!(s["firma"], "mw-v1", "the default signing profile");
     assert_eq!(s["estado"], "activa");
     assert_eq!(s["motivo"], Value::Null);
     assert_eq!(s["suspendida_en"], Value::Null);
