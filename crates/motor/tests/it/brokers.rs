@@ -1,0 +1,2 @@
+//! Broker destinations end to end.
+mod clients;
