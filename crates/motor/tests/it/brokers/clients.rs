@@ -5,7 +5,6 @@
 
 use std::{collections::HashMap, time::Duration};
 
-use futures::StreamExt;
 use hmac::{Hmac, Mac};
 use lapin::{
     options::{
@@ -324,43 +323,6 @@ impl NatsSetup {
             });
         }
         out
-    }
-
-    /// A core subscription to everything under the root: sees every
-    /// publish the server took, stream or not.
-    pub async fn watch(&self) -> tokio::sync::mpsc::UnboundedReceiver<Got> {
-        let client = nats().await;
-        let mut sub = client
-            .subscribe(format!("{}.>", self.subject_root))
-            .await
-            .unwrap();
-        client.flush().await.unwrap();
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        tokio::spawn(async move {
-            let _client = client;
-            while let Some(m) = sub.next().await {
-                let mut headers = HashMap::new();
-                if let Some(h) = &m.headers {
-                    for (k, vs) in h.iter() {
-                        headers.insert(
-                            k.to_string().to_ascii_lowercase(),
-                            vs.first().map(|v| v.to_string()).unwrap_or_default(),
-                        );
-                    }
-                }
-                let got = Got {
-                    body: m.payload.to_vec(),
-                    headers,
-                    message_id: None,
-                    content_type: None,
-                    delivery_mode: None,
-                };
-                if tx.send(got).is_err() {
-                    break;
-                }
-            }
-        });
-        rx
     }
 
     pub async fn delete(self) {
