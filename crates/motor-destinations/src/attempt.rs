@@ -135,7 +135,8 @@ async fn send(
     // Only brokers route by the envelope's fields; a webhook never reads
     // its body.
     let routing = if destination.is_broker() {
-        serde_json::from_slice::<Routing>(&attempt.envelope).map_err(|_| TransportFailure::BadUrl)?
+        serde_json::from_slice::<Routing>(&attempt.envelope)
+            .map_err(|_| TransportFailure::BadUrl)?
     } else {
         Routing {
             event_type: String::new(),

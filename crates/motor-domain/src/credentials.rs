@@ -174,7 +174,10 @@ mod tests {
         assert!(BrokerCredentials::parse(Some("u"), Some("p"), None).is_ok());
         assert!(BrokerCredentials::parse(None, None, Some("t")).is_ok());
         let campo = |u, c, t| BrokerCredentials::parse(u, c, t).unwrap_err().campo;
-        assert_eq!(campo(Some(""), Some("p"), None), "body.credenciales.usuario");
+        assert_eq!(
+            campo(Some(""), Some("p"), None),
+            "body.credenciales.usuario"
+        );
         assert_eq!(campo(Some("u"), Some(""), None), "body.credenciales.clave");
         assert_eq!(campo(Some("u"), None, None), "body.credenciales.clave");
         assert_eq!(campo(None, Some("p"), None), "body.credenciales.usuario");
@@ -189,7 +192,10 @@ mod tests {
             BrokerCredentials::parse(Some("ana"), Some("s3creto"), None).unwrap(),
             BrokerCredentials::parse(None, None, Some("tok3n")).unwrap(),
         ] {
-            assert_eq!(BrokerCredentials::from_plaintext(&c.to_plaintext()), Some(c.clone()));
+            assert_eq!(
+                BrokerCredentials::from_plaintext(&c.to_plaintext()),
+                Some(c.clone())
+            );
             let printed = format!("{c:?}");
             assert!(!printed.contains("s3creto") && !printed.contains("tok3n"));
         }
@@ -202,9 +208,15 @@ mod tests {
         let web = Destination::parse("https://h.io/", "body.url").unwrap();
         let amqp = Destination::parse("amqp://h.io/?exchange=x", "body.url").unwrap();
         let nats = Destination::parse("nats://h.io/s", "body.url").unwrap();
-        assert_eq!(user.check_fits(&web).unwrap_err().campo, "body.credenciales");
+        assert_eq!(
+            user.check_fits(&web).unwrap_err().campo,
+            "body.credenciales"
+        );
         assert!(user.check_fits(&amqp).is_ok() && user.check_fits(&nats).is_ok());
-        assert_eq!(token.check_fits(&amqp).unwrap_err().campo, "body.credenciales.token");
+        assert_eq!(
+            token.check_fits(&amqp).unwrap_err().campo,
+            "body.credenciales.token"
+        );
         assert!(token.check_fits(&nats).is_ok());
     }
 }

@@ -13,8 +13,7 @@ mod broker;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 pub use broker::{
-    is_publish_subject, nats_subject_char, parse_amqp, parse_nats, AmqpTarget, NatsTarget,
-    Template,
+    is_publish_subject, nats_subject_char, parse_amqp, parse_nats, AmqpTarget, NatsTarget, Template,
 };
 use url::{Host, Url};
 

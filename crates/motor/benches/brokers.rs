@@ -128,7 +128,10 @@ async fn wait_all(
                 .iter()
                 .map(|(i, seq, at)| {
                     let got = a.get(kind, i, *seq).unwrap();
-                    (got, got.saturating_duration_since(*at).as_secs_f64() * 1000.0)
+                    (
+                        got,
+                        got.saturating_duration_since(*at).as_secs_f64() * 1000.0,
+                    )
                 })
                 .collect();
             let last = arrivals.iter().map(|(t, _)| *t).max().unwrap();
@@ -184,9 +187,15 @@ async fn main() {
     ch.queue_declare(&name, QueueDeclareOptions::default(), FieldTable::default())
         .await
         .unwrap();
-    ch.queue_bind(&name, &name, "#", QueueBindOptions::default(), FieldTable::default())
-        .await
-        .unwrap();
+    ch.queue_bind(
+        &name,
+        &name,
+        "#",
+        QueueBindOptions::default(),
+        FieldTable::default(),
+    )
+    .await
+    .unwrap();
     let mut consumer = ch
         .basic_consume(
             &name,

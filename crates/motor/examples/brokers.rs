@@ -85,7 +85,13 @@ async fn main() {
             .await
             .unwrap();
         channel
-            .queue_bind(QUEUE, "amq.topic", "motor.#", QueueBindOptions::default(), FieldTable::default())
+            .queue_bind(
+                QUEUE,
+                "amq.topic",
+                "motor.#",
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
             .await
             .unwrap();
         js.get_or_create_stream(async_nats::jetstream::stream::Config {
@@ -118,7 +124,9 @@ async fn main() {
     }
     let mut stream = js.get_stream(STREAM).await.unwrap();
     let state = stream.info().await.unwrap().state.clone();
-    let first = state.first_sequence.max(state.last_sequence.saturating_sub(9));
+    let first = state
+        .first_sequence
+        .max(state.last_sequence.saturating_sub(9));
     for seq in first..=state.last_sequence {
         let Ok(m) = stream.get_raw_message(seq).await else {
             continue;

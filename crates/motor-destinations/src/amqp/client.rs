@@ -29,8 +29,7 @@ use sha2::{Digest, Sha256};
 
 use super::{
     config::{
-        CONTENT_TYPE, HEARTBEAT_SECONDS, PERSISTENT, RECONNECT_MAX, RECONNECT_MIN,
-        RECONNECT_TIMES,
+        CONTENT_TYPE, HEARTBEAT_SECONDS, PERSISTENT, RECONNECT_MAX, RECONNECT_MIN, RECONNECT_TIMES,
     },
     outcome::{failure, is_transient},
 };
@@ -127,10 +126,7 @@ impl Link {
 }
 
 async fn open_channel(connection: &Connection) -> Result<Channel, TransportFailure> {
-    let channel = connection
-        .create_channel()
-        .await
-        .map_err(|e| failure(&e))?;
+    let channel = connection.create_channel().await.map_err(|e| failure(&e))?;
     channel
         .confirm_select(ConfirmSelectOptions::default())
         .await
@@ -225,7 +221,11 @@ impl Amqp {
             .clone()
     }
 
-    async fn publish(&self, target: &AmqpTarget, message: &Message) -> Result<Answer, TransportFailure> {
+    async fn publish(
+        &self,
+        target: &AmqpTarget,
+        message: &Message,
+    ) -> Result<Answer, TransportFailure> {
         let link = self.link(LinkKey::new(target, message.credentials.as_ref()));
         let channel = link
             .channel(target, message.credentials.as_ref(), message.timeout)
@@ -285,7 +285,11 @@ impl Amqp {
 impl Sender for Amqp {
     type Target = AmqpTarget;
 
-    async fn send(&self, target: &AmqpTarget, message: &Message) -> Result<Answer, TransportFailure> {
+    async fn send(
+        &self,
+        target: &AmqpTarget,
+        message: &Message,
+    ) -> Result<Answer, TransportFailure> {
         tokio::time::timeout(message.timeout, self.publish(target, message))
             .await
             .unwrap_or(Err(TransportFailure::Timeout))

@@ -21,7 +21,9 @@ fn reply_codes_map_to_the_contract() {
         TransportFailure::BrokerUnroutable
     );
     assert_eq!(
-        failure(&protocol(AMQPErrorKind::Hard(AMQPHardError::CONNECTIONFORCED))),
+        failure(&protocol(AMQPErrorKind::Hard(
+            AMQPHardError::CONNECTIONFORCED
+        ))),
         TransportFailure::ConnectionReset
     );
     let refused = lapin::Error::from(ErrorKind::IOError(std::sync::Arc::new(

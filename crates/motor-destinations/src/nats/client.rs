@@ -19,7 +19,9 @@ use secrecy::ExposeSecret;
 use sha2::{Digest, Sha256};
 
 use super::{
-    config::{reconnect_delay, CONNECT_MAX, CONNECT_MIN, CONNECT_TIMES, CONTENT_TYPE, MSG_ID_HEADER},
+    config::{
+        reconnect_delay, CONNECT_MAX, CONNECT_MIN, CONNECT_TIMES, CONTENT_TYPE, MSG_ID_HEADER,
+    },
     outcome::{connect_failure, is_transient, publish_failure},
 };
 use crate::{guard, Answer, Message, Sender, BROKER_ACK, BROKER_SENT};
@@ -127,7 +129,11 @@ impl Nats {
             .clone()
     }
 
-    async fn publish(&self, target: &NatsTarget, message: &Message) -> Result<Answer, TransportFailure> {
+    async fn publish(
+        &self,
+        target: &NatsTarget,
+        message: &Message,
+    ) -> Result<Answer, TransportFailure> {
         let subject =
             target
                 .subject
@@ -173,7 +179,10 @@ impl Nats {
                         .publish_with_headers(subject, headers, message.body.clone())
                         .await
                         .map_err(|_| TransportFailure::Network)?;
-                    client.flush().await.map_err(|_| TransportFailure::Network)?;
+                    client
+                        .flush()
+                        .await
+                        .map_err(|_| TransportFailure::Network)?;
                     return Ok(Answer {
                         status: BROKER_SENT,
                         retry_after: None,
@@ -188,7 +197,11 @@ impl Nats {
 impl Sender for Nats {
     type Target = NatsTarget;
 
-    async fn send(&self, target: &NatsTarget, message: &Message) -> Result<Answer, TransportFailure> {
+    async fn send(
+        &self,
+        target: &NatsTarget,
+        message: &Message,
+    ) -> Result<Answer, TransportFailure> {
         tokio::time::timeout(message.timeout, self.publish(target, message))
             .await
             .unwrap_or(Err(TransportFailure::Timeout))

@@ -264,7 +264,9 @@ pub fn parse_amqp(raw: &str, campo: &str) -> Result<AmqpTarget, FieldError> {
     Ok(AmqpTarget {
         raw: raw.to_owned(),
         host,
-        port: url.port().unwrap_or(if tls { AMQPS_PORT } else { AMQP_PORT }),
+        port: url
+            .port()
+            .unwrap_or(if tls { AMQPS_PORT } else { AMQP_PORT }),
         tls,
         vhost,
         exchange,
@@ -317,8 +319,9 @@ mod tests {
         assert_eq!(t.host, CanonicalHost::Domain("rabbit.example.com".into()));
         assert_eq!((t.port, t.tls, t.vhost.as_str()), (5672, false, "/"));
         assert_eq!(t.routing_key.as_str(), "{type}");
-        let t = amqp("amqps://10.0.0.1:6000/prod%2fa?exchange=x&routing_key=ev.{instance_id}.{type}")
-            .unwrap();
+        let t =
+            amqp("amqps://10.0.0.1:6000/prod%2fa?exchange=x&routing_key=ev.{instance_id}.{type}")
+                .unwrap();
         assert_eq!(t.host, CanonicalHost::Ip("10.0.0.1".parse().unwrap()));
         assert_eq!((t.port, t.tls, t.vhost.as_str()), (6000, true, "prod/a"));
         let i = InstanceId::from_uuid(uuid::Uuid::nil());
@@ -327,7 +330,10 @@ mod tests {
             format!("ev.{i}.a.b")
         );
         assert_eq!(amqp("amqps://h.io?exchange=x").unwrap().port, 5671);
-        assert_eq!(amqp("amqp://127.1:5672/v?exchange=x").unwrap().host, CanonicalHost::Ip("127.0.0.1".parse().unwrap()));
+        assert_eq!(
+            amqp("amqp://127.1:5672/v?exchange=x").unwrap().host,
+            CanonicalHost::Ip("127.0.0.1".parse().unwrap())
+        );
     }
 
     #[test]
@@ -357,7 +363,8 @@ mod tests {
         assert_eq!((t.port, t.tls), (4222, false));
         let i = InstanceId::from_uuid(uuid::Uuid::nil());
         assert_eq!(
-            t.subject.resolve("message.received x", i, nats_subject_char),
+            t.subject
+                .resolve("message.received x", i, nats_subject_char),
             format!("motor.{i}.message.received_x")
         );
         assert!(nats("tls://nats.example.com/orders").unwrap().tls);

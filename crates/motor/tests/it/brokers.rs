@@ -13,9 +13,7 @@ use motor_domain::{subscription::SubscriptionId, InstanceId};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use self::clients::{
-    close_all_rabbit_connections, reject_when_full, Got, NatsSetup, RabbitSetup,
-};
+use self::clients::{close_all_rabbit_connections, reject_when_full, Got, NatsSetup, RabbitSetup};
 use crate::{
     deliveries::{post, set_estado},
     subscriptions::{allow, assert_field, call, create},
@@ -53,7 +51,11 @@ async fn subscribe(m: &TestMotor, t: &Tenant, body: Value) -> Sub {
     let (status, created) = create(m, &t.token, body).await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
     Sub {
-        id: created["suscripcion"]["id"].as_str().unwrap().parse().unwrap(),
+        id: created["suscripcion"]["id"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap(),
         key_id: created["secreto"]["key_id"].as_str().unwrap().to_owned(),
         secret: created["secreto"]["valor"].as_str().unwrap().to_owned(),
     }
@@ -118,12 +120,13 @@ async fn attempt_errors(m: &TestMotor, sub: SubscriptionId) -> HashMap<Option<St
 
 /// The ledger's bytes of every event of the app, by event id.
 async fn ledger(m: &TestMotor) -> HashMap<String, String> {
-    let rows: Vec<(uuid::Uuid, String)> =
-        sqlx::query_as("SELECT event_id, envelope FROM events")
-            .fetch_all(&m.db.pool)
-            .await
-            .unwrap();
-    rows.into_iter().map(|(id, e)| (id.to_string(), e)).collect()
+    let rows: Vec<(uuid::Uuid, String)> = sqlx::query_as("SELECT event_id, envelope FROM events")
+        .fetch_all(&m.db.pool)
+        .await
+        .unwrap();
+    rows.into_iter()
+        .map(|(id, e)| (id.to_string(), e))
+        .collect()
 }
 
 /// Checks what a queue or stream got for one subscription: every message
@@ -134,7 +137,11 @@ fn check_arrivals(got: &[Got], sub: &Sub, ledger: &HashMap<String, String>, per_
     let mut order: HashMap<String, Vec<i64>> = HashMap::new();
     let mut seen = std::collections::HashSet::new();
     for g in got {
-        assert!(g.verifies_with(&sub.key_id, &sub.secret), "signature: {:?}", g.headers);
+        assert!(
+            g.verifies_with(&sub.key_id, &sub.secret),
+            "signature: {:?}",
+            g.headers
+        );
         let envelope = g.envelope();
         let event_id = envelope["event_id"].as_str().unwrap();
         assert_eq!(g.header("x-mw-event-id"), event_id);
@@ -178,7 +185,10 @@ async fn broker_urls_and_credentials_follow_the_rules() {
         assert_field(&answer, "body.url");
     }
     for (credenciales, campo) in [
-        (json!({"usuario": "", "clave": "p"}), "body.credenciales.usuario"),
+        (
+            json!({"usuario": "", "clave": "p"}),
+            "body.credenciales.usuario",
+        ),
         (json!({"usuario": "u"}), "body.credenciales.clave"),
         (json!({"clave": "p"}), "body.credenciales.usuario"),
         (json!({"token": "t"}), "body.credenciales.token"),
@@ -215,11 +225,12 @@ async fn broker_urls_and_credentials_follow_the_rules() {
     let (_, got) = call(&m, Method::GET, &path, &t.token, None).await;
     assert_eq!(got["credenciales"], true);
     assert!(!got.to_string().contains("clave-secreta-1"));
-    let stored: Vec<u8> = sqlx::query_scalar("SELECT credenciales FROM subscriptions WHERE id = $1")
-        .bind(id.parse::<uuid::Uuid>().unwrap())
-        .fetch_one(&m.db.pool)
-        .await
-        .unwrap();
+    let stored: Vec<u8> =
+        sqlx::query_scalar("SELECT credenciales FROM subscriptions WHERE id = $1")
+            .bind(id.parse::<uuid::Uuid>().unwrap())
+            .fetch_one(&m.db.pool)
+            .await
+            .unwrap();
     assert!(!String::from_utf8_lossy(&stored).contains("clave-secreta-1"));
     // NATS takes a token; RabbitMQ does not.
     let answer = call(
@@ -242,7 +253,14 @@ async fn broker_urls_and_credentials_follow_the_rules() {
     assert_eq!(status, StatusCode::OK, "{patched}");
     assert_eq!(patched["credenciales"], true);
     // null removes them; a move to a webhook drops them too.
-    let (_, patched) = call(&m, Method::PATCH, &path, &t.token, Some(json!({"credenciales": null}))).await;
+    let (_, patched) = call(
+        &m,
+        Method::PATCH,
+        &path,
+        &t.token,
+        Some(json!({"credenciales": null})),
+    )
+    .await;
     assert_eq!(patched["credenciales"], false);
     let (_, patched) = call(
         &m,
@@ -328,7 +346,10 @@ async fn test_publishes_a_signed_webhook_test_to_each_broker() {
     let got = stream.read_all(1, Duration::from_secs(10)).await;
     assert_eq!(got.len(), 1);
     assert!(got[0].verifies_with(&sub.key_id, &sub.secret));
-    assert_eq!(got[0].header("nats-msg-id"), got[0].header("x-mw-delivery-id"));
+    assert_eq!(
+        got[0].header("nats-msg-id"),
+        got[0].header("x-mw-delivery-id")
+    );
     assert_eq!(got[0].header("content-type"), "application/json");
     assert_eq!(got[0].envelope()["type"], "webhook.test");
 
@@ -417,14 +438,21 @@ async fn ten_thousand_events_reach_rabbitmq_and_jetstream_in_order() {
     wait_state(&m, to_nats.id, "entregada", total, stall).await;
 
     let ledger = ledger(&m).await;
-    let got = rabbit.take_all(total as usize, Duration::from_secs(60)).await;
-    assert!(rabbit.take(1).await.is_empty(), "nothing beyond the deliveries");
+    let got = rabbit
+        .take_all(total as usize, Duration::from_secs(60))
+        .await;
+    assert!(
+        rabbit.take(1).await.is_empty(),
+        "nothing beyond the deliveries"
+    );
     check_arrivals(&got, &to_rabbit, &ledger, PER_INSTANCE);
     for g in &got {
         assert_eq!(g.message_id.as_deref(), Some(g.header("x-mw-delivery-id")));
         assert_eq!(g.content_type.as_deref(), Some("application/json"));
     }
-    let got = stream.read_all(total as usize, Duration::from_secs(60)).await;
+    let got = stream
+        .read_all(total as usize, Duration::from_secs(60))
+        .await;
     // JetStream dedups a retried delivery id: exactly one message each.
     assert_eq!(got.len(), total as usize);
     check_arrivals(&got, &to_nats, &ledger, PER_INSTANCE);
@@ -483,7 +511,9 @@ async fn rabbitmq_connections_closed_mid_run_lose_nothing() {
         close_all_rabbit_connections();
     }
     wait_state(&m, sub.id, "entregada", total, Duration::from_secs(60)).await;
-    let got = rabbit.take_all(total as usize, Duration::from_secs(30)).await;
+    let got = rabbit
+        .take_all(total as usize, Duration::from_secs(30))
+        .await;
     // A publish confirmed just before the cut may come again (same
     // delivery id); nothing is missing and order holds.
     let extra = rabbit.take(total as usize).await;
@@ -508,7 +538,10 @@ async fn rabbitmq_nacks_and_returns_are_never_delivered() {
     })
     .await;
     assert_eq!(delivered(&m, sub.id).await, 0);
-    assert_eq!(count(&attempt_errors(&m, sub.id).await, "broker_rechazo"), 0);
+    assert_eq!(
+        count(&attempt_errors(&m, sub.id).await, "broker_rechazo"),
+        0
+    );
     rabbit.bind().await;
     wait_state(&m, sub.id, "entregada", 5, Duration::from_secs(30)).await;
     let got = rabbit.take_all(5, Duration::from_secs(10)).await;
@@ -569,11 +602,16 @@ async fn jetstream_stream_deleted_mid_run_loses_nothing() {
         settled = now;
     }
     assert!(settled < total, "the run is still under way");
-    let before = stream.read_all(settled as usize, Duration::from_secs(10)).await;
+    let before = stream
+        .read_all(settled as usize, Duration::from_secs(10))
+        .await;
     assert_eq!(before.len() as i64, settled);
     stream.delete_stream().await;
     set_estado(&m, &t, sub.id, "activa").await;
-    wait_errors(&m, sub.id, "sin_stream retries", |e| count(e, "sin_stream") >= 5).await;
+    wait_errors(&m, sub.id, "sin_stream retries", |e| {
+        count(e, "sin_stream") >= 5
+    })
+    .await;
     assert_eq!(
         delivered(&m, sub.id).await,
         settled,
@@ -581,7 +619,9 @@ async fn jetstream_stream_deleted_mid_run_loses_nothing() {
     );
     stream.create_stream().await;
     wait_state(&m, sub.id, "entregada", total, Duration::from_secs(60)).await;
-    let after = stream.read_all((total - settled) as usize, Duration::from_secs(10)).await;
+    let after = stream
+        .read_all((total - settled) as usize, Duration::from_secs(10))
+        .await;
     let all: Vec<Got> = before.into_iter().chain(after).collect();
     assert_eq!(all.len() as i64, total, "each delivery stored once");
     check_arrivals(&all, &sub, &ledger(&m).await, PER_INSTANCE);
@@ -614,7 +654,14 @@ async fn refused_credentials_suspend_until_fixed_then_everything_goes_in_order()
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert_eq!(got["motivo"], "rechazo_credenciales");
-    let (_, alerts) = call(&m, Method::GET, "/v1/admin/alerts?estado=abierta", ADMIN_TOKEN, None).await;
+    let (_, alerts) = call(
+        &m,
+        Method::GET,
+        "/v1/admin/alerts?estado=abierta",
+        ADMIN_TOKEN,
+        None,
+    )
+    .await;
     assert!(
         alerts.to_string().contains(&sub.id.to_string())
             && alerts.to_string().contains("rechazo_credenciales"),

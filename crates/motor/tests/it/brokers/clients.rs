@@ -43,7 +43,11 @@ impl Got {
     /// `X-MW-Signature` checked as the docs say: `v1=hex(HMAC-SHA256(secret,
     /// timestamp + "." + delivery_id + "." + body))`, one per key id.
     pub fn verifies_with(&self, key_id: &str, secret: &str) -> bool {
-        let key_ids: Vec<&str> = self.header("x-mw-key-id").split(',').map(str::trim).collect();
+        let key_ids: Vec<&str> = self
+            .header("x-mw-key-id")
+            .split(',')
+            .map(str::trim)
+            .collect();
         let signatures: Vec<&str> = self
             .header("x-mw-signature")
             .split(',')
@@ -167,7 +171,9 @@ impl RabbitSetup {
             if let Some(table) = props.headers() {
                 for (k, v) in table.inner() {
                     let value = match v {
-                        AMQPValue::LongString(s) => String::from_utf8_lossy(s.as_bytes()).into_owned(),
+                        AMQPValue::LongString(s) => {
+                            String::from_utf8_lossy(s.as_bytes()).into_owned()
+                        }
                         AMQPValue::ShortString(s) => s.as_str().to_owned(),
                         other => format!("{other:?}"),
                     };
