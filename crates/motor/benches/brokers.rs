@@ -46,9 +46,12 @@ const ALL_ROLES: [Role; 5] = [
 ];
 const KINDS: [&str; 3] = ["webhook", "rabbitmq", "nats"];
 
+/// (destination kind, instance, seq).
+type Key = (&'static str, String, i64);
+
 /// First arrival of each (instance, seq), per destination kind.
 #[derive(Clone, Default)]
-struct Arrivals(Arc<Mutex<HashMap<(&'static str, String, i64), Instant>>>);
+struct Arrivals(Arc<Mutex<HashMap<Key, Instant>>>);
 
 impl Arrivals {
     fn record(&self, kind: &'static str, body: &[u8]) {

@@ -110,19 +110,6 @@ impl Link {
         *live = Some(fresh);
         Ok(channel)
     }
-
-    /// Forgets a channel that failed a publish so the next message opens
-    /// another (the connection is kept if it is still up).
-    async fn drop_channel_if(&self, channel: &Channel) {
-        let mut live = self.live.lock().await;
-        if let Some(l) = live.as_mut() {
-            if l.channel.id() == channel.id() && !l.channel.status().connected() {
-                if !l.connection.status().connected() {
-                    *live = None;
-                }
-            }
-        }
-    }
 }
 
 async fn open_channel(connection: &Connection) -> Result<Channel, TransportFailure> {
@@ -136,6 +123,8 @@ async fn open_channel(connection: &Connection) -> Result<Channel, TransportFailu
 
 /// Resolves and checks the host, then connects to a checked address (TLS
 /// verified against the host's name).
+// The connector's error type is lapin's (`HandshakeError`), large or not.
+#[allow(clippy::result_large_err)]
 async fn connect(
     target: &AmqpTarget,
     credentials: Option<&BrokerCredentials>,
@@ -246,7 +235,9 @@ impl Amqp {
             .with_delivery_mode(PERSISTENT)
             .with_message_id(ShortString::from(message.delivery_id.as_str()))
             .with_headers(headers);
-        let result = async {
+        // A failed publish leaves a closed channel (or connection) behind;
+        // the next message's `channel()` sees it and replaces it.
+        async {
             let confirm = channel
                 .basic_publish(
                     &target.exchange,
@@ -274,11 +265,7 @@ impl Amqp {
                 Confirmation::NotRequested => Err(TransportFailure::Network),
             }
         }
-        .await;
-        if result.is_err() {
-            link.drop_channel_if(&channel).await;
-        }
-        result
+        .await
     }
 }
 

@@ -9,7 +9,7 @@ use hmac::{Hmac, Mac};
 use lapin::{
     options::{
         BasicGetOptions, ExchangeDeclareOptions, ExchangeDeleteOptions, QueueBindOptions,
-        QueueDeclareOptions, QueueDeleteOptions, QueuePurgeOptions,
+        QueueDeclareOptions, QueueDeleteOptions,
     },
     types::{AMQPValue, FieldTable},
     Channel, Connection, ConnectionProperties, ExchangeKind,
@@ -210,14 +210,6 @@ impl RabbitSetup {
             }
         }
         out
-    }
-
-    pub async fn purge(&self) {
-        let (conn, ch) = rabbit().await;
-        ch.queue_purge(&self.queue, QueuePurgeOptions::default())
-            .await
-            .unwrap();
-        let _ = conn.close(200, "done").await;
     }
 
     pub async fn delete(self) {
