@@ -1,7 +1,8 @@
-//! The client: one connection (and one confirm-mode channel) per
-//! destination, shared by every lane that publishes there. A lane has one
-//! message in flight; lanes to one broker publish concurrently on the same
-//! channel and each waits for its own confirm.
+//! The client: one connection per destination (host, port, TLS, vhost,
+//! login), shared by every lane that publishes there, with one
+//! confirm-mode channel per exchange. A lane has one message in flight;
+//! lanes to one exchange publish concurrently on its channel and each waits
+//! for its own confirm.
 
 use std::{
     collections::HashMap,
@@ -59,9 +60,12 @@ impl LinkKey {
     }
 }
 
+/// A connection and its confirm-mode channels, one per exchange: a
+/// publish to a missing exchange closes its channel, and only publishes to
+/// that exchange share it.
 struct Live {
     connection: Connection,
-    channel: Channel,
+    channels: HashMap<String, Channel>,
 }
 
 /// One destination's connection, made on first use and replaced when it
@@ -72,8 +76,8 @@ struct Link {
 }
 
 impl Link {
-    /// A channel in confirm mode: the live one, a new one on the live
-    /// connection, or a new connection (with backoff).
+    /// The target exchange's channel in confirm mode: the live one, a new
+    /// one on the live connection, or a new connection (with backoff).
     async fn channel(
         &self,
         target: &AmqpTarget,
@@ -82,12 +86,14 @@ impl Link {
     ) -> Result<Channel, TransportFailure> {
         let mut live = self.live.lock().await;
         if let Some(l) = live.as_mut() {
-            if l.channel.status().connected() {
-                return Ok(l.channel.clone());
+            if let Some(channel) = l.channels.get(&target.exchange) {
+                if channel.status().connected() {
+                    return Ok(channel.clone());
+                }
             }
             if l.connection.status().connected() {
                 if let Ok(channel) = open_channel(&l.connection).await {
-                    l.channel = channel.clone();
+                    l.channels.insert(target.exchange.clone(), channel.clone());
                     return Ok(channel);
                 }
             }
@@ -101,13 +107,15 @@ impl Link {
             .with_max_delay(RECONNECT_MAX)
             .with_max_times(RECONNECT_TIMES)
             .with_jitter();
-        let fresh = (|| connect(target, credentials, timeout))
+        let (connection, channel) = (|| connect(target, credentials, timeout))
             .retry(backoff)
             .sleep(tokio::time::sleep)
             .when(|e| is_transient(*e))
             .await?;
-        let channel = fresh.channel.clone();
-        *live = Some(fresh);
+        *live = Some(Live {
+            connection,
+            channels: HashMap::from([(target.exchange.clone(), channel.clone())]),
+        });
         Ok(channel)
     }
 }
@@ -122,14 +130,15 @@ async fn open_channel(connection: &Connection) -> Result<Channel, TransportFailu
 }
 
 /// Resolves and checks the host, then connects to a checked address (TLS
-/// verified against the host's name).
+/// verified against the host's name), and opens a first channel (a login
+/// without access to the vhost is refused there at the latest).
 // The connector's error type is lapin's (`HandshakeError`), large or not.
 #[allow(clippy::result_large_err)]
 async fn connect(
     target: &AmqpTarget,
     credentials: Option<&BrokerCredentials>,
     timeout: Duration,
-) -> Result<Live, TransportFailure> {
+) -> Result<(Connection, Channel), TransportFailure> {
     let addrs: Vec<SocketAddr> = guard::resolve(&target.host, target.port).await?;
     let host = match &target.host {
         CanonicalHost::Domain(d) => d.clone(),
@@ -187,10 +196,7 @@ async fn connect(
             return Err(e);
         }
     };
-    Ok(Live {
-        connection,
-        channel,
-    })
+    Ok((connection, channel))
 }
 
 /// The RabbitMQ sender; one per process, pooling a connection per
