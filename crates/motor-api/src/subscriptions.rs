@@ -41,8 +41,11 @@ use crate::{
 pub struct CreateSubscription {
     /// 1–120 characters.
     pub nombre: String,
-    /// `http://` or `https://`, 8–2000 characters, no user info, no
-    /// fragment; the host must be an allowed destination.
+    /// `http://` or `https://` (a webhook), `amqp[s]://host[:port]/[vhost]?exchange=NAME[&routing_key=KEY]`
+    /// (RabbitMQ) or `nats://` / `tls://host[:port]/SUBJECT` (NATS
+    /// JetStream); routing keys and subjects may use `{type}` and
+    /// `{instance_id}`. 8–2000 characters, no user info, no fragment; the
+    /// host must be an allowed destination.
     pub url: String,
     /// Up to 200 instance ids of the app; empty = all of them.
     #[serde(default)]

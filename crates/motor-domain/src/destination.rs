@@ -189,7 +189,9 @@ impl WebhookUrl {
         let url =
             Url::parse(raw).map_err(|_| invalid("must be an absolute http:// or https:// URL"))?;
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(invalid("the scheme must be http or https"));
+            return Err(invalid(
+                "the scheme must be http or https (or amqp, amqps, nats, tls for a broker)",
+            ));
         }
         // WHATWG parsing forgives `https:host` and `https:///host`; the
         // contract wants the plain form.

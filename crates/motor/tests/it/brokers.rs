@@ -383,6 +383,17 @@ async fn test_publishes_a_signed_webhook_test_to_each_broker() {
         "{result}"
     );
 
+    // A broker that is not there: a retryable network failure, at once.
+    for url in [
+        "amqp://127.0.0.1:1/?exchange=x",
+        "nats://127.0.0.1:1/motor.x",
+    ] {
+        let down = subscribe(&m, &t, json!({"nombre": "d", "url": url})).await;
+        let (_, result) = probe(down.id).await;
+        assert_eq!(result["ok"], false, "{result}");
+        assert_eq!(result["error"], "conexion_rechazada", "{url}: {result}");
+    }
+
     // A name that resolves to loopback is refused at connect, even listed.
     allow(&m, &["vm"]).await;
     let named = subscribe(
