@@ -1,5 +1,6 @@
 //! `POST /v1/subscriptions/{id}/test`: one signed `webhook.test` to the
-//! subscription's URL, outside the ledger, answered as `{ok, status,
+//! subscription's URL (or broker: published like a delivery, `status` 200
+//! for the broker's ack), outside the ledger, answered as `{ok, status,
 //! duracion_ms, error}` with the contract's sanitised error codes. It sends
 //! exactly as a delivery does — same headers, signed under the
 //! subscription's profile (`firma`) with the live keys, no redirects, the
@@ -17,6 +18,7 @@ use axum::{
 use bytes::Bytes;
 use motor_destinations::{attempt, Attempt};
 use motor_domain::{
+    credentials::{credentials_aad, BrokerCredentials},
     delivery::Outcome,
     destination::Destination,
     envelope::{Envelope, SCHEMA_VERSION},
@@ -45,7 +47,10 @@ pub const TEST_EVENT_TYPE: &str = "webhook.test";
 pub struct TestResult {
     /// `true` with a 2xx.
     pub ok: bool,
-    /// The receiver's HTTP status, when it answered.
+    /// The receiver's HTTP status, when it answered. For a broker
+    /// destination: 200 when the broker confirmed the message (RabbitMQ
+    /// publisher-confirm `Ack`, JetStream publish ack), 202 when core NATS
+    /// took it (`brokers.nats_sin_jetstream`), `null` otherwise.
     pub status: Option<u16>,
     pub duracion_ms: u64,
     /// A sanitised code (`http_500`, `timeout`, `conexion_rechazada`, …);
@@ -66,11 +71,19 @@ pub async fn test_subscription(
     let config = settings::load(&mut *conn).await?;
     let app = operator::get_app(&mut *conn, access.app).await?;
     let sealed = store::live_keys(&mut *conn, id).await?;
+    let sealed_credentials = store::sealed_credentials(&mut *conn, id).await?;
     let instances = operator::list_instances(&mut *conn, access.app).await?;
     drop(conn);
 
     let destination = Destination::parse(&sub.url, "url").ok();
     let keys = keyring::open_live(&state.sealing, id, &sealed, chrono::Utc::now());
+    let credentials = sealed_credentials.and_then(|sealed| {
+        let plain = state
+            .sealing
+            .open(&sealed, &credentials_aad(id.as_uuid()))
+            .ok()?;
+        BrokerCredentials::from_plaintext(&plain)
+    });
     for key in &keys.unopened {
         tracing::error!(key = %key, subscription = %id, "a signing key does not open");
     }
@@ -108,6 +121,8 @@ pub async fn test_subscription(
             delivery_id: &delivery_id,
             envelope: Bytes::from(envelope.to_json()),
             timeout_seconds: config.timeout_segundos,
+            credentials: credentials.as_ref(),
+            nats_without_jetstream: config.nats_sin_jetstream,
         },
     )
     .await;

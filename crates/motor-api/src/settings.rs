@@ -61,6 +61,10 @@ pub struct SettingsPatch {
     #[serde(rename = "retencion.dias_entregados")]
     #[schema(minimum = 1, maximum = 3650)]
     pub dias_entregados: Option<i64>,
+    /// Lets a NATS subject no JetStream stream captures fall back to core
+    /// NATS (delivered once the server has it; no persistence).
+    #[serde(rename = "brokers.nats_sin_jetstream")]
+    pub nats_sin_jetstream: Option<bool>,
 }
 
 /// An app's catalogue of event types: `null` = any type is accepted.

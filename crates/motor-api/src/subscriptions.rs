@@ -14,6 +14,7 @@ use axum::{
     Json, Router,
 };
 use motor_domain::{
+    credentials::{credentials_aad, BrokerCredentials},
     seal::{secret_aad, SealingKey},
     secret::IssuedSecret,
     signature::SigningProfile,
@@ -41,8 +42,11 @@ use crate::{
 pub struct CreateSubscription {
     /// 1–120 characters.
     pub nombre: String,
-    /// `http://` or `https://`, 8–2000 characters, no user info, no
-    /// fragment; the host must be an allowed destination.
+    /// `http://` or `https://` (a webhook), `amqp[s]://host[:port]/[vhost]?exchange=NAME[&routing_key=KEY]`
+    /// (RabbitMQ) or `nats://` / `tls://host[:port]/SUBJECT` (NATS
+    /// JetStream); routing keys and subjects may use `{type}` and
+    /// `{instance_id}`. 8–2000 characters, no user info, no fragment; the
+    /// host must be an allowed destination.
     pub url: String,
     /// Up to 200 instance ids of the app; empty = all of them.
     #[serde(default)]
@@ -58,6 +62,49 @@ pub struct CreateSubscription {
     #[serde(default)]
     #[schema(value_type = Option<SigningProfile>)]
     pub firma: Option<String>,
+    /// Broker destinations only: how to log in. Sealed at rest and never
+    /// shown again (answers carry `"credenciales": true`).
+    #[serde(default)]
+    pub credenciales: Option<Credenciales>,
+}
+
+/// A broker's login: `usuario` and `clave` (RabbitMQ, NATS) or `token`
+/// (NATS).
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Credenciales {
+    pub usuario: Option<String>,
+    pub clave: Option<String>,
+    pub token: Option<String>,
+}
+
+impl fmt::Debug for Credenciales {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Credenciales")
+            .field("usuario", &self.usuario)
+            .field("clave", &self.clave.as_ref().map(|_| "[REDACTED]"))
+            .field("token", &self.token.as_ref().map(|_| "[REDACTED]"))
+            .finish()
+    }
+}
+
+impl Credenciales {
+    fn parse(&self) -> Result<BrokerCredentials, FieldError> {
+        BrokerCredentials::parse(
+            self.usuario.as_deref(),
+            self.clave.as_deref(),
+            self.token.as_deref(),
+        )
+    }
+}
+
+/// `null` → `Some(None)` (remove), absent → `None` (keep).
+fn double_option<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -76,6 +123,11 @@ pub struct UpdateSubscription {
     pub estado: Option<String>,
     /// The `version` the change is based on; another one is a 409.
     pub version_esperada: Option<i64>,
+    /// Replaces a broker destination's credentials; `null` removes them.
+    /// Changing `url` to a webhook removes them too.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<Credenciales>)]
+    pub credenciales: Option<Option<Credenciales>>,
 }
 
 /// A secret, shown once.
@@ -129,6 +181,10 @@ pub struct ListQuery {
     pub estado: Option<String>,
 }
 
+fn seal_credentials(key: &SealingKey, id: SubscriptionId, c: &BrokerCredentials) -> Vec<u8> {
+    key.seal(&c.to_plaintext(), &credentials_aad(id.as_uuid()))
+}
+
 fn seal(key: &SealingKey, id: SubscriptionId, issued: &IssuedSecret) -> Vec<u8> {
     key.seal(
         issued.secret.expose().as_bytes(),
@@ -154,6 +210,14 @@ pub async fn create_subscription(
             .transpose()?
             .unwrap_or_default(),
     };
+    let credentials = input
+        .credenciales
+        .as_ref()
+        .map(Credenciales::parse)
+        .transpose()?;
+    if let Some(c) = &credentials {
+        c.check_fits(&new.url)?;
+    }
     let mut tx = state.pool.begin().await?;
     access.check_instances(&mut tx, &new.instancias).await?;
     check_destination(&mut tx, access.app, &new.url).await?;
@@ -161,7 +225,19 @@ pub async fn create_subscription(
     let id = SubscriptionId::new();
     let issued = IssuedSecret::generate();
     let sealed = seal(&state.sealing, id, &issued);
-    let suscripcion = store::insert(&mut tx, id, access.app, &new, &issued.key_id, &sealed).await?;
+    let sealed_credentials = credentials
+        .as_ref()
+        .map(|c| seal_credentials(&state.sealing, id, c));
+    let suscripcion = store::insert(
+        &mut tx,
+        id,
+        access.app,
+        &new,
+        &issued.key_id,
+        &sealed,
+        sealed_credentials.as_deref(),
+    )
+    .await?;
     tx.commit().await?;
     Ok(SubscriptionWithSecret {
         suscripcion,
@@ -224,6 +300,11 @@ pub async fn update_subscription(
         .as_deref()
         .map(parse_estado_patch)
         .transpose()?;
+    let credentials = match &input.credenciales {
+        None => None,
+        Some(None) => Some(None),
+        Some(Some(c)) => Some(Some(c.parse()?)),
+    };
 
     let mut tx = state.pool.begin().await?;
     let current = store::lock(&mut tx, access.app, id).await?;
@@ -259,6 +340,26 @@ pub async fn update_subscription(
     if let Some(firma) = firma {
         next.firma = firma;
     }
+    // Credentials: replaced, removed, or kept as long as the destination
+    // can use them (a webhook cannot: moving to one drops them).
+    let destination = parse_url(&next.url)?;
+    let mut new_credentials = None;
+    match &credentials {
+        Some(Some(c)) => {
+            c.check_fits(&destination)?;
+            new_credentials = Some(Some(seal_credentials(&state.sealing, id, c)));
+            next.credenciales = true;
+        }
+        Some(None) => {
+            new_credentials = Some(None);
+            next.credenciales = false;
+        }
+        None if current.credenciales && !destination.is_broker() => {
+            new_credentials = Some(None);
+            next.credenciales = false;
+        }
+        None => {}
+    }
     if let Some(estado) = estado {
         if current.estado == Estado::Suspendida && estado != Estado::Suspendida {
             // Reactivating: the cause must be gone for a destination problem.
@@ -270,8 +371,11 @@ pub async fn update_subscription(
         }
         next.estado = estado;
     }
-    if next == current {
+    if next == current && new_credentials.is_none() {
         return Ok(current);
+    }
+    if let Some(sealed) = &new_credentials {
+        store::set_credentials(&mut tx, id, sealed.as_deref()).await?;
     }
     let saved = store::save(&mut tx, &next).await?;
     if current.estado != Estado::Activa && saved.estado == Estado::Activa {

@@ -9,12 +9,14 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use motor_domain::{
+    credentials::BrokerCredentials,
     delivery::{AttemptResult, Outcome, TransportFailure},
     destination::Destination,
     signature::{sign_profile, SigningKey, SigningProfile},
     time::Timestamp,
-    EventId,
+    EventId, InstanceId,
 };
+use serde::Deserialize;
 
 use crate::{Answer, Destinations, Message};
 
@@ -43,6 +45,18 @@ pub struct Attempt<'a> {
     pub envelope: Bytes,
     /// The operator setting `webhooks.timeout_segundos` (clamped to 1–60).
     pub timeout_seconds: i64,
+    /// The subscription's broker login, opened (brokers only).
+    pub credentials: Option<&'a BrokerCredentials>,
+    /// The operator setting `brokers.nats_sin_jetstream`.
+    pub nats_without_jetstream: bool,
+}
+
+/// What a broker's routing key or subject reads from the envelope.
+#[derive(Deserialize)]
+struct Routing {
+    #[serde(rename = "type")]
+    event_type: String,
+    instance_id: InstanceId,
 }
 
 /// What happened.
@@ -124,9 +138,25 @@ async fn send(
         ("X-MW-Delivery-Id", attempt.delivery_id.to_owned()),
     ];
     headers.extend(signed.pairs().map(|(k, v)| (k, v.to_owned())));
+    // Only brokers route by the envelope's fields; a webhook never reads
+    // its body.
+    let routing = if destination.is_broker() {
+        serde_json::from_slice::<Routing>(&attempt.envelope)
+            .map_err(|_| TransportFailure::BadUrl)?
+    } else {
+        Routing {
+            event_type: String::new(),
+            instance_id: InstanceId::from_uuid(Default::default()),
+        }
+    };
     let message = Message {
         body: attempt.envelope.clone(),
         headers,
+        delivery_id: attempt.delivery_id.to_owned(),
+        event_type: routing.event_type,
+        instance_id: routing.instance_id,
+        credentials: attempt.credentials.cloned(),
+        nats_without_jetstream: attempt.nats_without_jetstream,
         timeout: Duration::from_secs(
             attempt
                 .timeout_seconds

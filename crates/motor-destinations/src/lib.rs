@@ -9,26 +9,43 @@
 //! probe tests exactly what production does.
 //!
 //! Modules: `attempt` (check the destination, sign, send, time it),
-//! `webhook` (the first kind; later kinds copy its inner shape).
+//! `webhook`, `amqp` (RabbitMQ) and `nats` (NATS JetStream), each with the
+//! same inner shape (config, client, outcome, tests); `guard` is the
+//! connect-time address check the broker kinds share.
 
+pub mod amqp;
 mod attempt;
+mod guard;
+pub mod nats;
 pub mod webhook;
 
 use std::{future::Future, time::Duration};
 
 use bytes::Bytes;
-use motor_domain::{delivery::TransportFailure, destination::Destination};
+use motor_domain::{
+    credentials::BrokerCredentials, delivery::TransportFailure, destination::Destination,
+    InstanceId,
+};
 
 pub use attempt::{attempt, Attempt, AttemptReport};
 
 /// A destination's answer to a message it took.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Answer {
-    /// The receiver's status (HTTP for webhooks).
+    /// The receiver's status: HTTP for webhooks; for brokers
+    /// [`BROKER_ACK`] (RabbitMQ publisher confirm, JetStream publish ack) or
+    /// [`BROKER_SENT`] (core NATS, when `brokers.nats_sin_jetstream`
+    /// allows it).
     pub status: u16,
     /// The raw `Retry-After` the receiver sent, if any.
     pub retry_after: Option<String>,
 }
+
+/// The status a broker's positive confirmation is recorded with.
+pub const BROKER_ACK: u16 = 200;
+/// The status of a core NATS publish the server took (flushed), with no
+/// persistence guarantee.
+pub const BROKER_SENT: u16 = 202;
 
 /// One signed message, ready for any destination kind.
 #[derive(Debug, Clone)]
@@ -39,6 +56,16 @@ pub struct Message {
     pub headers: Vec<(&'static str, String)>,
     /// How long the destination has to answer.
     pub timeout: Duration,
+    /// `X-MW-Delivery-Id` (a broker's message id, JetStream's dedup key).
+    pub delivery_id: String,
+    /// The envelope's `type` and `instance_id`, for routing keys and
+    /// subjects.
+    pub event_type: String,
+    pub instance_id: InstanceId,
+    /// The broker login, if the subscription has one.
+    pub credentials: Option<BrokerCredentials>,
+    /// The operator setting `brokers.nats_sin_jetstream`.
+    pub nats_without_jetstream: bool,
 }
 
 /// A kind of destination: sends a [`Message`] to one of its targets.
@@ -58,6 +85,8 @@ pub trait Sender {
 #[derive(Clone, Default)]
 pub struct Destinations {
     webhook: webhook::Webhook,
+    amqp: amqp::Amqp,
+    nats: nats::Nats,
 }
 
 impl Destinations {
@@ -73,6 +102,8 @@ impl Destinations {
     ) -> Result<Answer, TransportFailure> {
         match destination {
             Destination::Webhook(url) => self.webhook.send(url, message).await,
+            Destination::Amqp(target) => self.amqp.send(target, message).await,
+            Destination::Nats(target) => self.nats.send(target, message).await,
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Where Motor may deliver: webhook URLs and the allowed-destinations lists
+//! Where Motor may deliver: webhook URLs, broker addresses (`broker`) and
+//! the allowed-destinations lists
 //! they are checked against. A list entry is `host` (any port) or
 //! `host:port` (that port only). Both sides are normalised the same way
 //! before comparing — lower case, IDN to punycode, IPv4 in dotted form,
@@ -7,8 +8,13 @@
 //! refused even when listed. The connect-time check of the resolved address
 //! (by the delivery engine) uses [`is_blocked_ip`] too.
 
+mod broker;
+
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+pub use broker::{
+    is_publish_subject, nats_subject_char, parse_amqp, parse_nats, AmqpTarget, NatsTarget, Template,
+};
 use url::{Host, Url};
 
 use crate::error::FieldError;
@@ -183,7 +189,9 @@ impl WebhookUrl {
         let url =
             Url::parse(raw).map_err(|_| invalid("must be an absolute http:// or https:// URL"))?;
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(invalid("the scheme must be http or https"));
+            return Err(invalid(
+                "the scheme must be http or https (or amqp, amqps, nats, tls for a broker)",
+            ));
         }
         // WHATWG parsing forgives `https:host` and `https:///host`; the
         // contract wants the plain form.
@@ -274,33 +282,63 @@ fn authority_has_userinfo(raw: &str) -> bool {
 }
 
 /// Where a subscription delivers, parsed once: each kind of destination
-/// is a variant (webhooks today; brokers join as new variants), so the
-/// engine matches on it instead of re-reading a URL's scheme.
+/// is a variant, so the engine matches on it instead of re-reading a URL's
+/// scheme.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Destination {
     Webhook(WebhookUrl),
+    /// RabbitMQ: `amqp://` or `amqps://`.
+    Amqp(AmqpTarget),
+    /// NATS: `nats://` or `tls://`.
+    Nats(NatsTarget),
 }
 
 impl Destination {
     /// A subscription's `url` under the contract's rules; `campo` names the
-    /// field in a 422.
+    /// field in a 422. The scheme picks the kind.
     pub fn parse(raw: &str, campo: &str) -> Result<Self, FieldError> {
-        WebhookUrl::parse(raw, campo).map(Destination::Webhook)
+        let scheme = raw
+            .split_once("://")
+            .map(|(s, _)| s.to_ascii_lowercase())
+            .unwrap_or_default();
+        match scheme.as_str() {
+            "amqp" | "amqps" => parse_amqp(raw, campo).map(Destination::Amqp),
+            "nats" | "tls" => parse_nats(raw, campo).map(Destination::Nats),
+            _ => WebhookUrl::parse(raw, campo).map(Destination::Webhook),
+        }
     }
 
     /// The text the user sent (what the API shows back).
     pub fn as_str(&self) -> &str {
         match self {
             Destination::Webhook(url) => url.as_str(),
+            Destination::Amqp(t) => t.as_str(),
+            Destination::Nats(t) => t.as_str(),
+        }
+    }
+
+    /// Whether the kind is a broker (it may carry `credenciales`).
+    pub fn is_broker(&self) -> bool {
+        !matches!(self, Destination::Webhook(_))
+    }
+
+    /// The host and port connected to.
+    pub fn host_port(&self) -> (&CanonicalHost, u16) {
+        match self {
+            Destination::Webhook(url) => (url.host(), url.port()),
+            Destination::Amqp(t) => (&t.host, t.port),
+            Destination::Nats(t) => (&t.host, t.port),
         }
     }
 
     /// Whether any entry of any list allows this destination's host and
-    /// port.
+    /// port. Entries that do not parse allow nothing.
     pub fn is_allowed_by<'a>(&self, entries: impl IntoIterator<Item = &'a String>) -> bool {
-        match self {
-            Destination::Webhook(url) => url.is_allowed_by(entries),
-        }
+        let (host, port) = self.host_port();
+        entries
+            .into_iter()
+            .filter_map(|e| AllowedDestination::parse(e))
+            .any(|d| d.allows(host, port))
     }
 
     /// [`is_allowed_by`](Self::is_allowed_by) as a 422 on `campo`.
@@ -309,8 +347,13 @@ impl Destination {
         entries: impl IntoIterator<Item = &'a String>,
         campo: &str,
     ) -> Result<(), FieldError> {
-        match self {
-            Destination::Webhook(url) => url.check_allowed(entries, campo),
+        if self.is_allowed_by(entries) {
+            Ok(())
+        } else {
+            Err(FieldError::invalid(
+                campo,
+                "the host is not in the allowed destinations (ask the operator to add it)",
+            ))
         }
     }
 }

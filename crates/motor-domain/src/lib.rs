@@ -4,6 +4,7 @@
 
 pub mod alert;
 pub mod apikey;
+pub mod credentials;
 pub mod delivery;
 pub mod destination;
 pub mod envelope;

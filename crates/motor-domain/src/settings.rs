@@ -12,12 +12,14 @@ pub const DESTINOS_PERMITIDOS: &str = "webhooks.destinos_permitidos";
 pub const TIMEOUT_SEGUNDOS: &str = "webhooks.timeout_segundos";
 pub const VENTANA_ROTACION_MINUTOS: &str = "webhooks.ventana_rotacion_minutos";
 pub const DIAS_ENTREGADOS: &str = "retencion.dias_entregados";
+pub const NATS_SIN_JETSTREAM: &str = "brokers.nats_sin_jetstream";
 
-pub const KEYS: [&str; 4] = [
+pub const KEYS: [&str; 5] = [
     DESTINOS_PERMITIDOS,
     TIMEOUT_SEGUNDOS,
     VENTANA_ROTACION_MINUTOS,
     DIAS_ENTREGADOS,
+    NATS_SIN_JETSTREAM,
 ];
 
 /// Most entries in the global allowed-destinations list.
@@ -46,6 +48,12 @@ pub struct Settings {
     /// Days an `entregada` delivery is kept, 1–3650.
     #[serde(rename = "retencion.dias_entregados")]
     pub dias_entregados: i64,
+    /// Whether a NATS destination whose subject no JetStream stream
+    /// captures may fall back to core NATS (fire and forget: delivered once
+    /// the server has the message, with no persistence). Default `false`:
+    /// such a delivery fails with `sin_stream` and is retried.
+    #[serde(rename = "brokers.nats_sin_jetstream")]
+    pub nats_sin_jetstream: bool,
 }
 
 impl Default for Settings {
@@ -55,6 +63,7 @@ impl Default for Settings {
             timeout_segundos: RANGES[0].1,
             ventana_rotacion_minutos: RANGES[1].1,
             dias_entregados: RANGES[2].1,
+            nats_sin_jetstream: false,
         }
     }
 }
@@ -75,6 +84,7 @@ impl Settings {
     pub fn apply(&mut self, change: &Change) {
         match change {
             Change::Destinos(d) => self.destinos_permitidos = d.clone(),
+            Change::Bool(_, b) => self.nats_sin_jetstream = *b,
             Change::Int(key, n) => match *key {
                 TIMEOUT_SEGUNDOS => self.timeout_segundos = *n,
                 VENTANA_ROTACION_MINUTOS => self.ventana_rotacion_minutos = *n,
@@ -94,13 +104,14 @@ impl Settings {
 pub enum Change {
     Destinos(Vec<String>),
     Int(&'static str, i64),
+    Bool(&'static str, bool),
 }
 
 impl Change {
     pub fn key(&self) -> &'static str {
         match self {
             Change::Destinos(_) => DESTINOS_PERMITIDOS,
-            Change::Int(key, _) => key,
+            Change::Int(key, _) | Change::Bool(key, _) => key,
         }
     }
 
@@ -108,6 +119,7 @@ impl Change {
         match self {
             Change::Destinos(d) => Value::from(d.clone()),
             Change::Int(_, n) => Value::from(*n),
+            Change::Bool(_, b) => Value::from(*b),
         }
     }
 }
@@ -166,6 +178,12 @@ fn parse_one(key: &str, value: &Value, prefix: &str) -> Result<Option<Change>, F
         }
         return Ok(Some(Change::Destinos(out)));
     }
+    if key == NATS_SIN_JETSTREAM {
+        return match value {
+            Value::Bool(b) => Ok(Some(Change::Bool(NATS_SIN_JETSTREAM, *b))),
+            _ => Err(FieldError::invalid(campo, "must be true or false")),
+        };
+    }
     let Some(&(key, _, min, max)) = RANGES.iter().find(|(k, ..)| *k == key) else {
         return Ok(None);
     };
@@ -194,7 +212,8 @@ mod tests {
         assert_eq!(
             serde_json::to_value(&s).unwrap(),
             json!({"webhooks.destinos_permitidos": [], "webhooks.timeout_segundos": 10,
-                   "webhooks.ventana_rotacion_minutos": 60, "retencion.dias_entregados": 30})
+                   "webhooks.ventana_rotacion_minutos": 60, "retencion.dias_entregados": 30,
+                   "brokers.nats_sin_jetstream": false})
         );
     }
 
@@ -233,6 +252,14 @@ mod tests {
         );
         assert_eq!(campo(json!({"webhooks.otro": 1})), "body.webhooks.otro");
         assert_eq!(campo(json!([1])), "body");
+        assert_eq!(
+            parse_patch(&json!({"brokers.nats_sin_jetstream": true})).unwrap(),
+            vec![Change::Bool(NATS_SIN_JETSTREAM, true)]
+        );
+        assert_eq!(
+            campo(json!({"brokers.nats_sin_jetstream": 1})),
+            "body.brokers.nats_sin_jetstream"
+        );
     }
 
     #[test]

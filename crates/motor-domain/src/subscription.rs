@@ -71,15 +71,18 @@ pub enum Motivo {
     DestinoNoPermitido,
     DestinoBloqueado,
     SinSecreto,
+    /// A broker refused the subscription's `credenciales`.
+    RechazoCredenciales,
 }
 
 impl Motivo {
-    pub const ALL: [Motivo; 5] = [
+    pub const ALL: [Motivo; 6] = [
         Motivo::Rechazo401,
         Motivo::Rechazo403,
         Motivo::DestinoNoPermitido,
         Motivo::DestinoBloqueado,
         Motivo::SinSecreto,
+        Motivo::RechazoCredenciales,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -89,6 +92,7 @@ impl Motivo {
             Motivo::DestinoNoPermitido => "destino_no_permitido",
             Motivo::DestinoBloqueado => "destino_bloqueado",
             Motivo::SinSecreto => "sin_secreto",
+            Motivo::RechazoCredenciales => "rechazo_credenciales",
         }
     }
 
@@ -121,6 +125,9 @@ pub struct Subscription {
     pub cliente_id: AppId,
     pub nombre: String,
     pub url: String,
+    /// Whether the subscription holds broker `credenciales` (sealed; never
+    /// shown).
+    pub credenciales: bool,
     /// Empty: every instance of the app.
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<uuid::Uuid>))]
     pub instancias: Vec<InstanceId>,
@@ -348,6 +355,7 @@ mod tests {
             cliente_id: AppId::new(),
             nombre: "n".into(),
             url: "https://h.io/".into(),
+            credenciales: false,
             instancias: vec![],
             tipos: vec![],
             ordenado: true,
@@ -381,6 +389,7 @@ mod tests {
                 "cliente_id",
                 "nombre",
                 "url",
+                "credenciales",
                 "instancias",
                 "tipos",
                 "ordenado",

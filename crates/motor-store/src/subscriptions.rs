@@ -16,11 +16,13 @@ use uuid::Uuid;
 use crate::{alerts, deliveries, Result, StoreError};
 
 const COLUMNS: &str = "id, app_id, nombre, url, instancias, tipos, ordenado, firma, estado,
-                       motivo, suspendida_en, version, creada_en, actualizada_en";
+                       motivo, suspendida_en, version, creada_en, actualizada_en,
+                       credenciales IS NOT NULL AS con_credenciales";
 
 pub use motor_domain::keyring::SealedKey;
 
-/// Inserts a subscription and its first key.
+/// Inserts a subscription, its first key and its sealed broker
+/// credentials, if any.
 pub async fn insert(
     conn: &mut PgConnection,
     id: SubscriptionId,
@@ -28,12 +30,14 @@ pub async fn insert(
     new: &NewSubscription,
     key_id: &SigningKeyId,
     sealed: &[u8],
+    sealed_credentials: Option<&[u8]>,
 ) -> Result<Subscription> {
     let instancias: Vec<Uuid> = new.instancias.iter().map(|i| Uuid::from(*i)).collect();
     let tipos: Vec<&str> = new.tipos.iter().map(|t| t.as_str()).collect();
     sqlx::query(
-        "INSERT INTO subscriptions (id, app_id, nombre, url, instancias, tipos, ordenado, firma)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        "INSERT INTO subscriptions (id, app_id, nombre, url, instancias, tipos, ordenado, firma,
+                                    credenciales)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(id.as_uuid())
     .bind(Uuid::from(app))
@@ -43,6 +47,7 @@ pub async fn insert(
     .bind(&tipos)
     .bind(new.ordenado)
     .bind(new.firma.as_str())
+    .bind(sealed_credentials)
     .execute(&mut *conn)
     .await?;
     insert_key(&mut *conn, id, key_id, sealed).await?;
@@ -152,6 +157,37 @@ pub async fn save(conn: &mut PgConnection, sub: &Subscription) -> Result<Subscri
         ));
     }
     get(conn, sub.cliente_id, sub.id).await
+}
+
+/// Replaces (or, with `None`, removes) the sealed broker credentials of a
+/// locked subscription, before its [`save`] (which bumps `version`, so the
+/// delivery engine reads them again).
+pub async fn set_credentials(
+    conn: &mut PgConnection,
+    id: SubscriptionId,
+    sealed: Option<&[u8]>,
+) -> Result<()> {
+    sqlx::query("UPDATE subscriptions SET credenciales = $2 WHERE id = $1")
+        .bind(id.as_uuid())
+        .bind(sealed)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// The sealed broker credentials of a subscription, if it has any: what
+/// the delivery engine opens to connect.
+pub async fn sealed_credentials(
+    db: impl PgExecutor<'_>,
+    id: SubscriptionId,
+) -> Result<Option<Vec<u8>>> {
+    Ok(
+        sqlx::query_scalar("SELECT credenciales FROM subscriptions WHERE id = $1")
+            .bind(id.as_uuid())
+            .fetch_optional(db)
+            .await?
+            .flatten(),
+    )
 }
 
 /// Rotates the signing key of a locked subscription: the current key
@@ -358,6 +394,7 @@ fn from_row(row: &PgRow) -> Subscription {
         cliente_id: AppId::from_uuid(row.get("app_id")),
         nombre: row.get("nombre"),
         url: row.get("url"),
+        credenciales: row.get("con_credenciales"),
         instancias: instancias.into_iter().map(InstanceId::from_uuid).collect(),
         tipos: row.get("tipos"),
         ordenado: row.get("ordenado"),

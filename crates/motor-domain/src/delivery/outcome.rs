@@ -13,6 +13,10 @@
 //! - A bad URL (`url`) fails the delivery at once (no suspension, as the docs
 //!   say; a retry cannot fix it). `destino_no_permitido`,
 //!   `destino_bloqueado` and `sin_secreto` suspend the subscription.
+//! - Broker destinations: a Nack (`broker_rechazo`), an unroutable return
+//!   (`broker_sin_ruta`) and a subject no stream captures (`sin_stream`)
+//!   are retried — an operator can fix the broker; refused credentials
+//!   suspend with `rechazo_credenciales`, like a webhook's 401.
 
 use std::{fmt, str::FromStr, time::Duration};
 
@@ -49,11 +53,21 @@ pub enum ErrorCode {
     SinSecreto,
     /// `url`: the subscription's URL could not be used.
     Url,
+    /// `broker_rechazo`: the broker took the message but refused it (a
+    /// RabbitMQ publisher-confirm `Nack`, a JetStream error ack).
+    BrokerRechazo,
+    /// `broker_sin_ruta`: RabbitMQ returned the message (`mandatory`, no
+    /// queue bound for its routing key) or the exchange does not exist.
+    BrokerSinRuta,
+    /// `sin_stream`: no JetStream stream captures the subject.
+    SinStream,
+    /// `rechazo_credenciales`: the broker refused the credentials.
+    RechazoCredenciales,
 }
 
 impl ErrorCode {
     /// Every code but `http_<status>`, with its spelling.
-    const NAMED: [(ErrorCode, &'static str); 11] = [
+    const NAMED: [(ErrorCode, &'static str); 15] = [
         (ErrorCode::Timeout, "timeout"),
         (ErrorCode::ConexionRechazada, "conexion_rechazada"),
         (ErrorCode::ConexionCortada, "conexion_cortada"),
@@ -65,6 +79,10 @@ impl ErrorCode {
         (ErrorCode::DestinoBloqueado, "destino_bloqueado"),
         (ErrorCode::SinSecreto, "sin_secreto"),
         (ErrorCode::Url, "url"),
+        (ErrorCode::BrokerRechazo, "broker_rechazo"),
+        (ErrorCode::BrokerSinRuta, "broker_sin_ruta"),
+        (ErrorCode::SinStream, "sin_stream"),
+        (ErrorCode::RechazoCredenciales, "rechazo_credenciales"),
     ];
 
     /// Reads a code back as [`fmt::Display`] writes it; `http_<status>` only
@@ -199,10 +217,19 @@ pub enum TransportFailure {
     NoSecret,
     /// The subscription's URL could not be used to make a request.
     BadUrl,
+    /// The broker refused the message (Nack, JetStream error ack).
+    BrokerNack,
+    /// RabbitMQ returned the message as unroutable, or the exchange is
+    /// missing.
+    BrokerUnroutable,
+    /// No JetStream stream captures the subject.
+    NoStream,
+    /// The broker refused the credentials (or gave them no access).
+    CredentialsRefused,
 }
 
 impl TransportFailure {
-    pub const ALL: [TransportFailure; 11] = [
+    pub const ALL: [TransportFailure; 15] = [
         TransportFailure::Timeout,
         TransportFailure::ConnectionRefused,
         TransportFailure::ConnectionReset,
@@ -214,6 +241,10 @@ impl TransportFailure {
         TransportFailure::DestinationBlocked,
         TransportFailure::NoSecret,
         TransportFailure::BadUrl,
+        TransportFailure::BrokerNack,
+        TransportFailure::BrokerUnroutable,
+        TransportFailure::NoStream,
+        TransportFailure::CredentialsRefused,
     ];
 
     /// The sanitised code this failure is recorded with.
@@ -230,6 +261,10 @@ impl TransportFailure {
             TransportFailure::DestinationBlocked => ErrorCode::DestinoBloqueado,
             TransportFailure::NoSecret => ErrorCode::SinSecreto,
             TransportFailure::BadUrl => ErrorCode::Url,
+            TransportFailure::BrokerNack => ErrorCode::BrokerRechazo,
+            TransportFailure::BrokerUnroutable => ErrorCode::BrokerSinRuta,
+            TransportFailure::NoStream => ErrorCode::SinStream,
+            TransportFailure::CredentialsRefused => ErrorCode::RechazoCredenciales,
         }
     }
 }
@@ -321,7 +356,10 @@ impl Outcome {
             | TransportFailure::ConnectionReset
             | TransportFailure::Dns
             | TransportFailure::Tls
-            | TransportFailure::Network => Outcome::Retry {
+            | TransportFailure::Network
+            | TransportFailure::BrokerNack
+            | TransportFailure::BrokerUnroutable
+            | TransportFailure::NoStream => Outcome::Retry {
                 error,
                 retry_after: None,
             },
@@ -336,6 +374,10 @@ impl Outcome {
             },
             TransportFailure::NoSecret => Outcome::Suspend {
                 motivo: Motivo::SinSecreto,
+                error,
+            },
+            TransportFailure::CredentialsRefused => Outcome::Suspend {
+                motivo: Motivo::RechazoCredenciales,
                 error,
             },
         }

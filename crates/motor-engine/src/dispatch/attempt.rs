@@ -1,6 +1,6 @@
 //! One attempt of a claimed delivery: gather what it needs (settings, the
-//! app's allowed destinations, the subscription's signing profile and live
-//! keys — all from the cache), make it through
+//! app's allowed destinations, the subscription's signing profile, live
+//! keys and broker credentials — all from the cache), make it through
 //! `motor_destinations::attempt` (the same call `/test` makes), and turn
 //! the report into the attempt row and outcome.
 
@@ -34,6 +34,19 @@ pub(super) async fn make(d: &Dispatcher, claimed: &Claimed) -> Result<(Attempt, 
     for key in &keys.unopened {
         tracing::error!(key = %key, subscription = %claimed.subscription_id, "a signing key does not open");
     }
+    let credentials = match &claimed.destination {
+        Some(destination) if destination.is_broker() => {
+            d.cache
+                .credentials(
+                    &d.pool,
+                    &d.sealing,
+                    claimed.subscription_id,
+                    claimed.subscription_version,
+                )
+                .await?
+        }
+        _ => Default::default(),
+    };
     let delivery_id = claimed.delivery_id.to_string();
     let report = attempt(
         &d.destinations,
@@ -46,6 +59,8 @@ pub(super) async fn make(d: &Dispatcher, claimed: &Claimed) -> Result<(Attempt, 
             delivery_id: &delivery_id,
             envelope: Bytes::from(claimed.envelope.clone()),
             timeout_seconds: settings.timeout_segundos,
+            credentials: credentials.as_ref().as_ref(),
+            nats_without_jetstream: settings.nats_sin_jetstream,
         },
     )
     .await;

@@ -1,12 +1,13 @@
 //! What every attempt reads but rarely changes — operator settings, an
 //! app's allowed destinations, a subscription's signing (its profile and
-//! sealed keys, per version of the subscription) and whether it is ordered
-//! — kept for a second, so an attempt costs its claim, its request and its
-//! record and not three more queries. A second is short enough for the
-//! other changes to take effect at once in practice: a destination removed
-//! from a list is caught within a second. Signing is exact: a rotation or a
-//! change of `firma` bumps the subscription's version, which the claim
-//! returns, and the signing is kept per version.
+//! sealed keys) and broker credentials (both per version of the
+//! subscription) and whether it is ordered — kept for a second, so an
+//! attempt costs its claim, its request and its record and not three more
+//! queries. A second is short enough for the other changes to take effect
+//! at once in practice: a destination removed from a list is caught within
+//! a second. Signing and credentials are exact: a rotation, a change of
+//! `firma` or of `credenciales` bumps the subscription's version, which the
+//! claim returns, and they are kept per version.
 
 use std::{
     collections::HashMap,
@@ -15,7 +16,13 @@ use std::{
     time::{Duration, Instant},
 };
 
-use motor_domain::{settings::Settings, subscription::SubscriptionId, AppId};
+use motor_domain::{
+    credentials::{credentials_aad, BrokerCredentials},
+    seal::SealingKey,
+    settings::Settings,
+    subscription::SubscriptionId,
+    AppId,
+};
 use motor_store::{subscriptions::Signing, Pool};
 
 use crate::Result;
@@ -56,6 +63,7 @@ pub(super) struct AttemptCache {
     settings: Fresh<(), Settings>,
     destinations: Fresh<AppId, Vec<String>>,
     signing: Fresh<(SubscriptionId, i64), Signing>,
+    credentials: Fresh<(SubscriptionId, i64), Option<BrokerCredentials>>,
     ordered: Fresh<SubscriptionId, bool>,
 }
 
@@ -65,6 +73,7 @@ impl AttemptCache {
             settings: Fresh::new(),
             destinations: Fresh::new(),
             signing: Fresh::new(),
+            credentials: Fresh::new(),
             ordered: Fresh::new(),
         }
     }
@@ -106,6 +115,36 @@ impl AttemptCache {
                         firma: Default::default(),
                         keys: Vec::new(),
                     }))
+            })
+            .await
+    }
+
+    /// The broker login of a subscription at `version`, opened (a `PATCH`
+    /// of `credenciales` bumps the version). Sealed credentials that do not
+    /// open read as none, and are logged: the broker then refuses the
+    /// default login and the subscription is suspended, visibly.
+    pub(super) async fn credentials(
+        &self,
+        pool: &Pool,
+        sealing: &SealingKey,
+        subscription: SubscriptionId,
+        version: i64,
+    ) -> Result<Arc<Option<BrokerCredentials>>> {
+        self.credentials
+            .get(&(subscription, version), || async {
+                let Some(sealed) =
+                    motor_store::subscriptions::sealed_credentials(pool, subscription).await?
+                else {
+                    return Ok(None);
+                };
+                let opened = sealing
+                    .open(&sealed, &credentials_aad(subscription.as_uuid()))
+                    .ok()
+                    .and_then(|plain| BrokerCredentials::from_plaintext(&plain));
+                if opened.is_none() {
+                    tracing::error!(subscription = %subscription, "broker credentials do not open");
+                }
+                Ok(opened)
             })
             .await
     }

@@ -4,6 +4,7 @@
 
 mod admin;
 mod auth;
+mod brokers;
 mod deliveries;
 mod dispatch;
 mod firma;

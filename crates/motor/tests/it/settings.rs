@@ -26,7 +26,8 @@ async fn defaults_then_changes_within_range() {
     assert_eq!(
         body,
         json!({"webhooks.destinos_permitidos": [], "webhooks.timeout_segundos": 10,
-               "webhooks.ventana_rotacion_minutos": 60, "retencion.dias_entregados": 30})
+               "webhooks.ventana_rotacion_minutos": 60, "retencion.dias_entregados": 30,
+               "brokers.nats_sin_jetstream": false})
     );
 
     for (key, min, max) in [

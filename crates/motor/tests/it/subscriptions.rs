@@ -114,6 +114,7 @@ async fn create_answers_the_documented_shape() {
             "cliente_id",
             "nombre",
             "url",
+            "credenciales",
             "instancias",
             "tipos",
             "ordenado",

@@ -194,6 +194,38 @@ fn transport_failures() {
             },
             "url",
         ),
+        (
+            T::BrokerNack,
+            Outcome::Retry {
+                error: ErrorCode::BrokerRechazo,
+                retry_after: None,
+            },
+            "broker_rechazo",
+        ),
+        (
+            T::BrokerUnroutable,
+            Outcome::Retry {
+                error: ErrorCode::BrokerSinRuta,
+                retry_after: None,
+            },
+            "broker_sin_ruta",
+        ),
+        (
+            T::NoStream,
+            Outcome::Retry {
+                error: ErrorCode::SinStream,
+                retry_after: None,
+            },
+            "sin_stream",
+        ),
+        (
+            T::CredentialsRefused,
+            Outcome::Suspend {
+                motivo: Motivo::RechazoCredenciales,
+                error: ErrorCode::RechazoCredenciales,
+            },
+            "rechazo_credenciales",
+        ),
     ];
     assert_eq!(cases.len(), TransportFailure::ALL.len());
     for (failure, expected, code) in cases {

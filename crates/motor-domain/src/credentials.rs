@@ -1,0 +1,222 @@
+//! A broker destination's `credenciales`: a user and password (RabbitMQ or
+//! NATS) or a token (NATS only). Sealed at rest like signing secrets (bound
+//! to the subscription by [`credentials_aad`]), opened only by the delivery
+//! engine, never shown: the API answers `"credenciales": true`.
+
+use std::fmt;
+
+use secrecy::{ExposeSecret, SecretString};
+use serde::{Deserialize, Serialize};
+
+use crate::{destination::Destination, error::FieldError};
+
+const MAX_USER_CHARS: usize = 255;
+const MAX_SECRET_CHARS: usize = 4096;
+
+#[derive(Clone)]
+pub enum BrokerCredentials {
+    User {
+        usuario: String,
+        clave: SecretString,
+    },
+    Token(SecretString),
+}
+
+/// The sealed form's plaintext (JSON).
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Plain {
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    usuario: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    clave: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    token: Option<String>,
+}
+
+fn check(value: &str, max: usize, campo: &str) -> Result<(), FieldError> {
+    let chars = value.chars().count();
+    if chars == 0 || chars > max {
+        return Err(FieldError::invalid(
+            campo,
+            format!("must be 1 to {max} characters"),
+        ));
+    }
+    if value.chars().any(char::is_control) {
+        return Err(FieldError::invalid(
+            campo,
+            "must not contain control characters",
+        ));
+    }
+    Ok(())
+}
+
+impl BrokerCredentials {
+    /// The request's `credenciales` object: `usuario` and `clave` together,
+    /// or `token` alone. Fields are named `body.credenciales.<field>`.
+    pub fn parse(
+        usuario: Option<&str>,
+        clave: Option<&str>,
+        token: Option<&str>,
+    ) -> Result<Self, FieldError> {
+        const BASE: &str = "body.credenciales";
+        match (usuario, clave, token) {
+            (Some(u), Some(c), None) => {
+                check(u, MAX_USER_CHARS, &format!("{BASE}.usuario"))?;
+                check(c, MAX_SECRET_CHARS, &format!("{BASE}.clave"))?;
+                Ok(BrokerCredentials::User {
+                    usuario: u.to_owned(),
+                    clave: c.to_owned().into(),
+                })
+            }
+            (None, None, Some(t)) => {
+                check(t, MAX_SECRET_CHARS, &format!("{BASE}.token"))?;
+                Ok(BrokerCredentials::Token(t.to_owned().into()))
+            }
+            (Some(_), None, None) => Err(FieldError::invalid(
+                format!("{BASE}.clave"),
+                "required with usuario",
+            )),
+            (None, Some(_), None) => Err(FieldError::invalid(
+                format!("{BASE}.usuario"),
+                "required with clave",
+            )),
+            (_, _, Some(_)) if usuario.is_some() || clave.is_some() => Err(FieldError::invalid(
+                format!("{BASE}.token"),
+                "either usuario and clave, or token alone",
+            )),
+            _ => Err(FieldError::invalid(
+                BASE,
+                "must be {\"usuario\", \"clave\"} or {\"token\"}",
+            )),
+        }
+    }
+
+    /// Whether `destination` can use these credentials: only brokers take
+    /// any, and RabbitMQ takes no token.
+    pub fn check_fits(&self, destination: &Destination) -> Result<(), FieldError> {
+        match (destination, self) {
+            (Destination::Webhook(_), _) => Err(FieldError::invalid(
+                "body.credenciales",
+                "only broker destinations (amqp, nats) take credentials",
+            )),
+            (Destination::Amqp(_), BrokerCredentials::Token(_)) => Err(FieldError::invalid(
+                "body.credenciales.token",
+                "RabbitMQ takes usuario and clave",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The plaintext to seal.
+    pub fn to_plaintext(&self) -> Vec<u8> {
+        let plain = match self {
+            BrokerCredentials::User { usuario, clave } => Plain {
+                usuario: Some(usuario.clone()),
+                clave: Some(clave.expose_secret().to_owned()),
+                token: None,
+            },
+            BrokerCredentials::Token(t) => Plain {
+                usuario: None,
+                clave: None,
+                token: Some(t.expose_secret().to_owned()),
+            },
+        };
+        serde_json::to_vec(&plain).expect("strings always serialise")
+    }
+
+    /// Reads back what [`to_plaintext`](Self::to_plaintext) wrote.
+    pub fn from_plaintext(bytes: &[u8]) -> Option<Self> {
+        let plain: Plain = serde_json::from_slice(bytes).ok()?;
+        match (plain.usuario, plain.clave, plain.token) {
+            (Some(usuario), Some(clave), None) => Some(BrokerCredentials::User {
+                usuario,
+                clave: clave.into(),
+            }),
+            (None, None, Some(t)) => Some(BrokerCredentials::Token(t.into())),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Debug for BrokerCredentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BrokerCredentials::User { usuario, .. } => f
+                .debug_struct("User")
+                .field("usuario", usuario)
+                .field("clave", &"[REDACTED]")
+                .finish(),
+            BrokerCredentials::Token(_) => f.write_str("Token([REDACTED])"),
+        }
+    }
+}
+
+impl PartialEq for BrokerCredentials {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_plaintext() == other.to_plaintext()
+    }
+}
+
+impl Eq for BrokerCredentials {}
+
+/// Associated data binding sealed credentials to their subscription.
+pub fn credentials_aad(subscription: &uuid::Uuid) -> Vec<u8> {
+    format!("motor/subscription-credentials/{subscription}").into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_and_fields() {
+        assert!(BrokerCredentials::parse(Some("u"), Some("p"), None).is_ok());
+        assert!(BrokerCredentials::parse(None, None, Some("t")).is_ok());
+        let campo = |u, c, t| BrokerCredentials::parse(u, c, t).unwrap_err().campo;
+        assert_eq!(
+            campo(Some(""), Some("p"), None),
+            "body.credenciales.usuario"
+        );
+        assert_eq!(campo(Some("u"), Some(""), None), "body.credenciales.clave");
+        assert_eq!(campo(Some("u"), None, None), "body.credenciales.clave");
+        assert_eq!(campo(None, Some("p"), None), "body.credenciales.usuario");
+        assert_eq!(campo(Some("u"), None, Some("t")), "body.credenciales.token");
+        assert_eq!(campo(None, None, None), "body.credenciales");
+        assert_eq!(campo(None, None, Some("")), "body.credenciales.token");
+    }
+
+    #[test]
+    fn round_trip_and_never_printed() {
+        for c in [
+            BrokerCredentials::parse(Some("ana"), Some("s3creto"), None).unwrap(),
+            BrokerCredentials::parse(None, None, Some("tok3n")).unwrap(),
+        ] {
+            assert_eq!(
+                BrokerCredentials::from_plaintext(&c.to_plaintext()),
+                Some(c.clone())
+            );
+            let printed = format!("{c:?}");
+            assert!(!printed.contains("s3creto") && !printed.contains("tok3n"));
+        }
+    }
+
+    #[test]
+    fn fits_only_brokers() {
+        let user = BrokerCredentials::parse(Some("u"), Some("p"), None).unwrap();
+        let token = BrokerCredentials::parse(None, None, Some("t")).unwrap();
+        let web = Destination::parse("https://h.io/", "body.url").unwrap();
+        let amqp = Destination::parse("amqp://h.io/?exchange=x", "body.url").unwrap();
+        let nats = Destination::parse("nats://h.io/s", "body.url").unwrap();
+        assert_eq!(
+            user.check_fits(&web).unwrap_err().campo,
+            "body.credenciales"
+        );
+        assert!(user.check_fits(&amqp).is_ok() && user.check_fits(&nats).is_ok());
+        assert_eq!(
+            token.check_fits(&amqp).unwrap_err().campo,
+            "body.credenciales.token"
+        );
+        assert!(token.check_fits(&nats).is_ok());
+    }
+}
