@@ -1,0 +1,155 @@
+//! The wire types of `/v1/subscriptions`: request bodies (with serde's
+//! field rules) and answers (with their OpenAPI schemas).
+
+use std::fmt;
+
+use motor_domain::{
+    credentials::BrokerCredentials, secret::IssuedSecret, signature::SigningProfile,
+    subscription::Subscription, FieldError,
+};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateSubscription {
+    /// 1–120 characters.
+    pub nombre: String,
+    /// `http://` or `https://` (a webhook), `amqp[s]://host[:port]/[vhost]?exchange=NAME[&routing_key=KEY]`
+    /// (RabbitMQ) or `nats://` / `tls://host[:port]/SUBJECT` (NATS
+    /// JetStream); routing keys and subjects may use `{type}` and
+    /// `{instance_id}`. 8–2000 characters, no user info, no fragment; the
+    /// host must be an allowed destination.
+    pub url: String,
+    /// Up to 200 instance ids of the app; empty = all of them.
+    #[serde(default)]
+    pub instancias: Vec<String>,
+    /// Up to 50 event types; empty = all.
+    #[serde(default)]
+    pub tipos: Vec<String>,
+    /// Default `true`: per instance, in `seq` order.
+    #[serde(default)]
+    pub ordenado: Option<bool>,
+    /// The signing profile: `mw-v1` (the default), `t-v1` or
+    /// `standard-webhooks`.
+    #[serde(default)]
+    #[schema(value_type = Option<SigningProfile>)]
+    pub firma: Option<String>,
+    /// Broker destinations only: how to log in. Sealed at rest and never
+    /// shown again (answers carry `"credenciales": true`).
+    #[serde(default)]
+    pub credenciales: Option<Credenciales>,
+}
+
+/// A broker's login: `usuario` and `clave` (RabbitMQ, NATS) or `token`
+/// (NATS).
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Credenciales {
+    pub usuario: Option<String>,
+    pub clave: Option<String>,
+    pub token: Option<String>,
+}
+
+impl fmt::Debug for Credenciales {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Credenciales")
+            .field("usuario", &self.usuario)
+            .field("clave", &self.clave.as_ref().map(|_| "[REDACTED]"))
+            .field("token", &self.token.as_ref().map(|_| "[REDACTED]"))
+            .finish()
+    }
+}
+
+impl Credenciales {
+    pub(super) fn parse(&self) -> Result<BrokerCredentials, FieldError> {
+        BrokerCredentials::parse(
+            self.usuario.as_deref(),
+            self.clave.as_deref(),
+            self.token.as_deref(),
+        )
+    }
+}
+
+/// `null` → `Some(None)` (remove), absent → `None` (keep).
+fn double_option<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateSubscription {
+    pub nombre: Option<String>,
+    pub url: Option<String>,
+    pub instancias: Option<Vec<String>>,
+    pub tipos: Option<Vec<String>>,
+    pub ordenado: Option<bool>,
+    /// `mw-v1`, `t-v1` or `standard-webhooks`; applies from the next
+    /// attempt, retries of pending deliveries included.
+    #[schema(value_type = Option<SigningProfile>)]
+    pub firma: Option<String>,
+    /// `activa` or `pausada`.
+    pub estado: Option<String>,
+    /// The `version` the change is based on; another one is a 409.
+    pub version_esperada: Option<i64>,
+    /// Replaces a broker destination's credentials; `null` removes them.
+    /// Changing `url` to a webhook removes them too.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<Credenciales>)]
+    pub credenciales: Option<Option<Credenciales>>,
+}
+
+/// A secret, shown once.
+#[derive(Serialize, ToSchema)]
+pub struct Secreto {
+    #[schema(example = "whk_5f0c6a4e9b1d2c3a4b5c6d7e")]
+    pub key_id: String,
+    /// Give it to the receiver exactly as shown. mw-v1 and t-v1 key the
+    /// HMAC with the whole string, `whsec_` included; standard-webhooks
+    /// with the base64 decoding of what follows `whsec_`, as that
+    /// specification reads a `whsec_<base64>` secret (Motor's are 64 hex
+    /// digits, which are base64 too).
+    #[schema(example = "whsec_…")]
+    pub valor: String,
+}
+
+impl fmt::Debug for Secreto {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Secreto")
+            .field("key_id", &self.key_id)
+            .field("valor", &"[REDACTED]")
+            .finish()
+    }
+}
+
+impl From<&IssuedSecret> for Secreto {
+    fn from(issued: &IssuedSecret) -> Self {
+        Self {
+            key_id: issued.key_id.to_string(),
+            valor: issued.secret.expose().to_owned(),
+        }
+    }
+}
+
+/// The answer to create and rotate.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubscriptionWithSecret {
+    pub suscripcion: Subscription,
+    pub secreto: Secreto,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubscriptionList {
+    pub suscripciones: Vec<Subscription>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// Comma list of states; default `activa,pausada,suspendida`.
+    pub estado: Option<String>,
+}
