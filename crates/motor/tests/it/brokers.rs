@@ -286,6 +286,7 @@ async fn broker_urls_and_credentials_follow_the_rules() {
 
 #[tokio::test]
 async fn test_publishes_a_signed_webhook_test_to_each_broker() {
+    let _rabbit = clients::RABBIT.read().await;
     let m = TestMotor::start(&[Role::Api]).await;
     let t = m.tenant(1).await;
     let rabbit = RabbitSetup::new("probe", true, Default::default()).await;
@@ -420,6 +421,7 @@ async fn test_publishes_a_signed_webhook_test_to_each_broker() {
 /// fault tests below post while delivering.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_thousand_events_reach_rabbitmq_and_jetstream_in_order() {
+    let _rabbit = clients::RABBIT.read().await;
     const PER_INSTANCE: usize = 1_000;
     let m = motor().await;
     let t = m.tenant(10).await;

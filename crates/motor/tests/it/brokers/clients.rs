@@ -225,6 +225,12 @@ impl RabbitSetup {
 }
 
 /// Closes every client connection RabbitMQ has (Motor's and the test's):
+/// RabbitMQ is shared by every test of this binary, and
+/// [`close_all_rabbit_connections`] closes every connection it has, other
+/// tests' too: a test that uses RabbitMQ holds this for reading, the one
+/// that closes connections holds it for writing.
+pub static RABBIT: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
 /// `rabbitmqctl close_all_connections`, which works on this machine (the
 /// management plugin is not enabled).
 pub fn close_all_rabbit_connections() {

@@ -51,6 +51,7 @@ async fn delivered(m: &TestMotor, sub: SubscriptionId) -> i64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rabbitmq_connections_closed_mid_run_lose_nothing() {
+    let _rabbit = super::clients::RABBIT.write().await;
     const PER_INSTANCE: usize = 150;
     let m = motor().await;
     let t = m.tenant(5).await;
@@ -81,6 +82,7 @@ async fn rabbitmq_connections_closed_mid_run_lose_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rabbitmq_nacks_and_returns_are_never_delivered() {
+    let _rabbit = super::clients::RABBIT.read().await;
     let m = motor().await;
     let t = m.tenant(2).await;
     let instance = t.instances[0];
@@ -187,6 +189,7 @@ async fn jetstream_stream_deleted_mid_run_loses_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refused_credentials_suspend_until_fixed_then_everything_goes_in_order() {
+    let _rabbit = super::clients::RABBIT.read().await;
     let m = motor().await;
     let t = m.tenant(2).await;
     let rabbit = RabbitSetup::new("login", true, Default::default()).await;
