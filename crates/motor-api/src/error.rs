@@ -27,6 +27,10 @@ pub enum ApiError {
     Field(#[from] FieldError),
     #[error("request body larger than {0} bytes")]
     BodyTooLarge(usize),
+    /// The database cannot take the request now (its pool is exhausted or
+    /// it is unreachable): the client should retry after a moment.
+    #[error("the service is busy or its database unreachable; retry after {0} s")]
+    Unavailable(u32),
     #[error("internal error")]
     Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
@@ -57,6 +61,7 @@ impl ApiError {
             }
             ApiError::Field(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::BodyTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -71,6 +76,7 @@ impl ApiError {
             StatusCode::CONFLICT => "conflicto",
             StatusCode::PAYLOAD_TOO_LARGE => "demasiado_grande",
             StatusCode::UNPROCESSABLE_ENTITY => "validacion",
+            StatusCode::SERVICE_UNAVAILABLE => "no_disponible",
             _ => "interno",
         }
     }
@@ -98,28 +104,59 @@ impl ApiError {
     pub fn internal(e: impl std::error::Error + Send + Sync + 'static) -> Self {
         ApiError::Internal(Box::new(e))
     }
+
+    /// A database failure: 503 with `Retry-After` when the database is out
+    /// of reach for now (no pooled connection within the acquire timeout,
+    /// connection refused or cut), 500 for anything else.
+    pub fn database(e: &sqlx::Error) -> Self {
+        if out_of_reach(e) {
+            ApiError::Unavailable(RETRY_AFTER_SECONDS)
+        } else {
+            ApiError::internal(std::io::Error::other(e.to_string()))
+        }
+    }
 }
+
+fn out_of_reach(e: &sqlx::Error) -> bool {
+    matches!(
+        e,
+        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)
+    )
+}
+
+/// What a 503 asks the client to wait.
+const RETRY_AFTER_SECONDS: u32 = 1;
 
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::NotFound(what) => ApiError::NotFound(what),
             StoreError::Conflict(what) => ApiError::Conflict(what),
-            StoreError::Database(e) => ApiError::internal(e),
+            StoreError::Database(e) => e.into(),
         }
     }
 }
 
 impl From<sqlx::Error> for ApiError {
     fn from(e: sqlx::Error) -> Self {
-        ApiError::internal(e)
+        if out_of_reach(&e) {
+            ApiError::Unavailable(RETRY_AFTER_SECONDS)
+        } else {
+            ApiError::internal(e)
+        }
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        if let ApiError::Internal(source) = &self {
-            tracing::error!(error = %source, "request failed");
+        match &self {
+            ApiError::Internal(source) => tracing::error!(error = %source, "request failed"),
+            ApiError::Unavailable(after) => {
+                tracing::warn!("request refused with 503: the database is out of reach");
+                let retry_after = [(axum::http::header::RETRY_AFTER, after.to_string())];
+                return (self.status_code(), retry_after, Json(self.to_json())).into_response();
+            }
+            _ => {}
         }
         (self.status_code(), Json(self.to_json())).into_response()
     }
@@ -147,5 +184,26 @@ mod tests {
         assert_eq!(e.status_code(), StatusCode::INTERNAL_SERVER_ERROR);
         let body = e.to_json().to_string();
         assert!(!body.contains("secret"), "{body}");
+    }
+
+    #[test]
+    fn a_database_out_of_reach_answers_503_with_retry_after() {
+        for e in [
+            sqlx::Error::PoolTimedOut,
+            sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)),
+        ] {
+            let answer = ApiError::from(StoreError::Database(e)).into_response();
+            assert_eq!(answer.status(), StatusCode::SERVICE_UNAVAILABLE);
+            assert_eq!(answer.headers()[axum::http::header::RETRY_AFTER], "1");
+        }
+        let e = ApiError::database(&sqlx::Error::PoolTimedOut);
+        assert_eq!(e.to_json()["error"]["code"], "no_disponible");
+        assert!(ApiError::database(&sqlx::Error::RowNotFound)
+            .status_code()
+            .is_server_error());
+        assert_ne!(
+            ApiError::database(&sqlx::Error::RowNotFound).status_code(),
+            StatusCode::SERVICE_UNAVAILABLE
+        );
     }
 }

@@ -59,6 +59,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
         (status = 400, body = crate::openapi::ErrorBody), (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
         (status = 404, body = crate::openapi::ErrorBody), (status = 409, body = crate::openapi::ErrorBody), (status = 413, body = crate::openapi::ErrorBody),
         (status = 422, body = crate::openapi::ErrorBody),
+        (status = 503, body = crate::openapi::ErrorBody, description = "The database is out of reach or every connection busy; retry after `Retry-After` seconds"),
     ))]
 async fn post_events(
     State(state): State<AppState>,

@@ -78,7 +78,7 @@ impl Intake {
             .map_err(|e| match &*e {
                 StoreError::NotFound(what) => ApiError::NotFound(what),
                 StoreError::Conflict(what) => ApiError::Conflict(what.clone()),
-                StoreError::Database(_) => ApiError::internal(std::io::Error::other(e.to_string())),
+                StoreError::Database(e) => ApiError::database(e),
             })
     }
 }
