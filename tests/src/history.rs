@@ -69,6 +69,11 @@ pub enum Answer {
     Trickle,
     /// The connection was reset (RST) after the request was read.
     Reset,
+    /// A message a broker destination's consumer took off its queue or
+    /// stream: the broker stored it, which is what Motor's publish waits
+    /// for (a RabbitMQ confirm, a JetStream ack); `arrived_us` =
+    /// `ended_us` = when the consumer got it.
+    Consumed,
 }
 
 impl Answer {
@@ -76,7 +81,7 @@ impl Answer {
     /// response (the client can only have read it later); otherwise it is
     /// when the receiver saw the client leave or reset the connection.
     pub fn answered(self) -> bool {
-        self == Answer::Status
+        matches!(self, Answer::Status | Answer::Consumed)
     }
 }
 
@@ -113,7 +118,8 @@ pub enum Record {
         error: String,
         t_us: i64,
     },
-    /// One webhook request as a receiver saw it.
+    /// One webhook request as a receiver saw it, or one broker message as
+    /// its consumer took it (`answer` `consumed`, `conn` 0, no `pid`).
     Request {
         receiver: String,
         /// The Motor process that sent it (from the connection's owner),

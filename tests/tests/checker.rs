@@ -133,25 +133,29 @@ impl Doc {
     }
 }
 
+fn meta() -> Record {
+    Record::Meta {
+        scenario: "doctored".into(),
+        started_us: ms(-2000),
+        settings: Settings {
+            retry_schedule_ms: SCHEDULE,
+            jitter_percent: 20,
+            give_up_ms: HORIZON_MS as u64,
+            retry_after_cap_ms: 3_600_000,
+            timeout_ms: 1000,
+            unordered_in_flight: 8,
+            late_slack_ms: 1000,
+            recovery_ms: 5000,
+        },
+    }
+}
+
 /// Instance `i`: an ordered lane of 3 (the head fails once), instance `j`:
 /// an ordered lane whose only delivery fails until the horizon, instance
 /// `k`: 10 deliveries of an unordered subscription, 5 at a time.
 fn valid() -> Doc {
     let mut d = Doc {
-        records: vec![Record::Meta {
-            scenario: "doctored".into(),
-            started_us: ms(-2000),
-            settings: Settings {
-                retry_schedule_ms: SCHEDULE,
-                jitter_percent: 20,
-                give_up_ms: HORIZON_MS as u64,
-                retry_after_cap_ms: 3_600_000,
-                timeout_ms: 1000,
-                unordered_in_flight: 8,
-                late_slack_ms: 1000,
-                recovery_ms: 5000,
-            },
-        }],
+        records: vec![meta()],
         rows: Vec::new(),
     };
     d.sub("ord", true, "i");
@@ -579,4 +583,90 @@ fn a_late_unordered_retry_is_excused_only_while_its_subscription_has_no_free_slo
     }
     let report = check(&d.history()).unwrap();
     assert!(report.ok(), "{report}");
+}
+
+/// A RabbitMQ ordered lane of 3 on instance `b`: each message taken off
+/// the queue (`consumed`) at `arrivals[n]` ms, each delivery recorded
+/// `entregada` 5 ms after its message arrived.
+fn broker_lane(arrivals: [i64; 3]) -> Doc {
+    let mut d = Doc {
+        records: vec![meta()],
+        rows: Vec::new(),
+    };
+    d.rows.push(Row::Subscription {
+        id: "sb".into(),
+        url: "amqp://127.0.0.1:5672/?exchange=amq.topic&routing_key=rabbit".into(),
+        ordenado: true,
+        estado: "activa".into(),
+        instancias: vec!["b".into()],
+        creada_us: ms(-1000),
+    });
+    for (n, arrived) in arrivals.into_iter().enumerate() {
+        let seq = n as i64 + 1;
+        let delivery = format!("b{seq}");
+        d.event("b", seq);
+        d.delivery(&delivery, "sb", "b", seq, Some(("entregada", arrived + 5)));
+        d.records.push(Record::Request {
+            receiver: "rabbit".into(),
+            pid: None,
+            conn: 0,
+            delivery_id: delivery.clone(),
+            event_id: format!("ev-b-{seq}"),
+            instance_id: "b".into(),
+            seq,
+            key_ids: vec!["whk_1".into()],
+            verified: true,
+            timestamp: ms(arrived) / 1_000_000,
+            arrived_us: ms(arrived),
+            ended_us: ms(arrived),
+            answer: Answer::Consumed,
+            status: None,
+            retry_after_ms: None,
+        });
+        d.rows.push(Row::Attempt {
+            delivery_id: delivery,
+            numero: 1,
+            iniciado_us: ms(arrived - 2),
+            duracion_ms: 4,
+            status: None,
+            error: None,
+        });
+    }
+    d
+}
+
+#[test]
+fn broker_messages_are_judged_by_the_routing_key_receiver() {
+    let report = check(&broker_lane([10, 20, 30]).history()).unwrap();
+    println!("{report}");
+    assert!(report.ok());
+    assert_eq!(report.cell(Invariant::LaneOrder), "ok");
+    assert_eq!(report.cell(Invariant::NoLoss), "ok");
+}
+
+#[test]
+fn broker_lane_out_of_order() {
+    // seq 2 was published (and taken) before seq 1 was confirmed.
+    let mut d = broker_lane([10, 20, 30]);
+    set_arrival(&mut d, "b2", 0, 8, 8);
+    caught(&d, Invariant::LaneOrder);
+}
+
+#[test]
+fn broker_message_published_again_after_it_was_recorded() {
+    let mut d = broker_lane([10, 20, 30]);
+    // A second copy of b3 taken 2 s after Motor recorded it entregada
+    // (a consumer's own lag is allowed up to 1 s).
+    let mut again = d.records.last().cloned().unwrap();
+    if let Record::Request {
+        arrived_us,
+        ended_us,
+        ..
+    } = &mut again
+    {
+        *arrived_us = ms(2_040);
+        *ended_us = ms(2_040);
+    }
+    d.records.push(again);
+    caught(&d, Invariant::Duplicates);
 }

@@ -49,6 +49,8 @@ matrix! {
     rebalance_storm => "rebalance-storm",
     netcut_postgres => "netcut-postgres",
     netcut_broker => "netcut-broker",
+    netcut_broker_blackhole => "netcut-broker-blackhole",
+    brokers_kill9_dispatch => "brokers-kill9-dispatch",
     receivers_mix => "receivers-mix",
     receivers_trickle => "receivers-trickle",
     receivers_clock_skew => "receivers-clock-skew",

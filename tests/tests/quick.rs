@@ -42,3 +42,8 @@ fn receivers_mix() {
 fn suspended_reactivated() {
     scenario("suspended-reactivated");
 }
+
+#[test]
+fn brokers_kill9_dispatch() {
+    scenario("brokers-kill9-dispatch");
+}

@@ -8,6 +8,11 @@ use super::{
     model::{Model, CLOCK_US},
     Invariant, Verdict, Violation,
 };
+use crate::history::Answer;
+
+/// How long after the broker stored a message (and Motor could record it
+/// `entregada`) its consumer may still take it off the queue.
+const CONSUMER_LAG_US: i64 = 1_000_000;
 
 fn violation(
     invariant: Invariant,
@@ -181,7 +186,14 @@ pub fn duplicates(m: &Model) -> Verdict {
             ));
         }
         if let Some(done) = d.entregada_us {
-            if r.arrived_us > done + CLOCK_US {
+            // A broker's consumer may take a message a little after the
+            // broker confirmed it and Motor recorded it.
+            let lag = if r.answer == Answer::Consumed {
+                CONSUMER_LAG_US
+            } else {
+                CLOCK_US
+            };
+            if r.arrived_us > done + lag {
                 v.violations.push(violation(
                     Invariant::Duplicates,
                     r.arrived_us,

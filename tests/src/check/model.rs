@@ -50,15 +50,16 @@ impl Request {
     pub fn retryable(&self) -> bool {
         match (self.answer, self.status) {
             (Answer::Status, Some(s)) => s == 408 || s == 429 || s >= 500,
-            (Answer::Status, None) => false,
+            (Answer::Status, None) | (Answer::Consumed, _) => false,
             _ => true,
         }
     }
 
     /// Whether the receiver said 2xx (in full, or as a trickled head).
     pub fn is_2xx(&self) -> bool {
-        matches!(self.answer, Answer::Status | Answer::Trickle)
-            && self.status.is_some_and(|s| (200..300).contains(&s))
+        self.answer == Answer::Consumed
+            || matches!(self.answer, Answer::Status | Answer::Trickle)
+                && self.status.is_some_and(|s| (200..300).contains(&s))
     }
 
     /// The error code Motor records for this answer, when the receiver can
@@ -67,9 +68,26 @@ impl Request {
         match self.answer {
             Answer::Status => self.status.map(|s| format!("http_{s}")),
             Answer::Hang => Some("timeout".into()),
-            Answer::Trickle | Answer::Reset => None,
+            Answer::Trickle | Answer::Reset | Answer::Consumed => None,
         }
     }
+}
+
+/// The receiver a subscription's URL names: a webhook's last path segment
+/// (`http://127.0.0.1:P/r/<receiver>`), a RabbitMQ destination's routing
+/// key (`amqp://…?exchange=…&routing_key=<receiver>`), a NATS subject
+/// (`nats://…/<receiver>`).
+pub fn receiver_of(url: &str) -> String {
+    let (path, query) = url.split_once('?').unwrap_or((url, ""));
+    if url.starts_with("amqp") {
+        if let Some(key) = query
+            .split('&')
+            .find_map(|pair| pair.strip_prefix("routing_key="))
+        {
+            return key.to_owned();
+        }
+    }
+    path.rsplit('/').next().unwrap_or_default().to_owned()
 }
 
 #[derive(Debug, Clone)]
@@ -241,7 +259,7 @@ impl Model {
                 instancias,
                 creada_us,
             } => {
-                let receiver = url.rsplit('/').next().unwrap_or_default().to_owned();
+                let receiver = receiver_of(url);
                 self.subs.insert(
                     id.clone(),
                     Subscription {

@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use super::{short_id, Receiver, Run, Tenant, ADMIN_TOKEN};
+use super::{brokers::BrokerReceiver, short_id, Receiver, Run, Tenant, ADMIN_TOKEN};
 use crate::history::{now_us, Record, Recorder};
 
 /// Posts events and records what it was told.
@@ -212,23 +212,51 @@ impl Run {
         ordenado: bool,
         instancias: &[String],
     ) -> anyhow::Result<String> {
+        let (id, key_id, secret) = self
+            .subscribe_url(receiver.name(), &receiver.url(), ordenado, instancias)
+            .await?;
+        receiver.trust(&key_id, &secret);
+        Ok(id)
+    }
+
+    /// A subscription to a broker receiver (which then trusts its secret).
+    pub async fn subscribe_broker(
+        &self,
+        receiver: &BrokerReceiver,
+        ordenado: bool,
+    ) -> anyhow::Result<String> {
+        let (id, key_id, secret) = self
+            .subscribe_url(receiver.name(), receiver.url(), ordenado, &[])
+            .await?;
+        receiver.trust(&key_id, &secret);
+        Ok(id)
+    }
+
+    /// Creates a subscription to `url`: its id, key id and secret.
+    async fn subscribe_url(
+        &self,
+        nombre: &str,
+        url: &str,
+        ordenado: bool,
+        instancias: &[String],
+    ) -> anyhow::Result<(String, String, String)> {
         let created = self
             .call_ok(
                 Method::POST,
                 "/v1/subscriptions",
                 &self.tenant().token,
-                json!({"nombre": receiver.name(), "url": receiver.url(),
+                json!({"nombre": nombre, "url": url,
                        "ordenado": ordenado, "instancias": instancias}),
             )
             .await?;
-        receiver.trust(
-            created["secreto"]["key_id"].as_str().context("key_id")?,
-            created["secreto"]["valor"].as_str().context("valor")?,
-        );
-        Ok(created["suscripcion"]["id"]
-            .as_str()
-            .context("subscription id")?
-            .to_owned())
+        let text = |v: &Value, what: &'static str| -> anyhow::Result<String> {
+            Ok(v.as_str().context(what)?.to_owned())
+        };
+        Ok((
+            text(&created["suscripcion"]["id"], "subscription id")?,
+            text(&created["secreto"]["key_id"], "key_id")?,
+            text(&created["secreto"]["valor"], "valor")?,
+        ))
     }
 
     /// Rotates a subscription's secret; the receiver trusts the new one

@@ -5,6 +5,7 @@
 //! Motor's operator and public HTTP APIs; Postgres is only read.
 
 mod api;
+pub mod brokers;
 mod dump;
 pub mod process;
 pub mod proxy;

@@ -133,7 +133,7 @@ fn header<'a>(headers: &'a [httparse::Header<'_>], name: &str) -> &'a str {
 /// `v1=` per key id, in the same order; any may match (a rotation's new
 /// key may not be known yet), but one for a known key that does not
 /// verify fails the request.
-fn verify(
+pub(crate) fn verify(
     secrets: &HashMap<String, String>,
     key_ids: &[String],
     sigs: &str,

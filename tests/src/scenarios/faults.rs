@@ -1,7 +1,7 @@
 //! Faults of Motor's own processes and of the services under it: kill -9
 //! of each role and of all at once, a broker restart that forgets every
 //! topic, a Postgres crash, a rebalance storm, network cuts to Postgres
-//! and to the broker.
+//! and to the broker (reset, and black-holed).
 
 use std::time::Duration;
 
@@ -166,19 +166,41 @@ pub async fn netcut_postgres(size: Size) -> anyhow::Result<Report> {
 /// Every connection between Motor and a broker of the scenario's own cut
 /// for 5 s (reset, and new ones refused), then healed.
 pub async fn netcut_broker(size: Size) -> anyhow::Result<Report> {
+    broker_cut("netcut-broker", size, |proxy| proxy.reset(), 5).await
+}
+
+/// Every connection between Motor and a broker of the scenario's own
+/// black-holed for 10 s (no byte moves, nothing is closed: the clients only
+/// notice by their own timeouts), then healed.
+pub async fn netcut_broker_blackhole(size: Size) -> anyhow::Result<Report> {
+    broker_cut(
+        "netcut-broker-blackhole",
+        size,
+        |proxy| proxy.blackhole(),
+        10,
+    )
+    .await
+}
+
+async fn broker_cut(
+    scenario: &str,
+    size: Size,
+    cut: fn(&Proxy),
+    seconds: u64,
+) -> anyhow::Result<Report> {
     let listen = format!("127.0.0.1:{}", free_port());
     let proxy = Proxy::start("127.0.0.1:0", listen.parse()?).await;
     let advertised = proxy.addr.to_string();
     let _broker = PrivateBroker::start(&listen, &advertised);
-    let mut config = RunConfig::new("netcut-broker");
+    let mut config = RunConfig::new(scenario);
     config.brokers = advertised;
     let mut run = Run::start(config).await?;
     front_and_back(&mut run).await?;
     let proxy_ref = &proxy;
     with_fault(run, 4, size.pick(150, 400), |run| async move {
         let start = now_us();
-        proxy_ref.reset();
-        tokio::time::sleep(Duration::from_secs(5)).await;
+        cut(proxy_ref);
+        tokio::time::sleep(Duration::from_secs(seconds)).await;
         proxy_ref.heal();
         run.fault("netcut", "broker", start, now_us());
         Ok(run)

@@ -4,6 +4,7 @@
 //! runs on every push (10–40 s each); `Size::Full` is what
 //! `scripts/faults` runs.
 
+mod brokers;
 mod faults;
 mod receivers;
 
@@ -11,7 +12,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-pub use self::{faults::*, receivers::*};
+pub use self::{brokers::*, faults::*, receivers::*};
 use crate::{
     check::Report,
     harness::{Behaviour, Incoming, Receiver, Run, RunConfig},
@@ -33,7 +34,7 @@ impl Size {
 }
 
 /// Every scenario by name (what `scripts/faults` and the matrix test run).
-pub const ALL: [&str; 19] = [
+pub const ALL: [&str; 21] = [
     "kill9-api",
     "kill9-relay",
     "kill9-dispatch",
@@ -45,6 +46,8 @@ pub const ALL: [&str; 19] = [
     "rebalance-storm",
     "netcut-postgres",
     "netcut-broker",
+    "netcut-broker-blackhole",
+    "brokers-kill9-dispatch",
     "receivers-mix",
     "receivers-trickle",
     "receivers-clock-skew",
@@ -65,6 +68,8 @@ pub async fn run(name: &str, size: Size) -> anyhow::Result<Report> {
         "rebalance-storm" => rebalance_storm(size).await,
         "netcut-postgres" => netcut_postgres(size).await,
         "netcut-broker" => netcut_broker(size).await,
+        "netcut-broker-blackhole" => netcut_broker_blackhole(size).await,
+        "brokers-kill9-dispatch" => brokers_kill9_dispatch(size).await,
         "receivers-mix" => receivers_mix(size).await,
         "receivers-trickle" => receivers_trickle(size).await,
         "receivers-clock-skew" => receivers_clock_skew(size).await,
