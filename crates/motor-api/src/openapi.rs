@@ -7,7 +7,10 @@ use axum::{routing::get, Json, Router};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::{
-    openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
+    openapi::{
+        security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
+        ContentBuilder, Ref, RefOr, Response, ResponseBuilder,
+    },
     Modify, OpenApi, ToSchema,
 };
 
@@ -23,7 +26,7 @@ pub struct ErrorBody {
 pub struct ErrorDetail {
     /// `json_invalido` (400), `no_autenticado` (401), `sin_permiso` (403),
     /// `no_encontrado` (404), `conflicto` (409), `demasiado_grande` (413),
-    /// `validacion` (422).
+    /// `validacion` (422), `no_disponible` (503).
     #[schema(example = "validacion")]
     pub code: String,
     pub message: String,
@@ -226,6 +229,68 @@ impl Modify for Security {
     }
 }
 
+/// The answers every route of a kind can give, added where a route's own
+/// annotation does not list them (so no route can forget one): 400
+/// `json_invalido` and 413 `demasiado_grande` for a body that does not
+/// parse or is too large, 401 without a valid key or token, 503
+/// `no_disponible` (with `Retry-After`) when the database is out of reach.
+struct CommonAnswers;
+
+impl CommonAnswers {
+    fn error(description: &str) -> RefOr<Response> {
+        RefOr::T(
+            ResponseBuilder::new()
+                .description(description)
+                .content(
+                    "application/json",
+                    ContentBuilder::new()
+                        .schema(Some(Ref::from_schema_name("ErrorBody")))
+                        .build(),
+                )
+                .build(),
+        )
+    }
+}
+
+impl Modify for CommonAnswers {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            let operations = [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+            ];
+            for operation in operations.into_iter().flatten() {
+                let mut add = |status: &str, description: &str| {
+                    operation
+                        .responses
+                        .responses
+                        .entry(status.to_owned())
+                        .or_insert_with(|| Self::error(description));
+                };
+                if operation.request_body.is_some() {
+                    add("400", "The body is not JSON or not of the expected shape (`json_invalido`, `campo` `body`)");
+                    add(
+                        "413",
+                        "The body is larger than the route accepts (`demasiado_grande`)",
+                    );
+                }
+                if operation.security.as_ref().is_some_and(|s| !s.is_empty()) {
+                    add(
+                        "401",
+                        "No key or token, or not a valid one (`no_autenticado`)",
+                    );
+                }
+                if path.starts_with("/v1/") && path != "/v1/openapi.json" {
+                    add("503", "The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds");
+                }
+            }
+        }
+    }
+}
+
 #[derive(OpenApi)]
 #[openapi(
     info(
@@ -234,7 +299,7 @@ impl Modify for Security {
                        subscriptions, and the operator API.",
         license(name = "Apache-2.0", identifier = "Apache-2.0"),
     ),
-    modifiers(&Security),
+    modifiers(&Security, &CommonAnswers),
     paths(
         crate::health::get_healthz,
         crate::health::get_readyz,
