@@ -9,7 +9,7 @@ use std::{
     collections::HashMap,
     sync::{
         atomic::{AtomicU64, Ordering},
-        Arc, Mutex,
+        Arc,
     },
 };
 
@@ -21,7 +21,7 @@ use lapin::{
     Connection, ConnectionProperties,
 };
 
-use super::receiver::verify;
+use super::receiver::Trusted;
 use crate::history::{now_us, Answer, Record, Recorder};
 
 pub const RABBITMQ: &str = "127.0.0.1:5672";
@@ -30,7 +30,7 @@ pub const NATS: &str = "127.0.0.1:4222";
 struct Shared {
     name: String,
     recorder: Recorder,
-    secrets: Mutex<HashMap<String, String>>,
+    secrets: Trusted,
     seen: AtomicU64,
 }
 
@@ -155,11 +155,7 @@ impl BrokerReceiver {
     }
 
     pub fn trust(&self, key_id: &str, secret: &str) {
-        self.shared
-            .secrets
-            .lock()
-            .expect("not poisoned")
-            .insert(key_id.into(), secret.into());
+        self.shared.secrets.trust(key_id, secret);
     }
 
     /// Messages taken so far.
@@ -184,7 +180,7 @@ fn shared(name: &str, recorder: Recorder) -> Arc<Shared> {
     Arc::new(Shared {
         name: name.into(),
         recorder,
-        secrets: Mutex::default(),
+        secrets: Trusted::default(),
         seen: AtomicU64::new(0),
     })
 }
@@ -203,12 +199,9 @@ impl Shared {
             .collect();
         let mut signed = format!("{timestamp}.{delivery_id}.").into_bytes();
         signed.extend_from_slice(body);
-        let verified = verify(
-            &self.secrets.lock().expect("not poisoned"),
-            &key_ids,
-            get("x-mw-signature"),
-            &signed,
-        );
+        let verified = self
+            .secrets
+            .verify(&key_ids, get("x-mw-signature"), &signed);
         let envelope: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
         self.recorder.record(&Record::Request {
             receiver: self.name.clone(),

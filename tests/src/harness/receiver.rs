@@ -56,7 +56,7 @@ pub type Script = Arc<dyn Fn(&Incoming) -> Behaviour + Send + Sync>;
 struct Shared {
     name: String,
     recorder: Recorder,
-    secrets: Mutex<HashMap<String, String>>,
+    secrets: Trusted,
     script: Mutex<Script>,
     counts: Mutex<HashMap<String, usize>>,
     pids: Arc<Mutex<Vec<u32>>>,
@@ -77,7 +77,7 @@ impl Receiver {
         let shared = Arc::new(Shared {
             name: name.into(),
             recorder,
-            secrets: Mutex::default(),
+            secrets: Trusted::default(),
             script: Mutex::new(Arc::new(|_: &Incoming| Behaviour::Status(204))),
             counts: Mutex::default(),
             pids,
@@ -105,11 +105,7 @@ impl Receiver {
     }
 
     pub fn trust(&self, key_id: &str, secret: &str) {
-        self.shared
-            .secrets
-            .lock()
-            .expect("not poisoned")
-            .insert(key_id.into(), secret.into());
+        self.shared.secrets.trust(key_id, secret);
     }
 
     pub fn script(&self, script: impl Fn(&Incoming) -> Behaviour + Send + Sync + 'static) {
@@ -133,7 +129,24 @@ fn header<'a>(headers: &'a [httparse::Header<'_>], name: &str) -> &'a str {
 /// `v1=` per key id, in the same order; any may match (a rotation's new
 /// key may not be known yet), but one for a known key that does not
 /// verify fails the request.
-pub(crate) fn verify(
+/// The secrets a receiver trusts, by key id.
+#[derive(Default)]
+pub(crate) struct Trusted(Mutex<HashMap<String, String>>);
+
+impl Trusted {
+    pub(crate) fn trust(&self, key_id: &str, secret: &str) {
+        self.0
+            .lock()
+            .expect("not poisoned")
+            .insert(key_id.into(), secret.into());
+    }
+
+    pub(crate) fn verify(&self, key_ids: &[String], sigs: &str, signed: &[u8]) -> bool {
+        verify(&self.0.lock().expect("not poisoned"), key_ids, sigs, signed)
+    }
+}
+
+fn verify(
     secrets: &HashMap<String, String>,
     key_ids: &[String],
     sigs: &str,
@@ -204,12 +217,10 @@ async fn read_request(
                 .collect();
             let mut signed = format!("{timestamp}.{delivery_id}.").into_bytes();
             signed.extend_from_slice(&body);
-            let verified = verify(
-                &shared.secrets.lock().expect("not poisoned"),
-                &key_ids,
-                header(req.headers, "x-mw-signature"),
-                &signed,
-            );
+            let verified =
+                shared
+                    .secrets
+                    .verify(&key_ids, header(req.headers, "x-mw-signature"), &signed);
             let envelope: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
             let parsed = Parsed {
                 event_id: header(req.headers, "x-mw-event-id").to_owned(),
