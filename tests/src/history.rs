@@ -136,6 +136,12 @@ pub enum Record {
         /// `X-MW-Timestamp`.
         timestamp: i64,
         arrived_us: i64,
+        /// When the receiver began to write its answer (after any delay
+        /// it was told to make): Motor cannot have read the answer before.
+        /// `ended_us` is taken after the write, and a starved receiver may
+        /// take it much later.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answering_us: Option<i64>,
         ended_us: i64,
         answer: Answer,
         status: Option<u16>,

@@ -111,6 +111,7 @@ impl Doc {
             verified: true,
             timestamp: ms(arrived) / 1_000_000,
             arrived_us: ms(arrived),
+            answering_us: None,
             ended_us: ms(ended),
             answer: Answer::Status,
             status: Some(status),
@@ -618,6 +619,7 @@ fn broker_lane(arrivals: [i64; 3]) -> Doc {
             verified: true,
             timestamp: ms(arrived) / 1_000_000,
             arrived_us: ms(arrived),
+            answering_us: None,
             ended_us: ms(arrived),
             answer: Answer::Consumed,
             status: None,
@@ -669,4 +671,37 @@ fn broker_message_published_again_after_it_was_recorded() {
     }
     d.records.push(again);
     caught(&d, Invariant::Duplicates);
+}
+
+/// Sets when the receiver began to write the `nth` answer to `delivery`
+/// (and when it finished, `ended`).
+fn set_answering(d: &mut Doc, delivery: &str, nth: usize, answering: i64, ended: i64) {
+    let request = d
+        .records
+        .iter_mut()
+        .filter(|r| matches!(r, Record::Request { delivery_id, .. } if delivery_id == delivery))
+        .nth(nth)
+        .expect("such a request");
+    if let Record::Request {
+        answering_us,
+        ended_us,
+        ..
+    } = request
+    {
+        *answering_us = Some(ms(answering));
+        *ended_us = ms(ended);
+    }
+}
+
+#[test]
+fn a_starved_receiver_that_noted_its_answer_late_does_not_make_a_retry_early() {
+    // d1's 503 was written at 11 ms but the receiver only noted the end at
+    // 60 ms; the retry at 112 ms is 101 ms after the answer (at least 80).
+    let mut d = valid();
+    set_answering(&mut d, "d1", 0, 11, 60);
+    let report = check(&d.history()).unwrap();
+    assert!(report.ok(), "{report}");
+    // Written at 40 ms, the same retry is early.
+    set_answering(&mut d, "d1", 0, 40, 60);
+    caught(&d, Invariant::RetryNotEarly);
 }

@@ -179,8 +179,14 @@ impl fmt::Display for Report {
             Some(first) => {
                 writeln!(f, "FAIL; the first violation:")?;
                 write!(f, "{first}")?;
+                // Up to two more of each violated invariant, so every
+                // failing column shows an example.
                 for invariant in Invariant::ALL {
-                    for v in self.violations(invariant).iter().skip(1).take(2) {
+                    let others = self
+                        .violations(invariant)
+                        .iter()
+                        .filter(|v| !std::ptr::eq(*v, first));
+                    for v in others.take(2) {
                         write!(f, "also {v}")?;
                     }
                 }

@@ -24,6 +24,7 @@ pub struct Request {
     pub verified: bool,
     pub timestamp: i64,
     pub arrived_us: i64,
+    pub answering_us: Option<i64>,
     pub ended_us: i64,
     pub answer: Answer,
     pub status: Option<u16>,
@@ -35,11 +36,11 @@ pub struct Request {
 
 impl Request {
     /// The latest moment Motor's attempt surely lasted to: an answer was
-    /// written before Motor read it; a close was made before the receiver
-    /// noticed it.
+    /// being written before Motor read it; a close was made before the
+    /// receiver noticed it.
     pub fn end_lb(&self) -> i64 {
         if self.answer.answered() {
-            self.ended_us
+            self.answering_us.unwrap_or(self.ended_us)
         } else {
             (self.ended_us - CLOSE_NOTICE_US).max(self.arrived_us)
         }
@@ -200,6 +201,7 @@ impl Model {
                     verified,
                     timestamp,
                     arrived_us,
+                    answering_us,
                     ended_us,
                     answer,
                     status,
@@ -215,6 +217,7 @@ impl Model {
                     verified: *verified,
                     timestamp: *timestamp,
                     arrived_us: *arrived_us,
+                    answering_us: *answering_us,
                     ended_us: *ended_us,
                     answer: *answer,
                     status: *status,

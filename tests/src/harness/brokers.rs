@@ -218,6 +218,7 @@ impl Shared {
             verified,
             timestamp: timestamp.parse().unwrap_or(0),
             arrived_us: at,
+            answering_us: Some(at),
             ended_us: at,
             answer: Answer::Consumed,
             status: None,

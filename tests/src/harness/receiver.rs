@@ -289,11 +289,13 @@ async fn serve(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr, loc
         };
         let script = shared.script.lock().expect("not poisoned").clone();
         let behaviour = script(&incoming);
+        let mut answering_us = None;
         let (answer, status, retry_after_ms, keep) = match behaviour {
             Behaviour::Status(s) | Behaviour::RetryAfter(s, _) | Behaviour::Delay(_, s) => {
                 if let Behaviour::Delay(ms, _) = behaviour {
                     tokio::time::sleep(Duration::from_millis(ms)).await;
                 }
+                answering_us = Some(now_us());
                 let mut head = format!("HTTP/1.1 {s} X\r\ncontent-length: 0\r\n");
                 let mut ra = None;
                 if let Behaviour::RetryAfter(_, secs) = behaviour {
@@ -310,6 +312,7 @@ async fn serve(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr, loc
             }
             Behaviour::Trickle(status) => {
                 let head = format!("HTTP/1.1 {status} X\r\ncontent-length: 100000\r\n\r\n");
+                answering_us = Some(now_us());
                 let _ = stream.write_all(head.as_bytes()).await;
                 let mut chunk = [0u8; 1024];
                 loop {
@@ -341,6 +344,7 @@ async fn serve(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr, loc
             verified: p.verified,
             timestamp: p.timestamp,
             arrived_us,
+            answering_us,
             ended_us: now_us(),
             answer,
             status,
