@@ -22,10 +22,10 @@ use tokio::{
 
 use super::hub::Hub;
 
-/// Events one ledger read takes at most.
-const PAGE: i64 = 500;
-/// Live events sent together at most.
-const BATCH: usize = 512;
+/// Events one ledger read takes at most (what a catching-up client holds).
+const PAGE: i64 = 100;
+/// Live events taken together at most.
+const BATCH: usize = 256;
 
 /// What the stream sends next.
 #[derive(Debug)]

@@ -10,7 +10,14 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
+use futures::StreamExt;
+
 use super::follow::{Follower, Item};
+
+/// Bytes of one chunk at most (a few events, or one large one): the HTTP
+/// server queues a bounded number of chunks for a client that does not
+/// read, so this bounds what a stalled client costs.
+const CHUNK_BYTES: usize = 64 * 1024;
 
 /// The response that streams `follower`.
 pub fn response(follower: Follower) -> Response {
@@ -24,8 +31,10 @@ pub fn response(follower: Follower) -> Response {
     let first = futures::stream::once(async move { Ok::<_, Infallible>(opening) });
     let rest = futures::stream::unfold(follower, |mut follower| async move {
         let item = follower.next().await?;
-        Some((Ok::<_, Infallible>(frame(&item)), follower))
-    });
+        Some((futures::stream::iter(frames(&item)), follower))
+    })
+    .flatten()
+    .map(Ok::<_, Infallible>);
     (
         StatusCode::OK,
         [
@@ -33,22 +42,23 @@ pub fn response(follower: Follower) -> Response {
             (header::CACHE_CONTROL, "no-cache"),
             (header::HeaderName::from_static("x-accel-buffering"), "no"),
         ],
-        Body::from_stream(futures::StreamExt::chain(first, rest)),
+        Body::from_stream(first.chain(rest)),
     )
         .into_response()
 }
 
-/// The bytes of one item. Envelopes are compact JSON (one line) and types
-/// hold no control characters, so each field is one line.
-pub fn frame(item: &Item) -> Bytes {
+/// The bytes of one item, in chunks of about [`CHUNK_BYTES`] at most.
+/// Envelopes are compact JSON (one line) and types hold no control
+/// characters, so each field is one line.
+pub fn frames(item: &Item) -> Vec<Bytes> {
     match item {
         Item::Events(events) => {
-            let size: usize = events
-                .iter()
-                .map(|e| e.envelope.len() + e.event_type.len() + 40)
-                .sum();
-            let mut out = String::with_capacity(size);
+            let mut chunks = Vec::new();
+            let mut out = String::new();
             for e in events {
+                if !out.is_empty() && out.len() + e.envelope.len() > CHUNK_BYTES {
+                    chunks.push(Bytes::from(std::mem::take(&mut out)));
+                }
                 out.push_str("id: ");
                 out.push_str(&e.seq.to_string());
                 out.push_str("\nevent: ");
@@ -57,11 +67,15 @@ pub fn frame(item: &Item) -> Bytes {
                 out.push_str(&e.envelope);
                 out.push_str("\n\n");
             }
-            Bytes::from(out)
+            if !out.is_empty() {
+                chunks.push(Bytes::from(out));
+            }
+            chunks
         }
-        Item::Heartbeat => Bytes::from_static(b": ping\n\n"),
-        Item::End { why, cursor } => {
-            Bytes::from(format!(": fin motivo={} cursor={cursor}\n\n", why.as_str()))
-        }
+        Item::Heartbeat => vec![Bytes::from_static(b": ping\n\n")],
+        Item::End { why, cursor } => vec![Bytes::from(format!(
+            ": fin motivo={} cursor={cursor}\n\n",
+            why.as_str()
+        ))],
     }
 }

@@ -1,5 +1,5 @@
 //! 200 concurrent streams on one `motor serve --roles api` process follow
-//! 10,000 events, while one reader that stops reading is cut off with a
+//! 10,000 events, while four readers that stop reading are cut off with a
 //! resumable cursor and the others keep their pace. The process's RSS is
 //! printed (and bounded) before, during and after.
 
@@ -18,6 +18,8 @@ use crate::util::{topic_prefix, MotorProcess, Tenant, TestDb};
 const CLIENTS: usize = 200;
 const EVENTS: i64 = 10_000;
 const BATCH: usize = 100;
+/// Readers that stop reading.
+const STALLED: usize = 4;
 
 /// A stream on a raw socket with a 4 KiB receive buffer, so that a reader
 /// that stops reading blocks the server quickly.
@@ -62,7 +64,7 @@ fn rss_mib(process: &MotorProcess) -> f64 {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_hundred_streams_follow_ten_thousand_events_and_a_stalled_reader_is_cut_off() {
+async fn two_hundred_streams_follow_ten_thousand_events_and_stalled_readers_are_cut_off() {
     let db = TestDb::new().await;
     // A buffer of 1,024 events per client (the default is 4,096) and 0.8 KB
     // events: a stalled reader overflows within the 10,000 events even
@@ -73,7 +75,10 @@ async fn two_hundred_streams_follow_ten_thousand_events_and_a_stalled_reader_is_
     let i = t.instances[0];
     let idle = rss_mib(&process);
 
-    let mut stalled = stalled_reader(&base, &t.token, i).await;
+    let mut stalled = Vec::new();
+    for _ in 0..STALLED {
+        stalled.push(stalled_reader(&base, &t.token, i).await);
+    }
     let http = reqwest::Client::new();
     let streams =
         join_all((0..CLIENTS).map(|_| Sse::open(&http, &base, &t.token, i, "?desde=0", None)))
@@ -131,21 +136,34 @@ async fn two_hundred_streams_follow_ten_thousand_events_and_a_stalled_reader_is_
         (Instant::now() - started).as_secs_f64(),
         (produced - started).as_secs_f64(),
         slowest.as_secs_f64() * 1000.0,
-        CLIENTS + 1,
+        CLIENTS + STALLED,
     );
-    // Keeping pace: every follower had the last event soon after its commit.
+    // Keeping pace is behaviour, not a clock: no follower fell a buffer
+    // (1,024 events) behind, or it would have been cut off above. Memory
+    // stays flat: the stalled readers' backlogs are not kept (each is
+    // about 5 MB of events past what the kernel holds for it).
     assert!(
-        slowest < Duration::from_secs(10),
-        "a follower lagged {slowest:?}"
-    );
-    // Memory stays flat: the stalled reader's backlog is not kept.
-    assert!(
-        peak - open < 150.0,
+        peak - open < 12.0,
         "RSS grew from {open:.1} to {peak:.1} MiB"
     );
+    for stalled in stalled {
+        let cursor = cut_off(stalled).await;
+        println!("streams: a stalled reader was cut off at cursor {cursor}");
+        // It resumes from its cursor and gets the rest.
+        let mut sse = Sse::open(&http, &base, &t.token, i, "", Some(cursor)).await;
+        let mut comments = Vec::new();
+        for seq in cursor + 1..=EVENTS {
+            assert_eq!(sse.next_event(&mut comments).await.unwrap().0, seq);
+        }
+    }
+    drop(process);
+}
 
-    // The stalled reader now reads: what was in flight, then the cut-off
-    // comment with its cursor, then the end.
+/// Reads a stalled stream to its end: events 1..=N in order, then the
+/// cut-off comment naming N. Returns N.
+async fn cut_off(mut stalled: tokio::net::TcpStream) -> i64 {
+    // It now reads: what was in flight, then the cut-off comment with its
+    // cursor, then the end.
     let mut raw = Vec::new();
     let mut piece = vec![0u8; 64 * 1024];
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -182,13 +200,5 @@ async fn two_hundred_streams_follow_ten_thousand_events_and_a_stalled_reader_is_
     let cursor: i64 = word(&end, "cursor").unwrap().parse().unwrap();
     assert_eq!(ids, (1..=cursor).collect::<Vec<_>>());
     assert!(cursor < EVENTS, "the stalled reader was never cut off");
-    println!("streams: the stalled reader was cut off at cursor {cursor}");
-
-    // It resumes from its cursor and gets the rest.
-    let mut sse = Sse::open(&http, &base, &t.token, i, "", Some(cursor)).await;
-    let mut comments = Vec::new();
-    for seq in cursor + 1..=EVENTS {
-        assert_eq!(sse.next_event(&mut comments).await.unwrap().0, seq);
-    }
-    drop(process);
+    cursor
 }
