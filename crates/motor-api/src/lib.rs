@@ -16,6 +16,7 @@ pub mod openapi;
 pub mod probe;
 pub mod replays;
 pub mod settings;
+pub mod streams;
 pub mod subscription_rules;
 pub mod subscriptions;
 
@@ -47,6 +48,8 @@ pub struct AppState {
     pub intake: intake::Intake,
     /// The app of each instance seen (it never changes).
     pub instance_apps: Arc<auth::InstanceApps>,
+    /// The event streams of this process and their live tail.
+    pub streams: streams::Hub,
 }
 
 impl FromRef<AppState> for Pool {
@@ -60,6 +63,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(health::router())
         .merge(events::router())
+        .merge(streams::router())
         .merge(deliveries::router())
         .merge(admin::router())
         .merge(subscriptions::router())

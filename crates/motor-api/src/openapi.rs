@@ -306,6 +306,7 @@ impl Modify for CommonAnswers {
         crate::health::get_metrics,
         crate::events::post_events,
         crate::events::get_events,
+        crate::streams::get_stream,
         crate::subscriptions::post_subscription,
         crate::subscriptions::get_subscriptions,
         crate::subscriptions::get_one_subscription,

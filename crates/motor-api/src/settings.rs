@@ -65,6 +65,10 @@ pub struct SettingsPatch {
     /// NATS (delivered once the server has it; no persistence).
     #[serde(rename = "brokers.nats_sin_jetstream")]
     pub nats_sin_jetstream: Option<bool>,
+    /// Hours a stream cursor stays resumable (`?desde=`, `Last-Event-ID`).
+    #[serde(rename = "streams.retencion_horas")]
+    #[schema(minimum = 1, maximum = 720)]
+    pub retencion_horas_streams: Option<i64>,
 }
 
 /// An app's catalogue of event types: `null` = any type is accepted.

@@ -22,6 +22,7 @@ pub mod seal;
 pub mod secret;
 pub mod settings;
 pub mod signature;
+pub mod stream;
 pub mod subscription;
 pub mod time;
 

@@ -13,23 +13,26 @@ pub const TIMEOUT_SEGUNDOS: &str = "webhooks.timeout_segundos";
 pub const VENTANA_ROTACION_MINUTOS: &str = "webhooks.ventana_rotacion_minutos";
 pub const DIAS_ENTREGADOS: &str = "retencion.dias_entregados";
 pub const NATS_SIN_JETSTREAM: &str = "brokers.nats_sin_jetstream";
+pub const RETENCION_HORAS_STREAMS: &str = "streams.retencion_horas";
 
-pub const KEYS: [&str; 5] = [
+pub const KEYS: [&str; 6] = [
     DESTINOS_PERMITIDOS,
     TIMEOUT_SEGUNDOS,
     VENTANA_ROTACION_MINUTOS,
     DIAS_ENTREGADOS,
     NATS_SIN_JETSTREAM,
+    RETENCION_HORAS_STREAMS,
 ];
 
 /// Most entries in the global allowed-destinations list.
 pub const MAX_DESTINATIONS: usize = 200;
 
 /// (key, default, min, max) of each integer setting.
-const RANGES: [(&str, i64, i64, i64); 3] = [
+const RANGES: [(&str, i64, i64, i64); 4] = [
     (TIMEOUT_SEGUNDOS, 10, 1, 60),
     (VENTANA_ROTACION_MINUTOS, 60, 5, 1440),
     (DIAS_ENTREGADOS, 30, 1, 3650),
+    (RETENCION_HORAS_STREAMS, 72, 1, 720),
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,6 +57,10 @@ pub struct Settings {
     /// such a delivery fails with `sin_stream` and is retried.
     #[serde(rename = "brokers.nats_sin_jetstream")]
     pub nats_sin_jetstream: bool,
+    /// Hours a stream cursor stays resumable, 1–720: a cursor whose next
+    /// event was received earlier than this is answered 410.
+    #[serde(rename = "streams.retencion_horas")]
+    pub retencion_horas_streams: i64,
 }
 
 impl Default for Settings {
@@ -64,6 +71,7 @@ impl Default for Settings {
             ventana_rotacion_minutos: RANGES[1].1,
             dias_entregados: RANGES[2].1,
             nats_sin_jetstream: false,
+            retencion_horas_streams: RANGES[3].1,
         }
     }
 }
@@ -89,6 +97,7 @@ impl Settings {
                 TIMEOUT_SEGUNDOS => self.timeout_segundos = *n,
                 VENTANA_ROTACION_MINUTOS => self.ventana_rotacion_minutos = *n,
                 DIAS_ENTREGADOS => self.dias_entregados = *n,
+                RETENCION_HORAS_STREAMS => self.retencion_horas_streams = *n,
                 _ => unreachable!("only known keys are parsed"),
             },
         }
@@ -96,6 +105,11 @@ impl Settings {
 
     pub fn rotation_window(&self) -> chrono::Duration {
         chrono::Duration::minutes(self.ventana_rotacion_minutos)
+    }
+
+    /// How far back a stream may resume.
+    pub fn stream_window(&self) -> chrono::Duration {
+        chrono::Duration::hours(self.retencion_horas_streams)
     }
 }
 
@@ -213,7 +227,7 @@ mod tests {
             serde_json::to_value(&s).unwrap(),
             json!({"webhooks.destinos_permitidos": [], "webhooks.timeout_segundos": 10,
                    "webhooks.ventana_rotacion_minutos": 60, "retencion.dias_entregados": 30,
-                   "brokers.nats_sin_jetstream": false})
+                   "brokers.nats_sin_jetstream": false, "streams.retencion_horas": 72})
         );
     }
 
@@ -223,6 +237,7 @@ mod tests {
             (TIMEOUT_SEGUNDOS, 1, 60),
             (VENTANA_ROTACION_MINUTOS, 5, 1440),
             (DIAS_ENTREGADOS, 1, 3650),
+            (RETENCION_HORAS_STREAMS, 1, 720),
         ] {
             assert!(parse_patch(&json!({ key: min })).is_ok());
             assert!(parse_patch(&json!({ key: max })).is_ok());

@@ -76,6 +76,22 @@ pub struct Config {
     /// Postgres connections per process.
     #[arg(long, env = "MOTOR_DATABASE_POOL", default_value_t = 16)]
     pub database_pool: u32,
+
+    /// Event streams (SSE and WebSocket) one process serves at once;
+    /// beyond, 503 with `Retry-After`.
+    #[arg(long, env = "MOTOR_STREAMS_MAX_CONNECTIONS", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub streams_max_connections: u32,
+
+    /// Events a stream client may fall behind the live events before it
+    /// is cut off (with its cursor to resume from).
+    #[arg(long, env = "MOTOR_STREAMS_BUFFER", default_value_t = 4_096,
+          value_parser = clap::value_parser!(u32).range(16..=1_000_000))]
+    pub streams_buffer: u32,
+
+    /// Milliseconds between stream heartbeats (production: 15000). For tests.
+    #[arg(long, env = "MOTOR_STREAMS_HEARTBEAT_MS", hide = true)]
+    pub streams_heartbeat_ms: Option<u64>,
 }
 
 impl Config {
@@ -111,6 +127,18 @@ impl Config {
             .map_or(Duration::from_secs(72 * 3600), Duration::from_secs);
         RetryPolicy::new(delays, Duration::from_secs(3600), give_up)
             .map_err(|e| anyhow::anyhow!("retry policy: {e}"))
+    }
+
+    pub fn streams(&self) -> motor_api::streams::StreamsConfig {
+        let mut streams = motor_api::streams::StreamsConfig {
+            max_connections: self.streams_max_connections as usize,
+            buffer: self.streams_buffer as usize,
+            ..Default::default()
+        };
+        if let Some(ms) = self.streams_heartbeat_ms {
+            streams.heartbeat = Duration::from_millis(ms.max(1));
+        }
+        streams
     }
 
     pub fn bus(&self) -> BusConfig {

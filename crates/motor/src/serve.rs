@@ -155,8 +155,15 @@ pub async fn run(
         if let Some(bound) = bound {
             let _ = bound.send(addr);
         }
-        let after_commit = (local.dispatcher.is_some() || local.relay.is_some())
+        let local_roles = (local.dispatcher.is_some() || local.relay.is_some())
             .then(|| Arc::new(local.clone()) as Arc<dyn AfterCommit>);
+        let streams =
+            motor_api::streams::Hub::start(pool.clone(), config.streams(), shutdown.clone());
+        let after_commit: Option<Arc<dyn AfterCommit>> =
+            Some(Arc::new(motor_api::streams::hub::WakeStreams {
+                hub: streams.clone(),
+                inner: local_roles,
+            }));
         let state = AppState {
             pool: pool.clone(),
             admin_token: config.admin_token.as_deref().map(Arc::from),
@@ -166,6 +173,7 @@ pub async fn run(
             after_commit: after_commit.clone(),
             intake: motor_api::intake::Intake::start(pool.clone(), after_commit),
             instance_apps: Arc::default(),
+            streams: streams.clone(),
         };
         let app = motor_api::router(state);
         let shutdown = shutdown.clone();
@@ -178,6 +186,8 @@ pub async fn run(
                 tracing::error!(error = %e, "api failed");
                 shutdown.cancel();
             }
+            // Open WebSockets got their close frame at shutdown; let it out.
+            streams.drained().await;
         });
     }
 

@@ -8,6 +8,7 @@
 
 use std::{collections::HashMap, time::Duration};
 
+pub mod stream;
 mod write;
 
 use motor_domain::{ledger::LedgerQuery, InstanceId, NewEvent};

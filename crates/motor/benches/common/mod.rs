@@ -69,6 +69,9 @@ impl BenchDb {
             retry_schedule_ms: None,
             retry_give_up_secs: None,
             dispatch_in_flight: 1000,
+            streams_max_connections: 10_000,
+            streams_buffer: 4_096,
+            streams_heartbeat_ms: None,
         }
     }
 

@@ -16,6 +16,7 @@ mod relay;
 mod replays;
 mod secrets;
 mod settings;
+mod streams;
 mod subscription_access;
 mod subscriptions;
 mod util;

@@ -74,6 +74,7 @@ fn the_document_is_openapi_3_1_and_names_every_route() {
         "GET /v1/openapi.json",
         "POST /v1/instances/{id}/events",
         "GET /v1/instances/{id}/events",
+        "GET /v1/instances/{id}/events/stream",
         "POST /v1/subscriptions",
         "GET /v1/subscriptions",
         "GET /v1/subscriptions/{id}",
@@ -259,6 +260,24 @@ async fn documented_shapes_are_the_answered_shapes() {
     assert_matches(&doc, "Envelope", &envelope);
     let (_, page) = call(&m, Method::GET, &events, token, None).await;
     assert_matches(&doc, "LedgerPage", &page);
+    // A stream's 410: a cursor whose next event left the window.
+    call(
+        &m,
+        Method::POST,
+        &events,
+        token,
+        Some(json!({"type": "t", "data": 2})),
+    )
+    .await;
+    sqlx::query("UPDATE events SET received_at = now() - interval '1000 hours'")
+        .execute(&m.db.pool)
+        .await
+        .unwrap();
+    let stream = format!("{events}/stream?desde=1");
+    let (status, gone) = call(&m, Method::GET, &stream, token, None).await;
+    assert_eq!(status, StatusCode::GONE);
+    assert_matches(&doc, "CursorExpired", &gone);
+    assert_matches(&doc, "ErrorDetail", &gone["error"]);
 
     let (_, created) = call(
         &m,

@@ -27,13 +27,14 @@ async fn defaults_then_changes_within_range() {
         body,
         json!({"webhooks.destinos_permitidos": [], "webhooks.timeout_segundos": 10,
                "webhooks.ventana_rotacion_minutos": 60, "retencion.dias_entregados": 30,
-               "brokers.nats_sin_jetstream": false})
+               "brokers.nats_sin_jetstream": false, "streams.retencion_horas": 72})
     );
 
     for (key, min, max) in [
         ("webhooks.timeout_segundos", 1, 60),
         ("webhooks.ventana_rotacion_minutos", 5, 1440),
         ("retencion.dias_entregados", 1, 3650),
+        ("streams.retencion_horas", 1, 720),
     ] {
         for ok in [min, max] {
             let (status, body) = patch(&m, json!({ key: ok })).await;

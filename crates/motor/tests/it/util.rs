@@ -83,6 +83,9 @@ pub fn config(db: &TestDb, prefix: &str) -> Config {
         retry_schedule_ms: None,
         retry_give_up_secs: None,
         dispatch_in_flight: 1000,
+        streams_max_connections: 10_000,
+        streams_buffer: 4_096,
+        streams_heartbeat_ms: None,
     }
 }
 
@@ -337,6 +340,48 @@ impl MotorProcess {
             command.env(name, value);
         }
         Self(command.spawn().expect("spawning motor"))
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+
+    /// Resident memory of the process, in KiB (Linux `VmRSS`).
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.0.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS in /proc/<pid>/status")
+    }
+
+    /// `motor serve --roles api` on a free port; returns once it answers
+    /// `/healthz`, with its base URL.
+    pub async fn spawn_api(db: &TestDb, prefix: &str, env: &[(&str, &str)]) -> (Self, String) {
+        let addr = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .to_string();
+        let mut env = env.to_vec();
+        env.push(("MOTOR_HTTP_ADDR", &addr));
+        let process = Self::spawn("api", db, prefix, &env);
+        let base = format!("http://{addr}");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(res) = reqwest::get(format!("{base}/healthz")).await {
+                if res.status().is_success() {
+                    return (process, base);
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "motor at {addr} never became healthy"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// kill -9: no shutdown, no flush; its Postgres sessions (and advisory

@@ -1,0 +1,204 @@
+//! `GET /v1/instances/{id}/events/stream`: an instance's events as
+//! Server-Sent Events or, with an upgrade, WebSocket text frames, resumable
+//! by cursor. `hub` is the one live tail of the process, `follow` one
+//! client's catch-up and hand-over, `sse` and `ws` the two framings.
+
+pub mod follow;
+pub mod hub;
+pub mod sse;
+pub mod ws;
+
+use std::collections::HashMap;
+
+use axum::{
+    extract::{
+        rejection::QueryRejection,
+        ws::{rejection::WebSocketUpgradeRejection, WebSocketUpgrade},
+        Path, Query, State,
+    },
+    http::{header, HeaderMap, StatusCode},
+    response::{IntoResponse, Response},
+    routing::get,
+    Json, Router,
+};
+use motor_domain::{
+    stream::{cursor_field, Start, StreamQuery},
+    FieldError, Scope,
+};
+use motor_store::ledger::stream as ledger;
+use serde::Serialize;
+use serde_json::json;
+use utoipa::ToSchema;
+
+pub use hub::{Hub, StreamsConfig};
+
+use crate::{auth::Caller, error::ApiError, AppState};
+
+/// Seconds a client refused for lack of slots is told to wait.
+const RETRY_AFTER_SECS: u32 = 5;
+
+/// 410: the cursor is older than the resumption window.
+#[derive(Serialize, ToSchema)]
+pub struct CursorExpired {
+    /// `code` is `cursor_vencido`.
+    pub error: crate::openapi::ErrorDetail,
+    /// The first cursor that can be resumed (`?desde=` it, or restart
+    /// with `desde=0`).
+    pub primer_cursor: i64,
+}
+
+/// Follows an instance's events: Server-Sent Events by default, WebSocket
+/// with an upgrade.
+///
+/// **Server-Sent Events** (`text/event-stream`): the stream opens with
+/// `: motor stream cursor=N` and `id: N` (no data: it only sets the
+/// client's last event id to the start position). Then one message per
+/// event — `id: <seq>`, `event: <type>`, `data: <envelope>` (the ledger's
+/// bytes, one line) — and a `: ping` comment after 15 s without events.
+/// When the server ends the stream it sends a last comment
+/// `: fin motivo=<lento|apagado|error> cursor=N`: resume with
+/// `Last-Event-ID: N` (or `?desde=N`), on this process or another.
+/// `lento`: the client fell more than the buffer behind the live events.
+///
+/// **WebSocket** (`Upgrade: websocket`): one text frame per envelope, a
+/// ping every 15 s. The server ends with a close frame whose reason is
+/// `motivo=<…> cursor=N` (1001 at shutdown, 1013 for a slow reader, 1011
+/// on error); the client's close is answered.
+///
+/// **Cursor**: the `seq` of the last event received. `desde=N` or
+/// `Last-Event-ID: N` (the header wins) resumes with the event after N;
+/// `desde=0` starts at the first event still resumable; neither starts
+/// with events committed after the request. Catch-up from the ledger then
+/// live, with no gap and no duplicate. A cursor whose next event is older
+/// than `streams.retencion_horas` is a 410 with `primer_cursor`.
+#[utoipa::path(get, path = "/v1/instances/{id}/events/stream", tag = "events",
+    security(("api_key" = ["events:read"])),
+    params(("id" = String, Path, format = Uuid, description = "Instance id"),
+           ("desde" = Option<i64>, Query, description = "Resume after this cursor (the seq of the last event received); 0 = from the first resumable event"),
+           ("Last-Event-ID" = Option<i64>, Header, description = "As `desde`, and wins over it (what EventSource sends on reconnect)"),
+           ("types" = Option<String>, Query, description = "Comma list of up to 20 event types")),
+    responses(
+        (status = 200, content_type = "text/event-stream", body = String,
+         description = "Server-Sent Events: `id: <seq>`, `event: <type>`, `data: <envelope>` per event; `: ping` heartbeats; a last `: fin motivo=… cursor=N` comment"),
+        (status = 101, description = "WebSocket: one text frame per envelope; pings every 15 s; close reason `motivo=… cursor=N`"),
+        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
+        (status = 404, body = crate::openapi::ErrorBody),
+        (status = 410, body = CursorExpired, description = "The cursor is older than the resumption window (`cursor_vencido`)"),
+        (status = 422, body = crate::openapi::ErrorBody, description = "Bad cursor (`campo` `query.desde` or `header.Last-Event-ID`) or types"),
+        (status = 503, body = crate::openapi::ErrorBody, description = "Every stream slot of this process is taken; see `Retry-After`"),
+    ))]
+async fn get_stream(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Result<Response, ApiError> {
+    caller.require(Scope::EventsRead)?;
+    let instance = caller.instance(&state, &id).await?;
+    let Query(params) = query.map_err(|e| FieldError::invalid("query", e.body_text()))?;
+    let last_event_id = match headers.get("last-event-id") {
+        None => None,
+        Some(raw) => Some(raw.to_str().map_err(|_| {
+            FieldError::invalid("header.Last-Event-ID", "must be a cursor (an integer >= 0)")
+        })?),
+    };
+    let query = StreamQuery::parse(
+        params.get("desde").map(String::as_str),
+        last_event_id,
+        params.get("types").map(String::as_str),
+    )?;
+    let wants_socket = headers
+        .get(header::UPGRADE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
+    let upgrade = match (wants_socket, upgrade) {
+        (false, _) => None,
+        (true, Ok(upgrade)) => Some(upgrade),
+        (true, Err(rejection)) => return Ok(rejection.into_response()),
+    };
+
+    let hub = &state.streams;
+    let Some(slot) = hub.admit() else {
+        return Ok(unavailable());
+    };
+    // Subscribe first, then read where the ledger ends: every later event
+    // comes live, every earlier one from the catch-up.
+    let live = hub.follow(instance).await?;
+    let last = ledger::last_seq(&state.pool, instance)
+        .await?
+        .ok_or(ApiError::NotFound("instance"))?;
+    let position = match query.start {
+        Start::Now => last,
+        Start::FirstResumable => {
+            let cutoff = cutoff(&state).await?;
+            ledger::first_resumable(&state.pool, instance, last, cutoff).await?
+        }
+        Start::After(cursor) if cursor > last => {
+            return Err(FieldError::invalid(
+                cursor_field(last_event_id),
+                format!("cursor {cursor} is past this instance's last event ({last})"),
+            )
+            .into())
+        }
+        Start::After(cursor) => {
+            let cutoff = cutoff(&state).await?;
+            if !ledger::is_resumable(&state.pool, instance, cursor, last, cutoff).await? {
+                let primer = ledger::first_resumable(&state.pool, instance, last, cutoff).await?;
+                return Ok(expired(cursor, primer));
+            }
+            cursor
+        }
+    };
+    let types = query.types.iter().map(|t| t.as_str().to_owned()).collect();
+    let follower = follow::Follower::new(hub.clone(), instance, types, position, last, live, slot);
+    Ok(match upgrade {
+        Some(upgrade) => {
+            let hub = hub.clone();
+            upgrade.on_upgrade(move |socket| async move {
+                hub.spawn_socket(ws::serve(socket, follower));
+            })
+        }
+        None => sse::response(follower),
+    })
+}
+
+/// Events received before this are past the resumption window.
+async fn cutoff(state: &AppState) -> Result<motor_domain::time::Timestamp, ApiError> {
+    let settings = motor_store::settings::load(&state.pool).await?;
+    Ok(chrono::Utc::now() - settings.stream_window())
+}
+
+fn expired(cursor: i64, primer: i64) -> Response {
+    let body = json!({
+        "error": {
+            "code": "cursor_vencido",
+            "message": format!(
+                "cursor {cursor} is older than the resumption window \
+                 (streams.retencion_horas); resume from primer_cursor"
+            ),
+        },
+        "primer_cursor": primer,
+    });
+    (StatusCode::GONE, Json(body)).into_response()
+}
+
+fn unavailable() -> Response {
+    let body = json!({
+        "error": {
+            "code": "no_disponible",
+            "message": "this process has no stream slot free; retry later or on another process",
+        },
+    });
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::RETRY_AFTER, RETRY_AFTER_SECS.to_string())],
+        Json(body),
+    )
+        .into_response()
+}
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/v1/instances/{id}/events/stream", get(get_stream))
+}
