@@ -66,6 +66,12 @@ pub struct Entrega {
     pub ultimo_error: Option<String>,
     #[schema(format = DateTime)]
     pub creada_en: String,
+    /// The delivery a replay or a manual retry sends again (also in the
+    /// `X-MW-Replay-Of` header); `null` for a live delivery, and for a
+    /// replay of an event that had no live delivery to this subscription
+    /// (or whose live delivery was purged).
+    #[schema(format = Uuid)]
+    pub replay_of: Option<String>,
 }
 
 /// One attempt of a delivery.
@@ -121,6 +127,7 @@ impl From<Delivery> for Entrega {
             ultimo_status: d.ultimo_status,
             ultimo_error: d.ultimo_error,
             creada_en: time::format(&d.creada_en),
+            replay_of: d.replay_of.map(|id| id.to_string()),
         }
     }
 }

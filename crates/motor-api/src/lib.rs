@@ -15,6 +15,7 @@ pub mod intake;
 pub mod openapi;
 pub mod probe;
 pub mod replays;
+pub mod retries;
 pub mod settings;
 pub mod subscription_rules;
 pub mod subscriptions;
@@ -66,6 +67,7 @@ pub fn router(state: AppState) -> Router {
         .merge(probe::router())
         .merge(admin_subscriptions::router())
         .merge(replays::router())
+        .merge(retries::router())
         .merge(settings::router())
         .merge(openapi::router())
         .fallback(|| async { ApiError::NotFound("route") })

@@ -65,6 +65,12 @@ pub struct SettingsPatch {
     /// NATS (delivered once the server has it; no persistence).
     #[serde(rename = "brokers.nats_sin_jetstream")]
     pub nats_sin_jetstream: Option<bool>,
+    /// Days an event's `data` is kept; older events keep their seq and
+    /// envelope fields with `data` = `{"motivo":"retencion","redactado":true}`.
+    /// `null` (the default) keeps content forever.
+    #[serde(rename = "retencion.dias_contenido")]
+    #[schema(minimum = 1, maximum = 3650, nullable)]
+    pub dias_contenido: Option<i64>,
 }
 
 /// An app's catalogue of event types: `null` = any type is accepted.

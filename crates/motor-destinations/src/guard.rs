@@ -9,7 +9,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use motor_domain::{
     delivery::TransportFailure,
-    destination::{canonical_ip, is_blocked_ip, CanonicalHost},
+    destination::{canonical_ip, is_blocked_ip, is_loopback_ip, CanonicalHost},
 };
 
 /// The addresses to connect to for `host:port`, checked.
@@ -43,7 +43,7 @@ pub(crate) async fn resolve(
 
 fn refused_for_a_name(ip: IpAddr) -> bool {
     let ip = canonical_ip(ip);
-    is_blocked_ip(ip) || ip.is_loopback()
+    is_blocked_ip(ip) || is_loopback_ip(ip)
 }
 
 #[cfg(test)]

@@ -13,14 +13,20 @@ pub const TIMEOUT_SEGUNDOS: &str = "webhooks.timeout_segundos";
 pub const VENTANA_ROTACION_MINUTOS: &str = "webhooks.ventana_rotacion_minutos";
 pub const DIAS_ENTREGADOS: &str = "retencion.dias_entregados";
 pub const NATS_SIN_JETSTREAM: &str = "brokers.nats_sin_jetstream";
+pub const DIAS_CONTENIDO: &str = "retencion.dias_contenido";
 
-pub const KEYS: [&str; 5] = [
+pub const KEYS: [&str; 6] = [
     DESTINOS_PERMITIDOS,
     TIMEOUT_SEGUNDOS,
     VENTANA_ROTACION_MINUTOS,
     DIAS_ENTREGADOS,
     NATS_SIN_JETSTREAM,
+    DIAS_CONTENIDO,
 ];
+
+/// The range of `retencion.dias_contenido` when set (`null` = keep
+/// content forever, the default).
+pub const DIAS_CONTENIDO_RANGE: std::ops::RangeInclusive<i64> = 1..=3650;
 
 /// Most entries in the global allowed-destinations list.
 pub const MAX_DESTINATIONS: usize = 200;
@@ -54,6 +60,11 @@ pub struct Settings {
     /// such a delivery fails with `sin_stream` and is retried.
     #[serde(rename = "brokers.nats_sin_jetstream")]
     pub nats_sin_jetstream: bool,
+    /// Days an event's `data` is kept, 1–3650; `null` (the default) keeps
+    /// it forever. Older events keep their seq and envelope fields with
+    /// `data` = `{"motivo":"retencion","redactado":true}`.
+    #[serde(rename = "retencion.dias_contenido")]
+    pub dias_contenido: Option<i64>,
 }
 
 impl Default for Settings {
@@ -64,6 +75,7 @@ impl Default for Settings {
             ventana_rotacion_minutos: RANGES[1].1,
             dias_entregados: RANGES[2].1,
             nats_sin_jetstream: false,
+            dias_contenido: None,
         }
     }
 }
@@ -85,6 +97,7 @@ impl Settings {
         match change {
             Change::Destinos(d) => self.destinos_permitidos = d.clone(),
             Change::Bool(_, b) => self.nats_sin_jetstream = *b,
+            Change::OptionalInt(_, n) => self.dias_contenido = *n,
             Change::Int(key, n) => match *key {
                 TIMEOUT_SEGUNDOS => self.timeout_segundos = *n,
                 VENTANA_ROTACION_MINUTOS => self.ventana_rotacion_minutos = *n,
@@ -105,13 +118,15 @@ pub enum Change {
     Destinos(Vec<String>),
     Int(&'static str, i64),
     Bool(&'static str, bool),
+    /// A whole number or `null` (off).
+    OptionalInt(&'static str, Option<i64>),
 }
 
 impl Change {
     pub fn key(&self) -> &'static str {
         match self {
             Change::Destinos(_) => DESTINOS_PERMITIDOS,
-            Change::Int(key, _) | Change::Bool(key, _) => key,
+            Change::Int(key, _) | Change::Bool(key, _) | Change::OptionalInt(key, _) => key,
         }
     }
 
@@ -120,6 +135,7 @@ impl Change {
             Change::Destinos(d) => Value::from(d.clone()),
             Change::Int(_, n) => Value::from(*n),
             Change::Bool(_, b) => Value::from(*b),
+            Change::OptionalInt(_, n) => n.map_or(Value::Null, Value::from),
         }
     }
 }
@@ -184,6 +200,24 @@ fn parse_one(key: &str, value: &Value, prefix: &str) -> Result<Option<Change>, F
             _ => Err(FieldError::invalid(campo, "must be true or false")),
         };
     }
+    if key == DIAS_CONTENIDO {
+        return match value {
+            Value::Null => Ok(Some(Change::OptionalInt(DIAS_CONTENIDO, None))),
+            v => match v.as_i64() {
+                Some(n) if DIAS_CONTENIDO_RANGE.contains(&n) => {
+                    Ok(Some(Change::OptionalInt(DIAS_CONTENIDO, Some(n))))
+                }
+                _ => Err(FieldError::invalid(
+                    campo,
+                    format!(
+                        "must be null (keep content) or a whole number from {} to {}",
+                        DIAS_CONTENIDO_RANGE.start(),
+                        DIAS_CONTENIDO_RANGE.end()
+                    ),
+                )),
+            },
+        };
+    }
     let Some(&(key, _, min, max)) = RANGES.iter().find(|(k, ..)| *k == key) else {
         return Ok(None);
     };
@@ -213,7 +247,7 @@ mod tests {
             serde_json::to_value(&s).unwrap(),
             json!({"webhooks.destinos_permitidos": [], "webhooks.timeout_segundos": 10,
                    "webhooks.ventana_rotacion_minutos": 60, "retencion.dias_entregados": 30,
-                   "brokers.nats_sin_jetstream": false})
+                   "brokers.nats_sin_jetstream": false, "retencion.dias_contenido": null})
         );
     }
 
@@ -259,6 +293,33 @@ mod tests {
         assert_eq!(
             campo(json!({"brokers.nats_sin_jetstream": 1})),
             "body.brokers.nats_sin_jetstream"
+        );
+    }
+
+    #[test]
+    fn content_retention_is_off_or_1_to_3650_days() {
+        assert_eq!(
+            parse_patch(&json!({DIAS_CONTENIDO: 1})).unwrap(),
+            vec![Change::OptionalInt(DIAS_CONTENIDO, Some(1))]
+        );
+        assert!(parse_patch(&json!({DIAS_CONTENIDO: 3650})).is_ok());
+        assert_eq!(
+            parse_patch(&json!({DIAS_CONTENIDO: null})).unwrap(),
+            vec![Change::OptionalInt(DIAS_CONTENIDO, None)]
+        );
+        for bad in [json!(0), json!(3651), json!("7"), json!(1.5), json!(-1)] {
+            assert_eq!(
+                campo(json!({DIAS_CONTENIDO: bad})),
+                format!("body.{DIAS_CONTENIDO}")
+            );
+        }
+        let mut s = Settings::default();
+        s.apply(&Change::OptionalInt(DIAS_CONTENIDO, Some(7)));
+        assert_eq!(s.dias_contenido, Some(7));
+        let seven = json!(7);
+        assert_eq!(
+            Settings::from_rows([(DIAS_CONTENIDO, &seven)]).dias_contenido,
+            Some(7)
         );
     }
 

@@ -3,6 +3,7 @@
 
 use motor_domain::{
     apikey::IssuedKey,
+    destination::DestinationPolicy,
     operator::{ApiKeyInfo, App, CreatedKey, Instance},
     principal::Principal,
     time::Timestamp,
@@ -13,30 +14,37 @@ use uuid::Uuid;
 
 use crate::{Result, StoreError};
 
-pub async fn create_app(db: impl PgExecutor<'_>, nombre: &str, destinos: &[String]) -> Result<App> {
-    let row = sqlx::query(
-        "INSERT INTO apps (id, nombre, destinos_permitidos) VALUES ($1, $2, $3)
-         RETURNING id, nombre, destinos_permitidos, creada_en",
-    )
+pub async fn create_app(
+    db: impl PgExecutor<'_>,
+    nombre: &str,
+    destinos: &[String],
+    politica: DestinationPolicy,
+) -> Result<App> {
+    let row = sqlx::query(&format!(
+        "INSERT INTO apps (id, nombre, destinos_permitidos, politica_destinos)
+         VALUES ($1, $2, $3, $4)
+         RETURNING {APP_COLUMNS}"
+    ))
     .bind(Uuid::from(AppId::new()))
     .bind(nombre)
     .bind(destinos)
+    .bind(politica.as_str())
     .fetch_one(db)
     .await?;
     Ok(app_from_row(&row))
 }
 
 pub async fn list_apps(db: impl PgExecutor<'_>) -> Result<Vec<App>> {
-    let rows = sqlx::query(
-        "SELECT id, nombre, destinos_permitidos, creada_en FROM apps ORDER BY creada_en, id",
-    )
+    let rows = sqlx::query(&format!(
+        "SELECT {APP_COLUMNS} FROM apps ORDER BY creada_en, id"
+    ))
     .fetch_all(db)
     .await?;
     Ok(rows.iter().map(app_from_row).collect())
 }
 
 pub async fn get_app(db: impl PgExecutor<'_>, id: AppId) -> Result<App> {
-    sqlx::query("SELECT id, nombre, destinos_permitidos, creada_en FROM apps WHERE id = $1")
+    sqlx::query(&format!("SELECT {APP_COLUMNS} FROM apps WHERE id = $1"))
         .bind(Uuid::from(id))
         .fetch_optional(db)
         .await?
@@ -50,27 +58,35 @@ pub async fn update_app(
     id: AppId,
     nombre: Option<&str>,
     destinos: Option<&[String]>,
+    politica: Option<DestinationPolicy>,
 ) -> Result<App> {
-    sqlx::query(
+    sqlx::query(&format!(
         "UPDATE apps SET nombre = COALESCE($2, nombre),
-                         destinos_permitidos = COALESCE($3, destinos_permitidos)
+                         destinos_permitidos = COALESCE($3, destinos_permitidos),
+                         politica_destinos = COALESCE($4, politica_destinos)
          WHERE id = $1
-         RETURNING id, nombre, destinos_permitidos, creada_en",
-    )
+         RETURNING {APP_COLUMNS}"
+    ))
     .bind(Uuid::from(id))
     .bind(nombre)
     .bind(destinos)
+    .bind(politica.map(DestinationPolicy::as_str))
     .fetch_optional(db)
     .await?
     .map(|row| app_from_row(&row))
     .ok_or(StoreError::NotFound("app"))
 }
 
+const APP_COLUMNS: &str = "id, nombre, destinos_permitidos, politica_destinos, creada_en";
+
 fn app_from_row(row: &sqlx::postgres::PgRow) -> App {
     App {
         id: AppId::from_uuid(row.get("id")),
         nombre: row.get("nombre"),
         destinos_permitidos: row.get("destinos_permitidos"),
+        // The column's CHECK admits only the policies' own text.
+        politica_destinos: DestinationPolicy::parse(row.get("politica_destinos"))
+            .unwrap_or_default(),
         creada_en: row.get("creada_en"),
     }
 }

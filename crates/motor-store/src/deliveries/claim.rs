@@ -25,6 +25,9 @@ pub struct Claimed {
     pub event_id: EventId,
     pub lane: Lane,
     pub seq: i64,
+    /// The delivery this one sends again (a replay or a manual retry):
+    /// `X-MW-Replay-Of`. `None` for a live delivery.
+    pub replay_of: Option<DeliveryId>,
     /// The attempt this claim is for (`numero` of its attempt row).
     pub attempt: u32,
     /// The subscription's destination at claim time; `None` when its stored
@@ -108,7 +111,7 @@ pub async fn claim(
 /// What a claim returns, for [`claimed`] (`d` the delivery, `s` its
 /// subscription, `e` its event).
 pub(super) const CLAIMED_COLUMNS: &str = "d.id, d.subscription_id, d.app_id, d.instance_id, \
-     d.event_id, d.lane, d.seq, d.creada_en, d.lease_until, s.url, s.ordenado, \
+     d.event_id, d.lane, d.seq, d.replay_of, d.creada_en, d.lease_until, s.url, s.ordenado, \
      s.version AS subscription_version, e.envelope";
 
 /// The compare-and-set. Two concurrent claims both reach the row; the
@@ -228,6 +231,9 @@ pub(super) fn claimed(row: &PgRow, attempt: u32) -> Claimed {
         event_id: EventId::from_uuid(row.get("event_id")),
         lane: lane.parse().unwrap_or(Lane::Live),
         seq: row.get("seq"),
+        replay_of: row
+            .get::<Option<uuid::Uuid>, _>("replay_of")
+            .map(DeliveryId::from_uuid),
         attempt,
         destination: Destination::parse(row.get("url"), "url").ok(),
         ordenado: row.get("ordenado"),

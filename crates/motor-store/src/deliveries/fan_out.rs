@@ -101,6 +101,7 @@ pub(crate) async fn fan_out(
                 event_id: EventId::from_uuid(r.get("event_id")),
                 lane: Lane::Live,
                 seq,
+                replay_of: None,
                 attempt: 1,
                 destination: Destination::parse(r.get("url"), "url").ok(),
                 ordenado: r.get("ordenado"),

@@ -46,6 +46,10 @@ pub struct Delivery {
     pub ultimo_error: Option<String>,
     pub creada_en: Timestamp,
     pub entregada_en: Option<Timestamp>,
+    /// The delivery a replay or a manual retry sends again; `None` for a
+    /// live delivery (and for a replay of an event whose live delivery
+    /// never existed or was purged).
+    pub replay_of: Option<DeliveryId>,
 }
 
 /// One recorded attempt.
@@ -61,7 +65,8 @@ pub struct AttemptRow {
 
 const SELECT: &str = "SELECT d.id, d.subscription_id, s.nombre AS suscripcion, d.instance_id,
         i.nombre AS instancia, d.event_id, d.seq, e.type, d.lane, d.estado, d.intentos,
-        d.proximo_intento, d.ultimo_status, d.ultimo_error, d.creada_en, d.entregada_en
+        d.proximo_intento, d.ultimo_status, d.ultimo_error, d.creada_en, d.entregada_en,
+        d.replay_of
     FROM deliveries d
     JOIN subscriptions s ON s.id = d.subscription_id
     JOIN instances i ON i.id = d.instance_id
@@ -172,5 +177,8 @@ fn from_row(row: &PgRow) -> Delivery {
         ultimo_error: row.get("ultimo_error"),
         creada_en: row.get("creada_en"),
         entregada_en: row.get("entregada_en"),
+        replay_of: row
+            .get::<Option<Uuid>, _>("replay_of")
+            .map(DeliveryId::from_uuid),
     }
 }

@@ -8,6 +8,7 @@
 
 use std::{collections::HashMap, time::Duration};
 
+pub mod redact;
 mod write;
 
 use motor_domain::{ledger::LedgerQuery, InstanceId, NewEvent};

@@ -27,7 +27,7 @@ async fn defaults_then_changes_within_range() {
         body,
         json!({"webhooks.destinos_permitidos": [], "webhooks.timeout_segundos": 10,
                "webhooks.ventana_rotacion_minutos": 60, "retencion.dias_entregados": 30,
-               "brokers.nats_sin_jetstream": false})
+               "brokers.nats_sin_jetstream": false, "retencion.dias_contenido": null})
     );
 
     for (key, min, max) in [

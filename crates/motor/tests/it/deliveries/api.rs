@@ -308,9 +308,11 @@ async fn the_detail_shows_every_attempt_as_documented() {
             "ultimo_status",
             "ultimo_error",
             "creada_en",
+            "replay_of",
             "intentos_detalle"
         ]
     );
+    assert!(body["replay_of"].is_null(), "a live delivery: {body}");
     let event_id: uuid::Uuid =
         sqlx::query_scalar("SELECT event_id FROM events WHERE instance_id = $1 AND seq = 1")
             .bind(a.as_uuid())

@@ -34,6 +34,8 @@ pub struct Seen {
     pub at: Instant,
     /// How many earlier requests carried this delivery id.
     pub previous: usize,
+    /// `X-MW-Replay-Of`, when the request carried it.
+    pub replay_of: Option<String>,
 }
 
 /// The answer to one request.
@@ -202,6 +204,10 @@ async fn receive(State(shared): State<Shared>, headers: HeaderMap, body: Bytes) 
             verified,
             at: Instant::now(),
             previous,
+            replay_of: headers
+                .get("x-mw-replay-of")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned),
         };
         let script = shared.script.lock().unwrap().clone();
         let reply = script(&entry);
