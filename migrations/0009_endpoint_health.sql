@@ -23,3 +23,39 @@ CREATE TABLE redaction_marks (
     instance_id uuid PRIMARY KEY REFERENCES instances (id),
     hasta_seq   bigint NOT NULL DEFAULT 0
 );
+
+-- Disabling on sustained failure. subscription_health: a subscription whose
+--   last attempts failed — since when, and how many in a row. No row =
+--   its last attempt succeeded (or none failed yet); a success deletes the
+--   row, so the hot path of a healthy subscription only probes the key.
+CREATE TABLE subscription_health (
+    subscription_id     uuid PRIMARY KEY REFERENCES subscriptions (id),
+    fallando_desde      timestamptz NOT NULL,
+    fallos_consecutivos bigint NOT NULL DEFAULT 0 CHECK (fallos_consecutivos >= 0)
+);
+
+ALTER TABLE subscriptions DROP CONSTRAINT subscriptions_motivo_check;
+ALTER TABLE subscriptions ADD CONSTRAINT subscriptions_motivo_check
+    CHECK (motivo IN ('rechazo_401', 'rechazo_403', 'destino_no_permitido',
+                      'destino_bloqueado', 'sin_secreto', 'rechazo_credenciales',
+                      'fallos_sostenidos'));
+
+-- The system instance of each app: the ledger of the events Motor itself
+--   publishes to the app's subscriptions (`webhook_endpoint.disabled`).
+--   Created with the app, never deleted; producers cannot write to it and
+--   the normal fan-out skips it (its events go to every other `activa`
+--   subscription of the app, whatever their instancias and tipos).
+ALTER TABLE instances ADD COLUMN sistema boolean NOT NULL DEFAULT false;
+CREATE UNIQUE INDEX instances_one_system ON instances (app_id) WHERE sistema;
+INSERT INTO instances (id, app_id, nombre, sistema)
+SELECT motor_uuid_v7(), id, 'sistema', true FROM apps;
+
+-- Adaptive throttling: a receiver that answered 429 or 503 with
+--   Retry-After holds its whole subscription (every lane, every process)
+--   until hasta. Claims probe the key; the table is almost always empty.
+--   delivery_attempts.throttled marks the attempt whose answer asked for it.
+CREATE TABLE subscription_throttle (
+    subscription_id uuid PRIMARY KEY REFERENCES subscriptions (id),
+    hasta           timestamptz NOT NULL
+);
+ALTER TABLE delivery_attempts ADD COLUMN throttled boolean NOT NULL DEFAULT false;

@@ -90,6 +90,9 @@ pub struct Intento {
     /// `X-MW-Key-Id`).
     #[schema(example = "whk_5f0c6a4e9b1d2c3a4b5c6d7e")]
     pub key_ids: String,
+    /// The answer (429 or 503 with `Retry-After`) held every lane of the
+    /// subscription until the time it asked for.
+    pub throttled: bool,
 }
 
 /// One delivery with its attempts.
@@ -141,6 +144,7 @@ impl From<AttemptRow> for Intento {
             status: a.status,
             error: a.error,
             key_ids: a.key_ids.join(","),
+            throttled: a.throttled,
         }
     }
 }

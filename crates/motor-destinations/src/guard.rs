@@ -25,11 +25,17 @@ pub(crate) async fn resolve(
             Ok(vec![SocketAddr::new(*ip, port)])
         }
         CanonicalHost::Domain(name) => {
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((name.as_str(), port))
-                .await
-                .map_err(|_| TransportFailure::Dns)?
-                .map(|a| SocketAddr::new(canonical_ip(a.ip()), a.port()))
-                .collect();
+            let addrs: Vec<SocketAddr> = match crate::hosts::lookup(name) {
+                Some(ips) => ips
+                    .into_iter()
+                    .map(|ip| SocketAddr::new(canonical_ip(ip), port))
+                    .collect(),
+                None => tokio::net::lookup_host((name.as_str(), port))
+                    .await
+                    .map_err(|_| TransportFailure::Dns)?
+                    .map(|a| SocketAddr::new(canonical_ip(a.ip()), a.port()))
+                    .collect(),
+            };
             if addrs.is_empty() {
                 return Err(TransportFailure::Dns);
             }

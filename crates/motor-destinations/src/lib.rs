@@ -16,6 +16,7 @@
 pub mod amqp;
 mod attempt;
 mod guard;
+pub mod hosts;
 pub mod nats;
 pub mod webhook;
 

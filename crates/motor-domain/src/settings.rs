@@ -14,14 +14,18 @@ pub const VENTANA_ROTACION_MINUTOS: &str = "webhooks.ventana_rotacion_minutos";
 pub const DIAS_ENTREGADOS: &str = "retencion.dias_entregados";
 pub const NATS_SIN_JETSTREAM: &str = "brokers.nats_sin_jetstream";
 pub const DIAS_CONTENIDO: &str = "retencion.dias_contenido";
+pub const DESACTIVAR_TRAS_HORAS: &str = "webhooks.desactivar_tras_horas";
+pub const DESACTIVAR_TRAS_FALLOS: &str = "webhooks.desactivar_tras_fallos";
 
-pub const KEYS: [&str; 6] = [
+pub const KEYS: [&str; 8] = [
     DESTINOS_PERMITIDOS,
     TIMEOUT_SEGUNDOS,
     VENTANA_ROTACION_MINUTOS,
     DIAS_ENTREGADOS,
     NATS_SIN_JETSTREAM,
     DIAS_CONTENIDO,
+    DESACTIVAR_TRAS_HORAS,
+    DESACTIVAR_TRAS_FALLOS,
 ];
 
 /// The range of `retencion.dias_contenido` when set (`null` = keep
@@ -32,10 +36,12 @@ pub const DIAS_CONTENIDO_RANGE: std::ops::RangeInclusive<i64> = 1..=3650;
 pub const MAX_DESTINATIONS: usize = 200;
 
 /// (key, default, min, max) of each integer setting.
-const RANGES: [(&str, i64, i64, i64); 3] = [
+const RANGES: [(&str, i64, i64, i64); 5] = [
     (TIMEOUT_SEGUNDOS, 10, 1, 60),
     (VENTANA_ROTACION_MINUTOS, 60, 5, 1440),
     (DIAS_ENTREGADOS, 30, 1, 3650),
+    (DESACTIVAR_TRAS_HORAS, 120, 1, 720),
+    (DESACTIVAR_TRAS_FALLOS, 50, 1, 100_000),
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,6 +71,14 @@ pub struct Settings {
     /// `data` = `{"motivo":"retencion","redactado":true}`.
     #[serde(rename = "retencion.dias_contenido")]
     pub dias_contenido: Option<i64>,
+    /// A subscription whose attempts have all failed for this many hours,
+    /// 1–720 …
+    #[serde(rename = "webhooks.desactivar_tras_horas")]
+    pub desactivar_tras_horas: i64,
+    /// … and at least this many attempts in a row (1–100 000) is suspended
+    /// with `fallos_sostenidos`.
+    #[serde(rename = "webhooks.desactivar_tras_fallos")]
+    pub desactivar_tras_fallos: i64,
 }
 
 impl Default for Settings {
@@ -76,6 +90,8 @@ impl Default for Settings {
             dias_entregados: RANGES[2].1,
             nats_sin_jetstream: false,
             dias_contenido: None,
+            desactivar_tras_horas: RANGES[3].1,
+            desactivar_tras_fallos: RANGES[4].1,
         }
     }
 }
@@ -102,9 +118,23 @@ impl Settings {
                 TIMEOUT_SEGUNDOS => self.timeout_segundos = *n,
                 VENTANA_ROTACION_MINUTOS => self.ventana_rotacion_minutos = *n,
                 DIAS_ENTREGADOS => self.dias_entregados = *n,
+                DESACTIVAR_TRAS_HORAS => self.desactivar_tras_horas = *n,
+                DESACTIVAR_TRAS_FALLOS => self.desactivar_tras_fallos = *n,
                 _ => unreachable!("only known keys are parsed"),
             },
         }
+    }
+
+    /// Whether a subscription failing since `since` with `failures`
+    /// attempts in a row is to be disabled at `now`: both at once.
+    pub fn sustained_failure(
+        &self,
+        since: chrono::DateTime<chrono::Utc>,
+        failures: i64,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> bool {
+        now - since >= chrono::Duration::hours(self.desactivar_tras_horas)
+            && failures >= self.desactivar_tras_fallos
     }
 
     pub fn rotation_window(&self) -> chrono::Duration {
@@ -247,7 +277,8 @@ mod tests {
             serde_json::to_value(&s).unwrap(),
             json!({"webhooks.destinos_permitidos": [], "webhooks.timeout_segundos": 10,
                    "webhooks.ventana_rotacion_minutos": 60, "retencion.dias_entregados": 30,
-                   "brokers.nats_sin_jetstream": false, "retencion.dias_contenido": null})
+                   "brokers.nats_sin_jetstream": false, "retencion.dias_contenido": null,
+                   "webhooks.desactivar_tras_horas": 120, "webhooks.desactivar_tras_fallos": 50})
         );
     }
 
@@ -257,6 +288,8 @@ mod tests {
             (TIMEOUT_SEGUNDOS, 1, 60),
             (VENTANA_ROTACION_MINUTOS, 5, 1440),
             (DIAS_ENTREGADOS, 1, 3650),
+            (DESACTIVAR_TRAS_HORAS, 1, 720),
+            (DESACTIVAR_TRAS_FALLOS, 1, 100_000),
         ] {
             assert!(parse_patch(&json!({ key: min })).is_ok());
             assert!(parse_patch(&json!({ key: max })).is_ok());
@@ -321,6 +354,16 @@ mod tests {
             Settings::from_rows([(DIAS_CONTENIDO, &seven)]).dias_contenido,
             Some(7)
         );
+    }
+
+    #[test]
+    fn sustained_failure_needs_both_the_time_and_the_count() {
+        let s = Settings::default();
+        let now = chrono::Utc::now();
+        let h = chrono::Duration::hours;
+        assert!(s.sustained_failure(now - h(120), 50, now));
+        assert!(!s.sustained_failure(now - h(119), 500, now));
+        assert!(!s.sustained_failure(now - h(500), 49, now));
     }
 
     #[test]

@@ -73,16 +73,20 @@ pub enum Motivo {
     SinSecreto,
     /// A broker refused the subscription's `credenciales`.
     RechazoCredenciales,
+    /// Every attempt failed for `webhooks.desactivar_tras_horas` and at
+    /// least `webhooks.desactivar_tras_fallos` attempts in a row.
+    FallosSostenidos,
 }
 
 impl Motivo {
-    pub const ALL: [Motivo; 6] = [
+    pub const ALL: [Motivo; 7] = [
         Motivo::Rechazo401,
         Motivo::Rechazo403,
         Motivo::DestinoNoPermitido,
         Motivo::DestinoBloqueado,
         Motivo::SinSecreto,
         Motivo::RechazoCredenciales,
+        Motivo::FallosSostenidos,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -93,6 +97,7 @@ impl Motivo {
             Motivo::DestinoBloqueado => "destino_bloqueado",
             Motivo::SinSecreto => "sin_secreto",
             Motivo::RechazoCredenciales => "rechazo_credenciales",
+            Motivo::FallosSostenidos => "fallos_sostenidos",
         }
     }
 

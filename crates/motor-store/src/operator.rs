@@ -20,15 +20,24 @@ pub async fn create_app(
     destinos: &[String],
     politica: DestinationPolicy,
 ) -> Result<App> {
+    // The app and its system instance (the ledger of the events Motor
+    // publishes to the app's subscriptions), in one statement.
     let row = sqlx::query(&format!(
-        "INSERT INTO apps (id, nombre, destinos_permitidos, politica_destinos)
-         VALUES ($1, $2, $3, $4)
-         RETURNING {APP_COLUMNS}"
+        "WITH app AS (
+             INSERT INTO apps (id, nombre, destinos_permitidos, politica_destinos)
+             VALUES ($1, $2, $3, $4)
+             RETURNING {APP_COLUMNS}
+         ), system AS (
+             INSERT INTO instances (id, app_id, nombre, sistema)
+             SELECT $5, id, 'sistema', true FROM app
+         )
+         SELECT * FROM app"
     ))
     .bind(Uuid::from(AppId::new()))
     .bind(nombre)
     .bind(destinos)
     .bind(politica.as_str())
+    .bind(Uuid::from(InstanceId::new()))
     .fetch_one(db)
     .await?;
     Ok(app_from_row(&row))
@@ -118,7 +127,8 @@ pub async fn create_instance(
 
 pub async fn list_instances(db: impl PgExecutor<'_>, app: AppId) -> Result<Vec<Instance>> {
     let rows = sqlx::query(
-        "SELECT id, app_id, nombre, generation FROM instances WHERE app_id = $1 ORDER BY creada_en, id",
+        "SELECT id, app_id, nombre, generation FROM instances WHERE app_id = $1 AND NOT sistema
+         ORDER BY creada_en, id",
     )
     .bind(Uuid::from(app))
     .fetch_all(db)
@@ -132,6 +142,30 @@ pub async fn list_instances(db: impl PgExecutor<'_>, app: AppId) -> Result<Vec<I
             generation: row.get("generation"),
         })
         .collect())
+}
+
+/// The app an instance belongs to and whether it is the app's system
+/// instance (written by Motor only), if the instance exists.
+pub async fn instance_owner(
+    db: impl PgExecutor<'_>,
+    instance: InstanceId,
+) -> Result<Option<(AppId, bool)>> {
+    let row = sqlx::query("SELECT app_id, sistema FROM instances WHERE id = $1")
+        .bind(Uuid::from(instance))
+        .fetch_optional(db)
+        .await?;
+    Ok(row.map(|r| (AppId::from_uuid(r.get("app_id")), r.get("sistema"))))
+}
+
+/// The app's system instance: the ledger of the events Motor publishes to
+/// the app's subscriptions.
+pub async fn system_instance(db: impl PgExecutor<'_>, app: AppId) -> Result<InstanceId> {
+    let id: Uuid = sqlx::query_scalar("SELECT id FROM instances WHERE app_id = $1 AND sistema")
+        .bind(Uuid::from(app))
+        .fetch_optional(db)
+        .await?
+        .ok_or(StoreError::NotFound("system instance"))?;
+    Ok(InstanceId::from_uuid(id))
 }
 
 /// The app an instance belongs to, if the instance exists.

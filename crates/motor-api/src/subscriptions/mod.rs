@@ -240,6 +240,9 @@ pub async fn update_subscription(
         // lane gets its job in this transaction (each head's finish
         // releases the next).
         motor_store::deliveries::release_lane_heads(&mut tx, id).await?;
+        // A fresh start: failures before the reactivation no longer count
+        // towards disabling it again.
+        motor_store::health::forget(&mut *tx, &[*id.as_uuid()]).await?;
     }
     tx.commit().await?;
     Ok(saved)

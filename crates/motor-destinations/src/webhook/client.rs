@@ -50,10 +50,13 @@ impl Resolve for GuardedResolver {
         let host = name.as_str().to_owned();
         let public_ipv4_only = self.public_ipv4_only;
         Box::pin(async move {
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
-                .await
-                .map_err(|_| Box::new(DnsFailure) as Box<dyn std::error::Error + Send + Sync>)?
-                .collect();
+            let addrs: Vec<SocketAddr> = match crate::hosts::lookup(&host) {
+                Some(ips) => ips.into_iter().map(|ip| SocketAddr::new(ip, 0)).collect(),
+                None => tokio::net::lookup_host((host.as_str(), 0))
+                    .await
+                    .map_err(|_| Box::new(DnsFailure) as Box<dyn std::error::Error + Send + Sync>)?
+                    .collect(),
+            };
             if addrs.is_empty() {
                 return Err(Box::new(DnsFailure) as _);
             }

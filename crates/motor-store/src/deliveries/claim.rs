@@ -74,6 +74,9 @@ pub enum Skip {
     NotDue(Timestamp),
     /// Its subscription is not `activa`; reactivation releases it.
     Inactive(SubscriptionEstado),
+    /// Its subscription is held until then by a receiver's `Retry-After`
+    /// (`crate::throttle`): the delivery was deferred to then, with a job.
+    Held(Timestamp),
     /// It changed under the claim more than a few times; a later job or the
     /// sweeper will find it.
     Contended,
@@ -101,6 +104,12 @@ pub async fn claim(
         match park_or_why_not(pool, delivery, attempt).await? {
             Parking::Parked => return Ok(Claim::Parked),
             Parking::Skip(skip) => return Ok(Claim::Skipped(skip)),
+            Parking::Held(until) => {
+                let mut tx = pool.begin().await?;
+                crate::throttle::defer(&mut tx, delivery, attempt, until).await?;
+                tx.commit().await?;
+                return Ok(Claim::Skipped(Skip::Held(until)));
+            }
             Parking::Claimable => {}
         }
         // Claimable now: the head finished between our statements.
@@ -151,6 +160,8 @@ enum Parking {
     /// Marked parked behind an open lower-seq delivery of its lane.
     Parked,
     Skip(Skip),
+    /// Held by its subscription's throttle until then: defer it.
+    Held(Timestamp),
     /// Nothing stands in the way any more: claim again.
     Claimable,
 }
@@ -200,6 +211,9 @@ async fn park_or_why_not(
             return Ok(Parking::Skip(Skip::NotDue(due)));
         }
     }
+    if let Some(until) = row.get::<Option<Timestamp>, _>("held_until") {
+        return Ok(Parking::Held(until));
+    }
     Ok(Parking::Claimable)
 }
 
@@ -217,7 +231,9 @@ pub(super) const PARK_OR_WHY_NOT: &str = "WITH parked AS (
              RETURNING d.id
          )
          SELECT EXISTS (SELECT 1 FROM parked) AS parked, d.estado, d.intentos, d.lease_until,
-                d.proximo_intento, s.estado AS sub_estado, now() AS now
+                d.proximo_intento, s.estado AS sub_estado, now() AS now,
+                (SELECT t.hasta FROM subscription_throttle t
+                 WHERE t.subscription_id = d.subscription_id AND t.hasta > now()) AS held_until
          FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
          WHERE d.id = $1";
 

@@ -167,7 +167,7 @@ pub(super) const FAN_OUT: &str =
                  OFFSET 0) e
              JOIN instances i ON i.id = e.instance_id
              JOIN subscriptions s ON s.app_id = i.app_id
-             WHERE s.estado <> 'eliminada'
+             WHERE s.estado <> 'eliminada' AND NOT i.sistema
                AND (cardinality(s.instancias) = 0 OR e.instance_id = ANY (s.instancias))
                AND (cardinality(s.tipos) = 0 OR e.type = ANY (s.tipos))
          ), busy AS (
@@ -189,6 +189,10 @@ pub(super) const FAN_OUT: &str =
                     CASE WHEN c.estado <> 'activa' THEN now() END,
                     CASE WHEN $4::interval IS NOT NULL AND c.estado = 'activa' AND c.ordenado
                               AND c.nth = 1
+                              AND NOT EXISTS (
+                                  SELECT 1 FROM subscription_throttle t
+                                  WHERE t.subscription_id = c.subscription_id
+                                    AND t.hasta > now())
                               AND NOT EXISTS (
                                   SELECT 1 FROM busy
                                   WHERE busy.subscription_id = c.subscription_id

@@ -61,6 +61,8 @@ pub struct AttemptRow {
     pub status: Option<i32>,
     pub error: Option<String>,
     pub key_ids: Vec<String>,
+    /// Its answer (429 or 503 with `Retry-After`) held the subscription.
+    pub throttled: bool,
 }
 
 const SELECT: &str = "SELECT d.id, d.subscription_id, s.nombre AS suscripcion, d.instance_id,
@@ -112,7 +114,7 @@ pub async fn get(db: impl PgExecutor<'_>, app: AppId, id: DeliveryId) -> Result<
 /// A delivery's attempts, in order.
 pub async fn attempts(db: impl PgExecutor<'_>, id: DeliveryId) -> Result<Vec<AttemptRow>> {
     let rows = sqlx::query(
-        "SELECT numero, iniciado_en, duracion_ms, status, error, key_ids
+        "SELECT numero, iniciado_en, duracion_ms, status, error, key_ids, throttled
          FROM delivery_attempts WHERE delivery_id = $1 ORDER BY numero",
     )
     .bind(id.as_uuid())
@@ -127,6 +129,7 @@ pub async fn attempts(db: impl PgExecutor<'_>, id: DeliveryId) -> Result<Vec<Att
             status: r.get("status"),
             error: r.get("error"),
             key_ids: r.get("key_ids"),
+            throttled: r.get("throttled"),
         })
         .collect())
 }

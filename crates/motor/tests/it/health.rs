@@ -5,10 +5,13 @@
 //! (`health/policy.rs`, with a raw TCP receiver in `health/raw.rs`).
 
 mod body_cap;
+mod disabling;
 mod policy;
 mod raw;
 mod redaction;
 mod retry;
+mod suspension;
+mod throttle;
 
 use std::time::Duration;
 

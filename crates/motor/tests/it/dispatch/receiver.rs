@@ -80,6 +80,11 @@ pub struct Receiver {
 impl Receiver {
     /// Starts a receiver answering 204 to everything.
     pub async fn start() -> Self {
+        Self::start_on("127.0.0.1").await
+    }
+
+    /// [`start`](Self::start) listening on `ip`.
+    pub async fn start_on(ip: &str) -> Self {
         let shared = Shared {
             secrets: Arc::default(),
             seen: Arc::default(),
@@ -89,7 +94,7 @@ impl Receiver {
         let app = Router::new()
             .route("/hook", post(receive))
             .with_state(shared.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let listener = tokio::net::TcpListener::bind((ip, 0)).await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
         Self { addr, shared }
