@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::{delivery_id, retry};
 use crate::{
+    brokers::clients::RabbitSetup,
     deliveries::{post, set_estado},
     dispatch::{
         motor,
@@ -241,4 +242,49 @@ async fn a_replay_carries_the_live_delivery_it_repeats() {
             Some(original) => assert_eq!(*original, live[&s.event_id], "{s:?}"),
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_retry_into_rabbitmq_carries_x_mw_replay_of_as_a_message_header() {
+    let _rabbit = crate::brokers::clients::RABBIT.read().await;
+    // Deliveries give up after a second of failures (`…_agotada`).
+    let m = motor(Some(1)).await;
+    let t = m.tenant(1).await;
+    // No queue bound yet: every publish comes back unroutable.
+    let rabbit = RabbitSetup::new("replay-of", false, Default::default()).await;
+    let (status, created) = crate::subscriptions::create(
+        &m,
+        &t.token,
+        json!({"nombre": "cola", "url": rabbit.url("")}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let sub = created["suscripcion"]["id"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    post(&m, &t, t.instances[0], json!({"type": "a.b", "data": {}})).await;
+    wait_state(&m, sub, "fallida", 1).await;
+    let original = list(&m, &t.token, &format!("suscripcion_id={sub}")).await[0].clone();
+    assert_eq!(original["ultimo_error"], "broker_sin_ruta_agotada");
+    let original_id = original["delivery_id"].as_str().unwrap();
+
+    rabbit.bind().await;
+    let (status, again) = retry(&m, &t.token, original_id, Some("r1"), None).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{again}");
+    wait_state(&m, sub, "entregada", 1).await;
+    let got = rabbit.take(10).await;
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].header("x-mw-replay-of"), original_id);
+    assert_eq!(
+        got[0].header("x-mw-delivery-id"),
+        again["delivery_id"].as_str().unwrap()
+    );
+    assert_eq!(got[0].envelope()["event_id"], original["event_id"]);
+    assert!(got[0].verifies_with(
+        created["secreto"]["key_id"].as_str().unwrap(),
+        created["secreto"]["valor"].as_str().unwrap()
+    ));
+    rabbit.delete().await;
 }
