@@ -11,6 +11,7 @@ use axum::{
     Json, Router,
 };
 use motor_domain::{
+    destination::DestinationPolicy,
     operator::{
         parse_destinations, parse_name, parse_scopes, ApiKeyInfo, App, CreatedKey, Instance,
     },
@@ -36,6 +37,10 @@ pub struct CreateApp {
     pub nombre: String,
     #[serde(default)]
     pub destinos_permitidos: Vec<String>,
+    /// `estandar` (default) or `publica_https`: HTTPS on port 443 to
+    /// public IPv4 addresses only, checked at create and at connect.
+    #[serde(default)]
+    pub politica_destinos: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -43,6 +48,10 @@ pub struct CreateApp {
 pub struct UpdateApp {
     pub nombre: Option<String>,
     pub destinos_permitidos: Option<Vec<String>>,
+    /// `estandar` or `publica_https`. Existing subscriptions are held to
+    /// it at their next connection (suspended with `destino_bloqueado`
+    /// when their destination no longer passes).
+    pub politica_destinos: Option<String>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -81,7 +90,12 @@ pub struct KeyList {
 pub async fn create_app(pool: &Pool, input: CreateApp) -> Result<App, ApiError> {
     let nombre = parse_name(&input.nombre, "body.nombre")?;
     let destinos = parse_destinations(&input.destinos_permitidos, "body.destinos_permitidos")?;
-    Ok(store::create_app(pool, &nombre, &destinos).await?)
+    let politica = input
+        .politica_destinos
+        .map(|p| DestinationPolicy::parse_field(&p, "body.politica_destinos"))
+        .transpose()?
+        .unwrap_or_default();
+    Ok(store::create_app(pool, &nombre, &destinos, politica).await?)
 }
 
 pub async fn list_apps(pool: &Pool) -> Result<AppList, ApiError> {
@@ -103,7 +117,11 @@ pub async fn update_app(pool: &Pool, app: AppId, input: UpdateApp) -> Result<App
         .destinos_permitidos
         .map(|d| parse_destinations(&d, "body.destinos_permitidos"))
         .transpose()?;
-    Ok(store::update_app(pool, app, nombre.as_deref(), destinos.as_deref()).await?)
+    let politica = input
+        .politica_destinos
+        .map(|p| DestinationPolicy::parse_field(&p, "body.politica_destinos"))
+        .transpose()?;
+    Ok(store::update_app(pool, app, nombre.as_deref(), destinos.as_deref(), politica).await?)
 }
 
 pub async fn create_instance(

@@ -48,6 +48,30 @@ impl Caller {
     /// Resolves a path instance id the caller may use: a key restricted to
     /// other instances gets 403; an instance outside the key's app, 404.
     pub async fn instance(&self, state: &AppState, raw: &str) -> Result<InstanceId, ApiError> {
+        Ok(self.owned_instance(state, raw).await?.0)
+    }
+
+    /// [`instance`](Self::instance) for a write: the app's system
+    /// instance (where Motor publishes its own events) is Motor's alone,
+    /// 403.
+    pub async fn writable_instance(
+        &self,
+        state: &AppState,
+        raw: &str,
+    ) -> Result<InstanceId, ApiError> {
+        match self.owned_instance(state, raw).await? {
+            (_, true) => Err(ApiError::Forbidden(
+                "the app's system instance is written by Motor only".into(),
+            )),
+            (instance, false) => Ok(instance),
+        }
+    }
+
+    async fn owned_instance(
+        &self,
+        state: &AppState,
+        raw: &str,
+    ) -> Result<(InstanceId, bool), ApiError> {
         let instance: InstanceId = path_id(raw, "instance")?;
         if !self.0.may_access(instance) {
             return Err(ApiError::Forbidden(
@@ -55,7 +79,7 @@ impl Caller {
             ));
         }
         match state.instance_apps.app_of(&state.pool, instance).await? {
-            Some(app) if app == self.0.app_id => Ok(instance),
+            Some((app, system)) if app == self.0.app_id => Ok((instance, system)),
             _ => Err(ApiError::NotFound("instance")),
         }
     }
@@ -68,7 +92,8 @@ impl Caller {
 /// [`InstanceApps::CAPACITY`] entries it starts over.
 #[derive(Debug, Default)]
 pub struct InstanceApps {
-    known: std::sync::Mutex<std::collections::HashMap<InstanceId, AppId>>,
+    /// The app, and whether it is the app's system instance.
+    known: std::sync::Mutex<std::collections::HashMap<InstanceId, (AppId, bool)>>,
 }
 
 impl InstanceApps {
@@ -78,11 +103,11 @@ impl InstanceApps {
         &self,
         pool: &motor_store::Pool,
         instance: InstanceId,
-    ) -> Result<Option<AppId>, ApiError> {
+    ) -> Result<Option<(AppId, bool)>, ApiError> {
         if let Some(app) = self.known.lock().expect("not poisoned").get(&instance) {
             return Ok(Some(*app));
         }
-        let app = operator::instance_app(pool, instance).await?;
+        let app = operator::instance_owner(pool, instance).await?;
         if let Some(app) = app {
             let mut known = self.known.lock().expect("not poisoned");
             if known.len() >= Self::CAPACITY {

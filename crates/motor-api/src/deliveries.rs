@@ -66,6 +66,12 @@ pub struct Entrega {
     pub ultimo_error: Option<String>,
     #[schema(format = DateTime)]
     pub creada_en: String,
+    /// The delivery a replay or a manual retry sends again (also in the
+    /// `X-MW-Replay-Of` header); `null` for a live delivery, and for a
+    /// replay of an event that had no live delivery to this subscription
+    /// (or whose live delivery was purged).
+    #[schema(format = Uuid)]
+    pub replay_of: Option<String>,
 }
 
 /// One attempt of a delivery.
@@ -84,6 +90,9 @@ pub struct Intento {
     /// `X-MW-Key-Id`).
     #[schema(example = "whk_5f0c6a4e9b1d2c3a4b5c6d7e")]
     pub key_ids: String,
+    /// The answer (429 or 503 with `Retry-After`) held every lane of the
+    /// subscription until the time it asked for.
+    pub throttled: bool,
 }
 
 /// One delivery with its attempts.
@@ -121,6 +130,7 @@ impl From<Delivery> for Entrega {
             ultimo_status: d.ultimo_status,
             ultimo_error: d.ultimo_error,
             creada_en: time::format(&d.creada_en),
+            replay_of: d.replay_of.map(|id| id.to_string()),
         }
     }
 }
@@ -134,6 +144,7 @@ impl From<AttemptRow> for Intento {
             status: a.status,
             error: a.error,
             key_ids: a.key_ids.join(","),
+            throttled: a.throttled,
         }
     }
 }

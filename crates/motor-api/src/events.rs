@@ -69,7 +69,7 @@ async fn post_events(
     body: Body,
 ) -> Result<Response, ApiError> {
     caller.require(Scope::EventsWrite)?;
-    let instance = caller.instance(&state, &id).await?;
+    let instance = caller.writable_instance(&state, &id).await?;
     let key = idempotency_key(&headers)?;
     let bytes = read_body(body).await?;
     let value: Value =

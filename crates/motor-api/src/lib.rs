@@ -15,6 +15,7 @@ pub mod intake;
 pub mod openapi;
 pub mod probe;
 pub mod replays;
+pub mod retries;
 pub mod settings;
 pub mod streams;
 pub mod subscription_rules;
@@ -70,6 +71,7 @@ pub fn router(state: AppState) -> Router {
         .merge(probe::router())
         .merge(admin_subscriptions::router())
         .merge(replays::router())
+        .merge(retries::router())
         .merge(settings::router())
         .merge(openapi::router())
         .fallback(|| async { ApiError::NotFound("route") })

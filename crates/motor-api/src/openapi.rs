@@ -50,6 +50,10 @@ pub struct AppSchema {
     /// Hosts (any port) or host:port this app may deliver to, on top of
     /// the global list.
     pub destinos_permitidos: Vec<String>,
+    /// `estandar` or `publica_https` (HTTPS on port 443 to public IPv4
+    /// addresses only).
+    #[schema(example = "estandar")]
+    pub politica_destinos: String,
     #[schema(format = DateTime)]
     pub creada_en: String,
 }
@@ -164,7 +168,11 @@ pub struct EventInput {
     /// 1–200 characters.
     #[serde(rename = "type")]
     pub event_type: String,
-    /// Any JSON value (not null), at most 256 KiB.
+    /// Any JSON value (not null). The envelope around it must fit in
+    /// 256 KiB (the body cap): when it would not and `data` is an object
+    /// with a `metadata` key, that key is dropped and
+    /// `"metadata_omitted": true` added; if it still would not, 413 naming
+    /// `data`.
     pub data: Value,
     #[schema(format = DateTime)]
     pub occurred_at: Option<String>,
@@ -317,6 +325,7 @@ impl Modify for CommonAnswers {
         crate::replays::post_replay,
         crate::deliveries::get_deliveries,
         crate::deliveries::get_one_delivery,
+        crate::retries::post_retry,
         crate::settings::get_admin_settings,
         crate::settings::patch_admin_settings,
         crate::settings::get_alerts,

@@ -115,10 +115,12 @@ pub async fn test_subscription(
         Attempt {
             destination: destination.as_ref(),
             allowed: &[&config.destinos_permitidos, &app.destinos_permitidos],
+            policy: app.politica_destinos,
             keys: &keys.keys,
             profile: sub.firma,
             event_id: envelope.event_id,
             delivery_id: &delivery_id,
+            replay_of: None,
             envelope: Bytes::from(envelope.to_json()),
             timeout_seconds: config.timeout_segundos,
             credentials: credentials.as_ref(),

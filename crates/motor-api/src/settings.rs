@@ -69,6 +69,22 @@ pub struct SettingsPatch {
     #[serde(rename = "streams.retencion_horas")]
     #[schema(minimum = 1, maximum = 720)]
     pub retencion_horas_streams: Option<i64>,
+    /// Days an event's `data` is kept; older events keep their seq and
+    /// envelope fields with `data` = `{"motivo":"retencion","redactado":true}`.
+    /// `null` (the default) keeps content forever.
+    #[serde(rename = "retencion.dias_contenido")]
+    #[schema(minimum = 1, maximum = 3650, nullable)]
+    pub dias_contenido: Option<i64>,
+    /// Disabling on sustained failure: hours every attempt must have
+    /// failed (together with `webhooks.desactivar_tras_fallos`).
+    #[serde(rename = "webhooks.desactivar_tras_horas")]
+    #[schema(minimum = 1, maximum = 720)]
+    pub desactivar_tras_horas: Option<i64>,
+    /// Disabling on sustained failure: failed attempts in a row (together
+    /// with `webhooks.desactivar_tras_horas`).
+    #[serde(rename = "webhooks.desactivar_tras_fallos")]
+    #[schema(minimum = 1, maximum = 100000)]
+    pub desactivar_tras_fallos: Option<i64>,
 }
 
 /// An app's catalogue of event types: `null` = any type is accepted.

@@ -90,17 +90,20 @@ impl Access {
     }
 }
 
-/// Refuses a URL whose host is in neither the global nor the app's list.
+/// Refuses a URL whose host is in neither the global nor the app's list,
+/// or that the app's `politica_destinos` does not admit.
 pub(crate) async fn check_destination(
     conn: &mut PgConnection,
     app: AppId,
     url: &Destination,
 ) -> Result<(), ApiError> {
     let global = settings::load(&mut *conn).await?.destinos_permitidos;
-    let own = operator::get_app(&mut *conn, app)
-        .await?
-        .destinos_permitidos;
-    Ok(url.check_allowed(global.iter().chain(own.iter()), "body.url")?)
+    let app = operator::get_app(&mut *conn, app).await?;
+    app.politica_destinos.check(url, "body.url")?;
+    Ok(url.check_allowed(
+        global.iter().chain(app.destinos_permitidos.iter()),
+        "body.url",
+    )?)
 }
 
 pub(crate) async fn check_tipos(

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use motor_domain::{
     credentials::BrokerCredentials,
     delivery::{AttemptResult, Outcome, TransportFailure},
-    destination::Destination,
+    destination::{Destination, DestinationPolicy},
     signature::{sign_profile, SigningKey, SigningProfile},
     time::Timestamp,
     EventId, InstanceId,
@@ -32,6 +32,10 @@ pub struct Attempt<'a> {
     /// The allowed-destination lists (global, the app's) the destination
     /// must pass.
     pub allowed: &'a [&'a [String]],
+    /// The app's `politica_destinos`: under `publica_https` the
+    /// destination must be an https webhook on 443 and every address
+    /// connected to public IPv4 (`destino_bloqueado` otherwise).
+    pub policy: DestinationPolicy,
     /// The subscription's keys, opened; those live at the attempt's
     /// instant sign it.
     pub keys: &'a [SigningKey],
@@ -41,6 +45,9 @@ pub struct Attempt<'a> {
     pub event_id: EventId,
     /// `X-MW-Delivery-Id`: the delivery's id, or a fresh one for a probe.
     pub delivery_id: &'a str,
+    /// `X-MW-Replay-Of`: the delivery a replay or a manual retry sends
+    /// again; `None` for a live delivery or a probe (no header).
+    pub replay_of: Option<&'a str>,
     /// The envelope's bytes, exactly as the ledger holds them.
     pub envelope: Bytes,
     /// The operator setting `webhooks.timeout_segundos` (clamped to 1–60).
@@ -122,6 +129,9 @@ async fn send(
     if !destination.is_allowed_by(attempt.allowed.iter().flat_map(|list| list.iter())) {
         return Err(TransportFailure::DestinationNotAllowed);
     }
+    if attempt.policy.check(destination, "url").is_err() {
+        return Err(TransportFailure::DestinationBlocked);
+    }
     // No live key, or (standard-webhooks) a stored secret that is not
     // base64: nothing a receiver could verify, so `sin_secreto`.
     let signed = sign_profile(
@@ -137,6 +147,9 @@ async fn send(
         ("X-MW-Event-Id", attempt.event_id.to_string()),
         ("X-MW-Delivery-Id", attempt.delivery_id.to_owned()),
     ];
+    if let Some(original) = attempt.replay_of {
+        headers.push(("X-MW-Replay-Of", original.to_owned()));
+    }
     headers.extend(signed.pairs().map(|(k, v)| (k, v.to_owned())));
     // Only brokers route by the envelope's fields; a webhook never reads
     // its body.
@@ -157,6 +170,7 @@ async fn send(
         instance_id: routing.instance_id,
         credentials: attempt.credentials.cloned(),
         nats_without_jetstream: attempt.nats_without_jetstream,
+        public_ipv4_only: attempt.policy.public_ipv4_only(),
         timeout: Duration::from_secs(
             attempt
                 .timeout_seconds

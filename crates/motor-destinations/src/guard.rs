@@ -9,7 +9,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use motor_domain::{
     delivery::TransportFailure,
-    destination::{canonical_ip, is_blocked_ip, CanonicalHost},
+    destination::{canonical_ip, is_blocked_ip, is_loopback_ip, CanonicalHost},
 };
 
 /// The addresses to connect to for `host:port`, checked.
@@ -25,11 +25,17 @@ pub(crate) async fn resolve(
             Ok(vec![SocketAddr::new(*ip, port)])
         }
         CanonicalHost::Domain(name) => {
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((name.as_str(), port))
-                .await
-                .map_err(|_| TransportFailure::Dns)?
-                .map(|a| SocketAddr::new(canonical_ip(a.ip()), a.port()))
-                .collect();
+            let addrs: Vec<SocketAddr> = match crate::hosts::lookup(name) {
+                Some(ips) => ips
+                    .into_iter()
+                    .map(|ip| SocketAddr::new(canonical_ip(ip), port))
+                    .collect(),
+                None => tokio::net::lookup_host((name.as_str(), port))
+                    .await
+                    .map_err(|_| TransportFailure::Dns)?
+                    .map(|a| SocketAddr::new(canonical_ip(a.ip()), a.port()))
+                    .collect(),
+            };
             if addrs.is_empty() {
                 return Err(TransportFailure::Dns);
             }
@@ -43,7 +49,7 @@ pub(crate) async fn resolve(
 
 fn refused_for_a_name(ip: IpAddr) -> bool {
     let ip = canonical_ip(ip);
-    is_blocked_ip(ip) || ip.is_loopback()
+    is_blocked_ip(ip) || is_loopback_ip(ip)
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@
 pub mod amqp;
 mod attempt;
 mod guard;
+pub mod hosts;
 pub mod nats;
 pub mod webhook;
 
@@ -66,6 +67,9 @@ pub struct Message {
     pub credentials: Option<BrokerCredentials>,
     /// The operator setting `brokers.nats_sin_jetstream`.
     pub nats_without_jetstream: bool,
+    /// The app's `politica_destinos` is `publica_https`: connect only to
+    /// public IPv4 addresses.
+    pub public_ipv4_only: bool,
 }
 
 /// A kind of destination: sends a [`Message`] to one of its targets.

@@ -9,12 +9,14 @@
 //! (by the delivery engine) uses [`is_blocked_ip`] too.
 
 mod broker;
+mod policy;
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr};
 
 pub use broker::{
     is_publish_subject, nats_subject_char, parse_amqp, parse_nats, AmqpTarget, NatsTarget, Template,
 };
+pub use policy::{embedded_ipv4, is_loopback_ip, is_public_ipv4, policy_admits, DestinationPolicy};
 use url::{Host, Url};
 
 use crate::error::FieldError;
@@ -72,19 +74,23 @@ pub fn canonical_ip(ip: IpAddr) -> IpAddr {
 
 /// Addresses Motor never connects to: link-local (where cloud metadata
 /// lives: 169.254.0.0/16, fe80::/10), the unspecified addresses, Alibaba's
-/// and AWS's IPv6 metadata endpoints.
+/// and AWS's IPv6 metadata endpoints — also when written as an IPv6 address
+/// that stands for a blocked IPv4 one (NAT64, 6to4, Teredo, the compatible
+/// and mapped forms: [`embedded_ipv4`]).
 pub fn is_blocked_ip(ip: IpAddr) -> bool {
+    let blocked_v4 = |v4: Ipv4Addr| {
+        v4.is_link_local()
+            || v4.octets()[0] == 0
+            || v4 == Ipv4Addr::new(100, 100, 100, 200)
+            || v4.is_broadcast()
+    };
     match canonical_ip(ip) {
-        IpAddr::V4(v4) => {
-            v4.is_link_local()
-                || v4.octets()[0] == 0
-                || v4 == Ipv4Addr::new(100, 100, 100, 200)
-                || v4.is_broadcast()
-        }
+        IpAddr::V4(v4) => blocked_v4(v4),
         IpAddr::V6(v6) => {
             (v6.segments()[0] & 0xffc0) == 0xfe80
                 || v6.is_unspecified()
-                || v6 == Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254)
+                || v6 == policy::AWS_V6_METADATA
+                || embedded_ipv4(ip).into_iter().any(blocked_v4)
         }
     }
 }

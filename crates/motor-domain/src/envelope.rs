@@ -39,6 +39,18 @@ impl Envelope {
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("an envelope always serialises")
     }
+
+    /// The envelope once its content passed `retencion.dias_contenido`:
+    /// every field as it was, `data` = [`redacted_data`].
+    pub fn redacted(mut self) -> Self {
+        self.data = redacted_data();
+        self
+    }
+}
+
+/// What `data` reads once an event's content passed retention.
+pub fn redacted_data() -> Value {
+    serde_json::json!({"motivo": "retencion", "redactado": true})
 }
 
 #[cfg(test)]
@@ -69,6 +81,19 @@ mod tests {
         );
         let back: Envelope = serde_json::from_str(&envelope.to_json()).unwrap();
         assert_eq!(back, envelope);
+    }
+
+    #[test]
+    fn redaction_keeps_every_field_but_data() {
+        let stored = r#"{"schema_version":1,"event_id":"e1f0c2d4-0000-4000-8000-000000001201","instance_id":"8a1d2c3e-0000-4000-8000-0000000000a1","seq":1201,"type":"message.sent","occurred_at":"2026-10-24T15:10:01.123Z","received_at":"2026-10-24T15:10:01.456789Z","generation":1,"origin":"live","data":{"texto":"hola"}}"#;
+        let envelope: Envelope = serde_json::from_str(stored).unwrap();
+        assert_eq!(
+            envelope.redacted().to_json(),
+            stored.replace(
+                r#"{"texto":"hola"}"#,
+                r#"{"motivo":"retencion","redactado":true}"#
+            )
+        );
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! a producer knows exactly what to fix; nothing is written unless the whole
 //! request is valid.
 
+pub mod cap;
+
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -16,8 +18,10 @@ use crate::{error::FieldError, time, time::Timestamp};
 pub const MAX_BATCH: usize = 500;
 /// Largest `type`, in characters.
 pub const MAX_TYPE_CHARS: usize = 200;
-/// Largest `data`, in bytes of compact JSON.
-pub const MAX_DATA_BYTES: usize = 256 * 1024;
+/// Largest `data`, in bytes of compact JSON, before the body cap
+/// ([`cap`]): the envelope around it must also fit in 256 KiB, so the
+/// real bound is a few hundred bytes lower.
+pub const MAX_DATA_BYTES: usize = cap::MAX_ENVELOPE_BYTES;
 /// Largest `source_id` and `command_id`, in characters.
 pub const MAX_ID_CHARS: usize = 200;
 
@@ -183,16 +187,6 @@ impl NewEvent {
             }
             Some(data) => data.clone(),
         };
-        let size = serde_json::to_vec(&data)
-            .map(|v| v.len())
-            .unwrap_or(usize::MAX);
-        if size > MAX_DATA_BYTES {
-            return Err(FieldError::too_large(
-                field("data"),
-                format!("must be at most {MAX_DATA_BYTES} bytes of JSON, got {size}"),
-            ));
-        }
-
         let occurred_at = optional_str(obj, "occurred_at", path)?
             .map(|s| {
                 time::parse(s).ok_or_else(|| {
@@ -212,6 +206,21 @@ impl NewEvent {
 
         let command_id = optional_id(obj, "command_id", path)?;
         let source_id = optional_id(obj, "source_id", path)?;
+
+        let overhead = cap::envelope_overhead(event_type.as_str(), origin, command_id.as_deref());
+        let data = match cap::cap(data, overhead) {
+            cap::Capped::Fits(data) | cap::Capped::MetadataOmitted(data) => data,
+            cap::Capped::TooLarge { size, room } => {
+                return Err(FieldError::too_large(
+                    field("data"),
+                    format!(
+                        "the envelope must fit in {} bytes: data can be at most {room} bytes \
+                         of JSON here (without its metadata), got {size}",
+                        cap::MAX_ENVELOPE_BYTES
+                    ),
+                ))
+            }
+        };
 
         Ok(NewEvent {
             event_type,
@@ -313,10 +322,12 @@ mod tests {
     fn data_is_required_and_bounded() {
         assert_eq!(err(json!({"type": "t"})).campo, "body.data");
         assert_eq!(err(json!({"type": "t", "data": null})).campo, "body.data");
-        // A JSON string's compact form is its length plus two quotes.
-        let fits = "x".repeat(MAX_DATA_BYTES - 2);
+        // A JSON string's compact form is its length plus two quotes; the
+        // envelope around it must fit in 256 KiB too.
+        let room = MAX_DATA_BYTES - cap::envelope_overhead("t", Origin::Live, None);
+        let fits = "x".repeat(room - 2);
         assert!(EventBatch::parse(&json!({"type": "t", "data": fits})).is_ok());
-        let over = "x".repeat(MAX_DATA_BYTES - 1);
+        let over = "x".repeat(room - 1);
         let e = err(json!({"type": "t", "data": over}));
         assert_eq!(
             (e.campo.as_str(), e.kind),

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::{
+    destination::{parse_allowed_entry, DestinationPolicy},
     error::FieldError,
     ids::{AppId, InstanceId},
     scope::Scope,
@@ -18,6 +19,9 @@ pub struct App {
     pub id: AppId,
     pub nombre: String,
     pub destinos_permitidos: Vec<String>,
+    /// `estandar` or `publica_https` (HTTPS on 443 to public IPv4 only).
+    #[serde(default)]
+    pub politica_destinos: DestinationPolicy,
     #[serde(with = "serde_ts")]
     pub creada_en: Timestamp,
 }
@@ -69,25 +73,14 @@ pub fn parse_name(raw: &str, campo: &str) -> Result<String, FieldError> {
     Ok(name.to_owned())
 }
 
-/// An allowed destination: `host` (any port) or `host:port`, stored in lower
-/// case. Matching rules against URLs come with subscriptions.
+/// An allowed destination: `host` (any port), `host:port`, `[v6]` or
+/// `[v6]:port`, stored in lower case — the same rule as the global list
+/// ([`parse_allowed_entry`]), so an entry that could never match a URL
+/// (`*.acme.com`, a bare IPv6 address without brackets) is refused.
 pub fn parse_destination(raw: &str, campo: &str) -> Result<String, FieldError> {
-    let entry = raw.trim().to_ascii_lowercase();
-    let invalid = || FieldError::invalid(campo, "must be a host or host:port");
-    if entry.is_empty() || entry.len() > 255 || entry.contains(['/', '@', '?', '#', ' ']) {
-        return Err(invalid());
-    }
-    let (host, port) = match entry.rsplit_once(':') {
-        Some((host, port)) if !host.contains(':') || host.ends_with(']') => (host, Some(port)),
-        _ => (entry.as_str(), None),
-    };
-    if host.is_empty() {
-        return Err(invalid());
-    }
-    if let Some(port) = port {
-        if port.parse::<u16>().map(|p| p == 0).unwrap_or(true) {
-            return Err(invalid());
-        }
+    let entry = parse_allowed_entry(raw, campo)?;
+    if entry.len() > 255 {
+        return Err(FieldError::invalid(campo, "must be at most 255 characters"));
     }
     Ok(entry)
 }
@@ -154,7 +147,22 @@ mod tests {
             "127.0.0.1:8080"
         );
         assert_eq!(parse_destination("[::1]:9000", "d").unwrap(), "[::1]:9000");
-        for bad in ["", "http://x", "a/b", "x:0", "x:99999", "x:y", "u@x"] {
+        for bad in [
+            "",
+            "http://x",
+            "a/b",
+            "x:0",
+            "x:99999",
+            "x:y",
+            "u@x",
+            // Entries that could never match a URL.
+            "*.acme.com",
+            "*",
+            "fe80::1",
+            "2001:db8::1",
+            "::1",
+            "::1:8080",
+        ] {
             assert!(parse_destination(bad, "d").is_err(), "{bad}");
         }
         let e = parse_destinations(

@@ -14,25 +14,37 @@ pub const VENTANA_ROTACION_MINUTOS: &str = "webhooks.ventana_rotacion_minutos";
 pub const DIAS_ENTREGADOS: &str = "retencion.dias_entregados";
 pub const NATS_SIN_JETSTREAM: &str = "brokers.nats_sin_jetstream";
 pub const RETENCION_HORAS_STREAMS: &str = "streams.retencion_horas";
+pub const DIAS_CONTENIDO: &str = "retencion.dias_contenido";
+pub const DESACTIVAR_TRAS_HORAS: &str = "webhooks.desactivar_tras_horas";
+pub const DESACTIVAR_TRAS_FALLOS: &str = "webhooks.desactivar_tras_fallos";
 
-pub const KEYS: [&str; 6] = [
+pub const KEYS: [&str; 9] = [
     DESTINOS_PERMITIDOS,
     TIMEOUT_SEGUNDOS,
     VENTANA_ROTACION_MINUTOS,
     DIAS_ENTREGADOS,
     NATS_SIN_JETSTREAM,
     RETENCION_HORAS_STREAMS,
+    DIAS_CONTENIDO,
+    DESACTIVAR_TRAS_HORAS,
+    DESACTIVAR_TRAS_FALLOS,
 ];
+
+/// The range of `retencion.dias_contenido` when set (`null` = keep
+/// content forever, the default).
+pub const DIAS_CONTENIDO_RANGE: std::ops::RangeInclusive<i64> = 1..=3650;
 
 /// Most entries in the global allowed-destinations list.
 pub const MAX_DESTINATIONS: usize = 200;
 
 /// (key, default, min, max) of each integer setting.
-const RANGES: [(&str, i64, i64, i64); 4] = [
+const RANGES: [(&str, i64, i64, i64); 6] = [
     (TIMEOUT_SEGUNDOS, 10, 1, 60),
     (VENTANA_ROTACION_MINUTOS, 60, 5, 1440),
     (DIAS_ENTREGADOS, 30, 1, 3650),
     (RETENCION_HORAS_STREAMS, 72, 1, 720),
+    (DESACTIVAR_TRAS_HORAS, 120, 1, 720),
+    (DESACTIVAR_TRAS_FALLOS, 50, 1, 100_000),
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,6 +73,19 @@ pub struct Settings {
     /// event was received earlier than this is answered 410.
     #[serde(rename = "streams.retencion_horas")]
     pub retencion_horas_streams: i64,
+    /// Days an event's `data` is kept, 1–3650; `null` (the default) keeps
+    /// it forever. Older events keep their seq and envelope fields with
+    /// `data` = `{"motivo":"retencion","redactado":true}`.
+    #[serde(rename = "retencion.dias_contenido")]
+    pub dias_contenido: Option<i64>,
+    /// A subscription whose attempts have all failed for this many hours,
+    /// 1–720 …
+    #[serde(rename = "webhooks.desactivar_tras_horas")]
+    pub desactivar_tras_horas: i64,
+    /// … and at least this many attempts in a row (1–100 000) is suspended
+    /// with `fallos_sostenidos`.
+    #[serde(rename = "webhooks.desactivar_tras_fallos")]
+    pub desactivar_tras_fallos: i64,
 }
 
 impl Default for Settings {
@@ -72,6 +97,9 @@ impl Default for Settings {
             dias_entregados: RANGES[2].1,
             nats_sin_jetstream: false,
             retencion_horas_streams: RANGES[3].1,
+            dias_contenido: None,
+            desactivar_tras_horas: RANGES[4].1,
+            desactivar_tras_fallos: RANGES[5].1,
         }
     }
 }
@@ -93,14 +121,29 @@ impl Settings {
         match change {
             Change::Destinos(d) => self.destinos_permitidos = d.clone(),
             Change::Bool(_, b) => self.nats_sin_jetstream = *b,
+            Change::OptionalInt(_, n) => self.dias_contenido = *n,
             Change::Int(key, n) => match *key {
                 TIMEOUT_SEGUNDOS => self.timeout_segundos = *n,
                 VENTANA_ROTACION_MINUTOS => self.ventana_rotacion_minutos = *n,
                 DIAS_ENTREGADOS => self.dias_entregados = *n,
                 RETENCION_HORAS_STREAMS => self.retencion_horas_streams = *n,
+                DESACTIVAR_TRAS_HORAS => self.desactivar_tras_horas = *n,
+                DESACTIVAR_TRAS_FALLOS => self.desactivar_tras_fallos = *n,
                 _ => unreachable!("only known keys are parsed"),
             },
         }
+    }
+
+    /// Whether a subscription failing since `since` with `failures`
+    /// attempts in a row is to be disabled at `now`: both at once.
+    pub fn sustained_failure(
+        &self,
+        since: chrono::DateTime<chrono::Utc>,
+        failures: i64,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> bool {
+        now - since >= chrono::Duration::hours(self.desactivar_tras_horas)
+            && failures >= self.desactivar_tras_fallos
     }
 
     pub fn rotation_window(&self) -> chrono::Duration {
@@ -119,13 +162,15 @@ pub enum Change {
     Destinos(Vec<String>),
     Int(&'static str, i64),
     Bool(&'static str, bool),
+    /// A whole number or `null` (off).
+    OptionalInt(&'static str, Option<i64>),
 }
 
 impl Change {
     pub fn key(&self) -> &'static str {
         match self {
             Change::Destinos(_) => DESTINOS_PERMITIDOS,
-            Change::Int(key, _) | Change::Bool(key, _) => key,
+            Change::Int(key, _) | Change::Bool(key, _) | Change::OptionalInt(key, _) => key,
         }
     }
 
@@ -134,6 +179,7 @@ impl Change {
             Change::Destinos(d) => Value::from(d.clone()),
             Change::Int(_, n) => Value::from(*n),
             Change::Bool(_, b) => Value::from(*b),
+            Change::OptionalInt(_, n) => n.map_or(Value::Null, Value::from),
         }
     }
 }
@@ -198,6 +244,24 @@ fn parse_one(key: &str, value: &Value, prefix: &str) -> Result<Option<Change>, F
             _ => Err(FieldError::invalid(campo, "must be true or false")),
         };
     }
+    if key == DIAS_CONTENIDO {
+        return match value {
+            Value::Null => Ok(Some(Change::OptionalInt(DIAS_CONTENIDO, None))),
+            v => match v.as_i64() {
+                Some(n) if DIAS_CONTENIDO_RANGE.contains(&n) => {
+                    Ok(Some(Change::OptionalInt(DIAS_CONTENIDO, Some(n))))
+                }
+                _ => Err(FieldError::invalid(
+                    campo,
+                    format!(
+                        "must be null (keep content) or a whole number from {} to {}",
+                        DIAS_CONTENIDO_RANGE.start(),
+                        DIAS_CONTENIDO_RANGE.end()
+                    ),
+                )),
+            },
+        };
+    }
     let Some(&(key, _, min, max)) = RANGES.iter().find(|(k, ..)| *k == key) else {
         return Ok(None);
     };
@@ -227,7 +291,9 @@ mod tests {
             serde_json::to_value(&s).unwrap(),
             json!({"webhooks.destinos_permitidos": [], "webhooks.timeout_segundos": 10,
                    "webhooks.ventana_rotacion_minutos": 60, "retencion.dias_entregados": 30,
-                   "brokers.nats_sin_jetstream": false, "streams.retencion_horas": 72})
+                   "brokers.nats_sin_jetstream": false, "streams.retencion_horas": 72,
+                   "retencion.dias_contenido": null,
+                   "webhooks.desactivar_tras_horas": 120, "webhooks.desactivar_tras_fallos": 50})
         );
     }
 
@@ -238,6 +304,8 @@ mod tests {
             (VENTANA_ROTACION_MINUTOS, 5, 1440),
             (DIAS_ENTREGADOS, 1, 3650),
             (RETENCION_HORAS_STREAMS, 1, 720),
+            (DESACTIVAR_TRAS_HORAS, 1, 720),
+            (DESACTIVAR_TRAS_FALLOS, 1, 100_000),
         ] {
             assert!(parse_patch(&json!({ key: min })).is_ok());
             assert!(parse_patch(&json!({ key: max })).is_ok());
@@ -275,6 +343,43 @@ mod tests {
             campo(json!({"brokers.nats_sin_jetstream": 1})),
             "body.brokers.nats_sin_jetstream"
         );
+    }
+
+    #[test]
+    fn content_retention_is_off_or_1_to_3650_days() {
+        assert_eq!(
+            parse_patch(&json!({DIAS_CONTENIDO: 1})).unwrap(),
+            vec![Change::OptionalInt(DIAS_CONTENIDO, Some(1))]
+        );
+        assert!(parse_patch(&json!({DIAS_CONTENIDO: 3650})).is_ok());
+        assert_eq!(
+            parse_patch(&json!({DIAS_CONTENIDO: null})).unwrap(),
+            vec![Change::OptionalInt(DIAS_CONTENIDO, None)]
+        );
+        for bad in [json!(0), json!(3651), json!("7"), json!(1.5), json!(-1)] {
+            assert_eq!(
+                campo(json!({DIAS_CONTENIDO: bad})),
+                format!("body.{DIAS_CONTENIDO}")
+            );
+        }
+        let mut s = Settings::default();
+        s.apply(&Change::OptionalInt(DIAS_CONTENIDO, Some(7)));
+        assert_eq!(s.dias_contenido, Some(7));
+        let seven = json!(7);
+        assert_eq!(
+            Settings::from_rows([(DIAS_CONTENIDO, &seven)]).dias_contenido,
+            Some(7)
+        );
+    }
+
+    #[test]
+    fn sustained_failure_needs_both_the_time_and_the_count() {
+        let s = Settings::default();
+        let now = chrono::Utc::now();
+        let h = chrono::Duration::hours;
+        assert!(s.sustained_failure(now - h(120), 50, now));
+        assert!(!s.sustained_failure(now - h(119), 500, now));
+        assert!(!s.sustained_failure(now - h(500), 49, now));
     }
 
     #[test]

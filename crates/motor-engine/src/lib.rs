@@ -21,5 +21,5 @@ mod sweeper;
 pub use dispatch::{run as run_dispatch, DispatchConfig, Dispatcher, LocalRoles, Source};
 pub use error::{EngineError, Result};
 pub use relay::{run as run_relay, RelayConfig};
-pub use retention::purge_once;
+pub use retention::{purge_once, redact_once};
 pub use sweeper::{run as run_sweeper, sweep_once, SweeperConfig};

@@ -1,7 +1,9 @@
 //! Retention: `entregada` deliveries older than
 //! `retencion.dias_entregados` are deleted, in batches; `fallida` ones never
-//! are (they are the DLQ) and `pendiente` ones are still owed. The sweeper
-//! role runs it.
+//! are (they are the DLQ) and `pendiente` ones are still owed. Events
+//! received longer ago than `retencion.dias_contenido` (when set) have
+//! their `data` redacted, in small batches
+//! (`motor_store::ledger::redact`). The sweeper role runs both.
 
 use motor_store::{deliveries, Pool};
 
@@ -19,4 +21,15 @@ pub async fn purge_once(config: &SweeperConfig, pool: &Pool) -> Result<u64> {
             return Ok(total);
         }
     }
+}
+
+/// One content-retention pass: how many events it redacted (none when
+/// `retencion.dias_contenido` is off).
+pub async fn redact_once(config: &SweeperConfig, pool: &Pool) -> Result<u64> {
+    let Some(days) = motor_store::settings::load(pool).await?.dias_contenido else {
+        return Ok(0);
+    };
+    // Small batches: each is one short transaction on one instance.
+    let batch = config.batch.min(100);
+    Ok(motor_store::ledger::redact::redact_older_than(pool, days, batch).await?)
 }

@@ -12,7 +12,10 @@ use motor_metrics::Metrics;
 use motor_store::{deliveries, Pool};
 use tokio_util::sync::CancellationToken;
 
-use crate::{retention::purge_once, Result};
+use crate::{
+    retention::{purge_once, redact_once},
+    Result,
+};
 
 #[derive(Debug, Clone)]
 pub struct SweeperConfig {
@@ -62,6 +65,11 @@ pub async fn run(
                 Ok(0) => {}
                 Ok(n) => tracing::info!(deleted = n, "retention deleted delivered deliveries"),
                 Err(e) => tracing::warn!(error = %e, "retention failed; retrying"),
+            }
+            match redact_once(&config, &pool).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(redacted = n, "retention redacted event content"),
+                Err(e) => tracing::warn!(error = %e, "content retention failed; retrying"),
             }
             purged_at = Some(tokio::time::Instant::now());
         }

@@ -53,6 +53,39 @@ pub use finish::{record_attempt, Attempt, Next, Recorded};
 pub use finish_many::record_delivered_many;
 pub use sweep::{due_lane_heads, purge_delivered, release_lane, release_lane_heads, requeue};
 
+/// Delivers the system instance's newest event (just appended, under the
+/// instance's lock) to every `activa` subscription of `app` but `except`,
+/// whatever their `instancias` and `tipos`: one `pendiente` delivery each
+/// in its live lane, and its job (a job for a delivery that is not the
+/// head of its ordered lane parks, and the head's finish releases it).
+/// How many deliveries it made.
+pub(crate) async fn fan_out_system(
+    conn: &mut PgConnection,
+    app: motor_domain::AppId,
+    except: SubscriptionId,
+    system: InstanceId,
+) -> Result<usize> {
+    let rows = sqlx::query(
+        "WITH newest AS (
+             SELECT event_id, seq FROM events WHERE instance_id = $3 ORDER BY seq DESC LIMIT 1
+         )
+         INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane)
+         SELECT motor_uuid_v7(), s.id, s.app_id, $3, n.event_id, n.seq, 'live'
+         FROM subscriptions s, newest n
+         WHERE s.app_id = $1 AND s.estado = 'activa' AND s.id <> $2
+         ORDER BY s.id
+         RETURNING id, subscription_id, instance_id, lane, seq, intentos, proximo_intento",
+    )
+    .bind(Uuid::from(app))
+    .bind(except.as_uuid())
+    .bind(Uuid::from(system))
+    .fetch_all(&mut *conn)
+    .await?;
+    let jobs: Vec<DeliveryJob> = rows.iter().map(next_job).collect();
+    enqueue(conn, &jobs).await?;
+    Ok(jobs.len())
+}
+
 use crate::{outbox, Result};
 
 /// Writes each job to the outbox on the topic its `due_at` calls for
@@ -84,10 +117,23 @@ fn next_job(row: &PgRow) -> DeliveryJob {
 }
 
 /// The SQL condition "`d` may be attempted now, lanes aside": its
-/// subscription `s` is `activa`, no live lease holds it, and it is due.
+/// subscription `s` is `activa` and not held by a receiver's `Retry-After`
+/// (`crate::throttle`), no live lease holds it, and it is due.
 const CLAIMABLE_NOW: &str = "s.estado = 'activa'
     AND (d.lease_until IS NULL OR d.lease_until <= now())
-    AND d.proximo_intento <= now()";
+    AND d.proximo_intento <= now()
+    AND NOT EXISTS (
+        SELECT 1 FROM subscription_throttle t WHERE t.subscription_id = s.id AND t.hasta > now())";
+
+/// [`next_job`] for the other modules of the crate.
+pub(crate) fn next_job_of(row: &PgRow) -> DeliveryJob {
+    next_job(row)
+}
+
+/// [`enqueue`] for the other modules of the crate.
+pub(crate) async fn enqueue_jobs(conn: &mut PgConnection, jobs: &[DeliveryJob]) -> Result<()> {
+    enqueue(conn, jobs).await
+}
 
 /// The SQL condition "no lower-seq delivery of `d`'s lane is open".
 const LANE_IS_FREE: &str = "NOT EXISTS (

@@ -5,6 +5,7 @@
 
 pub mod alerts;
 pub mod deliveries;
+pub mod health;
 pub mod idempotency;
 pub mod ledger;
 pub mod operator;
@@ -12,6 +13,7 @@ pub mod outbox;
 pub mod replays;
 pub mod settings;
 pub mod subscriptions;
+pub mod throttle;
 
 use std::str::FromStr;
 

@@ -3,6 +3,7 @@
 
 use motor_domain::{
     apikey::IssuedKey,
+    destination::DestinationPolicy,
     operator::{ApiKeyInfo, App, CreatedKey, Instance},
     principal::Principal,
     time::Timestamp,
@@ -13,30 +14,46 @@ use uuid::Uuid;
 
 use crate::{Result, StoreError};
 
-pub async fn create_app(db: impl PgExecutor<'_>, nombre: &str, destinos: &[String]) -> Result<App> {
-    let row = sqlx::query(
-        "INSERT INTO apps (id, nombre, destinos_permitidos) VALUES ($1, $2, $3)
-         RETURNING id, nombre, destinos_permitidos, creada_en",
-    )
+pub async fn create_app(
+    db: impl PgExecutor<'_>,
+    nombre: &str,
+    destinos: &[String],
+    politica: DestinationPolicy,
+) -> Result<App> {
+    // The app and its system instance (the ledger of the events Motor
+    // publishes to the app's subscriptions), in one statement.
+    let row = sqlx::query(&format!(
+        "WITH app AS (
+             INSERT INTO apps (id, nombre, destinos_permitidos, politica_destinos)
+             VALUES ($1, $2, $3, $4)
+             RETURNING {APP_COLUMNS}
+         ), system AS (
+             INSERT INTO instances (id, app_id, nombre, sistema)
+             SELECT $5, id, 'sistema', true FROM app
+         )
+         SELECT * FROM app"
+    ))
     .bind(Uuid::from(AppId::new()))
     .bind(nombre)
     .bind(destinos)
+    .bind(politica.as_str())
+    .bind(Uuid::from(InstanceId::new()))
     .fetch_one(db)
     .await?;
     Ok(app_from_row(&row))
 }
 
 pub async fn list_apps(db: impl PgExecutor<'_>) -> Result<Vec<App>> {
-    let rows = sqlx::query(
-        "SELECT id, nombre, destinos_permitidos, creada_en FROM apps ORDER BY creada_en, id",
-    )
+    let rows = sqlx::query(&format!(
+        "SELECT {APP_COLUMNS} FROM apps ORDER BY creada_en, id"
+    ))
     .fetch_all(db)
     .await?;
     Ok(rows.iter().map(app_from_row).collect())
 }
 
 pub async fn get_app(db: impl PgExecutor<'_>, id: AppId) -> Result<App> {
-    sqlx::query("SELECT id, nombre, destinos_permitidos, creada_en FROM apps WHERE id = $1")
+    sqlx::query(&format!("SELECT {APP_COLUMNS} FROM apps WHERE id = $1"))
         .bind(Uuid::from(id))
         .fetch_optional(db)
         .await?
@@ -50,27 +67,35 @@ pub async fn update_app(
     id: AppId,
     nombre: Option<&str>,
     destinos: Option<&[String]>,
+    politica: Option<DestinationPolicy>,
 ) -> Result<App> {
-    sqlx::query(
+    sqlx::query(&format!(
         "UPDATE apps SET nombre = COALESCE($2, nombre),
-                         destinos_permitidos = COALESCE($3, destinos_permitidos)
+                         destinos_permitidos = COALESCE($3, destinos_permitidos),
+                         politica_destinos = COALESCE($4, politica_destinos)
          WHERE id = $1
-         RETURNING id, nombre, destinos_permitidos, creada_en",
-    )
+         RETURNING {APP_COLUMNS}"
+    ))
     .bind(Uuid::from(id))
     .bind(nombre)
     .bind(destinos)
+    .bind(politica.map(DestinationPolicy::as_str))
     .fetch_optional(db)
     .await?
     .map(|row| app_from_row(&row))
     .ok_or(StoreError::NotFound("app"))
 }
 
+const APP_COLUMNS: &str = "id, nombre, destinos_permitidos, politica_destinos, creada_en";
+
 fn app_from_row(row: &sqlx::postgres::PgRow) -> App {
     App {
         id: AppId::from_uuid(row.get("id")),
         nombre: row.get("nombre"),
         destinos_permitidos: row.get("destinos_permitidos"),
+        // The column's CHECK admits only the policies' own text.
+        politica_destinos: DestinationPolicy::parse(row.get("politica_destinos"))
+            .unwrap_or_default(),
         creada_en: row.get("creada_en"),
     }
 }
@@ -102,7 +127,8 @@ pub async fn create_instance(
 
 pub async fn list_instances(db: impl PgExecutor<'_>, app: AppId) -> Result<Vec<Instance>> {
     let rows = sqlx::query(
-        "SELECT id, app_id, nombre, generation FROM instances WHERE app_id = $1 ORDER BY creada_en, id",
+        "SELECT id, app_id, nombre, generation FROM instances WHERE app_id = $1 AND NOT sistema
+         ORDER BY creada_en, id",
     )
     .bind(Uuid::from(app))
     .fetch_all(db)
@@ -116,6 +142,30 @@ pub async fn list_instances(db: impl PgExecutor<'_>, app: AppId) -> Result<Vec<I
             generation: row.get("generation"),
         })
         .collect())
+}
+
+/// The app an instance belongs to and whether it is the app's system
+/// instance (written by Motor only), if the instance exists.
+pub async fn instance_owner(
+    db: impl PgExecutor<'_>,
+    instance: InstanceId,
+) -> Result<Option<(AppId, bool)>> {
+    let row = sqlx::query("SELECT app_id, sistema FROM instances WHERE id = $1")
+        .bind(Uuid::from(instance))
+        .fetch_optional(db)
+        .await?;
+    Ok(row.map(|r| (AppId::from_uuid(r.get("app_id")), r.get("sistema"))))
+}
+
+/// The app's system instance: the ledger of the events Motor publishes to
+/// the app's subscriptions.
+pub async fn system_instance(db: impl PgExecutor<'_>, app: AppId) -> Result<InstanceId> {
+    let id: Uuid = sqlx::query_scalar("SELECT id FROM instances WHERE app_id = $1 AND sistema")
+        .bind(Uuid::from(app))
+        .fetch_optional(db)
+        .await?
+        .ok_or(StoreError::NotFound("system instance"))?;
+    Ok(InstanceId::from_uuid(id))
 }
 
 /// The app an instance belongs to, if the instance exists.

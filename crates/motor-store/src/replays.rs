@@ -7,7 +7,7 @@
 //! occurred_at), and signs with the new delivery id.
 
 use motor_domain::{
-    delivery::{Lane, ReplayId},
+    delivery::{DeliveryId, Lane, ReplayId},
     replay::{ReplayRequest, Selection},
     subscription::SubscriptionId,
     time::Timestamp,
@@ -96,8 +96,11 @@ pub async fn create(conn: &mut PgConnection, new: &NewReplay<'_>) -> Result<Stor
         Selection::Events(_) => "e.event_id = ANY ($4::uuid[])",
     };
     let sql = format!(
-        "INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane)
-         SELECT motor_uuid_v7(), s.id, s.app_id, e.instance_id, e.event_id, e.seq, $3
+        "INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane,
+                                 replay_of)
+         SELECT motor_uuid_v7(), s.id, s.app_id, e.instance_id, e.event_id, e.seq, $3,
+                (SELECT o.id FROM deliveries o
+                 WHERE o.subscription_id = s.id AND o.lane = 'live' AND o.event_id = e.event_id)
          FROM events e
          JOIN instances i ON i.id = e.instance_id
          JOIN subscriptions s ON s.app_id = i.app_id
@@ -125,20 +128,42 @@ pub async fn create(conn: &mut PgConnection, new: &NewReplay<'_>) -> Result<Stor
     };
     let created = insert.execute(&mut *conn).await?.rows_affected();
     let pedido = serde_json::to_value(&new.request.selection).expect("a selection serialises");
+    let audit = Audit {
+        id,
+        app: new.app,
+        subscription: new.subscription,
+        idempotency_key: new.idempotency_key,
+        request_hash: new.request_hash,
+        solicitado_por: new.solicitado_por,
+        motivo: &new.request.motivo,
+    };
+    let stored = insert_replay(conn, &audit, &pedido, created).await?;
+    deliveries::release_lane(conn, new.subscription, Lane::Replay(id)).await?;
+    Ok(stored)
+}
+
+/// The replay's audit row: who asked, what and why, and its
+/// Idempotency-Key.
+async fn insert_replay(
+    conn: &mut PgConnection,
+    new: &Audit<'_>,
+    pedido: &serde_json::Value,
+    created: u64,
+) -> Result<StoredReplay> {
     let row = sqlx::query(&format!(
         "INSERT INTO replays (id, subscription_id, app_id, idempotency_key, request_hash,
                               solicitado_por, pedido, motivo, entregas)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
          RETURNING {COLUMNS}"
     ))
-    .bind(id.as_uuid())
+    .bind(new.id.as_uuid())
     .bind(new.subscription.as_uuid())
     .bind(Uuid::from(new.app))
     .bind(new.idempotency_key)
     .bind(new.request_hash)
     .bind(new.solicitado_por)
     .bind(Json(pedido))
-    .bind(&new.request.motivo)
+    .bind(new.motivo)
     .bind(i32::try_from(created).unwrap_or(i32::MAX))
     .fetch_one(&mut *conn)
     .await
@@ -148,8 +173,90 @@ pub async fn create(conn: &mut PgConnection, new: &NewReplay<'_>) -> Result<Stor
         }
         _ => StoreError::Database(e),
     })?;
-    deliveries::release_lane(conn, new.subscription, Lane::Replay(id)).await?;
     Ok(from_row(&row))
+}
+
+/// What the audit row of a replay or a manual retry records.
+struct Audit<'a> {
+    id: ReplayId,
+    app: AppId,
+    subscription: SubscriptionId,
+    idempotency_key: &'a str,
+    request_hash: &'a [u8],
+    solicitado_por: &'a str,
+    motivo: &'a str,
+}
+
+/// A manual retry of one `fallida` delivery (`POST /v1/deliveries/{id}/retry`).
+#[derive(Debug, Clone)]
+pub struct NewRetry<'a> {
+    pub app: AppId,
+    pub subscription: SubscriptionId,
+    /// The `fallida` delivery to send again.
+    pub delivery: DeliveryId,
+    pub idempotency_key: &'a str,
+    pub request_hash: &'a [u8],
+    pub solicitado_por: &'a str,
+    pub motivo: &'a str,
+}
+
+/// Creates a manual retry in the caller's transaction, which must hold the
+/// subscription's lock and have checked the delivery is `fallida` and the
+/// subscription not `eliminada`: a replay of one delivery, in its own lane
+/// (the replay's), with `replay_of` = the retried delivery. Returns the
+/// replay and the new delivery's id. A key already used by the app is a
+/// [`StoreError::Conflict`].
+pub async fn create_retry(
+    conn: &mut PgConnection,
+    new: &NewRetry<'_>,
+) -> Result<(StoredReplay, DeliveryId)> {
+    let id = ReplayId::new();
+    let lane = Lane::Replay(id);
+    let delivery: Uuid = sqlx::query_scalar(
+        "INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane,
+                                 replay_of)
+         SELECT motor_uuid_v7(), o.subscription_id, o.app_id, o.instance_id, o.event_id, o.seq,
+                $3, o.id
+         FROM deliveries o
+         WHERE o.id = $1 AND o.app_id = $2
+         RETURNING id",
+    )
+    .bind(new.delivery.as_uuid())
+    .bind(Uuid::from(new.app))
+    .bind(lane.to_string())
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(StoreError::NotFound("delivery"))?;
+    let audit = Audit {
+        id,
+        app: new.app,
+        subscription: new.subscription,
+        idempotency_key: new.idempotency_key,
+        request_hash: new.request_hash,
+        solicitado_por: new.solicitado_por,
+        motivo: new.motivo,
+    };
+    let pedido = serde_json::json!({ "entrega_id": new.delivery });
+    let stored = insert_replay(conn, &audit, &pedido, 1).await?;
+    deliveries::release_lane(conn, new.subscription, lane).await?;
+    Ok((stored, DeliveryId::from_uuid(delivery)))
+}
+
+/// The delivery a retry (a replay of one delivery) created: the only one
+/// in its lane.
+pub async fn retry_delivery(
+    conn: &mut PgConnection,
+    replay: ReplayId,
+) -> Result<Option<DeliveryId>> {
+    let found: Option<Uuid> = sqlx::query_scalar(
+        "SELECT d.id FROM replays r JOIN deliveries d
+             ON d.subscription_id = r.subscription_id AND d.lane = r.id::text
+         WHERE r.id = $1 LIMIT 1",
+    )
+    .bind(replay.as_uuid())
+    .fetch_optional(conn)
+    .await?;
+    Ok(found.map(DeliveryId::from_uuid))
 }
 
 fn from_row(row: &PgRow) -> StoredReplay {

@@ -92,6 +92,9 @@ pub enum AppCommand {
         /// Allowed destination (`host` or `host:port`); repeatable.
         #[arg(long = "destino")]
         destinos: Vec<String>,
+        /// `estandar` (default) or `publica_https`.
+        #[arg(long = "politica-destinos")]
+        politica_destinos: Option<String>,
     },
     List,
     Get {
@@ -104,6 +107,9 @@ pub enum AppCommand {
         /// Replaces the allowed destinations; repeatable.
         #[arg(long = "destino")]
         destinos: Option<Vec<String>>,
+        /// `estandar` or `publica_https`.
+        #[arg(long = "politica-destinos")]
+        politica_destinos: Option<String>,
     },
 }
 
@@ -151,12 +157,17 @@ pub enum KeyCommand {
 pub async fn run(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value, ApiError> {
     match command {
         AdminCommand::App(cmd) => match cmd {
-            AppCommand::Create { nombre, destinos } => json(
+            AppCommand::Create {
+                nombre,
+                destinos,
+                politica_destinos,
+            } => json(
                 admin::create_app(
                     pool,
                     CreateApp {
                         nombre,
                         destinos_permitidos: destinos,
+                        politica_destinos,
                     },
                 )
                 .await?,
@@ -167,6 +178,7 @@ pub async fn run(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value
                 id,
                 nombre,
                 destinos,
+                politica_destinos,
             } => json(
                 admin::update_app(
                     pool,
@@ -174,6 +186,7 @@ pub async fn run(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value
                     UpdateApp {
                         nombre,
                         destinos_permitidos: destinos,
+                        politica_destinos,
                     },
                 )
                 .await?,

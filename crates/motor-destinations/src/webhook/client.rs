@@ -6,7 +6,7 @@ use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use motor_domain::{
     delivery::TransportFailure,
-    destination::{canonical_ip, is_blocked_ip, WebhookUrl},
+    destination::{canonical_ip, is_blocked_ip, is_loopback_ip, is_public_ipv4, WebhookUrl},
 };
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
@@ -38,23 +38,31 @@ impl std::fmt::Display for DnsFailure {
 impl std::error::Error for DnsFailure {}
 
 /// Resolves with the system resolver and refuses the whole answer if any
-/// address is blocked or loopback.
-pub(super) struct GuardedResolver;
+/// address is blocked or loopback (also through NAT64, 6to4, Teredo…);
+/// with `public_ipv4_only` (an app under `publica_https`) also if any is
+/// not public IPv4.
+pub(super) struct GuardedResolver {
+    pub(super) public_ipv4_only: bool,
+}
 
 impl Resolve for GuardedResolver {
     fn resolve(&self, name: Name) -> Resolving {
         let host = name.as_str().to_owned();
+        let public_ipv4_only = self.public_ipv4_only;
         Box::pin(async move {
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
-                .await
-                .map_err(|_| Box::new(DnsFailure) as Box<dyn std::error::Error + Send + Sync>)?
-                .collect();
+            let addrs: Vec<SocketAddr> = match crate::hosts::lookup(&host) {
+                Some(ips) => ips.into_iter().map(|ip| SocketAddr::new(ip, 0)).collect(),
+                None => tokio::net::lookup_host((host.as_str(), 0))
+                    .await
+                    .map_err(|_| Box::new(DnsFailure) as Box<dyn std::error::Error + Send + Sync>)?
+                    .collect(),
+            };
             if addrs.is_empty() {
                 return Err(Box::new(DnsFailure) as _);
             }
             if addrs.iter().any(|a| {
                 let ip = canonical_ip(a.ip());
-                is_blocked_ip(ip) || ip.is_loopback()
+                is_blocked_ip(ip) || is_loopback_ip(ip) || (public_ipv4_only && !is_public_ipv4(ip))
             }) {
                 return Err(Box::new(BlockedAddress) as _);
             }
@@ -64,9 +72,12 @@ impl Resolve for GuardedResolver {
 }
 
 /// The webhook sender; one per process (it pools connections per host).
+/// Two clients, one per resolver: the standard one, and one that connects
+/// only to public IPv4 addresses (apps under `publica_https`).
 #[derive(Clone)]
 pub struct Webhook {
     client: reqwest::Client,
+    public_ipv4: reqwest::Client,
 }
 
 impl Default for Webhook {
@@ -77,25 +88,41 @@ impl Default for Webhook {
 
 impl Webhook {
     pub fn new() -> Self {
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .dns_resolver(Arc::new(GuardedResolver))
-            .user_agent(USER_AGENT)
-            .build()
-            .expect("a client with these settings always builds");
-        Self { client }
+        let client = |public_ipv4_only| {
+            reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .dns_resolver(Arc::new(GuardedResolver { public_ipv4_only }))
+                .user_agent(USER_AGENT)
+                .build()
+                .expect("a client with these settings always builds")
+        };
+        Self {
+            client: client(false),
+            public_ipv4: client(true),
+        }
     }
 
     /// `POST`s one signed request and reads at most 4 KB of the answer.
+    /// The timeout covers everything, the answer's body included: a
+    /// receiver that trickles its answer is cut when it runs out (the
+    /// status, already read, is what counts). An answer that declares more
+    /// than 4 KB is not read at all, and however the bytes arrive (one
+    /// large chunk or many), reading stops at the first chunk that
+    /// reaches 4 KB; the connection is then dropped, not drained.
     pub async fn post(
         &self,
         url: &str,
         timeout: Duration,
         headers: &[(&str, String)],
         body: impl Into<reqwest::Body>,
+        public_ipv4_only: bool,
     ) -> Result<Answer, TransportFailure> {
-        let mut request = self
-            .client
+        let client = if public_ipv4_only {
+            &self.public_ipv4
+        } else {
+            &self.client
+        };
+        let mut request = client
             .post(url)
             .timeout(timeout)
             .header("content-type", "application/json")
@@ -110,7 +137,14 @@ impl Webhook {
             .get("retry-after")
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        let mut read = 0;
+        let declared_too_large = response
+            .content_length()
+            .is_some_and(|n| n > MAX_RESPONSE_BYTES as u64);
+        let mut read = if declared_too_large {
+            MAX_RESPONSE_BYTES
+        } else {
+            0
+        };
         while read < MAX_RESPONSE_BYTES {
             match response.chunk().await {
                 Ok(Some(chunk)) => read += chunk.len(),
@@ -139,6 +173,7 @@ impl Sender for Webhook {
             message.timeout,
             &message.headers,
             message.body.clone(),
+            message.public_ipv4_only,
         )
         .await
     }

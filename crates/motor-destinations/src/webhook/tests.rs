@@ -12,11 +12,13 @@ use super::{
 
 #[tokio::test]
 async fn names_resolving_to_loopback_are_refused() {
-    let err = GuardedResolver
-        .resolve("localhost".parse().unwrap())
-        .await
-        .err()
-        .expect("localhost resolves to loopback");
+    let err = GuardedResolver {
+        public_ipv4_only: false,
+    }
+    .resolve("localhost".parse().unwrap())
+    .await
+    .err()
+    .expect("localhost resolves to loopback");
     assert!(err.downcast_ref::<BlockedAddress>().is_some(), "{err}");
 }
 
@@ -37,6 +39,7 @@ async fn a_refused_connection_is_named() {
                 Duration::from_secs(5),
                 &[],
                 "{}",
+                false,
             )
             .await;
         assert_eq!(outcome, Err(TransportFailure::ConnectionRefused));
@@ -61,6 +64,7 @@ async fn a_plain_http_server_spoken_to_in_tls_is_a_tls_error() {
             Duration::from_secs(5),
             &[],
             "{}",
+            false,
         )
         .await;
     assert_eq!(outcome, Err(TransportFailure::Tls));
@@ -88,7 +92,7 @@ async fn answers_status_and_retry_after_without_following_redirects() {
     let webhook = Webhook::new();
     let url = format!("http://127.0.0.1:{port}/");
     let answer = webhook
-        .post(&url, Duration::from_secs(5), &[], "{}")
+        .post(&url, Duration::from_secs(5), &[], "{}", false)
         .await
         .unwrap();
     assert_eq!(
@@ -96,7 +100,7 @@ async fn answers_status_and_retry_after_without_following_redirects() {
         (503, Some("7"))
     );
     let answer = webhook
-        .post(&url, Duration::from_secs(5), &[], "{}")
+        .post(&url, Duration::from_secs(5), &[], "{}", false)
         .await
         .unwrap();
     assert_eq!(answer.status, 302, "a redirect is answered, not followed");
@@ -125,6 +129,7 @@ async fn an_endless_answer_is_read_only_up_to_4_kb() {
             Duration::from_secs(5),
             &[],
             "{}",
+            false,
         )
         .await;
     // Reading it all would end in the attempt's timeout instead.

@@ -222,3 +222,155 @@ proptest! {
         prop_assert!(!allowed(&u, &[&longer]));
     }
 }
+
+fn ip(s: &str) -> IpAddr {
+    s.parse().unwrap()
+}
+
+#[test]
+fn ipv6_spellings_of_blocked_ipv4_are_blocked() {
+    for blocked in [
+        // 169.254.169.254 through NAT64 (well-known and local-use), 6to4,
+        // Teredo (server and obfuscated client), compatible and mapped.
+        "64:ff9b::a9fe:a9fe",
+        "64:ff9b::169.254.169.254",
+        "64:ff9b:1:a9fe:a9:fe00::",
+        "64:ff9b:1::a9fe:a9fe",
+        "2002:a9fe:a9fe::1",
+        "2001:0:a9fe:a9fe::1",
+        "2001:0:4136:e378:8000:63bf:5601:5601",
+        "::169.254.169.254",
+        "::ffff:169.254.169.254",
+        "64:ff9b::0.0.0.0",
+        "2002:0:1::",
+        "64:ff9b::6464:64c8",
+    ] {
+        assert!(is_blocked_ip(ip(blocked)), "{blocked}");
+    }
+    for fine in [
+        "64:ff9b::808:808",
+        "2002:808:808::1",
+        "2001:0:808:808::f7f7:f7f7",
+        "2001:db8::1",
+        "::1",
+        "2606:4700::1111",
+        "8.8.8.8",
+    ] {
+        assert!(!is_blocked_ip(ip(fine)), "{fine}");
+    }
+    // Teredo's client address is the last 32 bits inverted: 86.1.1.1 ^ !0.
+    assert!(embedded_ipv4(ip("2001:0:4136:e378:8000:63bf:a9fe:fefe"))
+        .contains(&Ipv4Addr::new(86, 1, 1, 1)));
+}
+
+#[test]
+fn loopback_through_a_translator_is_loopback() {
+    for lo in [
+        "127.0.0.1",
+        "::1",
+        "::ffff:127.0.0.1",
+        "64:ff9b::7f00:1",
+        "2002:7f00:1::",
+        "::127.0.0.2",
+    ] {
+        assert!(is_loopback_ip(ip(lo)), "{lo}");
+    }
+    assert!(!is_loopback_ip(ip("64:ff9b::808:808")));
+    assert!(!is_loopback_ip(ip("::")));
+}
+
+#[test]
+fn blocked_ipv6_spellings_are_refused_in_urls() {
+    for bad in [
+        "http://[64:ff9b::a9fe:a9fe]/",
+        "http://[2002:a9fe:a9fe::]/",
+        "http://[2001:0:a9fe:a9fe::]/",
+        "http://[::a9fe:a9fe]/",
+    ] {
+        assert_eq!(url(bad).expect_err(bad).campo, "body.url", "{bad}");
+    }
+}
+
+#[test]
+fn public_ipv4_only() {
+    for public in [
+        "8.8.8.8",
+        "1.1.1.1",
+        "::ffff:8.8.8.8",
+        "100.128.0.1",
+        "172.32.0.1",
+    ] {
+        assert!(is_public_ipv4(ip(public)), "{public}");
+    }
+    for not in [
+        "10.0.0.1",
+        "172.16.0.1",
+        "192.168.1.1",
+        "127.0.0.1",
+        "169.254.1.1",
+        "100.64.0.1",
+        "0.1.2.3",
+        "192.0.2.1",
+        "198.51.100.7",
+        "203.0.113.9",
+        "198.18.0.1",
+        "224.0.0.1",
+        "240.0.0.1",
+        "255.255.255.255",
+        "192.0.0.8",
+        "2606:4700::1111",
+        "64:ff9b::808:808",
+        "::1",
+    ] {
+        assert!(!is_public_ipv4(ip(not)), "{not}");
+    }
+}
+
+#[test]
+fn publica_https_admits_https_443_to_a_name_or_public_ipv4() {
+    let policy = DestinationPolicy::PublicHttps;
+    let dest = |s: &str| Destination::parse(s, "body.url").unwrap();
+    for ok in [
+        "https://hooks.acme.com/motor",
+        "https://hooks.acme.com:443/motor",
+        "https://8.8.8.8/x",
+    ] {
+        assert!(policy.check(&dest(ok), "body.url").is_ok(), "{ok}");
+    }
+    for bad in [
+        "http://hooks.acme.com/motor",
+        "https://hooks.acme.com:8443/motor",
+        "https://10.0.0.1/x",
+        "https://127.0.0.1/x",
+        "https://[2606:4700::1111]/x",
+        "amqp://rabbit.acme.com/?exchange=x",
+        "nats://nats.acme.com/s",
+    ] {
+        assert_eq!(
+            policy.check(&dest(bad), "body.url").unwrap_err().campo,
+            "body.url",
+            "{bad}"
+        );
+        assert!(DestinationPolicy::Standard.check(&dest(bad), "u").is_ok());
+    }
+    assert_eq!(DestinationPolicy::parse("publica_https"), Some(policy));
+    assert_eq!(
+        DestinationPolicy::parse("estandar"),
+        Some(DestinationPolicy::Standard)
+    );
+    assert_eq!(DestinationPolicy::parse("abierta"), None);
+    assert!(policy_admits(DestinationPolicy::Standard, ip("10.0.0.1")));
+    assert!(!policy_admits(policy, ip("10.0.0.1")));
+    assert!(policy_admits(policy, ip("8.8.8.8")));
+}
+
+#[test]
+fn entries_that_can_never_match_are_refused() {
+    for bad in ["*.acme.com", "fe80::1", "2001:db8::1", "::1"] {
+        assert!(parse_allowed_entry(bad, "e").is_err(), "{bad}");
+        assert!(
+            crate::operator::parse_destination(bad, "body.destinos_permitidos[0]").is_err(),
+            "{bad}"
+        );
+    }
+}

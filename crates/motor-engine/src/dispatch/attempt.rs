@@ -14,7 +14,7 @@ use crate::Result;
 
 pub(super) async fn make(d: &Dispatcher, claimed: &Claimed) -> Result<(Attempt, Outcome)> {
     let settings = d.cache.settings(&d.pool).await?;
-    let destinations = d.cache.destinations(&d.pool, claimed.app_id).await?;
+    let app = d.cache.app(&d.pool, claimed.app_id).await?;
     let signing = d
         .cache
         .signing(
@@ -48,15 +48,18 @@ pub(super) async fn make(d: &Dispatcher, claimed: &Claimed) -> Result<(Attempt, 
         _ => Default::default(),
     };
     let delivery_id = claimed.delivery_id.to_string();
+    let replay_of = claimed.replay_of.map(|id| id.to_string());
     let report = attempt(
         &d.destinations,
         Request {
             destination: claimed.destination.as_ref(),
-            allowed: &[&settings.destinos_permitidos, &destinations],
+            allowed: &[&settings.destinos_permitidos, &app.destinos_permitidos],
+            policy: app.politica_destinos,
             keys: &keys.keys,
             profile: signing.firma,
             event_id: claimed.event_id,
             delivery_id: &delivery_id,
+            replay_of: replay_of.as_deref(),
             envelope: Bytes::from(claimed.envelope.clone()),
             timeout_seconds: settings.timeout_segundos,
             credentials: credentials.as_ref().as_ref(),

@@ -1,5 +1,5 @@
 //! What every attempt reads but rarely changes — operator settings, an
-//! app's allowed destinations, a subscription's signing (its profile and
+//! app's allowed destinations and destination policy, a subscription's signing (its profile and
 //! sealed keys) and broker credentials (both per version of the
 //! subscription) and whether it is ordered — kept for a second, so an
 //! attempt costs its claim, its request and its record and not three more
@@ -18,6 +18,7 @@ use std::{
 
 use motor_domain::{
     credentials::{credentials_aad, BrokerCredentials},
+    operator::App,
     seal::SealingKey,
     settings::Settings,
     subscription::SubscriptionId,
@@ -61,7 +62,7 @@ impl<K: Eq + Hash + Clone, V> Fresh<K, V> {
 
 pub(super) struct AttemptCache {
     settings: Fresh<(), Settings>,
-    destinations: Fresh<AppId, Vec<String>>,
+    apps: Fresh<AppId, App>,
     signing: Fresh<(SubscriptionId, i64), Signing>,
     credentials: Fresh<(SubscriptionId, i64), Option<BrokerCredentials>>,
     ordered: Fresh<SubscriptionId, bool>,
@@ -71,7 +72,7 @@ impl AttemptCache {
     pub(super) fn new() -> Self {
         Self {
             settings: Fresh::new(),
-            destinations: Fresh::new(),
+            apps: Fresh::new(),
             signing: Fresh::new(),
             credentials: Fresh::new(),
             ordered: Fresh::new(),
@@ -86,12 +87,11 @@ impl AttemptCache {
             .await
     }
 
-    pub(super) async fn destinations(&self, pool: &Pool, app: AppId) -> Result<Arc<Vec<String>>> {
-        self.destinations
+    /// The app: its allowed destinations and `politica_destinos`.
+    pub(super) async fn app(&self, pool: &Pool, app: AppId) -> Result<Arc<App>> {
+        self.apps
             .get(&app, || async {
-                Ok(motor_store::operator::get_app(pool, app)
-                    .await?
-                    .destinos_permitidos)
+                Ok(motor_store::operator::get_app(pool, app).await?)
             })
             .await
     }

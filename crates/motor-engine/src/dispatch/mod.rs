@@ -31,7 +31,7 @@ use motor_bus::{
 };
 use motor_destinations::Destinations;
 use motor_domain::{
-    delivery::{Decision, DeliveryJob, Jitter, RetryPolicy, Tier},
+    delivery::{Decision, DeliveryJob, Jitter, Outcome, RetryPolicy, Tier},
     outbox::Topic,
     seal::SealingKey,
     subscription::SubscriptionId,
@@ -179,9 +179,44 @@ impl Dispatcher {
         let mut claimed = Box::new(claimed);
         let started = Instant::now();
         for attempts in 1.. {
+            // A subscription with max_por_segundo: a token first, or the
+            // claim goes back until one will be there.
+            if let Some(rate) = claimed.max_por_segundo {
+                if let Some(wait) =
+                    motor_store::throttle::take_token(&self.pool, claimed.subscription_id, rate)
+                        .await?
+                {
+                    // Its new job must not be taken for the chain's copy.
+                    self.chained
+                        .lock()
+                        .expect("not poisoned")
+                        .take((claimed.delivery_id, claimed.attempt));
+                    motor_store::throttle::give_back(
+                        &self.pool,
+                        claimed.delivery_id,
+                        claimed.attempt,
+                        wait,
+                    )
+                    .await?;
+                    break;
+                }
+            }
             let made = attempt::make(self, &claimed).await;
             drop(slot.take());
             let (attempt, outcome) = made?;
+            // A 429 or 503 with Retry-After holds the whole subscription.
+            let hold = match &outcome {
+                Outcome::Retry {
+                    retry_after: Some(wait),
+                    ..
+                } => Some((
+                    claimed.subscription_id,
+                    claimed.delivery_id,
+                    claimed.attempt,
+                    *wait,
+                )),
+                _ => None,
+            };
             let decision = self.policy.decide(
                 claimed.creada_en,
                 chrono::Utc::now(),
@@ -210,6 +245,14 @@ impl Dispatcher {
                 }
             };
             self.metrics.delivery_attempts.inc();
+            if let (Some((subscription, delivery, numero, wait)), Decision::Retry { .. }) =
+                (hold, &decision)
+            {
+                let until = chrono::Utc::now()
+                    + chrono::TimeDelta::from_std(wait).unwrap_or(chrono::TimeDelta::MAX);
+                motor_store::throttle::hold(&self.pool, subscription, delivery, numero, until)
+                    .await?;
+            }
             match recorded {
                 Recorded::Done {
                     next: Some(next), ..

@@ -25,12 +25,18 @@ pub struct Claimed {
     pub event_id: EventId,
     pub lane: Lane,
     pub seq: i64,
+    /// The delivery this one sends again (a replay or a manual retry):
+    /// `X-MW-Replay-Of`. `None` for a live delivery.
+    pub replay_of: Option<DeliveryId>,
     /// The attempt this claim is for (`numero` of its attempt row).
     pub attempt: u32,
     /// The subscription's destination at claim time; `None` when its stored
     /// URL no longer passes the rules (the attempt fails with `url`).
     pub destination: Option<Destination>,
     pub ordenado: bool,
+    /// The subscription's `max_por_segundo` at claim time: the attempt
+    /// takes a token of its bucket first (`crate::throttle`).
+    pub max_por_segundo: Option<i64>,
     /// The subscription's `version` at claim time (a rotation bumps it):
     /// what a cache of its keys is keyed by.
     pub subscription_version: i64,
@@ -71,6 +77,9 @@ pub enum Skip {
     NotDue(Timestamp),
     /// Its subscription is not `activa`; reactivation releases it.
     Inactive(SubscriptionEstado),
+    /// Its subscription is held until then by a receiver's `Retry-After`
+    /// (`crate::throttle`): the delivery was deferred to then, with a job.
+    Held(Timestamp),
     /// It changed under the claim more than a few times; a later job or the
     /// sweeper will find it.
     Contended,
@@ -98,6 +107,12 @@ pub async fn claim(
         match park_or_why_not(pool, delivery, attempt).await? {
             Parking::Parked => return Ok(Claim::Parked),
             Parking::Skip(skip) => return Ok(Claim::Skipped(skip)),
+            Parking::Held(until) => {
+                let mut tx = pool.begin().await?;
+                crate::throttle::defer(&mut tx, delivery, attempt, until).await?;
+                tx.commit().await?;
+                return Ok(Claim::Skipped(Skip::Held(until)));
+            }
             Parking::Claimable => {}
         }
         // Claimable now: the head finished between our statements.
@@ -108,7 +123,7 @@ pub async fn claim(
 /// What a claim returns, for [`claimed`] (`d` the delivery, `s` its
 /// subscription, `e` its event).
 pub(super) const CLAIMED_COLUMNS: &str = "d.id, d.subscription_id, d.app_id, d.instance_id, \
-     d.event_id, d.lane, d.seq, d.creada_en, d.lease_until, s.url, s.ordenado, \
+     d.event_id, d.lane, d.seq, d.replay_of, d.creada_en, d.lease_until, s.url, s.ordenado, s.max_por_segundo, \
      s.version AS subscription_version, e.envelope";
 
 /// The compare-and-set. Two concurrent claims both reach the row; the
@@ -148,6 +163,8 @@ enum Parking {
     /// Marked parked behind an open lower-seq delivery of its lane.
     Parked,
     Skip(Skip),
+    /// Held by its subscription's throttle until then: defer it.
+    Held(Timestamp),
     /// Nothing stands in the way any more: claim again.
     Claimable,
 }
@@ -197,6 +214,9 @@ async fn park_or_why_not(
             return Ok(Parking::Skip(Skip::NotDue(due)));
         }
     }
+    if let Some(until) = row.get::<Option<Timestamp>, _>("held_until") {
+        return Ok(Parking::Held(until));
+    }
     Ok(Parking::Claimable)
 }
 
@@ -214,7 +234,9 @@ pub(super) const PARK_OR_WHY_NOT: &str = "WITH parked AS (
              RETURNING d.id
          )
          SELECT EXISTS (SELECT 1 FROM parked) AS parked, d.estado, d.intentos, d.lease_until,
-                d.proximo_intento, s.estado AS sub_estado, now() AS now
+                d.proximo_intento, s.estado AS sub_estado, now() AS now,
+                (SELECT t.hasta FROM subscription_throttle t
+                 WHERE t.subscription_id = d.subscription_id AND t.hasta > now()) AS held_until
          FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
          WHERE d.id = $1";
 
@@ -228,9 +250,13 @@ pub(super) fn claimed(row: &PgRow, attempt: u32) -> Claimed {
         event_id: EventId::from_uuid(row.get("event_id")),
         lane: lane.parse().unwrap_or(Lane::Live),
         seq: row.get("seq"),
+        replay_of: row
+            .get::<Option<uuid::Uuid>, _>("replay_of")
+            .map(DeliveryId::from_uuid),
         attempt,
         destination: Destination::parse(row.get("url"), "url").ok(),
         ordenado: row.get("ordenado"),
+        max_por_segundo: row.get::<Option<i32>, _>("max_por_segundo").map(i64::from),
         subscription_version: row.get("subscription_version"),
         envelope: row.get("envelope"),
         creada_en: row.get("creada_en"),

@@ -101,9 +101,11 @@ pub(crate) async fn fan_out(
                 event_id: EventId::from_uuid(r.get("event_id")),
                 lane: Lane::Live,
                 seq,
+                replay_of: None,
                 attempt: 1,
                 destination: Destination::parse(r.get("url"), "url").ok(),
                 ordenado: r.get("ordenado"),
+                max_por_segundo: r.get::<Option<i32>, _>("max_por_segundo").map(i64::from),
                 subscription_version: r.get("subscription_version"),
                 // The caller holds the envelope it just stored.
                 envelope: String::new(),
@@ -166,7 +168,7 @@ pub(super) const FAN_OUT: &str =
                  OFFSET 0) e
              JOIN instances i ON i.id = e.instance_id
              JOIN subscriptions s ON s.app_id = i.app_id
-             WHERE s.estado <> 'eliminada'
+             WHERE s.estado <> 'eliminada' AND NOT i.sistema
                AND (cardinality(s.instancias) = 0 OR e.instance_id = ANY (s.instancias))
                AND (cardinality(s.tipos) = 0 OR e.type = ANY (s.tipos))
          ), busy AS (
@@ -189,6 +191,10 @@ pub(super) const FAN_OUT: &str =
                     CASE WHEN $4::interval IS NOT NULL AND c.estado = 'activa' AND c.ordenado
                               AND c.nth = 1
                               AND NOT EXISTS (
+                                  SELECT 1 FROM subscription_throttle t
+                                  WHERE t.subscription_id = c.subscription_id
+                                    AND t.hasta > now())
+                              AND NOT EXISTS (
                                   SELECT 1 FROM busy
                                   WHERE busy.subscription_id = c.subscription_id
                                     AND busy.instance_id = c.instance_id)
@@ -198,7 +204,7 @@ pub(super) const FAN_OUT: &str =
              RETURNING id, subscription_id, app_id, instance_id, event_id, seq, proximo_intento,
                        lease_until, creada_en
          )
-         SELECT c.*, s.estado = 'activa' AS activa, s.ordenado, s.url,
+         SELECT c.*, s.estado = 'activa' AS activa, s.ordenado, s.url, s.max_por_segundo,
                 s.version AS subscription_version
          FROM created c JOIN subscriptions s ON s.id = c.subscription_id
          ORDER BY c.instance_id, c.seq, c.subscription_id";

@@ -11,7 +11,7 @@ use motor_domain::{
 use sqlx::{PgConnection, Row};
 
 use super::{claim::CLAIMED_COLUMNS, enqueue, next_job, Claimed, CLAIMABLE_NOW};
-use crate::{outbox, subscriptions, Pool, Result};
+use crate::{health, outbox, subscriptions, Pool, Result};
 
 /// One attempt as the sender saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +71,9 @@ pub enum Recorded {
 ///   attempt on the decision's tier; `Suspend` → still `pendiente`, due at
 ///   once, and the subscription `suspendida` with `motivo` and an open
 ///   alert;
+/// - a failed attempt (`Retry`, `Fail`) counts towards disabling the
+///   subscription on sustained failure (`crate::health`), which may
+///   suspend it with `fallos_sostenidos`; a delivered one forgets them;
 /// - the lease is cleared; when the delivery became terminal, the next
 ///   delivery of its ordered lane is claimed or released as `next` says.
 pub async fn record_attempt(
@@ -117,7 +120,17 @@ pub async fn record_attempt(
     .execute(&mut *tx)
     .await?;
 
-    let mut suspended = false;
+    // Sustained failure: every failed attempt counts, a success forgets.
+    let mut suspended = match decision {
+        Decision::Retry { .. } | Decision::Fail { .. } => {
+            health::record_failure(&mut tx, claimed.subscription_id, attempt.iniciado_en).await?
+        }
+        Decision::Delivered => {
+            health::forget(&mut *tx, &[*claimed.subscription_id.as_uuid()]).await?;
+            false
+        }
+        Decision::Suspend { .. } => false,
+    };
     match decision {
         Decision::Retry {
             next_attempt,
@@ -138,7 +151,7 @@ pub async fn record_attempt(
         }
         Decision::Suspend { motivo, error } => {
             let detalle = format!("{error} on delivery {}", claimed.delivery_id);
-            suspended =
+            suspended |=
                 subscriptions::suspend(&mut tx, claimed.subscription_id, *motivo, &detalle).await?;
         }
         Decision::Fail { error } => {
@@ -245,6 +258,9 @@ pub(super) fn delivered_claiming_next_sql() -> String {
          ), attempt AS (
              INSERT INTO delivery_attempts (delivery_id, numero, iniciado_en, duracion_ms, status, error, key_ids)
              SELECT id, $2, $4, $5, $3, NULL, $6 FROM head
+         ), healed AS (
+             DELETE FROM subscription_health
+             WHERE subscription_id = (SELECT subscription_id FROM head)
          ), following AS (
              SELECT f.id, f.parked_at IS NOT NULL AS parked
              FROM head h, LATERAL (

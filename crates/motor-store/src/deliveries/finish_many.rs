@@ -111,6 +111,11 @@ pub(super) fn record_delivered_many_sql() -> String {
              SELECT h.id, i.numero, i.iniciado_en, i.duracion_ms, i.status, NULL,
                     string_to_array(i.key_ids, ',')
              FROM head h JOIN input i ON i.id = h.id
+         ), healed AS (
+             -- A success forgets its subscription's failures (a probe of
+             -- the key when it had none).
+             DELETE FROM subscription_health
+             WHERE subscription_id IN (SELECT subscription_id FROM head)
          ), following AS (
              SELECT h.id AS head, f.id, f.parked_at IS NOT NULL AS parked
              FROM head h, LATERAL (

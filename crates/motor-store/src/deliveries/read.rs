@@ -46,6 +46,10 @@ pub struct Delivery {
     pub ultimo_error: Option<String>,
     pub creada_en: Timestamp,
     pub entregada_en: Option<Timestamp>,
+    /// The delivery a replay or a manual retry sends again; `None` for a
+    /// live delivery (and for a replay of an event whose live delivery
+    /// never existed or was purged).
+    pub replay_of: Option<DeliveryId>,
 }
 
 /// One recorded attempt.
@@ -57,11 +61,14 @@ pub struct AttemptRow {
     pub status: Option<i32>,
     pub error: Option<String>,
     pub key_ids: Vec<String>,
+    /// Its answer (429 or 503 with `Retry-After`) held the subscription.
+    pub throttled: bool,
 }
 
 const SELECT: &str = "SELECT d.id, d.subscription_id, s.nombre AS suscripcion, d.instance_id,
         i.nombre AS instancia, d.event_id, d.seq, e.type, d.lane, d.estado, d.intentos,
-        d.proximo_intento, d.ultimo_status, d.ultimo_error, d.creada_en, d.entregada_en
+        d.proximo_intento, d.ultimo_status, d.ultimo_error, d.creada_en, d.entregada_en,
+        d.replay_of
     FROM deliveries d
     JOIN subscriptions s ON s.id = d.subscription_id
     JOIN instances i ON i.id = d.instance_id
@@ -107,7 +114,7 @@ pub async fn get(db: impl PgExecutor<'_>, app: AppId, id: DeliveryId) -> Result<
 /// A delivery's attempts, in order.
 pub async fn attempts(db: impl PgExecutor<'_>, id: DeliveryId) -> Result<Vec<AttemptRow>> {
     let rows = sqlx::query(
-        "SELECT numero, iniciado_en, duracion_ms, status, error, key_ids
+        "SELECT numero, iniciado_en, duracion_ms, status, error, key_ids, throttled
          FROM delivery_attempts WHERE delivery_id = $1 ORDER BY numero",
     )
     .bind(id.as_uuid())
@@ -122,6 +129,7 @@ pub async fn attempts(db: impl PgExecutor<'_>, id: DeliveryId) -> Result<Vec<Att
             status: r.get("status"),
             error: r.get("error"),
             key_ids: r.get("key_ids"),
+            throttled: r.get("throttled"),
         })
         .collect())
 }
@@ -172,5 +180,8 @@ fn from_row(row: &PgRow) -> Delivery {
         ultimo_error: row.get("ultimo_error"),
         creada_en: row.get("creada_en"),
         entregada_en: row.get("entregada_en"),
+        replay_of: row
+            .get::<Option<Uuid>, _>("replay_of")
+            .map(DeliveryId::from_uuid),
     }
 }

@@ -9,6 +9,7 @@
 use std::{collections::HashMap, time::Duration};
 
 pub mod stream;
+pub mod redact;
 mod write;
 
 use motor_domain::{ledger::LedgerQuery, InstanceId, NewEvent};

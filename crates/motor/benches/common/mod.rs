@@ -127,6 +127,7 @@ pub async fn tenant(
         CreateApp {
             nombre: "bench".into(),
             destinos_permitidos: destinations.iter().map(|d| d.to_string()).collect(),
+            politica_destinos: None,
         },
     )
     .await

@@ -46,7 +46,13 @@ async fn apps_instances_and_keys_over_http() {
     assert_eq!(status, StatusCode::CREATED);
     assert_eq!(
         keys(&app),
-        ["creada_en", "destinos_permitidos", "id", "nombre"]
+        [
+            "creada_en",
+            "destinos_permitidos",
+            "id",
+            "nombre",
+            "politica_destinos"
+        ]
     );
     assert_eq!(
         app["destinos_permitidos"],
@@ -250,7 +256,13 @@ async fn motor_admin_prints_the_api_json() {
     assert!(ok);
     assert_eq!(
         keys(&app),
-        ["creada_en", "destinos_permitidos", "id", "nombre"]
+        [
+            "creada_en",
+            "destinos_permitidos",
+            "id",
+            "nombre",
+            "politica_destinos"
+        ]
     );
     let app_id = app["id"].as_str().unwrap();
     let (ok, instance) = cli(
@@ -360,6 +372,7 @@ async fn motor_admin_settings_alerts_and_event_types() {
         motor_api::admin::CreateApp {
             nombre: "alerts".into(),
             destinos_permitidos: vec![],
+            politica_destinos: None,
         },
     )
     .await

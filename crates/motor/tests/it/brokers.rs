@@ -4,7 +4,7 @@
 //! as webhooks; what arrives is checked with plain clients and the
 //! contract's signature recipe.
 
-mod clients;
+pub(crate) mod clients;
 mod faults;
 
 use std::{collections::HashMap, time::Duration};

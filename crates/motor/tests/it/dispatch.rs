@@ -7,7 +7,7 @@ mod fast_path;
 mod faults;
 mod inbox_receiver;
 mod profiles;
-mod receiver;
+pub(crate) mod receiver;
 
 use std::{collections::HashMap, time::Duration};
 
@@ -23,17 +23,17 @@ use crate::{
     util::{read_topic, Tenant, TestDb, TestMotor},
 };
 
-const ALL_ROLES: [Role; 5] = [
+pub(crate) const ALL_ROLES: [Role; 5] = [
     Role::Api,
     Role::Relay,
     Role::Dispatch,
     Role::Retry,
     Role::Sweeper,
 ];
-const WAIT: Duration = Duration::from_secs(60);
+pub(crate) const WAIT: Duration = Duration::from_secs(60);
 
 /// Motor with every role and a retry schedule of 200 ms … 1.2 s.
-async fn motor(give_up_secs: Option<u64>) -> TestMotor {
+pub(crate) async fn motor(give_up_secs: Option<u64>) -> TestMotor {
     TestMotor::start_configured(TestDb::new().await, &ALL_ROLES, |c| {
         c.retry_schedule_ms = Some(vec![200, 400, 600, 800, 1000, 1200]);
         c.retry_give_up_secs = give_up_secs;
@@ -42,7 +42,12 @@ async fn motor(give_up_secs: Option<u64>) -> TestMotor {
 }
 
 /// A subscription to the receiver, whose secret the receiver trusts.
-async fn subscribe(m: &TestMotor, t: &Tenant, r: &Receiver, extra: Value) -> SubscriptionId {
+pub(crate) async fn subscribe(
+    m: &TestMotor,
+    t: &Tenant,
+    r: &Receiver,
+    extra: Value,
+) -> SubscriptionId {
     let mut body = json!({"nombre": "receptor", "url": r.url()});
     body.as_object_mut()
         .unwrap()
@@ -60,7 +65,13 @@ async fn subscribe(m: &TestMotor, t: &Tenant, r: &Receiver, extra: Value) -> Sub
         .unwrap()
 }
 
-async fn post_many(m: &TestMotor, t: &Tenant, instance: InstanceId, n: usize, tag: &str) {
+pub(crate) async fn post_many(
+    m: &TestMotor,
+    t: &Tenant,
+    instance: InstanceId,
+    n: usize,
+    tag: &str,
+) {
     let events: Vec<Value> = (0..n)
         .map(|i| json!({"type": "message.sent", "data": {"tag": tag, "i": i}}))
         .collect();
@@ -118,7 +129,7 @@ async fn delivery_detail(
     .1
 }
 
-async fn states(m: &TestMotor, sub: SubscriptionId) -> HashMap<String, i64> {
+pub(crate) async fn states(m: &TestMotor, sub: SubscriptionId) -> HashMap<String, i64> {
     let rows: Vec<(String, i64)> = sqlx::query_as(
         "SELECT estado, count(*) FROM deliveries WHERE subscription_id = $1 GROUP BY estado",
     )
@@ -131,7 +142,7 @@ async fn states(m: &TestMotor, sub: SubscriptionId) -> HashMap<String, i64> {
 
 /// Waits until the subscription has `n` deliveries in `estado` (the
 /// receiver answers before Motor records the attempt).
-async fn wait_state(m: &TestMotor, sub: SubscriptionId, estado: &str, n: i64) {
+pub(crate) async fn wait_state(m: &TestMotor, sub: SubscriptionId, estado: &str, n: i64) {
     let deadline = std::time::Instant::now() + WAIT;
     loop {
         let now = states(m, sub).await;

@@ -8,6 +8,7 @@ mod brokers;
 mod deliveries;
 mod dispatch;
 mod firma;
+mod health;
 mod ingest;
 mod ledger;
 mod openapi;

@@ -47,7 +47,7 @@ fn committed_envelope_schema_matches_the_code() {
     );
 }
 
-fn document() -> Value {
+pub(crate) fn document() -> Value {
     serde_json::from_str(&motor_api::openapi::document()).unwrap()
 }
 
@@ -85,6 +85,7 @@ fn the_document_is_openapi_3_1_and_names_every_route() {
         "POST /v1/subscriptions/{id}/replays",
         "GET /v1/deliveries",
         "GET /v1/deliveries/{id}",
+        "POST /v1/deliveries/{id}/retry",
         "GET /v1/admin/settings",
         "PATCH /v1/admin/settings",
         "GET /v1/admin/alerts",
@@ -160,7 +161,7 @@ async fn every_documented_route_is_served() {
 
 /// `value`'s keys are the schema's properties, its required ones present,
 /// and each value of the JSON type the schema says.
-fn assert_matches(doc: &Value, name: &str, value: &Value) {
+pub(crate) fn assert_matches(doc: &Value, name: &str, value: &Value) {
     let schema = &doc["components"]["schemas"][name];
     let props = schema["properties"]
         .as_object()

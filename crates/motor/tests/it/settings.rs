@@ -27,7 +27,9 @@ async fn defaults_then_changes_within_range() {
         body,
         json!({"webhooks.destinos_permitidos": [], "webhooks.timeout_segundos": 10,
                "webhooks.ventana_rotacion_minutos": 60, "retencion.dias_entregados": 30,
-               "brokers.nats_sin_jetstream": false, "streams.retencion_horas": 72})
+               "brokers.nats_sin_jetstream": false, "streams.retencion_horas": 72,
+               "retencion.dias_contenido": null,
+               "webhooks.desactivar_tras_horas": 120, "webhooks.desactivar_tras_fallos": 50})
     );
 
     for (key, min, max) in [

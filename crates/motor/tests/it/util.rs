@@ -171,6 +171,7 @@ impl Tenant {
             CreateApp {
                 nombre: "test app".into(),
                 destinos_permitidos: vec!["127.0.0.1".into()],
+                politica_destinos: None,
             },
         )
         .await

@@ -308,9 +308,11 @@ async fn the_detail_shows_every_attempt_as_documented() {
             "ultimo_status",
             "ultimo_error",
             "creada_en",
+            "replay_of",
             "intentos_detalle"
         ]
     );
+    assert!(body["replay_of"].is_null(), "a live delivery: {body}");
     let event_id: uuid::Uuid =
         sqlx::query_scalar("SELECT event_id FROM events WHERE instance_id = $1 AND seq = 1")
             .bind(a.as_uuid())
@@ -341,7 +343,7 @@ async fn the_detail_shows_every_attempt_as_documented() {
     assert_eq!(
         body["intentos_detalle"],
         json!([{ "numero": 1, "iniciado_en": "2026-10-24T15:08:13Z", "duracion_ms": 41, "status": 503,
-                 "error": "http_503", "key_ids": "whk_new,whk_old" }])
+                 "error": "http_503", "key_ids": "whk_new,whk_old", "throttled": false }])
     );
 
     // The second attempt delivers it: no next attempt, no error.

@@ -34,6 +34,8 @@ pub struct Seen {
     pub at: Instant,
     /// How many earlier requests carried this delivery id.
     pub previous: usize,
+    /// `X-MW-Replay-Of`, when the request carried it.
+    pub replay_of: Option<String>,
 }
 
 /// The answer to one request.
@@ -78,6 +80,11 @@ pub struct Receiver {
 impl Receiver {
     /// Starts a receiver answering 204 to everything.
     pub async fn start() -> Self {
+        Self::start_on("127.0.0.1").await
+    }
+
+    /// [`start`](Self::start) listening on `ip`.
+    pub async fn start_on(ip: &str) -> Self {
         let shared = Shared {
             secrets: Arc::default(),
             seen: Arc::default(),
@@ -87,7 +94,7 @@ impl Receiver {
         let app = Router::new()
             .route("/hook", post(receive))
             .with_state(shared.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let listener = tokio::net::TcpListener::bind((ip, 0)).await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
         Self { addr, shared }
@@ -202,6 +209,10 @@ async fn receive(State(shared): State<Shared>, headers: HeaderMap, body: Bytes) 
             verified,
             at: Instant::now(),
             previous,
+            replay_of: headers
+                .get("x-mw-replay-of")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned),
         };
         let script = shared.script.lock().unwrap().clone();
         let reply = script(&entry);
