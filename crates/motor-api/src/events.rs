@@ -79,7 +79,7 @@ async fn post_events(
         let is_batch = batch.is_batch();
         let appended = state.intake.append(instance, batch.into_events()).await?;
         let (status, response) = answer(is_batch, &appended);
-        count(&state, &appended);
+        count(&state, caller.0.app_id, &appended);
         return Ok(json_response(status, response));
     };
     let request_hash = Sha256::digest(value.to_string().as_bytes()).to_vec();
@@ -109,7 +109,7 @@ async fn post_events(
     if let Some(after_commit) = &state.after_commit {
         after_commit.committed(std::mem::take(&mut appended.handed));
     }
-    count(&state, &appended);
+    count(&state, caller.0.app_id, &appended);
     Ok(json_response(status, response))
 }
 
@@ -129,12 +129,14 @@ fn answer(is_batch: bool, appended: &Appended) -> (StatusCode, String) {
     (status, response)
 }
 
-fn count(state: &AppState, appended: &Appended) {
+fn count(state: &AppState, app: motor_domain::AppId, appended: &Appended) {
     let m = &state.metrics;
+    let duplicate = (appended.envelopes.len() - appended.stored) as u64;
     m.ingest_requests.inc();
     m.events_stored.inc_by(appended.stored as u64);
-    m.events_duplicate
-        .inc_by((appended.envelopes.len() - appended.stored) as u64);
+    m.events_duplicate.inc_by(duplicate);
+    m.pipeline
+        .accepted(app.to_string(), appended.stored as u64, duplicate);
 }
 
 /// Pages through an instance's ledger in `seq` order.

@@ -13,6 +13,7 @@ pub mod extract;
 pub mod health;
 pub mod intake;
 pub mod openapi;
+pub mod operator;
 pub mod probe;
 pub mod replays;
 pub mod settings;
@@ -68,6 +69,7 @@ pub fn router(state: AppState) -> Router {
         .merge(replays::router())
         .merge(settings::router())
         .merge(openapi::router())
+        .merge(operator::router())
         .fallback(|| async { ApiError::NotFound("route") })
         .with_state(state)
 }

@@ -177,7 +177,7 @@ async fn check_instances(
     }
 }
 
-fn idempotency_key(headers: &HeaderMap) -> Result<String, ApiError> {
+pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<String, ApiError> {
     let raw = match headers.get("idempotency-key") {
         None => None,
         Some(value) => Some(value.to_str().map_err(|_| {

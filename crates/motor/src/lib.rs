@@ -6,4 +6,5 @@
 pub mod admin;
 pub mod cli;
 pub mod config;
+pub mod doctor;
 pub mod serve;

@@ -37,6 +37,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             serve::cancel_on_signal(shutdown.clone());
             serve::run(cli.config, &roles, shutdown, None).await?;
         }
+        Command::Doctor => {
+            return motor::doctor::run(&cli.config.database_url, &cli.config.reconcile).await;
+        }
         Command::Admin(command) => {
             motor_store::migrate(&cli.config.database_url).await?;
             let pool = motor_store::connect(&cli.config.database_url, 2).await?;

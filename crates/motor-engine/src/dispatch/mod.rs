@@ -14,6 +14,7 @@
 mod attempt;
 mod cache;
 mod chain;
+mod observe;
 mod recorder;
 
 use std::{
@@ -195,6 +196,7 @@ impl Dispatcher {
             // pace. Bounded, so one job does not hold its consumer's
             // offsets (or a shutdown) for long: then the next one is
             // released through its job instead.
+            let observed = observe::Observation::of(&claimed, &attempt, &decision);
             let next = if attempts < CHAIN_MAX && started.elapsed() < CHAIN_FOR {
                 Next::Claim(self.lease().await?)
             } else {
@@ -210,6 +212,7 @@ impl Dispatcher {
                 }
             };
             self.metrics.delivery_attempts.inc();
+            observed.count(&self.metrics);
             match recorded {
                 Recorded::Done {
                     next: Some(next), ..

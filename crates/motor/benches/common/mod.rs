@@ -69,6 +69,8 @@ impl BenchDb {
             retry_schedule_ms: None,
             retry_give_up_secs: None,
             dispatch_in_flight: 1000,
+            metrics_sample_ms: 15_000,
+            reconcile: Default::default(),
         }
     }
 

@@ -7,7 +7,7 @@ mod fast_path;
 mod faults;
 mod inbox_receiver;
 mod profiles;
-mod receiver;
+pub(crate) mod receiver;
 
 use std::{collections::HashMap, time::Duration};
 

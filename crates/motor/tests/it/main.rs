@@ -11,6 +11,7 @@ mod firma;
 mod ingest;
 mod ledger;
 mod openapi;
+mod operators;
 mod probe;
 mod relay;
 mod replays;

@@ -47,7 +47,7 @@ fn committed_envelope_schema_matches_the_code() {
     );
 }
 
-fn document() -> Value {
+pub(crate) fn document() -> Value {
     serde_json::from_str(&motor_api::openapi::document()).unwrap()
 }
 
@@ -107,6 +107,13 @@ fn the_document_is_openapi_3_1_and_names_every_route() {
         "POST /v1/admin/apps/{id}/subscriptions/{sid}/rotate",
         "POST /v1/admin/apps/{id}/subscriptions/{sid}/test",
         "POST /v1/admin/apps/{id}/subscriptions/{sid}/replays",
+        "GET /v1/admin/deliveries",
+        "GET /v1/admin/deliveries/{id}",
+        "GET /v1/admin/dlq",
+        "POST /v1/admin/dlq/retry",
+        "POST /v1/admin/subscriptions/{id}/pause",
+        "POST /v1/admin/subscriptions/{id}/reactivate",
+        "GET /v1/admin/reconciliacion",
     ]
     .into_iter()
     .map(String::from)
@@ -159,7 +166,7 @@ async fn every_documented_route_is_served() {
 
 /// `value`'s keys are the schema's properties, its required ones present,
 /// and each value of the JSON type the schema says.
-fn assert_matches(doc: &Value, name: &str, value: &Value) {
+pub(crate) fn assert_matches(doc: &Value, name: &str, value: &Value) {
     let schema = &doc["components"]["schemas"][name];
     let props = schema["properties"]
         .as_object()
