@@ -137,6 +137,21 @@ fn count(state: &AppState, app: motor_domain::AppId, appended: &Appended) {
     m.events_duplicate.inc_by(duplicate);
     m.pipeline
         .accepted(app.to_string(), appended.stored as u64, duplicate);
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        // The ids an attempt's span carries, so a trace joins ingest to
+        // delivery (read back from the stored envelopes only when wanted).
+        for envelope in &appended.envelopes {
+            if let Ok(e) = serde_json::from_str::<Value>(envelope) {
+                tracing::debug!(
+                    app_id = %app,
+                    event_id = e["event_id"].as_str(),
+                    instance_id = e["instance_id"].as_str(),
+                    seq = e["seq"].as_i64(),
+                    "event accepted"
+                );
+            }
+        }
+    }
 }
 
 /// Pages through an instance's ledger in `seq` order.

@@ -6,6 +6,7 @@
 pub mod admin;
 pub mod admin_subscriptions;
 pub mod auth;
+pub mod console;
 pub mod deliveries;
 pub mod error;
 pub mod events;
@@ -70,6 +71,7 @@ pub fn router(state: AppState) -> Router {
         .merge(settings::router())
         .merge(openapi::router())
         .merge(operator::router())
+        .merge(console::router())
         .fallback(|| async { ApiError::NotFound("route") })
         .with_state(state)
 }

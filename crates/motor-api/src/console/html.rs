@@ -91,7 +91,10 @@ pub fn page(title: &str, active: &str, csrf: Option<&str>, body: &str) -> String
 
 /// The hidden CSRF field every action form carries.
 pub fn csrf_field(csrf: &str) -> String {
-    format!("<input type=\"hidden\" name=\"csrf\" value=\"{}\">", esc(csrf))
+    format!(
+        "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
+        esc(csrf)
+    )
 }
 
 /// A state word, coloured.

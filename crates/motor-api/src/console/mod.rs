@@ -42,12 +42,16 @@ fn now() -> i64 {
 
 /// The session of a page request, or the answer that sends the browser to
 /// the login page.
-pub(crate) fn viewer(state: &AppState, headers: &HeaderMap) -> Result<Session, Response> {
+pub(crate) fn viewer(state: &AppState, headers: &HeaderMap) -> Result<Session, Refusal> {
     let Some(token) = state.admin_token.as_deref() else {
-        return Err(closed());
+        return Err(Box::new(closed()));
     };
-    Session::from_headers(token, headers, now()).ok_or_else(|| Redirect::to("/console/login").into_response())
+    Session::from_headers(token, headers, now())
+        .ok_or_else(|| Box::new(Redirect::to("/console/login").into_response()))
 }
+
+/// A page to answer instead (boxed: a `Response` is large).
+pub(crate) type Refusal = Box<Response>;
 
 /// The session of an action: a valid session cookie and the form's CSRF
 /// token, or a 403 (nothing is changed).
@@ -55,34 +59,40 @@ pub(crate) fn actor(
     state: &AppState,
     headers: &HeaderMap,
     form: &Result<Form<Fields>, FormRejection>,
-) -> Result<(Session, Fields), Response> {
+) -> Result<(Session, Fields), Refusal> {
     let Some(token) = state.admin_token.as_deref() else {
-        return Err(closed());
+        return Err(Box::new(closed()));
     };
-    let refused = |why: &str| {
-        (
-            StatusCode::FORBIDDEN,
-            Html(page(
-                "Acción rechazada",
-                "",
-                None,
-                &format!(
-                    "{}<p><a href=\"/console/login\">Entrar</a></p>",
-                    html::error_box(why)
-                ),
-            )),
+    let refused = |why: &str| -> Refusal {
+        Box::new(
+            (
+                StatusCode::FORBIDDEN,
+                Html(page(
+                    "Acción rechazada",
+                    "",
+                    None,
+                    &format!(
+                        "{}<p><a href=\"/console/login\">Entrar</a></p>",
+                        html::error_box(why)
+                    ),
+                )),
+            )
+                .into_response(),
         )
-            .into_response()
     };
     let Some(session) = Session::from_headers(token, headers, now()) else {
-        return Err(refused("Sin sesión válida: entra de nuevo. No se cambió nada."));
+        return Err(refused(
+            "Sin sesión válida: entra de nuevo. No se cambió nada.",
+        ));
     };
     let fields = match form {
         Ok(Form(fields)) => fields.clone(),
         Err(_) => return Err(refused("Formulario ilegible. No se cambió nada.")),
     };
     if !session.csrf_matches(fields.get("csrf").map(String::as_str)) {
-        return Err(refused("Token CSRF ausente o no válido. No se cambió nada."));
+        return Err(refused(
+            "Token CSRF ausente o no válido. No se cambió nada.",
+        ));
     }
     Ok((session, fields))
 }
@@ -154,7 +164,7 @@ async fn post_logout(
     form: Result<Form<Fields>, FormRejection>,
 ) -> Response {
     if let Err(refused) = actor(&state, &headers, &form) {
-        return refused;
+        return *refused;
     }
     (
         [(header::SET_COOKIE, Session::clear_cookie())],
@@ -175,7 +185,10 @@ pub fn router() -> Router<AppState> {
         )
         .route("/console/deliveries", get(deliveries::search))
         .route("/console/deliveries/{id}", get(deliveries::detail))
-        .route("/console/deliveries/{id}/retry", post(actions::retry_delivery))
+        .route(
+            "/console/deliveries/{id}/retry",
+            post(actions::retry_delivery),
+        )
         .route("/console/dlq", get(pages::dlq))
         .route("/console/dlq/retry", post(actions::retry_group))
         .route("/console/alerts", get(pages::alerts))

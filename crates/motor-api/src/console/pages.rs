@@ -44,7 +44,7 @@ fn internal(e: impl std::fmt::Display) -> Response {
 pub(crate) async fn overview(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let session = match viewer(&state, &headers) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let open = match alerts::list(&state.pool, Some(true), None, 20).await {
         Ok(a) => a,
@@ -183,20 +183,26 @@ fn alert_table(list: &[motor_domain::alert::Alert], csrf: &str) -> String {
 pub(crate) async fn alerts(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let session = match viewer(&state, &headers) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let list = match alerts::list(&state.pool, None, None, 200).await {
         Ok(a) => a,
         Err(e) => return internal(e),
     };
     let body = alert_table(&list, &session.csrf);
-    Html(page("Alertas", "/console/alerts", Some(&session.csrf), &body)).into_response()
+    Html(page(
+        "Alertas",
+        "/console/alerts",
+        Some(&session.csrf),
+        &body,
+    ))
+    .into_response()
 }
 
 pub(crate) async fn subscriptions(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let session = match viewer(&state, &headers) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let list = match operator_view::subscriptions(&state.pool).await {
         Ok(l) => l,
@@ -247,7 +253,7 @@ pub(crate) async fn subscriptions(State(state): State<AppState>, headers: Header
 pub(crate) async fn dlq(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let session = match viewer(&state, &headers) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let summary = match dlq::summary(&state, None).await {
         Ok(s) => s,

@@ -44,6 +44,7 @@ use motor_store::{
 };
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use self::{chain::Chained, recorder::Recorder};
 use crate::Result;
@@ -180,7 +181,9 @@ impl Dispatcher {
         let mut claimed = Box::new(claimed);
         let started = Instant::now();
         for attempts in 1.. {
-            let made = attempt::make(self, &claimed).await;
+            let made = attempt::make(self, &claimed)
+                .instrument(observe::span(&claimed))
+                .await;
             drop(slot.take());
             let (attempt, outcome) = made?;
             let decision = self.policy.decide(

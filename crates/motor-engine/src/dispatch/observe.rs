@@ -10,6 +10,7 @@ use motor_store::deliveries::{Attempt, Claimed};
 /// Taken before the attempt is recorded (the recorder keeps the attempt),
 /// counted after.
 pub(super) struct Observation {
+    span: tracing::Span,
     clase: &'static str,
     seconds: f64,
     decision: Decision,
@@ -23,6 +24,7 @@ impl Observation {
             .to_std()
             .map_or(0.0, |d| d.as_secs_f64());
         Self {
+            span: span(claimed),
             clase: class(attempt),
             seconds: f64::from(attempt.duracion_ms) / 1000.0,
             decision: *decision,
@@ -31,6 +33,17 @@ impl Observation {
     }
 
     pub(super) fn count(self, metrics: &Metrics) {
+        let estado = self.decision.estado();
+        let error = self.decision.ultimo_error().map(|e| e.to_string());
+        self.span.in_scope(|| {
+            tracing::debug!(
+                clase = self.clase,
+                duracion_ms = (self.seconds * 1000.0) as u64,
+                %estado,
+                error = error.as_deref(),
+                "attempt recorded"
+            );
+        });
         let p = &metrics.pipeline;
         p.attempt(self.clase, self.seconds);
         match self.decision {
@@ -43,6 +56,20 @@ impl Observation {
             Decision::Suspend { .. } => {}
         }
     }
+}
+
+/// The span of one attempt: the ids that tie it to its event, delivery,
+/// subscription and instance (and so to the ingest that created it).
+pub(super) fn span(claimed: &Claimed) -> tracing::Span {
+    tracing::info_span!(
+        "attempt",
+        event_id = %claimed.event_id,
+        delivery_id = %claimed.delivery_id,
+        subscription_id = %claimed.subscription_id,
+        instance_id = %claimed.instance_id,
+        seq = claimed.seq,
+        attempt = claimed.attempt,
+    )
 }
 
 /// The outcome class of an attempt: the status family when an answer came,

@@ -3,6 +3,8 @@
 //! the web console.
 
 mod api;
+mod console;
+mod logs;
 mod metrics;
 mod reconcile;
 
