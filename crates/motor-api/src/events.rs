@@ -67,6 +67,7 @@ async fn post_events(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
+    let started = std::time::Instant::now();
     caller.require(Scope::EventsWrite)?;
     let instance = caller.instance(&state, &id).await?;
     let key = idempotency_key(&headers)?;
@@ -79,7 +80,7 @@ async fn post_events(
         let is_batch = batch.is_batch();
         let appended = state.intake.append(instance, batch.into_events()).await?;
         let (status, response) = answer(is_batch, &appended);
-        count(&state, caller.0.app_id, &appended);
+        count(&state, caller.0.app_id, &appended, started);
         return Ok(json_response(status, response));
     };
     let request_hash = Sha256::digest(value.to_string().as_bytes()).to_vec();
@@ -109,7 +110,7 @@ async fn post_events(
     if let Some(after_commit) = &state.after_commit {
         after_commit.committed(std::mem::take(&mut appended.handed));
     }
-    count(&state, caller.0.app_id, &appended);
+    count(&state, caller.0.app_id, &appended, started);
     Ok(json_response(status, response))
 }
 
@@ -129,8 +130,16 @@ fn answer(is_batch: bool, appended: &Appended) -> (StatusCode, String) {
     (status, response)
 }
 
-fn count(state: &AppState, app: motor_domain::AppId, appended: &Appended) {
+fn count(
+    state: &AppState,
+    app: motor_domain::AppId,
+    appended: &Appended,
+    started: std::time::Instant,
+) {
     let m = &state.metrics;
+    m.pipeline
+        .ack_seconds
+        .observe(started.elapsed().as_secs_f64());
     let duplicate = (appended.envelopes.len() - appended.stored) as u64;
     m.ingest_requests.inc();
     m.events_stored.inc_by(appended.stored as u64);

@@ -35,6 +35,8 @@ pub struct Pipeline {
     pub deliveries_finished: Family<EstadoLabel, Counter>,
     /// Deliveries that ended `fallida`, per `ultimo_error`.
     pub deliveries_failed: Family<ErrorLabel, Counter>,
+    /// From a producer request's handling to its durable answer (the ack).
+    pub ack_seconds: Histogram,
     /// Attempts, per outcome class.
     pub attempts: Family<ClassLabel, Counter>,
     /// How long one attempt took (request to answer or error).
@@ -86,6 +88,7 @@ impl Pipeline {
             deliveries_finished: Family::default(),
             deliveries_failed: Family::default(),
             attempts: Family::default(),
+            ack_seconds: Histogram::new(exponential_buckets(0.001, 2.0, 14)),
             attempt_seconds,
             delivered_seconds,
             retries: Family::default(),
@@ -103,6 +106,11 @@ impl Pipeline {
             "app_events_duplicate",
             "Events answered from an existing source_id (no new event), per app.",
             this.events_duplicate.clone(),
+        );
+        r.register(
+            "ingest_ack_duration_seconds",
+            "From a producer request's handling (after authentication) to its durable answer.",
+            this.ack_seconds.clone(),
         );
         r.register(
             "deliveries_finished",

@@ -95,7 +95,10 @@ async fn a_known_run_is_counted_exactly() {
         1.0
     );
     assert_eq!(at("motor_retries_total{tier=\"1s\"}"), 1.0);
-    // Histograms: every attempt and every delivered delivery observed.
+    // Histograms: every producer request, attempt and delivered delivery
+    // observed (three appends and the duplicate's).
+    assert_eq!(at("motor_ingest_ack_duration_seconds_count"), 4.0);
+    assert!(at("motor_ingest_ack_duration_seconds_sum") > 0.0);
     assert_eq!(at("motor_attempt_duration_seconds_count"), 4.0);
     assert_eq!(at("motor_delivery_latency_seconds_count"), 2.0);
     assert!(at("motor_attempt_duration_seconds_sum") > 0.0);

@@ -195,3 +195,35 @@ fn doctor_exits_1_when_it_cannot_check() {
     assert_eq!(code, 1);
     assert!(report.is_null());
 }
+
+/// The sweeper role runs the job: with no relay, the outbox falls behind,
+/// the finding shows in `/metrics` and a global alert opens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sweeper_role_reconciles_and_counts_findings() {
+    let m = TestMotor::start_configured(TestDb::new().await, &[Role::Api, Role::Sweeper], |c| {
+        c.reconcile.reconcile_every_secs = 1;
+        c.reconcile.reconcile_outbox_secs = 1;
+    })
+    .await;
+    let t = m.tenant(1).await;
+    let r = Receiver::start().await;
+    subscribe(&m, &t, &r, json!({})).await;
+    post(&m, &t, t.instances[0], json!({"type": "t", "data": {}})).await;
+    let metrics = super::scrape_until(&m, "an outbox finding", |m| {
+        m.get("motor_reconciliation_findings{tipo=\"outbox_atrasado\"}")
+            .is_some_and(|n| *n >= 1.0)
+    })
+    .await;
+    assert_eq!(
+        metrics["motor_reconciliation_findings{tipo=\"carril_detenido\"}"],
+        0.0
+    );
+    let alerts = reconciliation_alerts(&m).await;
+    assert!(
+        alerts
+            .iter()
+            .any(|a| a["suscripcion_id"].is_null() && a["cerrada_en"].is_null()),
+        "{alerts:#?}"
+    );
+    m.stop().await;
+}
