@@ -234,6 +234,9 @@ pub struct OpSubscription {
     pub ordenado: bool,
     pub pendientes: i64,
     pub fallidas: i64,
+    /// Why it is failing now: the `ultimo_error` of one of its open
+    /// deliveries that has one (a retrying head), if any.
+    pub fallando_con: Option<String>,
 }
 
 /// Every subscription of every app but the deleted ones, suspended first,
@@ -242,7 +245,11 @@ pub async fn subscriptions(db: impl PgExecutor<'_>) -> Result<Vec<OpSubscription
     let rows = sqlx::query(
         "SELECT s.id, s.app_id, a.nombre AS app, s.nombre, s.url, s.estado, s.motivo,
                 s.suspendida_en, s.ordenado,
-                COALESCE(c.pendientes, 0) AS pendientes, COALESCE(c.fallidas, 0) AS fallidas
+                COALESCE(c.pendientes, 0) AS pendientes, COALESCE(c.fallidas, 0) AS fallidas,
+                (SELECT d.ultimo_error FROM deliveries d
+                 WHERE d.subscription_id = s.id AND d.estado = 'pendiente'
+                   AND d.ultimo_error IS NOT NULL
+                 LIMIT 1) AS fallando_con
          FROM subscriptions s
          JOIN apps a ON a.id = s.app_id
          LEFT JOIN (SELECT subscription_id,
@@ -270,6 +277,7 @@ pub async fn subscriptions(db: impl PgExecutor<'_>) -> Result<Vec<OpSubscription
             ordenado: r.get("ordenado"),
             pendientes: r.get("pendientes"),
             fallidas: r.get("fallidas"),
+            fallando_con: r.get("fallando_con"),
         })
         .collect())
 }

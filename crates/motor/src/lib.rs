@@ -7,4 +7,5 @@ pub mod admin;
 pub mod cli;
 pub mod config;
 pub mod doctor;
+pub mod logging;
 pub mod serve;

@@ -6,25 +6,10 @@ use motor::{
     serve,
 };
 use tokio_util::sync::CancellationToken;
-use tracing_subscriber::EnvFilter;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    // MOTOR_LOG_FORMAT=json: one JSON object per line, with the fields of
-    // the event and of every span it is in (event_id, delivery_id, …).
-    if std::env::var("MOTOR_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json")) {
-        logs.json()
-            .with_current_span(true)
-            .with_span_list(true)
-            .init();
-    } else {
-        logs.init();
-    }
+    let _logging = motor::logging::init();
     let cli = Cli::parse();
     match run(cli).await {
         Ok(code) => code,

@@ -210,7 +210,7 @@ pub(crate) async fn subscriptions(State(state): State<AppState>, headers: Header
     };
     let mut body = String::from(
         "<table><tr><th>App</th><th>Suscripción</th><th>Destino</th><th>Estado</th>\
-         <th>Motivo</th><th class=\"num\">Pendientes</th><th class=\"num\">Fallidas</th><th></th></tr>",
+         <th>Motivo</th><th>Fallando con</th><th class=\"num\">Pendientes</th><th class=\"num\">Fallidas</th><th></th></tr>",
     );
     for s in &list {
         let (action, label) = if s.estado == "activa" {
@@ -221,7 +221,7 @@ pub(crate) async fn subscriptions(State(state): State<AppState>, headers: Header
         let _ = write!(
             body,
             "<tr><td>{app}</td><td>{nombre}<br><code>{id}</code></td><td>{dest}</td><td>{estado}</td>\
-             <td>{motivo}</td><td class=\"num\"><a href=\"/console/deliveries?estado=pendiente&amp;suscripcion_id={id}\">{p}</a></td>\
+             <td>{motivo}</td><td>{fallando}</td><td class=\"num\"><a href=\"/console/deliveries?estado=pendiente&amp;suscripcion_id={id}\">{p}</a></td>\
              <td class=\"num\"><a href=\"/console/deliveries?estado=fallida&amp;suscripcion_id={id}\">{f}</a></td>\
              <td><form class=\"inline\" method=\"post\" action=\"/console/subscriptions/{id}/{action}\" \
              data-confirm=\"¿{label} {nombre_attr}?\">{csrf}<button>{label}</button></form></td></tr>",
@@ -232,6 +232,7 @@ pub(crate) async fn subscriptions(State(state): State<AppState>, headers: Header
             dest = esc(&destination(&s.url)),
             estado = estado(&s.estado),
             motivo = opt(s.motivo.as_deref()),
+            fallando = opt(s.fallando_con.as_deref()),
             p = s.pendientes,
             f = s.fallidas,
             csrf = csrf_field(&session.csrf),

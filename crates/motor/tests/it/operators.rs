@@ -6,6 +6,8 @@ mod api;
 mod console;
 mod logs;
 mod metrics;
+#[cfg(feature = "otlp")]
+mod otlp;
 mod reconcile;
 
 use std::{collections::HashMap, time::Duration};

@@ -450,5 +450,43 @@ async fn console_actions_need_a_session_and_its_csrf_token() {
         .unwrap();
     assert_eq!(res.status(), StatusCode::SEE_OTHER);
     assert_eq!(replays().await, 1);
+
+    // A DLQ group: the first POST only asks for confirmation.
+    let group = |confirm: bool| {
+        let mut f = vec![
+            ("csrf", token.clone()),
+            ("suscripcion_id", sub.to_string()),
+            ("ultimo_error", "http_410".to_owned()),
+            ("motivo", "lote".to_owned()),
+        ];
+        if confirm {
+            f.push(("confirmar", "si".to_owned()));
+        }
+        f
+    };
+    let res = http
+        .post(m.url("/console/dlq/retry"))
+        .header("cookie", &cookie)
+        .form(&group(false))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(res.text().await.unwrap().contains("Confirmar el reintento"));
+    assert_eq!(replays().await, 1);
+    let res = http
+        .post(m.url("/console/dlq/retry"))
+        .header("cookie", &cookie)
+        .form(&group(true))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(res
+        .text()
+        .await
+        .unwrap()
+        .contains("1 entregas nuevas en 1 replays"));
+    assert_eq!(replays().await, 2);
     m.stop().await;
 }
