@@ -22,15 +22,26 @@ pub struct SamplerConfig {
     pub bus: Option<BusConfig>,
 }
 
+/// Consumer lag is read at most this often, whatever `every` is: each read
+/// makes (and drops) a Kafka client.
+pub const LAG_EVERY: Duration = Duration::from_secs(5);
+
 pub async fn run(
     config: SamplerConfig,
     pool: Pool,
     metrics: Arc<Metrics>,
     shutdown: CancellationToken,
 ) -> Result<()> {
+    let mut lag_read: Option<tokio::time::Instant> = None;
     while !shutdown.is_cancelled() {
-        if let Err(e) = sample_once(&config, &pool, &metrics).await {
+        if let Err(e) = sample_once(&pool, &metrics).await {
             tracing::warn!(error = %e, "metrics sample failed; keeping the last values");
+        }
+        if let Some(bus) = &config.bus {
+            if lag_read.is_none_or(|at| at.elapsed() >= LAG_EVERY) {
+                sample_lag(bus, &metrics).await;
+                lag_read = Some(tokio::time::Instant::now());
+            }
         }
         tokio::select! {
             _ = shutdown.cancelled() => {}
@@ -40,8 +51,9 @@ pub async fn run(
     Ok(())
 }
 
-/// One pass: sets every sampled gauge and adds a point to the history.
-pub async fn sample_once(config: &SamplerConfig, pool: &Pool, metrics: &Metrics) -> Result<()> {
+/// One pass: sets every sampled gauge but consumer lag (read by [`run`]
+/// every [`LAG_EVERY`]) and adds a point to the history.
+pub async fn sample_once(pool: &Pool, metrics: &Metrics) -> Result<()> {
     let s = &metrics.pipeline.sampled;
     if let Some(rss) = resident_bytes() {
         s.resident_bytes.set(rss);
@@ -70,9 +82,6 @@ pub async fn sample_once(config: &SamplerConfig, pool: &Pool, metrics: &Metrics)
                 estado: estado.into(),
             })
             .set(n);
-    }
-    if let Some(bus) = &config.bus {
-        sample_lag(bus, metrics).await;
     }
     let now = chrono::Utc::now().timestamp();
     s.sampled_at.set(now);

@@ -83,7 +83,7 @@ pub fn config(db: &TestDb, prefix: &str) -> Config {
         retry_schedule_ms: None,
         retry_give_up_secs: None,
         dispatch_in_flight: 1000,
-        metrics_sample_ms: 200,
+        metrics_sample_ms: 1000,
         reconcile: Default::default(),
     }
 }
