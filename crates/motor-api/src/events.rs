@@ -68,6 +68,7 @@ async fn post_events(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
+    let started = std::time::Instant::now();
     caller.require(Scope::EventsWrite)?;
     let instance = caller.writable_instance(&state, &id).await?;
     let key = idempotency_key(&headers)?;
@@ -80,7 +81,7 @@ async fn post_events(
         let is_batch = batch.is_batch();
         let appended = state.intake.append(instance, batch.into_events()).await?;
         let (status, response) = answer(is_batch, &appended);
-        count(&state, &appended);
+        count(&state, caller.0.app_id, &appended, started);
         return Ok(json_response(status, response));
     };
     let request_hash = Sha256::digest(value.to_string().as_bytes()).to_vec();
@@ -110,7 +111,7 @@ async fn post_events(
     if let Some(after_commit) = &state.after_commit {
         after_commit.committed(std::mem::take(&mut appended.handed));
     }
-    count(&state, &appended);
+    count(&state, caller.0.app_id, &appended, started);
     Ok(json_response(status, response))
 }
 
@@ -130,12 +131,37 @@ fn answer(is_batch: bool, appended: &Appended) -> (StatusCode, String) {
     (status, response)
 }
 
-fn count(state: &AppState, appended: &Appended) {
+fn count(
+    state: &AppState,
+    app: motor_domain::AppId,
+    appended: &Appended,
+    started: std::time::Instant,
+) {
     let m = &state.metrics;
+    m.pipeline
+        .ack_seconds
+        .observe(started.elapsed().as_secs_f64());
+    let duplicate = (appended.envelopes.len() - appended.stored) as u64;
     m.ingest_requests.inc();
     m.events_stored.inc_by(appended.stored as u64);
-    m.events_duplicate
-        .inc_by((appended.envelopes.len() - appended.stored) as u64);
+    m.events_duplicate.inc_by(duplicate);
+    m.pipeline
+        .accepted(app.to_string(), appended.stored as u64, duplicate);
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        // The ids an attempt's span carries, so a trace joins ingest to
+        // delivery (read back from the stored envelopes only when wanted).
+        for envelope in &appended.envelopes {
+            if let Ok(e) = serde_json::from_str::<Value>(envelope) {
+                tracing::debug!(
+                    app_id = %app,
+                    event_id = e["event_id"].as_str(),
+                    instance_id = e["instance_id"].as_str(),
+                    seq = e["seq"].as_i64(),
+                    "event accepted"
+                );
+            }
+        }
+    }
 }
 
 /// Pages through an instance's ledger in `seq` order.

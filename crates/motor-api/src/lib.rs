@@ -6,6 +6,7 @@
 pub mod admin;
 pub mod admin_subscriptions;
 pub mod auth;
+pub mod console;
 pub mod deliveries;
 pub mod error;
 pub mod events;
@@ -13,6 +14,7 @@ pub mod extract;
 pub mod health;
 pub mod intake;
 pub mod openapi;
+pub mod operator;
 pub mod probe;
 pub mod replays;
 pub mod retries;
@@ -74,6 +76,8 @@ pub fn router(state: AppState) -> Router {
         .merge(retries::router())
         .merge(settings::router())
         .merge(openapi::router())
+        .merge(operator::router())
+        .merge(console::router())
         .fallback(|| async { ApiError::NotFound("route") })
         .with_state(state)
 }

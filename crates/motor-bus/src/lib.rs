@@ -3,6 +3,7 @@
 //! through. Nothing here knows about Postgres; the relay joins the two.
 
 pub mod consumer;
+pub mod lag;
 pub mod offsets;
 pub mod producer;
 pub mod topics;

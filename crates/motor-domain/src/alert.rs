@@ -15,11 +15,15 @@ use crate::{
 pub struct Alert {
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = Uuid))]
     pub id: uuid::Uuid,
-    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Uuid))]
-    pub app_id: AppId,
+    /// `null` for an alert about the whole installation (reconciliation
+    /// found the outbox behind).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = Uuid, required = true))]
+    pub app_id: Option<AppId>,
     #[cfg_attr(feature = "openapi", schema(required = true))]
     pub suscripcion_id: Option<SubscriptionId>,
-    /// What happened: a suspension `motivo` (`rechazo_401`, …).
+    /// What happened: a suspension `motivo` (`rechazo_401`, …), or
+    /// `reconciliacion` (work that should be moving is not; closed by the
+    /// engine once it moves again).
     pub motivo: String,
     pub detalle: String,
     #[serde(with = "serde_ts")]

@@ -16,6 +16,7 @@ pub mod ledger;
 pub mod operator;
 pub mod outbox;
 pub mod principal;
+pub mod reconcile;
 pub mod replay;
 pub mod scope;
 pub mod seal;

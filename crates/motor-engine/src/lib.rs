@@ -8,18 +8,24 @@
 //!   `motor-destinations`, recorded in Postgres with what follows.
 //! - `sweeper`: lane heads whose job was lost or whose lease expired get a
 //!   fresh job; `retention` deletes old `entregada` deliveries.
+//! - `reconcile`: reports stuck work and keeps `reconciliacion` alerts.
+//! - `sampler`: the metrics' sampled gauges (backlogs, lag, memory).
 //!
 //! Neighbours: `motor-store` (Postgres), `motor-bus` (Kafka),
 //! `motor-destinations` (the attempt), `motor-metrics` (counting).
 
 mod dispatch;
 mod error;
+mod reconcile;
 mod relay;
 mod retention;
+mod sampler;
 mod sweeper;
 
 pub use dispatch::{run as run_dispatch, DispatchConfig, Dispatcher, LocalRoles, Source};
 pub use error::{EngineError, Result};
+pub use reconcile::{reconcile_once, run as run_reconcile, ReconcileConfig};
 pub use relay::{run as run_relay, RelayConfig};
 pub use retention::{purge_once, redact_once};
+pub use sampler::{run as run_sampler, sample_once, SamplerConfig};
 pub use sweeper::{run as run_sweeper, sweep_once, SweeperConfig};

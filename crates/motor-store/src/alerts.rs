@@ -85,7 +85,7 @@ pub async fn close(db: impl PgExecutor<'_>, id: Uuid) -> Result<Alert> {
 fn from_row(row: &PgRow) -> Alert {
     Alert {
         id: row.get("id"),
-        app_id: AppId::from_uuid(row.get("app_id")),
+        app_id: row.get::<Option<Uuid>, _>("app_id").map(AppId::from_uuid),
         suscripcion_id: row
             .get::<Option<Uuid>, _>("subscription_id")
             .map(SubscriptionId::from_uuid),

@@ -1,4 +1,4 @@
-//! The command line: `motor migrate | serve | admin`.
+//! The command line: `motor migrate | serve | admin | doctor`.
 
 use clap::{Parser, Subcommand};
 
@@ -32,6 +32,9 @@ pub enum Command {
     /// alerts, event types); prints the same JSON.
     #[command(subcommand)]
     Admin(AdminCommand),
+    /// One reconciliation pass: prints what is stuck as JSON; exits 0 when
+    /// nothing is, 2 when something is, 1 when the check failed.
+    Doctor,
 }
 
 #[cfg(test)]

@@ -73,6 +73,12 @@ pub struct Config {
     #[arg(long, env = "MOTOR_DISPATCH_IN_FLIGHT", default_value_t = 1000)]
     pub dispatch_in_flight: usize,
 
+    /// How often the metrics sampler reads backlogs, lag and memory, in
+    /// milliseconds.
+    #[arg(long, env = "MOTOR_METRICS_SAMPLE_MS", default_value_t = 15_000,
+          value_parser = clap::value_parser!(u64).range(100..))]
+    pub metrics_sample_ms: u64,
+
     /// Postgres connections per process.
     #[arg(long, env = "MOTOR_DATABASE_POOL", default_value_t = 16)]
     pub database_pool: u32,
@@ -92,6 +98,9 @@ pub struct Config {
     /// Milliseconds between stream heartbeats (production: 15000). For tests.
     #[arg(long, env = "MOTOR_STREAMS_HEARTBEAT_MS", hide = true)]
     pub streams_heartbeat_ms: Option<u64>,
+
+    #[command(flatten)]
+    pub reconcile: crate::doctor::ReconcileArgs,
 }
 
 impl Config {

@@ -6,4 +6,6 @@
 pub mod admin;
 pub mod cli;
 pub mod config;
+pub mod doctor;
+pub mod logging;
 pub mod serve;

@@ -6,16 +6,10 @@ use motor::{
     serve,
 };
 use tokio_util::sync::CancellationToken;
-use tracing_subscriber::EnvFilter;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    let _logging = motor::logging::init();
     let cli = Cli::parse();
     match run(cli).await {
         Ok(code) => code,
@@ -36,6 +30,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let shutdown = CancellationToken::new();
             serve::cancel_on_signal(shutdown.clone());
             serve::run(cli.config, &roles, shutdown, None).await?;
+        }
+        Command::Doctor => {
+            return motor::doctor::run(&cli.config.database_url, &cli.config.reconcile).await;
         }
         Command::Admin(command) => {
             motor_store::migrate(&cli.config.database_url).await?;

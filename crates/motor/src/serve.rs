@@ -6,7 +6,9 @@ use std::{net::SocketAddr, sync::Arc};
 use anyhow::Context;
 use clap::ValueEnum;
 use motor_api::AppState;
-use motor_engine::{DispatchConfig, Dispatcher, LocalRoles, RelayConfig, Source, SweeperConfig};
+use motor_engine::{
+    DispatchConfig, Dispatcher, LocalRoles, RelayConfig, SamplerConfig, Source, SweeperConfig,
+};
 use motor_metrics::Metrics;
 use motor_store::{deliveries::AfterCommit, settings::MasterKeyCheck};
 use tokio::net::TcpListener;
@@ -142,6 +144,14 @@ pub async fn run(
         });
     }
 
+    if roles.contains(&Role::Sweeper) {
+        let reconcile = config.reconcile.config();
+        let (pool, metrics, shutdown) = (pool.clone(), metrics.clone(), shutdown.clone());
+        tracker.spawn(async move {
+            let _ = motor_engine::run_reconcile(reconcile, pool, metrics, shutdown).await;
+        });
+    }
+
     // Without the API there is no address to report: dropping the sender
     // tells a waiting caller so.
     let bound = bound.filter(|_| roles.contains(&Role::Api));
@@ -155,6 +165,7 @@ pub async fn run(
         if let Some(bound) = bound {
             let _ = bound.send(addr);
         }
+        spawn_sampler(&config, &pool, &metrics, &shutdown, &tracker);
         let local_roles = (local.dispatcher.is_some() || local.relay.is_some())
             .then(|| Arc::new(local.clone()) as Arc<dyn AfterCommit>);
         let streams =
@@ -195,6 +206,24 @@ pub async fn run(
     tracker.wait().await;
     pool.close().await;
     Ok(())
+}
+
+/// The metrics sampler runs beside the API, which serves what it sets.
+fn spawn_sampler(
+    config: &Config,
+    pool: &motor_store::Pool,
+    metrics: &Arc<Metrics>,
+    shutdown: &CancellationToken,
+    tracker: &TaskTracker,
+) {
+    let sampler = SamplerConfig {
+        every: std::time::Duration::from_millis(config.metrics_sample_ms),
+        bus: Some(config.bus()),
+    };
+    let (pool, metrics, shutdown) = (pool.clone(), metrics.clone(), shutdown.clone());
+    tracker.spawn(async move {
+        let _ = motor_engine::run_sampler(sampler, pool, metrics, shutdown).await;
+    });
 }
 
 /// Cancels `token` on SIGINT or SIGTERM.

@@ -14,6 +14,7 @@
 mod attempt;
 mod cache;
 mod chain;
+mod observe;
 mod recorder;
 
 use std::{
@@ -43,6 +44,7 @@ use motor_store::{
 };
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use self::{chain::Chained, recorder::Recorder};
 use crate::Result;
@@ -201,7 +203,9 @@ impl Dispatcher {
                     break;
                 }
             }
-            let made = attempt::make(self, &claimed).await;
+            let made = attempt::make(self, &claimed)
+                .instrument(observe::span(&claimed))
+                .await;
             drop(slot.take());
             let (attempt, outcome) = made?;
             // A 429 or 503 with Retry-After holds the whole subscription.
@@ -230,6 +234,7 @@ impl Dispatcher {
             // pace. Bounded, so one job does not hold its consumer's
             // offsets (or a shutdown) for long: then the next one is
             // released through its job instead.
+            let observed = observe::Observation::of(&claimed, &attempt, &decision);
             let next = if attempts < CHAIN_MAX && started.elapsed() < CHAIN_FOR {
                 Next::Claim(self.lease().await?)
             } else {
@@ -253,6 +258,7 @@ impl Dispatcher {
                 motor_store::throttle::hold(&self.pool, subscription, delivery, numero, until)
                     .await?;
             }
+            observed.count(&self.metrics);
             match recorded {
                 Recorded::Done {
                     next: Some(next), ..

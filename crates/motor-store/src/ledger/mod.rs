@@ -8,8 +8,8 @@
 
 use std::{collections::HashMap, time::Duration};
 
-pub mod stream;
 pub mod redact;
+pub mod stream;
 mod write;
 
 use motor_domain::{ledger::LedgerQuery, InstanceId, NewEvent};

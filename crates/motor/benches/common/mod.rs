@@ -72,6 +72,8 @@ impl BenchDb {
             streams_max_connections: 10_000,
             streams_buffer: 4_096,
             streams_heartbeat_ms: None,
+            metrics_sample_ms: 15_000,
+            reconcile: Default::default(),
         }
     }
 

@@ -12,6 +12,7 @@ mod health;
 mod ingest;
 mod ledger;
 mod openapi;
+mod operators;
 mod probe;
 mod relay;
 mod replays;

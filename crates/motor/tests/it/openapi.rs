@@ -109,6 +109,13 @@ fn the_document_is_openapi_3_1_and_names_every_route() {
         "POST /v1/admin/apps/{id}/subscriptions/{sid}/rotate",
         "POST /v1/admin/apps/{id}/subscriptions/{sid}/test",
         "POST /v1/admin/apps/{id}/subscriptions/{sid}/replays",
+        "GET /v1/admin/deliveries",
+        "GET /v1/admin/deliveries/{id}",
+        "GET /v1/admin/dlq",
+        "POST /v1/admin/dlq/retry",
+        "POST /v1/admin/subscriptions/{id}/pause",
+        "POST /v1/admin/subscriptions/{id}/reactivate",
+        "GET /v1/admin/reconciliacion",
     ]
     .into_iter()
     .map(String::from)

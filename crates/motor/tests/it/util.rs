@@ -86,6 +86,8 @@ pub fn config(db: &TestDb, prefix: &str) -> Config {
         streams_max_connections: 10_000,
         streams_buffer: 4_096,
         streams_heartbeat_ms: None,
+        metrics_sample_ms: 1000,
+        reconcile: Default::default(),
     }
 }
 

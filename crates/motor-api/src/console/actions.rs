@@ -1,0 +1,266 @@
+//! The console's actions. Each is a POST that needs a valid session and
+//! the session's CSRF token (`super::actor`); a retry first shows what it
+//! will send again and asks for the motivo (a second POST with
+//! `confirmar=si` does it). Bad input answers the form again with the field
+//! named and nothing changed.
+
+use std::fmt::Write;
+
+use axum::{
+    extract::{rejection::FormRejection, Form, Path, State},
+    http::{HeaderMap, StatusCode},
+    response::{Html, IntoResponse, Redirect, Response},
+};
+
+use super::{
+    actor,
+    html::{csrf_field, error_box, esc, page},
+    session::Session,
+    Fields,
+};
+use crate::{
+    operator::{dlq, subscriptions},
+    ApiError, AppState,
+};
+
+fn message(e: &ApiError) -> String {
+    match e {
+        ApiError::Field(f) => format!("{}: {}", f.campo, f.message),
+        other => other.to_string(),
+    }
+}
+
+fn failed(session: &Session, title: &str, active: &str, e: &ApiError, back: &str) -> Response {
+    let status = e.status_code();
+    let body = format!(
+        "{}<p>No se cambió nada. <a href=\"{}\">Volver</a></p>",
+        error_box(&message(e)),
+        esc(back)
+    );
+    (
+        status,
+        Html(page(title, active, Some(&session.csrf), &body)),
+    )
+        .into_response()
+}
+
+pub(crate) async fn subscription_action(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((id, action)): Path<(String, String)>,
+    form: Result<Form<Fields>, FormRejection>,
+) -> Response {
+    let (session, _) = match actor(&state, &headers, &form) {
+        Ok(ok) => ok,
+        Err(refused) => return *refused,
+    };
+    let estado = match action.as_str() {
+        "pause" => "pausada",
+        "reactivate" => "activa",
+        _ => return StatusCode::NOT_FOUND.into_response(),
+    };
+    let Ok(id) = id.parse::<uuid::Uuid>() else {
+        return failed(
+            &session,
+            "Suscripciones",
+            "/console/subscriptions",
+            &ApiError::NotFound("subscription"),
+            "/console/subscriptions",
+        );
+    };
+    match subscriptions::set_estado(&state, id, estado).await {
+        Ok(_) => Redirect::to("/console/subscriptions").into_response(),
+        Err(e) => failed(
+            &session,
+            "Suscripciones",
+            "/console/subscriptions",
+            &e,
+            "/console/subscriptions",
+        ),
+    }
+}
+
+pub(crate) async fn close_alert(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    form: Result<Form<Fields>, FormRejection>,
+) -> Response {
+    let (session, _) = match actor(&state, &headers, &form) {
+        Ok(ok) => ok,
+        Err(refused) => return *refused,
+    };
+    let result = match id.parse::<uuid::Uuid>() {
+        Ok(id) => motor_store::alerts::close(&state.pool, id)
+            .await
+            .map_err(ApiError::from),
+        Err(_) => Err(ApiError::NotFound("alert")),
+    };
+    match result {
+        Ok(_) => Redirect::to("/console/alerts").into_response(),
+        Err(e) => failed(
+            &session,
+            "Alertas",
+            "/console/alerts",
+            &e,
+            "/console/alerts",
+        ),
+    }
+}
+
+/// The confirmation step of a retry: what will go out again, the motivo
+/// to give (kept if one was typed), and the button that does it.
+fn confirm_page(
+    session: &Session,
+    action: &str,
+    what: &str,
+    fields: &Fields,
+    error: Option<&str>,
+) -> Response {
+    let mut hidden = String::new();
+    for (k, v) in fields {
+        if !["csrf", "motivo", "confirmar"].contains(&k.as_str()) {
+            let _ = write!(
+                hidden,
+                "<input type=\"hidden\" name=\"{}\" value=\"{}\">",
+                esc(k),
+                esc(v)
+            );
+        }
+    }
+    let body = format!(
+        "{err}<p>Se enviarán de nuevo, como entregas nuevas de los mismos eventos (un replay \
+         registrado con su motivo): <strong>{what}</strong>.</p>\
+         <form method=\"post\" action=\"{action}\" id=\"confirmar\">{csrf}{hidden}\
+         <input type=\"hidden\" name=\"confirmar\" value=\"si\">\
+         <label>Motivo (1–300 caracteres) <input name=\"motivo\" id=\"motivo\" size=\"50\" maxlength=\"300\" value=\"{motivo}\"></label> \
+         <button id=\"confirmar-btn\">Confirmar el reintento</button></form>",
+        err = error.map(error_box).unwrap_or_default(),
+        what = esc(what),
+        action = esc(action),
+        csrf = csrf_field(&session.csrf),
+        motivo = esc(fields.get("motivo").map(String::as_str).unwrap_or_default()),
+    );
+    let status = if error.is_some() {
+        StatusCode::UNPROCESSABLE_ENTITY
+    } else {
+        StatusCode::OK
+    };
+    (
+        status,
+        Html(page(
+            "Confirmar reintento",
+            "/console/dlq",
+            Some(&session.csrf),
+            &body,
+        )),
+    )
+        .into_response()
+}
+
+/// Runs a retry once confirmed with a motivo; a new Idempotency-Key per
+/// confirmation (the form is the operator's single intent).
+async fn run_retry(
+    state: &AppState,
+    session: &Session,
+    action: &str,
+    what: &str,
+    fields: &Fields,
+    input: dlq::RetryDlq,
+) -> Result<dlq::RetryDlqResult, Response> {
+    if fields.get("confirmar").map(String::as_str) != Some("si") {
+        return Err(confirm_page(session, action, what, fields, None));
+    }
+    if let Err(e) = dlq::parse_retry(&input) {
+        let text = format!("{}: {}", e.campo, e.message);
+        return Err(confirm_page(session, action, what, fields, Some(&text)));
+    }
+    let key = format!("console-{}", uuid::Uuid::now_v7());
+    dlq::retry(state, &key, &input)
+        .await
+        .map_err(|e| confirm_page(session, action, what, fields, Some(&message(&e))))
+}
+
+pub(crate) async fn retry_delivery(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    form: Result<Form<Fields>, FormRejection>,
+) -> Response {
+    let (session, fields) = match actor(&state, &headers, &form) {
+        Ok(ok) => ok,
+        Err(refused) => return *refused,
+    };
+    let Ok(uuid) = id.parse::<uuid::Uuid>() else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let input = dlq::RetryDlq {
+        delivery_ids: Some(vec![uuid.to_string()]),
+        motivo: fields.get("motivo").cloned().unwrap_or_default(),
+        ..Default::default()
+    };
+    let action = format!("/console/deliveries/{uuid}/retry");
+    let what = format!("la entrega fallida {uuid}");
+    match run_retry(&state, &session, &action, &what, &fields, input).await {
+        Ok(done) => Redirect::to(&format!(
+            "/console/deliveries/{uuid}?reintentadas={}",
+            done.entregas
+        ))
+        .into_response(),
+        Err(page) => page,
+    }
+}
+
+pub(crate) async fn retry_group(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    form: Result<Form<Fields>, FormRejection>,
+) -> Response {
+    let (session, fields) = match actor(&state, &headers, &form) {
+        Ok(ok) => ok,
+        Err(refused) => return *refused,
+    };
+    let sub = fields.get("suscripcion_id").cloned().unwrap_or_default();
+    let error = fields
+        .get("ultimo_error")
+        .cloned()
+        .filter(|e| !e.is_empty());
+    let input = dlq::RetryDlq {
+        suscripcion_id: Some(sub.clone()),
+        ultimo_error: error.clone().map(|e| vec![e]),
+        motivo: fields.get("motivo").cloned().unwrap_or_default(),
+        ..Default::default()
+    };
+    let what = format!(
+        "las fallidas de la suscripción {sub}{} (hasta {})",
+        error.map(|e| format!(" con error {e}")).unwrap_or_default(),
+        dlq::MAX_RETRY
+    );
+    match run_retry(
+        &state,
+        &session,
+        "/console/dlq/retry",
+        &what,
+        &fields,
+        input,
+    )
+    .await
+    {
+        Ok(done) => {
+            let body = format!(
+                "<div class=\"ok\" role=\"status\">Reintento pedido: {} entregas nuevas en {} replays.</div>\
+                 <p><a href=\"/console/dlq\">Volver a la DLQ</a></p>",
+                done.entregas,
+                done.replays.len()
+            );
+            Html(page(
+                "Reintento pedido",
+                "/console/dlq",
+                Some(&session.csrf),
+                &body,
+            ))
+            .into_response()
+        }
+        Err(page) => page,
+    }
+}

@@ -1,0 +1,196 @@
+//! The web console at `/console` (issue 15): what an operator needs to
+//! answer "is anything stuck, who is failing, what is in the DLQ" and to
+//! act, without SQL. Server-rendered HTML (`html`), inline SVG charts
+//! (`chart`), a few lines of JavaScript (confirmation prompts, the
+//! overview's refresh).
+//!
+//! Access: the admin token, typed once on `/console/login`, becomes a
+//! session cookie (HttpOnly, SameSite=Strict; `session`); every action is a
+//! POST that carries the session's CSRF token, and one without a valid
+//! session or token is refused (403) with nothing changed. Without
+//! `MOTOR_ADMIN_TOKEN` the console is closed. No page shows a secret, a
+//! credential or an API token; a subscription's destination shows only its
+//! scheme and host.
+
+mod actions;
+mod chart;
+mod deliveries;
+mod html;
+mod pages;
+pub mod session;
+
+use std::collections::HashMap;
+
+use axum::{
+    extract::{rejection::FormRejection, Form, State},
+    http::{header, HeaderMap, StatusCode},
+    response::{Html, IntoResponse, Redirect, Response},
+    routing::{get, post},
+    Router,
+};
+use motor_domain::apikey::constant_time_eq;
+
+use self::{html::page, session::Session};
+use crate::AppState;
+
+/// A form's fields.
+pub(crate) type Fields = HashMap<String, String>;
+
+fn now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// The session of a page request, or the answer that sends the browser to
+/// the login page.
+pub(crate) fn viewer(state: &AppState, headers: &HeaderMap) -> Result<Session, Refusal> {
+    let Some(token) = state.admin_token.as_deref() else {
+        return Err(Box::new(closed()));
+    };
+    Session::from_headers(token, headers, now())
+        .ok_or_else(|| Box::new(Redirect::to("/console/login").into_response()))
+}
+
+/// A page to answer instead (boxed: a `Response` is large).
+pub(crate) type Refusal = Box<Response>;
+
+/// The session of an action: a valid session cookie and the form's CSRF
+/// token, or a 403 (nothing is changed).
+pub(crate) fn actor(
+    state: &AppState,
+    headers: &HeaderMap,
+    form: &Result<Form<Fields>, FormRejection>,
+) -> Result<(Session, Fields), Refusal> {
+    let Some(token) = state.admin_token.as_deref() else {
+        return Err(Box::new(closed()));
+    };
+    let refused = |why: &str| -> Refusal {
+        Box::new(
+            (
+                StatusCode::FORBIDDEN,
+                Html(page(
+                    "Acción rechazada",
+                    "",
+                    None,
+                    &format!(
+                        "{}<p><a href=\"/console/login\">Entrar</a></p>",
+                        html::error_box(why)
+                    ),
+                )),
+            )
+                .into_response(),
+        )
+    };
+    let Some(session) = Session::from_headers(token, headers, now()) else {
+        return Err(refused(
+            "Sin sesión válida: entra de nuevo. No se cambió nada.",
+        ));
+    };
+    let fields = match form {
+        Ok(Form(fields)) => fields.clone(),
+        Err(_) => return Err(refused("Formulario ilegible. No se cambió nada.")),
+    };
+    if !session.csrf_matches(fields.get("csrf").map(String::as_str)) {
+        return Err(refused(
+            "Token CSRF ausente o no válido. No se cambió nada.",
+        ));
+    }
+    Ok((session, fields))
+}
+
+fn closed() -> Response {
+    (
+        StatusCode::FORBIDDEN,
+        Html(page(
+            "Consola cerrada",
+            "",
+            None,
+            "<p>La consola está cerrada: define <code>MOTOR_ADMIN_TOKEN</code> para abrirla.</p>",
+        )),
+    )
+        .into_response()
+}
+
+fn login_page(error: Option<&str>) -> String {
+    page(
+        "Entrar",
+        "",
+        None,
+        &format!(
+            "{}<form method=\"post\" action=\"/console/login\">\
+             <label>Token de operador (<code>MOTOR_ADMIN_TOKEN</code>) \
+             <input type=\"password\" name=\"token\" id=\"token\" autocomplete=\"off\" required></label> \
+             <button id=\"entrar\">Entrar</button></form>",
+            error.map(html::error_box).unwrap_or_default()
+        ),
+    )
+}
+
+async fn get_login(State(state): State<AppState>) -> Response {
+    if state.admin_token.is_none() {
+        return closed();
+    }
+    Html(login_page(None)).into_response()
+}
+
+async fn post_login(
+    State(state): State<AppState>,
+    form: Result<Form<Fields>, FormRejection>,
+) -> Response {
+    let Some(expected) = state.admin_token.as_deref() else {
+        return closed();
+    };
+    let token = form
+        .ok()
+        .and_then(|Form(f)| f.get("token").cloned())
+        .unwrap_or_default();
+    if token.is_empty() || !constant_time_eq(token.as_bytes(), expected.as_bytes()) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            Html(login_page(Some("token: no es el token de operador"))),
+        )
+            .into_response();
+    }
+    let session = Session::issue(expected, now());
+    (
+        [(header::SET_COOKIE, session.set_cookie())],
+        Redirect::to("/console"),
+    )
+        .into_response()
+}
+
+async fn post_logout(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    form: Result<Form<Fields>, FormRejection>,
+) -> Response {
+    if let Err(refused) = actor(&state, &headers, &form) {
+        return *refused;
+    }
+    (
+        [(header::SET_COOKIE, Session::clear_cookie())],
+        Redirect::to("/console/login"),
+    )
+        .into_response()
+}
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/console", get(pages::overview))
+        .route("/console/login", get(get_login).post(post_login))
+        .route("/console/logout", post(post_logout))
+        .route("/console/subscriptions", get(pages::subscriptions))
+        .route(
+            "/console/subscriptions/{id}/{action}",
+            post(actions::subscription_action),
+        )
+        .route("/console/deliveries", get(deliveries::search))
+        .route("/console/deliveries/{id}", get(deliveries::detail))
+        .route(
+            "/console/deliveries/{id}/retry",
+            post(actions::retry_delivery),
+        )
+        .route("/console/dlq", get(pages::dlq))
+        .route("/console/dlq/retry", post(actions::retry_group))
+        .route("/console/alerts", get(pages::alerts))
+        .route("/console/alerts/{id}/close", post(actions::close_alert))
+}

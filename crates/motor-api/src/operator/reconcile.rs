@@ -1,0 +1,25 @@
+//! `GET /v1/admin/reconciliacion`: a reconciliation pass now, with the
+//! default thresholds (the report `motor doctor` prints). It does not
+//! touch alerts: the sweeper role's job keeps those.
+
+use axum::{extract::State, Json};
+use motor_domain::reconcile::{Report, Umbrales};
+use motor_store::reconcile;
+
+use crate::{auth::Operator, error::ApiError, AppState};
+
+/// What is stuck now.
+#[utoipa::path(get, path = "/v1/admin/reconciliacion", tag = "admin",
+    security(("admin_token" = [])),
+    responses(
+        (status = 200, body = Report),
+        (status = 401, body = crate::openapi::ErrorBody),
+    ))]
+pub(crate) async fn get_report(
+    _: Operator,
+    State(state): State<AppState>,
+) -> Result<Json<Report>, ApiError> {
+    Ok(Json(
+        reconcile::find(&state.pool, Umbrales::default()).await?,
+    ))
+}

@@ -1,0 +1,118 @@
+//! What one attempt adds to the metrics: its outcome class and duration,
+//! and — when it ended the delivery — the terminal state, its
+//! `ultimo_error`, and the commit → delivered latency; a retry counts in
+//! its tier.
+
+use motor_domain::delivery::{Decision, ErrorCode};
+use motor_metrics::Metrics;
+use motor_store::deliveries::{Attempt, Claimed};
+
+/// Taken before the attempt is recorded (the recorder keeps the attempt),
+/// counted after.
+pub(super) struct Observation {
+    span: tracing::Span,
+    clase: &'static str,
+    seconds: f64,
+    decision: Decision,
+    /// Seconds from the delivery's commit to now.
+    since_commit: f64,
+}
+
+impl Observation {
+    pub(super) fn of(claimed: &Claimed, attempt: &Attempt, decision: &Decision) -> Self {
+        let since_commit = (chrono::Utc::now() - claimed.creada_en)
+            .to_std()
+            .map_or(0.0, |d| d.as_secs_f64());
+        Self {
+            span: span(claimed),
+            clase: class(attempt),
+            seconds: f64::from(attempt.duracion_ms) / 1000.0,
+            decision: *decision,
+            since_commit,
+        }
+    }
+
+    pub(super) fn count(self, metrics: &Metrics) {
+        let estado = self.decision.estado();
+        let error = self.decision.ultimo_error().map(|e| e.to_string());
+        self.span.in_scope(|| {
+            tracing::debug!(
+                clase = self.clase,
+                duracion_ms = (self.seconds * 1000.0) as u64,
+                %estado,
+                error = error.as_deref(),
+                "attempt recorded"
+            );
+        });
+        let p = &metrics.pipeline;
+        p.attempt(self.clase, self.seconds);
+        match self.decision {
+            Decision::Delivered => p.delivered(self.since_commit),
+            Decision::Fail { error } => p.failed(error.to_string()),
+            Decision::Retry { tier, .. } => {
+                let suffix = tier.suffix();
+                p.retry(suffix.strip_prefix("retry.").unwrap_or(suffix).to_owned());
+            }
+            Decision::Suspend { .. } => {}
+        }
+    }
+}
+
+/// The span of one attempt: the ids that tie it to its event, delivery,
+/// subscription and instance (and so to the ingest that created it).
+pub(super) fn span(claimed: &Claimed) -> tracing::Span {
+    tracing::info_span!(
+        "attempt",
+        event_id = %claimed.event_id,
+        delivery_id = %claimed.delivery_id,
+        subscription_id = %claimed.subscription_id,
+        instance_id = %claimed.instance_id,
+        seq = claimed.seq,
+        attempt = claimed.attempt,
+    )
+}
+
+/// The outcome class of an attempt: the status family when an answer came,
+/// else what stopped it.
+pub(super) fn class(attempt: &Attempt) -> &'static str {
+    if let Some(status) = attempt.status {
+        return match status {
+            100..=199 => "1xx",
+            200..=299 => "2xx",
+            300..=399 => "3xx",
+            400..=499 => "4xx",
+            _ => "5xx",
+        };
+    }
+    match attempt.error {
+        None => "2xx",
+        Some(ErrorCode::Http(status)) => match status {
+            200..=299 => "2xx",
+            300..=399 => "3xx",
+            400..=499 => "4xx",
+            100..=199 => "1xx",
+            _ => "5xx",
+        },
+        Some(ErrorCode::Timeout) => "timeout",
+        Some(
+            ErrorCode::ConexionRechazada
+            | ErrorCode::ConexionCortada
+            | ErrorCode::Dns
+            | ErrorCode::Tls
+            | ErrorCode::Red,
+        ) => "red",
+        Some(ErrorCode::Redireccion) => "3xx",
+        Some(
+            ErrorCode::DestinoNoPermitido
+            | ErrorCode::DestinoBloqueado
+            | ErrorCode::SinSecreto
+            | ErrorCode::Url,
+        ) => "destino",
+        Some(
+            ErrorCode::BrokerRechazo
+            | ErrorCode::BrokerSinRuta
+            | ErrorCode::SinStream
+            | ErrorCode::RechazoCredenciales,
+        ) => "broker",
+    }
+}

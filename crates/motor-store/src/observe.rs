@@ -1,0 +1,72 @@
+//! What the metrics sampler and the operator overview read: counts and
+//! ages of the pipeline's backlogs. Each read is one statement under a
+//! short `statement_timeout`, run every few seconds by the sampler (never
+//! per scrape): a database too slow to answer leaves the previous values
+//! in place instead of piling up work.
+
+use sqlx::{PgPool, Row};
+use uuid::Uuid;
+
+use crate::Result;
+
+/// One sample of the pipeline's backlogs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Backlog {
+    /// Deliveries `fallida` (the DLQ).
+    pub dlq: i64,
+    /// Deliveries `pendiente`.
+    pub pending: i64,
+    /// The subscriptions with the oldest `pendiente` deliveries, oldest
+    /// first: (subscription, age of its oldest one in seconds).
+    pub oldest_pending: Vec<(Uuid, f64)>,
+    /// Outbox rows not yet published.
+    pub outbox_depth: i64,
+    /// Age of the oldest outbox row in seconds; 0 when empty.
+    pub outbox_oldest_seconds: f64,
+    /// Subscriptions per `estado`.
+    pub subscriptions: Vec<(String, i64)>,
+}
+
+/// Reads a [`Backlog`], naming at most `top` subscriptions.
+pub async fn backlog(pool: &PgPool, top: i64) -> Result<Backlog> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("SET LOCAL statement_timeout = '5s'")
+        .execute(&mut *tx)
+        .await?;
+    let counts = sqlx::query(
+        "SELECT (SELECT count(*) FROM deliveries WHERE estado = 'fallida') AS dlq,
+                (SELECT count(*) FROM deliveries WHERE estado = 'pendiente') AS pending,
+                (SELECT count(*) FROM outbox) AS outbox_depth,
+                COALESCE(EXTRACT(EPOCH FROM now() - (SELECT created_at FROM outbox ORDER BY id LIMIT 1)), 0)::float8
+                    AS outbox_oldest",
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    let oldest = sqlx::query(
+        "SELECT subscription_id, EXTRACT(EPOCH FROM now() - min(creada_en))::float8 AS age
+         FROM deliveries WHERE estado = 'pendiente'
+         GROUP BY subscription_id ORDER BY min(creada_en) LIMIT $1",
+    )
+    .bind(top)
+    .fetch_all(&mut *tx)
+    .await?;
+    let subscriptions =
+        sqlx::query("SELECT estado, count(*) AS n FROM subscriptions GROUP BY estado")
+            .fetch_all(&mut *tx)
+            .await?;
+    tx.commit().await?;
+    Ok(Backlog {
+        dlq: counts.get("dlq"),
+        pending: counts.get("pending"),
+        oldest_pending: oldest
+            .iter()
+            .map(|r| (r.get("subscription_id"), r.get::<f64, _>("age").max(0.0)))
+            .collect(),
+        outbox_depth: counts.get("outbox_depth"),
+        outbox_oldest_seconds: counts.get::<f64, _>("outbox_oldest").max(0.0),
+        subscriptions: subscriptions
+            .iter()
+            .map(|r| (r.get("estado"), r.get("n")))
+            .collect(),
+    })
+}

@@ -1,0 +1,298 @@
+//! What the operator sees across apps: every app's deliveries (filtered,
+//! newest first, keyset-paginated by id — ids are time-ordered uuids, so
+//! the primary key walks them newest first), the DLQ summarised by
+//! subscription and error code, and selections of the DLQ to retry.
+
+use motor_domain::{subscription::SubscriptionId, time::Timestamp, AppId, EventId};
+use sqlx::{PgExecutor, Row};
+use uuid::Uuid;
+
+use crate::Result;
+
+/// Which deliveries to list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeliveryFilter {
+    /// Empty = every state.
+    pub estados: Vec<String>,
+    pub app: Option<Uuid>,
+    pub subscription: Option<Uuid>,
+    pub instance: Option<Uuid>,
+    /// `ultimo_error` codes; empty = any.
+    pub errores: Vec<String>,
+    /// `creada_en` from (inclusive) and until (exclusive).
+    pub desde: Option<Timestamp>,
+    pub hasta: Option<Timestamp>,
+    /// Only deliveries with an id below this one (the cursor).
+    pub before: Option<Uuid>,
+    pub limit: i64,
+}
+
+/// One delivery as the operator lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpDelivery {
+    pub id: Uuid,
+    pub app_id: Uuid,
+    pub subscription_id: Uuid,
+    pub suscripcion: String,
+    pub instance_id: Uuid,
+    pub instancia: String,
+    pub event_id: Uuid,
+    pub seq: i64,
+    pub event_type: String,
+    pub lane: String,
+    pub estado: String,
+    pub intentos: i32,
+    pub proximo_intento: Option<Timestamp>,
+    pub ultimo_status: Option<i32>,
+    pub ultimo_error: Option<String>,
+    pub creada_en: Timestamp,
+    pub entregada_en: Option<Timestamp>,
+}
+
+const SELECT: &str = "SELECT d.id, d.app_id, d.subscription_id, s.nombre AS suscripcion,
+        d.instance_id, i.nombre AS instancia, d.event_id, d.seq, e.type, d.lane, d.estado,
+        d.intentos, d.proximo_intento, d.ultimo_status, d.ultimo_error, d.creada_en,
+        d.entregada_en
+    FROM deliveries d
+    JOIN subscriptions s ON s.id = d.subscription_id
+    JOIN instances i ON i.id = d.instance_id
+    JOIN events e ON e.event_id = d.event_id";
+
+/// Deliveries matching `filter`, newest id first; `limit` rows at most.
+pub async fn deliveries(
+    db: impl PgExecutor<'_>,
+    filter: &DeliveryFilter,
+) -> Result<Vec<OpDelivery>> {
+    let rows = sqlx::query(&format!(
+        "{SELECT}
+         WHERE (cardinality($1::text[]) = 0 OR d.estado = ANY ($1))
+           AND ($2::uuid IS NULL OR d.app_id = $2)
+           AND ($3::uuid IS NULL OR d.subscription_id = $3)
+           AND ($4::uuid IS NULL OR d.instance_id = $4)
+           AND (cardinality($5::text[]) = 0 OR d.ultimo_error = ANY ($5))
+           AND ($6::timestamptz IS NULL OR d.creada_en >= $6)
+           AND ($7::timestamptz IS NULL OR d.creada_en < $7)
+           AND ($8::uuid IS NULL OR d.id < $8)
+         ORDER BY d.id DESC
+         LIMIT $9"
+    ))
+    .bind(&filter.estados)
+    .bind(filter.app)
+    .bind(filter.subscription)
+    .bind(filter.instance)
+    .bind(&filter.errores)
+    .bind(filter.desde)
+    .bind(filter.hasta)
+    .bind(filter.before)
+    .bind(filter.limit)
+    .fetch_all(db)
+    .await?;
+    Ok(rows.iter().map(from_row).collect())
+}
+
+/// One delivery, any app.
+pub async fn delivery(db: impl PgExecutor<'_>, id: Uuid) -> Result<Option<OpDelivery>> {
+    let row = sqlx::query(&format!("{SELECT} WHERE d.id = $1"))
+        .bind(id)
+        .fetch_optional(db)
+        .await?;
+    Ok(row.as_ref().map(from_row))
+}
+
+fn from_row(r: &sqlx::postgres::PgRow) -> OpDelivery {
+    OpDelivery {
+        id: r.get("id"),
+        app_id: r.get("app_id"),
+        subscription_id: r.get("subscription_id"),
+        suscripcion: r.get("suscripcion"),
+        instance_id: r.get("instance_id"),
+        instancia: r.get("instancia"),
+        event_id: r.get("event_id"),
+        seq: r.get("seq"),
+        event_type: r.get("type"),
+        lane: r.get("lane"),
+        estado: r.get("estado"),
+        intentos: r.get("intentos"),
+        proximo_intento: r.get("proximo_intento"),
+        ultimo_status: r.get("ultimo_status"),
+        ultimo_error: r.get("ultimo_error"),
+        creada_en: r.get("creada_en"),
+        entregada_en: r.get("entregada_en"),
+    }
+}
+
+/// One group of the DLQ: a subscription's `fallida` deliveries with one
+/// `ultimo_error`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DlqGroup {
+    pub app_id: Uuid,
+    pub subscription_id: Uuid,
+    pub suscripcion: String,
+    pub estado: String,
+    pub ultimo_error: Option<String>,
+    pub fallidas: i64,
+    pub ultima_en: Timestamp,
+}
+
+/// The DLQ by subscription and error code, largest groups first;
+/// `app` narrows it to one app.
+pub async fn dlq(db: impl PgExecutor<'_>, app: Option<Uuid>) -> Result<Vec<DlqGroup>> {
+    let rows = sqlx::query(
+        "SELECT g.*, s.app_id, s.nombre AS suscripcion, s.estado
+         FROM (SELECT subscription_id, ultimo_error, count(*) AS fallidas,
+                      max(actualizada_en) AS ultima_en
+               FROM deliveries WHERE estado = 'fallida'
+                 AND ($1::uuid IS NULL OR app_id = $1)
+               GROUP BY subscription_id, ultimo_error) g
+         JOIN subscriptions s ON s.id = g.subscription_id
+         ORDER BY g.fallidas DESC, g.subscription_id, g.ultimo_error",
+    )
+    .bind(app)
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| DlqGroup {
+            app_id: r.get("app_id"),
+            subscription_id: r.get("subscription_id"),
+            suscripcion: r.get("suscripcion"),
+            estado: r.get("estado"),
+            ultimo_error: r.get("ultimo_error"),
+            fallidas: r.get("fallidas"),
+            ultima_en: r.get("ultima_en"),
+        })
+        .collect())
+}
+
+/// Which `fallida` deliveries to retry.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DlqSelection {
+    pub subscription: Option<Uuid>,
+    pub app: Option<Uuid>,
+    pub errores: Vec<String>,
+    pub delivery_ids: Vec<Uuid>,
+    pub limit: i64,
+}
+
+/// The selection's failed deliveries, as (app, subscription, event),
+/// oldest first; at most `limit`. Deleted subscriptions' are left out
+/// (they send nothing).
+pub async fn failed_selection(
+    db: impl PgExecutor<'_>,
+    selection: &DlqSelection,
+) -> Result<Vec<(AppId, SubscriptionId, EventId)>> {
+    let rows = sqlx::query(
+        "SELECT d.app_id, d.subscription_id, d.event_id FROM deliveries d
+         JOIN subscriptions s ON s.id = d.subscription_id AND s.estado <> 'eliminada'
+         WHERE d.estado = 'fallida'
+           AND ($1::uuid IS NULL OR d.subscription_id = $1)
+           AND ($2::uuid IS NULL OR d.app_id = $2)
+           AND (cardinality($3::text[]) = 0 OR d.ultimo_error = ANY ($3))
+           AND (cardinality($4::uuid[]) = 0 OR d.id = ANY ($4))
+         ORDER BY d.creada_en, d.id
+         LIMIT $5",
+    )
+    .bind(selection.subscription)
+    .bind(selection.app)
+    .bind(&selection.errores)
+    .bind(&selection.delivery_ids)
+    .bind(selection.limit)
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            (
+                AppId::from_uuid(r.get("app_id")),
+                SubscriptionId::from_uuid(r.get("subscription_id")),
+                EventId::from_uuid(r.get("event_id")),
+            )
+        })
+        .collect())
+}
+
+/// The app of a subscription (`None`: no such subscription).
+pub async fn subscription_app(db: impl PgExecutor<'_>, id: Uuid) -> Result<Option<AppId>> {
+    let app: Option<Uuid> = sqlx::query_scalar("SELECT app_id FROM subscriptions WHERE id = $1")
+        .bind(id)
+        .fetch_optional(db)
+        .await?;
+    Ok(app.map(AppId::from_uuid))
+}
+
+/// A subscription as the console lists it (no secret, no credentials).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpSubscription {
+    pub id: Uuid,
+    pub app_id: Uuid,
+    pub app: String,
+    pub nombre: String,
+    pub url: String,
+    pub estado: String,
+    pub motivo: Option<String>,
+    pub suspendida_en: Option<Timestamp>,
+    pub ordenado: bool,
+    pub pendientes: i64,
+    pub fallidas: i64,
+    /// Why it is failing now: the `ultimo_error` of one of its open
+    /// deliveries that has one (a retrying head), if any.
+    pub fallando_con: Option<String>,
+}
+
+/// Every subscription of every app but the deleted ones, suspended first,
+/// then paused, then by app and name; with their open counts.
+pub async fn subscriptions(db: impl PgExecutor<'_>) -> Result<Vec<OpSubscription>> {
+    let rows = sqlx::query(
+        "SELECT s.id, s.app_id, a.nombre AS app, s.nombre, s.url, s.estado, s.motivo,
+                s.suspendida_en, s.ordenado,
+                COALESCE(c.pendientes, 0) AS pendientes, COALESCE(c.fallidas, 0) AS fallidas,
+                (SELECT d.ultimo_error FROM deliveries d
+                 WHERE d.subscription_id = s.id AND d.estado = 'pendiente'
+                   AND d.ultimo_error IS NOT NULL
+                 LIMIT 1) AS fallando_con
+         FROM subscriptions s
+         JOIN apps a ON a.id = s.app_id
+         LEFT JOIN (SELECT subscription_id,
+                           count(*) FILTER (WHERE estado = 'pendiente') AS pendientes,
+                           count(*) FILTER (WHERE estado = 'fallida') AS fallidas
+                    FROM deliveries WHERE estado IN ('pendiente', 'fallida')
+                    GROUP BY subscription_id) c ON c.subscription_id = s.id
+         WHERE s.estado <> 'eliminada'
+         ORDER BY CASE s.estado WHEN 'suspendida' THEN 0 WHEN 'pausada' THEN 1 ELSE 2 END,
+                  a.nombre, s.nombre, s.id",
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| OpSubscription {
+            id: r.get("id"),
+            app_id: r.get("app_id"),
+            app: r.get("app"),
+            nombre: r.get("nombre"),
+            url: r.get("url"),
+            estado: r.get("estado"),
+            motivo: r.get("motivo"),
+            suspendida_en: r.get("suspendida_en"),
+            ordenado: r.get("ordenado"),
+            pendientes: r.get("pendientes"),
+            fallidas: r.get("fallidas"),
+            fallando_con: r.get("fallando_con"),
+        })
+        .collect())
+}
+
+/// The other deliveries of one event to one subscription (a retry's or a
+/// replay's), newest first.
+pub async fn siblings(db: impl PgExecutor<'_>, of: &OpDelivery) -> Result<Vec<OpDelivery>> {
+    let rows = sqlx::query(&format!(
+        "{SELECT} WHERE d.event_id = $1 AND d.subscription_id = $2 AND d.id <> $3
+         ORDER BY d.id DESC LIMIT 50"
+    ))
+    .bind(of.event_id)
+    .bind(of.subscription_id)
+    .bind(of.id)
+    .fetch_all(db)
+    .await?;
+    Ok(rows.iter().map(from_row).collect())
+}

@@ -1,0 +1,127 @@
+//! Tracing: a real `motor serve` process with `MOTOR_LOG_FORMAT=json`
+//! writes one JSON object per line; an event's ingest and its attempt can
+//! be joined by ids — the attempt's span carries event_id, delivery_id,
+//! subscription_id and instance_id.
+
+use std::{
+    net::TcpListener,
+    process::{Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use serde_json::{json, Value};
+
+use crate::{
+    dispatch::receiver::Receiver,
+    util::{brokers, topic_prefix, Tenant, TestDb},
+};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_join_ingest_and_attempt_by_ids() {
+    let db = TestDb::new().await;
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let log_path = std::env::temp_dir().join(format!("motor-json-{}.log", uuid::Uuid::now_v7()));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_motor"))
+        .arg("serve")
+        .env("MOTOR_DATABASE_URL", &db.url)
+        .env("MOTOR_KAFKA_BROKERS", brokers())
+        .env("MOTOR_TOPIC_PREFIX", topic_prefix())
+        .env("MOTOR_KAFKA_PARTITIONS", "4")
+        .env("MOTOR_HTTP_ADDR", format!("127.0.0.1:{port}"))
+        .env("MOTOR_LOG_FORMAT", "json")
+        .env(
+            "RUST_LOG",
+            "info,motor_engine=debug,motor_api=debug,sqlx=warn",
+        )
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log_path).unwrap())
+        .spawn()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let http = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while http.get(format!("{base}/readyz")).send().await.is_err() {
+        assert!(Instant::now() < deadline, "motor did not start");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let t = Tenant::create(&db.pool, 1).await;
+    let r = Receiver::start().await;
+    let created: Value = http
+        .post(format!("{base}/v1/subscriptions"))
+        .bearer_auth(&t.token)
+        .json(&json!({"nombre": "r", "url": r.url()}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    r.trust(
+        created["secreto"]["key_id"].as_str().unwrap(),
+        created["secreto"]["valor"].as_str().unwrap(),
+    );
+    let sub = created["suscripcion"]["id"].as_str().unwrap().to_owned();
+    let instance = t.instances[0].to_string();
+    let envelope: Value = http
+        .post(format!("{base}/v1/instances/{instance}/events"))
+        .bearer_auth(&t.token)
+        .json(&json!({"type": "t", "data": {}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let event_id = envelope["event_id"].as_str().unwrap().to_owned();
+    r.wait_for("the delivery", Duration::from_secs(60), |s| !s.is_empty())
+        .await;
+    let delivery_id = r.seen()[0].delivery_id.clone();
+
+    // The record of the attempt is written after the answer: wait for it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let lines: Vec<Value> = loop {
+        let text = std::fs::read_to_string(&log_path).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+            .collect();
+        if lines
+            .iter()
+            .any(|l| l["fields"]["message"] == "attempt recorded")
+        {
+            break lines;
+        }
+        assert!(Instant::now() < deadline, "no attempt logged:\n{text}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_file(&log_path);
+
+    assert!(lines
+        .iter()
+        .all(|l| l["level"].is_string() && l["timestamp"].is_string()));
+    let accepted = lines
+        .iter()
+        .find(|l| l["fields"]["message"] == "event accepted")
+        .expect("an ingest line");
+    assert_eq!(accepted["fields"]["event_id"], event_id);
+    assert_eq!(accepted["fields"]["instance_id"], instance);
+    let attempt = lines
+        .iter()
+        .find(|l| l["fields"]["message"] == "attempt recorded")
+        .unwrap();
+    let span = &attempt["span"];
+    assert_eq!(span["name"], "attempt");
+    assert_eq!(span["event_id"], event_id);
+    assert_eq!(span["delivery_id"], delivery_id);
+    assert_eq!(span["subscription_id"], sub);
+    assert_eq!(span["instance_id"], instance);
+    assert_eq!(attempt["fields"]["estado"], "entregada");
+    assert_eq!(attempt["fields"]["clase"], "2xx");
+}
