@@ -247,16 +247,19 @@ async fn signed_deliveries_arrive_in_order_and_verify() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_failing_head_holds_only_its_lane() {
+    const HEAD_FAILURES: usize = 8;
     let m = motor(None).await;
     let t = m.tenant(2).await;
     let (a, b) = (t.instances[0], t.instances[1]);
     let r = Receiver::start().await;
     let a_id = a.to_string();
-    // A's first event fails three times with 503 (asking for 2 s each time),
-    // then goes through: A's head is stuck for about 6 s.
+    // A's first event fails eight times with 500, then goes through: A's
+    // head is stuck for about 6.6 s (the retry schedule). A plain 5xx: a 429
+    // or 503 with Retry-After would hold the whole subscription (throttling,
+    // tested in health::throttle).
     r.script(move |s| {
-        if s.instance_id == a_id && s.seq == 1 && s.previous < 3 {
-            Reply::status(503).with("retry-after", "2")
+        if s.instance_id == a_id && s.seq == 1 && s.previous < HEAD_FAILURES {
+            Reply::status(500)
         } else {
             Reply::status(200)
         }
@@ -278,7 +281,8 @@ async fn a_failing_head_holds_only_its_lane() {
     .await;
 
     let seen = r.seen();
-    let delivered = |s: &Seen| !(s.instance_id == a.to_string() && s.seq == 1 && s.previous < 3);
+    let delivered =
+        |s: &Seen| !(s.instance_id == a.to_string() && s.seq == 1 && s.previous < HEAD_FAILURES);
     assert_eq!(arrival_order(&seen, a, &delivered), [1, 2, 3, 4, 5]);
     assert_eq!(
         arrival_order(&seen, b, &delivered),
@@ -287,7 +291,7 @@ async fn a_failing_head_holds_only_its_lane() {
     // B never waited for A's head: all of B was through before A's head was.
     let a_head_done = seen
         .iter()
-        .find(|s| s.instance_id == a.to_string() && s.seq == 1 && s.previous == 3)
+        .find(|s| s.instance_id == a.to_string() && s.seq == 1 && s.previous == HEAD_FAILURES)
         .unwrap()
         .at;
     let b_done = seen
@@ -305,7 +309,7 @@ async fn a_failing_head_holds_only_its_lane() {
         .iter()
         .filter(|s| s.instance_id == a.to_string() && s.seq == 1)
         .collect();
-    assert_eq!(a_head.len(), 4);
+    assert_eq!(a_head.len(), HEAD_FAILURES + 1);
     assert!(a_head
         .iter()
         .all(|s| s.delivery_id == a_head[0].delivery_id));
@@ -313,10 +317,10 @@ async fn a_failing_head_holds_only_its_lane() {
     let detail = delivery_detail(&m, &t, sub, a, 1).await;
     assert_eq!(detail["estado"], "entregada", "{detail}");
     let attempts = detail["intentos_detalle"].as_array().unwrap();
-    assert_eq!(attempts.len(), 4, "{detail}");
-    assert_eq!(attempts[0]["error"], "http_503");
-    assert_eq!(attempts[0]["status"], 503);
-    assert_eq!(attempts[3]["status"], 200);
+    assert_eq!(attempts.len(), HEAD_FAILURES + 1, "{detail}");
+    assert_eq!(attempts[0]["error"], "http_500");
+    assert_eq!(attempts[0]["status"], 500);
+    assert_eq!(attempts[HEAD_FAILURES]["status"], 200);
     m.stop().await;
 }
 

@@ -200,10 +200,17 @@ async fn an_operator_retries_a_failed_delivery_in_the_browser() {
         .await
         .unwrap();
     assert_eq!(c.current_url().await.unwrap().path(), "/console");
-    // Let the sampler take a few points so the charts have lines.
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    c.refresh().await.unwrap();
-    let overview = c.source().await.unwrap();
+    // The sampler takes a point a second (in tests); a chart has a line
+    // once it has two. A busy machine may take longer than that.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let overview = loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        c.refresh().await.unwrap();
+        let overview = c.source().await.unwrap();
+        if overview.contains("<polyline") || std::time::Instant::now() > deadline {
+            break overview;
+        }
+    };
     assert!(overview.contains("<polyline"), "no chart drawn");
     assert!(!overview.contains(ADMIN_TOKEN), "the token is shown");
     shot(&c, "02-overview").await;
