@@ -16,6 +16,8 @@ use motor::serve::Role;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
 use self::client::{
     append, ledger, open_sse, open_ws, word, ws_close, ws_next, Frame, Sse, WsFrame,
 };
@@ -313,4 +315,62 @@ async fn connections_are_bounded_and_shutdown_ends_streams_with_their_cursor() {
         .await
         .unwrap()
         .unwrap();
+}
+
+#[tokio::test]
+async fn a_websocket_that_stops_reading_is_closed_with_its_cursor() {
+    let m = TestMotor::start_configured(crate::util::TestDb::new().await, &[Role::Api], |c| {
+        c.streams_buffer = 16
+    })
+    .await;
+    let t = m.tenant(1).await;
+    let i = t.instances[0];
+    // A client socket with a 4 KiB receive buffer (Linux lets a plain one
+    // grow to 32 MB here), reading nothing while 10 MB of 100 KB events
+    // commit: far more than the kernel and the server's socket hold for
+    // it (about 4 MB), and its buffer is 16 events.
+    let addr = m.addr.unwrap();
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let tcp = socket.connect(addr).await.unwrap();
+    let mut req = format!("ws://{addr}/v1/instances/{i}/events/stream?desde=0")
+        .into_client_request()
+        .unwrap();
+    req.headers_mut().insert(
+        "authorization",
+        format!("Bearer {}", t.token).parse().unwrap(),
+    );
+    let (ws, _) =
+        tokio_tungstenite::client_async(req, tokio_tungstenite::MaybeTlsStream::Plain(tcp))
+            .await
+            .unwrap();
+    let mut ws: client::Ws = ws;
+    // Commits of 4 events: fewer than the buffer, so the client is live
+    // (not catching up) when it falls behind.
+    for _ in 0..25 {
+        client::append_padded(&m.db.pool, i, "grande", 4, 100_000).await;
+    }
+    let mut seqs = Vec::new();
+    let close = loop {
+        match ws_next(&mut ws).await.expect("a close frame") {
+            WsFrame::Envelope(e) => seqs.push(e["seq"].as_i64().unwrap()),
+            WsFrame::Ping => {}
+            WsFrame::Close(close) => break close.expect("a close frame with a reason"),
+        }
+    };
+    assert_eq!(u16::from(close.code), 1013);
+    assert_eq!(word(&close.reason, "motivo").as_deref(), Some("lento"));
+    let cursor: i64 = word(&close.reason, "cursor").unwrap().parse().unwrap();
+    assert!(cursor < 100, "never cut off");
+    assert_eq!(seqs, (1..=cursor).collect::<Vec<_>>());
+    // It resumes from the cursor in the reason and gets the rest.
+    let mut ws = open_ws(&m.url(""), &t.token, i, &format!("?desde={cursor}"), None).await;
+    for seq in cursor + 1..=100 {
+        let Some(WsFrame::Envelope(e)) = ws_next(&mut ws).await else {
+            panic!("an envelope")
+        };
+        assert_eq!(e["seq"], seq);
+    }
+    ws_close(ws).await;
+    m.stop().await;
 }
