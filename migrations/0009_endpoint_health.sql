@@ -59,3 +59,16 @@ CREATE TABLE subscription_throttle (
     hasta           timestamptz NOT NULL
 );
 ALTER TABLE delivery_attempts ADD COLUMN throttled boolean NOT NULL DEFAULT false;
+
+-- max_por_segundo: an optional bound on a subscription's attempts a second,
+--   across every lane and process, kept as a token bucket in
+--   subscription_rate (capacity = the rate: a burst of at most one second's
+--   worth after an idle spell). NULL = no limit; the bucket is only read for
+--   subscriptions that set one.
+ALTER TABLE subscriptions ADD COLUMN max_por_segundo integer
+    CHECK (max_por_segundo BETWEEN 1 AND 10000);
+CREATE TABLE subscription_rate (
+    subscription_id uuid PRIMARY KEY REFERENCES subscriptions (id),
+    tokens          double precision NOT NULL,
+    actualizado     timestamptz NOT NULL
+);

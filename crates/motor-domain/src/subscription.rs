@@ -142,6 +142,13 @@ pub struct Subscription {
     /// The signing profile of its deliveries: `mw-v1` (the default),
     /// `t-v1` or `standard-webhooks`.
     pub firma: SigningProfile,
+    /// At most this many attempts a second (1–10 000) across every lane
+    /// and every Motor process; `null` = no limit.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(required = true, minimum = 1, maximum = 10000)
+    )]
+    pub max_por_segundo: Option<i64>,
     pub estado: Estado,
     /// Why the engine suspended it; `null` unless `suspendida`.
     #[cfg_attr(feature = "openapi", schema(required = true))]
@@ -180,6 +187,7 @@ pub struct NewSubscription {
     pub tipos: Vec<EventType>,
     pub ordenado: bool,
     pub firma: SigningProfile,
+    pub max_por_segundo: Option<i64>,
 }
 
 /// A validated `PATCH`: `None` leaves a field as it is.
@@ -193,6 +201,20 @@ pub struct SubscriptionChanges {
     pub firma: Option<SigningProfile>,
     pub estado: Option<Estado>,
     pub version_esperada: Option<i64>,
+}
+
+/// `max_por_segundo`: 1–10 000 attempts a second.
+pub const MAX_POR_SEGUNDO: std::ops::RangeInclusive<i64> = 1..=10_000;
+
+pub fn parse_max_por_segundo(n: i64) -> Result<i64, FieldError> {
+    if MAX_POR_SEGUNDO.contains(&n) {
+        Ok(n)
+    } else {
+        Err(FieldError::invalid(
+            "body.max_por_segundo",
+            "must be a whole number from 1 to 10000, or null (no limit)",
+        ))
+    }
 }
 
 pub fn parse_nombre(raw: &str) -> Result<String, FieldError> {
@@ -365,6 +387,7 @@ mod tests {
             tipos: vec![],
             ordenado: true,
             firma: SigningProfile::MwV1,
+            max_por_segundo: None,
             estado: Estado::Activa,
             motivo: None,
             suspendida_en: None,
@@ -399,6 +422,7 @@ mod tests {
                 "tipos",
                 "ordenado",
                 "firma",
+                "max_por_segundo",
                 "estado",
                 "motivo",
                 "suspendida_en",

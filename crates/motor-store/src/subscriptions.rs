@@ -17,7 +17,7 @@ use crate::{alerts, deliveries, Result, StoreError};
 
 const COLUMNS: &str = "id, app_id, nombre, url, instancias, tipos, ordenado, firma, estado,
                        motivo, suspendida_en, version, creada_en, actualizada_en,
-                       credenciales IS NOT NULL AS con_credenciales";
+                       credenciales IS NOT NULL AS con_credenciales, max_por_segundo";
 
 pub use motor_domain::keyring::SealedKey;
 
@@ -36,8 +36,8 @@ pub async fn insert(
     let tipos: Vec<&str> = new.tipos.iter().map(|t| t.as_str()).collect();
     sqlx::query(
         "INSERT INTO subscriptions (id, app_id, nombre, url, instancias, tipos, ordenado, firma,
-                                    credenciales)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                                    credenciales, max_por_segundo)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(id.as_uuid())
     .bind(Uuid::from(app))
@@ -48,6 +48,7 @@ pub async fn insert(
     .bind(new.ordenado)
     .bind(new.firma.as_str())
     .bind(sealed_credentials)
+    .bind(new.max_por_segundo.map(|n| n as i32))
     .execute(&mut *conn)
     .await?;
     insert_key(&mut *conn, id, key_id, sealed).await?;
@@ -134,8 +135,8 @@ pub async fn save(conn: &mut PgConnection, sub: &Subscription) -> Result<Subscri
     let found = sqlx::query(
         "UPDATE subscriptions
          SET nombre = $3, url = $4, instancias = $5, tipos = $6, ordenado = $7, estado = $8,
-             motivo = $9, suspendida_en = $10, firma = $11, version = version + 1,
-             actualizada_en = now()
+             motivo = $9, suspendida_en = $10, firma = $11, max_por_segundo = $12,
+             version = version + 1, actualizada_en = now()
          WHERE id = $1 AND version = $2",
     )
     .bind(sub.id.as_uuid())
@@ -149,6 +150,7 @@ pub async fn save(conn: &mut PgConnection, sub: &Subscription) -> Result<Subscri
     .bind(sub.motivo.map(Motivo::as_str))
     .bind(sub.suspendida_en)
     .bind(sub.firma.as_str())
+    .bind(sub.max_por_segundo.map(|n| n as i32))
     .execute(&mut *conn)
     .await?;
     if found.rows_affected() == 0 {
@@ -399,6 +401,7 @@ fn from_row(row: &PgRow) -> Subscription {
         tipos: row.get("tipos"),
         ordenado: row.get("ordenado"),
         firma: firma(row),
+        max_por_segundo: row.get::<Option<i32>, _>("max_por_segundo").map(i64::from),
         // The table's CHECK constraints admit only known values.
         estado: Estado::parse(&estado).unwrap_or(Estado::Suspendida),
         motivo: motivo.as_deref().and_then(Motivo::parse),

@@ -7,6 +7,10 @@
 //! held is deferred — `proximo_intento` moved to the end of the hold and a
 //! job written for then — so the sweeper does not wake it early either.
 //! Other subscriptions are unaffected.
+//!
+//! `max_por_segundo` is a token bucket per subscription, in Postgres
+//! (`subscription_rate`): an attempt takes a token first, or gives its
+//! claim back to be tried when one will be there.
 
 use motor_domain::{
     delivery::{DeliveryId, DeliveryJob},
@@ -88,4 +92,71 @@ pub(crate) async fn defer(
     let job = crate::deliveries::next_job_of(&row);
     crate::deliveries::enqueue_jobs(conn, std::slice::from_ref(&job)).await?;
     Ok(Some(job))
+}
+
+/// Takes one token of `subscription`'s bucket (`rate` a second, holding at
+/// most `rate`): `None` when it had one, or how long until it has one. One
+/// statement on the subscription's row, so every process draws from the
+/// same bucket.
+pub async fn take_token(
+    pool: &Pool,
+    subscription: SubscriptionId,
+    rate: i64,
+) -> Result<Option<std::time::Duration>> {
+    let rate = rate.max(1) as f64;
+    let taken: Option<f64> = sqlx::query_scalar(
+        "INSERT INTO subscription_rate AS r (subscription_id, tokens, actualizado)
+         VALUES ($1, $2 - 1, now())
+         ON CONFLICT (subscription_id) DO UPDATE
+             SET tokens = least($2, r.tokens + extract(epoch FROM now() - r.actualizado) * $2) - 1,
+                 actualizado = now()
+             WHERE least($2, r.tokens + extract(epoch FROM now() - r.actualizado) * $2) >= 1
+         RETURNING tokens",
+    )
+    .bind(subscription.as_uuid())
+    .bind(rate)
+    .fetch_optional(pool)
+    .await?;
+    if taken.is_some() {
+        return Ok(None);
+    }
+    let have: f64 = sqlx::query_scalar(
+        "SELECT least($2, tokens + extract(epoch FROM now() - actualizado) * $2)
+         FROM subscription_rate WHERE subscription_id = $1",
+    )
+    .bind(subscription.as_uuid())
+    .bind(rate)
+    .fetch_optional(pool)
+    .await?
+    .unwrap_or(0.0);
+    let wait = ((1.0 - have).max(0.0) / rate).max(0.001);
+    Ok(Some(std::time::Duration::from_secs_f64(wait)))
+}
+
+/// Gives back a claim whose attempt found no token: the lease is cleared,
+/// the delivery is due `wait` from now and its job is written for then.
+pub async fn give_back(
+    pool: &Pool,
+    delivery: DeliveryId,
+    attempt: u32,
+    wait: std::time::Duration,
+) -> Result<()> {
+    let mut tx = pool.begin().await?;
+    let row = sqlx::query(
+        "UPDATE deliveries SET lease_until = NULL, proximo_intento = now() + $3,
+                               actualizada_en = now()
+         WHERE id = $1 AND estado = 'pendiente' AND intentos = $2 - 1
+         RETURNING id, subscription_id, instance_id, lane, seq, intentos, proximo_intento",
+    )
+    .bind(delivery.as_uuid())
+    .bind(i64::from(attempt))
+    .bind(chrono::TimeDelta::from_std(wait).unwrap_or(chrono::TimeDelta::MAX))
+    .fetch_optional(&mut *tx)
+    .await?;
+    if let Some(row) = row {
+        let job = crate::deliveries::next_job_of(&row);
+        crate::deliveries::enqueue_jobs(&mut tx, std::slice::from_ref(&job)).await?;
+    }
+    tx.commit().await?;
+    Ok(())
 }

@@ -39,6 +39,11 @@ pub struct CreateSubscription {
     /// shown again (answers carry `"credenciales": true`).
     #[serde(default)]
     pub credenciales: Option<Credenciales>,
+    /// At most this many attempts a second (1–10 000), across every lane
+    /// and every Motor process; absent or `null` = no limit.
+    #[serde(default)]
+    #[schema(minimum = 1, maximum = 10000)]
+    pub max_por_segundo: Option<i64>,
 }
 
 /// A broker's login: `usuario` and `clave` (RabbitMQ, NATS) or `token`
@@ -101,6 +106,10 @@ pub struct UpdateSubscription {
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<Credenciales>)]
     pub credenciales: Option<Option<Credenciales>>,
+    /// 1–10 000 attempts a second; `null` removes the limit.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 10000)]
+    pub max_por_segundo: Option<Option<i64>>,
 }
 
 /// A secret, shown once.

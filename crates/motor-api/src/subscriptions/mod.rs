@@ -16,8 +16,8 @@ use motor_domain::{
     seal::{secret_aad, SealingKey},
     secret::IssuedSecret,
     subscription::{
-        parse_estado_patch, parse_firma, parse_instancias, parse_nombre, parse_tipos, parse_url,
-        Estado, NewSubscription, Subscription, SubscriptionId,
+        parse_estado_patch, parse_firma, parse_instancias, parse_max_por_segundo, parse_nombre,
+        parse_tipos, parse_url, Estado, NewSubscription, Subscription, SubscriptionId,
     },
     FieldError, Scope,
 };
@@ -66,6 +66,10 @@ pub async fn create_subscription(
             .map(parse_firma)
             .transpose()?
             .unwrap_or_default(),
+        max_por_segundo: input
+            .max_por_segundo
+            .map(parse_max_por_segundo)
+            .transpose()?,
     };
     let credentials = input
         .credenciales
@@ -152,6 +156,10 @@ pub async fn update_subscription(
         .transpose()?;
     let tipos = input.tipos.as_deref().map(parse_tipos).transpose()?;
     let firma = input.firma.as_deref().map(parse_firma).transpose()?;
+    let max_por_segundo = input
+        .max_por_segundo
+        .map(|n| n.map(parse_max_por_segundo).transpose())
+        .transpose()?;
     let estado = input
         .estado
         .as_deref()
@@ -196,6 +204,9 @@ pub async fn update_subscription(
     }
     if let Some(firma) = firma {
         next.firma = firma;
+    }
+    if let Some(max) = max_por_segundo {
+        next.max_por_segundo = max;
     }
     // Credentials: replaced, removed, or kept as long as the destination
     // can use them (a webhook cannot: moving to one drops them).

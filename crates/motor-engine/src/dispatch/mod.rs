@@ -181,6 +181,28 @@ impl Dispatcher {
         let mut claimed = Box::new(claimed);
         let started = Instant::now();
         for attempts in 1.. {
+            // A subscription with max_por_segundo: a token first, or the
+            // claim goes back until one will be there.
+            if let Some(rate) = claimed.max_por_segundo {
+                if let Some(wait) =
+                    motor_store::throttle::take_token(&self.pool, claimed.subscription_id, rate)
+                        .await?
+                {
+                    // Its new job must not be taken for the chain's copy.
+                    self.chained
+                        .lock()
+                        .expect("not poisoned")
+                        .take((claimed.delivery_id, claimed.attempt));
+                    motor_store::throttle::give_back(
+                        &self.pool,
+                        claimed.delivery_id,
+                        claimed.attempt,
+                        wait,
+                    )
+                    .await?;
+                    break;
+                }
+            }
             let made = attempt::make(self, &claimed)
                 .instrument(observe::span(&claimed))
                 .await;

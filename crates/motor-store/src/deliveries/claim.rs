@@ -34,6 +34,9 @@ pub struct Claimed {
     /// URL no longer passes the rules (the attempt fails with `url`).
     pub destination: Option<Destination>,
     pub ordenado: bool,
+    /// The subscription's `max_por_segundo` at claim time: the attempt
+    /// takes a token of its bucket first (`crate::throttle`).
+    pub max_por_segundo: Option<i64>,
     /// The subscription's `version` at claim time (a rotation bumps it):
     /// what a cache of its keys is keyed by.
     pub subscription_version: i64,
@@ -120,7 +123,7 @@ pub async fn claim(
 /// What a claim returns, for [`claimed`] (`d` the delivery, `s` its
 /// subscription, `e` its event).
 pub(super) const CLAIMED_COLUMNS: &str = "d.id, d.subscription_id, d.app_id, d.instance_id, \
-     d.event_id, d.lane, d.seq, d.replay_of, d.creada_en, d.lease_until, s.url, s.ordenado, \
+     d.event_id, d.lane, d.seq, d.replay_of, d.creada_en, d.lease_until, s.url, s.ordenado, s.max_por_segundo, \
      s.version AS subscription_version, e.envelope";
 
 /// The compare-and-set. Two concurrent claims both reach the row; the
@@ -253,6 +256,7 @@ pub(super) fn claimed(row: &PgRow, attempt: u32) -> Claimed {
         attempt,
         destination: Destination::parse(row.get("url"), "url").ok(),
         ordenado: row.get("ordenado"),
+        max_por_segundo: row.get::<Option<i32>, _>("max_por_segundo").map(i64::from),
         subscription_version: row.get("subscription_version"),
         envelope: row.get("envelope"),
         creada_en: row.get("creada_en"),

@@ -105,6 +105,7 @@ pub(crate) async fn fan_out(
                 attempt: 1,
                 destination: Destination::parse(r.get("url"), "url").ok(),
                 ordenado: r.get("ordenado"),
+                max_por_segundo: r.get::<Option<i32>, _>("max_por_segundo").map(i64::from),
                 subscription_version: r.get("subscription_version"),
                 // The caller holds the envelope it just stored.
                 envelope: String::new(),
@@ -203,7 +204,7 @@ pub(super) const FAN_OUT: &str =
              RETURNING id, subscription_id, app_id, instance_id, event_id, seq, proximo_intento,
                        lease_until, creada_en
          )
-         SELECT c.*, s.estado = 'activa' AS activa, s.ordenado, s.url,
+         SELECT c.*, s.estado = 'activa' AS activa, s.ordenado, s.url, s.max_por_segundo,
                 s.version AS subscription_version
          FROM created c JOIN subscriptions s ON s.id = c.subscription_id
          ORDER BY c.instance_id, c.seq, c.subscription_id";

@@ -7,6 +7,7 @@
 mod body_cap;
 mod disabling;
 mod policy;
+mod rate;
 mod raw;
 mod redaction;
 mod retry;

@@ -119,6 +119,7 @@ async fn create_answers_the_documented_shape() {
             "tipos",
             "ordenado",
             "firma",
+            "max_por_segundo",
             "estado",
             "motivo",
             "suspendida_en",
