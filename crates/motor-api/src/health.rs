@@ -31,6 +31,12 @@ async fn get_readyz(State(state): State<AppState>) -> impl IntoResponse {
 #[utoipa::path(get, path = "/metrics", tag = "health",
     responses((status = 200, description = "Prometheus metrics, OpenMetrics text format", content_type = "application/openmetrics-text", body = String)))]
 async fn get_metrics(State(state): State<AppState>) -> impl IntoResponse {
+    // Open streams are this process's own count, read as it is scraped.
+    state
+        .metrics
+        .pipeline
+        .streams_open
+        .set(i64::try_from(state.streams.open()).unwrap_or(i64::MAX));
     (
         [("content-type", motor_metrics::CONTENT_TYPE)],
         state.metrics.render(),

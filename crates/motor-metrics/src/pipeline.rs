@@ -45,8 +45,8 @@ pub struct Pipeline {
     pub delivered_seconds: Histogram,
     /// Retries scheduled, per delay tier.
     pub retries: Family<TierLabel, Counter>,
-    /// Open streams (SSE or WebSocket) on this process; the stream routes
-    /// increment it on open and decrement it on close.
+    /// Open streams (SSE or WebSocket) on this process; set from the
+    /// stream hub's count when `/metrics` is scraped.
     pub streams_open: Gauge,
     /// Stuck work the last reconciliation pass found, per kind.
     pub reconciliation: Family<TipoLabel, Gauge>,

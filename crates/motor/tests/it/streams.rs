@@ -250,8 +250,33 @@ async fn opening_position_heartbeats_and_live_events() {
             WsFrame::Close(c) => panic!("closed: {c:?}"),
         }
     }
+    // Both streams count in /metrics; the closed WebSocket stops counting.
+    assert_eq!(streams_open(&m).await, 2);
     ws_close(ws).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while streams_open(&m).await != 1 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(streams_open(&m).await, 1);
+    drop(sse);
     m.stop().await;
+}
+
+/// `motor_streams_open` as `/metrics` shows it.
+async fn streams_open(m: &TestMotor) -> i64 {
+    let text = m
+        .http
+        .get(m.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("motor_streams_open "))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("motor_streams_open in /metrics")
 }
 
 #[tokio::test]
