@@ -45,7 +45,21 @@ async fn resumable(
     Ok(received.is_none_or(|at| at >= cutoff))
 }
 
-/// Whether `cursor` (at most `last`) is still resumable at `cutoff`.
+/// Every seq up to this one has had its content redacted by retention
+/// (the redaction walks each instance's ledger in seq order); 0: none.
+async fn redacted_upto(pool: &Pool, instance: InstanceId) -> Result<i64> {
+    Ok(
+        sqlx::query_scalar("SELECT hasta_seq FROM redaction_marks WHERE instance_id = $1")
+            .bind(Uuid::from(instance))
+            .fetch_optional(pool)
+            .await?
+            .unwrap_or(0),
+    )
+}
+
+/// Whether `cursor` (at most `last`) is still resumable at `cutoff`: its
+/// next event, if any, was received at or after `cutoff` and still has its
+/// content (a stream never hands out a redacted event as new).
 pub async fn is_resumable(
     pool: &Pool,
     instance: InstanceId,
@@ -56,15 +70,33 @@ pub async fn is_resumable(
     if cursor >= last {
         return Ok(true);
     }
+    if cursor < redacted_upto(pool, instance).await? {
+        return Ok(false);
+    }
     resumable(pool, instance, cursor, cutoff).await
 }
 
-/// The first cursor still resumable at `cutoff` (`primer_cursor`): a
+/// The first cursor still resumable at `cutoff` (`primer_cursor`): past
+/// the instance's redacted prefix and past the window, the latter found by a
 /// binary search over seq by primary key (`received_at` follows seq, give
 /// or take the clocks of concurrent writers), so it costs a few lookups
 /// whatever the ledger's size, with no index on `received_at`. The answer
 /// is always itself resumable.
 pub async fn first_resumable(
+    pool: &Pool,
+    instance: InstanceId,
+    last: i64,
+    cutoff: Timestamp,
+) -> Result<i64> {
+    // Past the redacted prefix, then past the window.
+    let redacted = redacted_upto(pool, instance).await?.min(last);
+    Ok(first_within(pool, instance, last, cutoff)
+        .await?
+        .max(redacted))
+}
+
+/// The first cursor whose next event was received at or after `cutoff`.
+async fn first_within(
     pool: &Pool,
     instance: InstanceId,
     last: i64,

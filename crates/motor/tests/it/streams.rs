@@ -215,6 +215,49 @@ async fn expired_cursors_are_410_with_the_first_resumable_one() {
 }
 
 #[tokio::test]
+async fn a_cursor_whose_next_event_was_redacted_is_410() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(1).await;
+    let i = t.instances[0];
+    append(&m.db.pool, i, "x", 12).await;
+    // Events 1–5 received 2 days ago (inside the 72 h stream window), and
+    // content kept for 1 day: retention redacts them.
+    sqlx::query("UPDATE events SET received_at = now() - interval '2 days' WHERE seq <= 5")
+        .execute(&m.db.pool)
+        .await
+        .unwrap();
+    let (status, _) = call(
+        &m,
+        reqwest::Method::PATCH,
+        "/v1/admin/settings",
+        ADMIN_TOKEN,
+        Some(json!({"retencion.dias_contenido": 1})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let config = motor_engine::SweeperConfig::default();
+    assert_eq!(
+        motor_engine::redact_once(&config, &m.db.pool)
+            .await
+            .unwrap(),
+        5
+    );
+    for cursor in ["?desde=1", "?desde=4"] {
+        let (status, body) = refusal(&m, &t.token, &i.to_string(), cursor, None).await;
+        assert_eq!(status, StatusCode::GONE, "{cursor}");
+        assert_eq!(body["error"]["code"], "cursor_vencido");
+        assert_eq!(body["primer_cursor"], 5, "{cursor}");
+    }
+    // The first resumable cursor, and desde=0, start after the redacted part.
+    let mut comments = Vec::new();
+    let mut sse = Sse::open(&m.http, &m.url(""), &t.token, i, "?desde=5", None).await;
+    assert_eq!(sse.next_event(&mut comments).await.unwrap().0, 6);
+    let mut sse = Sse::open(&m.http, &m.url(""), &t.token, i, "?desde=0", None).await;
+    assert_eq!(sse.next_event(&mut comments).await.unwrap().0, 6);
+    m.stop().await;
+}
+
+#[tokio::test]
 async fn opening_position_heartbeats_and_live_events() {
     let m = TestMotor::start_configured(crate::util::TestDb::new().await, &[Role::Api], |c| {
         c.streams_heartbeat_ms = Some(200)
