@@ -30,6 +30,8 @@ crate::ids::uuid_id!(
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+// Two domain types are called `Estado`: each needs its own OpenAPI name.
+#[cfg_attr(feature = "openapi", schema(as = SubscriptionState))]
 pub enum Estado {
     Activa,
     Pausada,

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+// Two domain types are called `Estado`: each needs its own OpenAPI name.
+#[cfg_attr(feature = "openapi", schema(as = DeliveryState))]
 pub enum Estado {
     /// Waiting for its attempt (`proximo_intento_en`), its turn in its lane,
     /// or for its subscription to be active again.
