@@ -17,6 +17,7 @@ pub mod amqp;
 mod attempt;
 mod guard;
 pub mod hosts;
+mod links;
 pub mod nats;
 pub mod webhook;
 

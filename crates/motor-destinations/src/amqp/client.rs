@@ -4,12 +4,7 @@
 //! lanes to one exchange publish concurrently on its channel and each waits
 //! for its own confirm.
 
-use std::{
-    collections::HashMap,
-    net::SocketAddr,
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+use std::{collections::HashMap, net::SocketAddr, time::Duration};
 
 use backon::{ExponentialBuilder, Retryable};
 use lapin::{
@@ -26,7 +21,6 @@ use motor_domain::{
     destination::{AmqpTarget, CanonicalHost},
 };
 use secrecy::ExposeSecret;
-use sha2::{Digest, Sha256};
 
 use super::{
     config::{
@@ -34,7 +28,11 @@ use super::{
     },
     outcome::{failure, is_transient},
 };
-use crate::{guard, Answer, Message, Sender, BROKER_ACK};
+use crate::{
+    guard,
+    links::{login_digest, Links},
+    Answer, Message, Sender, BROKER_ACK,
+};
 
 /// What makes two targets share a connection.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -49,13 +47,12 @@ struct LinkKey {
 
 impl LinkKey {
     fn new(target: &AmqpTarget, credentials: Option<&BrokerCredentials>) -> Self {
-        let login = Sha256::digest(credentials.map(|c| c.to_plaintext()).unwrap_or_default());
         Self {
             host: target.host.clone(),
             port: target.port,
             tls: target.tls,
             vhost: target.vhost.clone(),
-            login: login.into(),
+            login: login_digest(credentials),
         }
     }
 }
@@ -203,25 +200,18 @@ async fn connect(
 /// destination.
 #[derive(Clone, Default)]
 pub struct Amqp {
-    links: Arc<Mutex<HashMap<LinkKey, Arc<Link>>>>,
+    links: Links<LinkKey, Link>,
 }
 
 impl Amqp {
-    fn link(&self, key: LinkKey) -> Arc<Link> {
-        self.links
-            .lock()
-            .expect("not poisoned")
-            .entry(key)
-            .or_default()
-            .clone()
-    }
-
     async fn publish(
         &self,
         target: &AmqpTarget,
         message: &Message,
     ) -> Result<Answer, TransportFailure> {
-        let link = self.link(LinkKey::new(target, message.credentials.as_ref()));
+        let link = self
+            .links
+            .get(LinkKey::new(target, message.credentials.as_ref()));
         let channel = link
             .channel(target, message.credentials.as_ref(), message.timeout)
             .await?;

@@ -2,11 +2,7 @@
 //! that publishes there (a lane has one message in flight; lanes publish
 //! concurrently and each waits for its own ack).
 
-use std::{
-    collections::HashMap,
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+use std::{sync::Arc, time::Duration};
 
 use async_nats::{connection::State, Client, ConnectOptions, HeaderMap, ServerAddr};
 use backon::{ExponentialBuilder, Retryable};
@@ -16,7 +12,6 @@ use motor_domain::{
     destination::{is_publish_subject, nats_subject_char, CanonicalHost, NatsTarget},
 };
 use secrecy::ExposeSecret;
-use sha2::{Digest, Sha256};
 
 use super::{
     config::{
@@ -24,7 +19,11 @@ use super::{
     },
     outcome::{connect_failure, is_transient, publish_failure},
 };
-use crate::{guard, Answer, Message, Sender, BROKER_ACK, BROKER_SENT};
+use crate::{
+    guard,
+    links::{login_digest, Links},
+    Answer, Message, Sender, BROKER_ACK, BROKER_SENT,
+};
 
 /// What makes two targets share a connection.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -109,24 +108,17 @@ async fn connect(
 /// The NATS sender; one per process, pooling a client per destination.
 #[derive(Clone, Default)]
 pub struct Nats {
-    links: Arc<Mutex<HashMap<LinkKey, Arc<Link>>>>,
+    links: Links<LinkKey, Link>,
 }
 
 impl Nats {
     fn link(&self, target: &NatsTarget, credentials: Option<&BrokerCredentials>) -> Arc<Link> {
-        let login = Sha256::digest(credentials.map(|c| c.to_plaintext()).unwrap_or_default());
-        let key = LinkKey {
+        self.links.get(LinkKey {
             host: target.host.clone(),
             port: target.port,
             tls: target.tls,
-            login: login.into(),
-        };
-        self.links
-            .lock()
-            .expect("not poisoned")
-            .entry(key)
-            .or_default()
-            .clone()
+            login: login_digest(credentials),
+        })
     }
 
     async fn publish(
