@@ -203,9 +203,8 @@ impl Dispatcher {
                     break;
                 }
             }
-            let made = attempt::make(self, &claimed)
-                .instrument(observe::span(&claimed))
-                .await;
+            let span = observe::span(&claimed);
+            let made = attempt::make(self, &claimed).instrument(span.clone()).await;
             drop(slot.take());
             let (attempt, outcome) = made?;
             // A 429 or 503 with Retry-After holds the whole subscription.
@@ -234,7 +233,7 @@ impl Dispatcher {
             // pace. Bounded, so one job does not hold its consumer's
             // offsets (or a shutdown) for long: then the next one is
             // released through its job instead.
-            let observed = observe::Observation::of(&claimed, &attempt, &decision);
+            let observed = observe::Observation::of(span, &claimed, &attempt, &decision);
             let next = if attempts < CHAIN_MAX && started.elapsed() < CHAIN_FOR {
                 Next::Claim(self.lease().await?)
             } else {

@@ -19,12 +19,18 @@ pub(super) struct Observation {
 }
 
 impl Observation {
-    pub(super) fn of(claimed: &Claimed, attempt: &Attempt, decision: &Decision) -> Self {
+    /// `span` is the attempt's own (see [`span`]), made once per attempt.
+    pub(super) fn of(
+        span: tracing::Span,
+        claimed: &Claimed,
+        attempt: &Attempt,
+        decision: &Decision,
+    ) -> Self {
         let since_commit = (chrono::Utc::now() - claimed.creada_en)
             .to_std()
             .map_or(0.0, |d| d.as_secs_f64());
         Self {
-            span: span(claimed),
+            span,
             clase: class(attempt),
             seconds: f64::from(attempt.duracion_ms) / 1000.0,
             decision: *decision,
@@ -76,23 +82,11 @@ pub(super) fn span(claimed: &Claimed) -> tracing::Span {
 /// else what stopped it.
 pub(super) fn class(attempt: &Attempt) -> &'static str {
     if let Some(status) = attempt.status {
-        return match status {
-            100..=199 => "1xx",
-            200..=299 => "2xx",
-            300..=399 => "3xx",
-            400..=499 => "4xx",
-            _ => "5xx",
-        };
+        return family(status);
     }
     match attempt.error {
         None => "2xx",
-        Some(ErrorCode::Http(status)) => match status {
-            200..=299 => "2xx",
-            300..=399 => "3xx",
-            400..=499 => "4xx",
-            100..=199 => "1xx",
-            _ => "5xx",
-        },
+        Some(ErrorCode::Http(status)) => family(status),
         Some(ErrorCode::Timeout) => "timeout",
         Some(
             ErrorCode::ConexionRechazada
@@ -114,5 +108,16 @@ pub(super) fn class(attempt: &Attempt) -> &'static str {
             | ErrorCode::SinStream
             | ErrorCode::RechazoCredenciales,
         ) => "broker",
+    }
+}
+
+/// An HTTP status's family (`1xx` … `5xx`).
+fn family(status: u16) -> &'static str {
+    match status {
+        100..=199 => "1xx",
+        200..=299 => "2xx",
+        300..=399 => "3xx",
+        400..=499 => "4xx",
+        _ => "5xx",
     }
 }
