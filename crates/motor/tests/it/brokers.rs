@@ -18,16 +18,8 @@ use self::clients::{Got, NatsSetup, RabbitSetup};
 use crate::{
     deliveries::{post, set_estado},
     subscriptions::{allow, assert_field, call, create},
-    util::{Tenant, TestDb, TestMotor, ADMIN_TOKEN},
+    util::{Tenant, TestDb, TestMotor, ADMIN_TOKEN, ALL_ROLES},
 };
-
-const ALL_ROLES: [Role; 5] = [
-    Role::Api,
-    Role::Relay,
-    Role::Dispatch,
-    Role::Retry,
-    Role::Sweeper,
-];
 
 /// Motor with every role and a retry schedule of 200 ms … 1.2 s. Jobs in
 /// flight are bounded near the lanes these tests run (20 at most), so a

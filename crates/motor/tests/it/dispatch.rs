@@ -11,7 +11,6 @@ pub(crate) mod receiver;
 
 use std::{collections::HashMap, time::Duration};
 
-use motor::serve::Role;
 use motor_domain::{subscription::SubscriptionId, InstanceId};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -20,16 +19,9 @@ use self::receiver::{Receiver, Reply, Seen};
 use crate::{
     deliveries::{post, set_estado},
     subscriptions::{call, create},
-    util::{read_topic, Tenant, TestDb, TestMotor},
+    util::{read_topic, Tenant, TestDb, TestMotor, ALL_ROLES},
 };
 
-pub(crate) const ALL_ROLES: [Role; 5] = [
-    Role::Api,
-    Role::Relay,
-    Role::Dispatch,
-    Role::Retry,
-    Role::Sweeper,
-];
 pub(crate) const WAIT: Duration = Duration::from_secs(60);
 
 /// Motor with every role and a retry schedule of 200 ms … 1.2 s.

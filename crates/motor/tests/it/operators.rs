@@ -12,7 +12,6 @@ mod reconcile;
 
 use std::{collections::HashMap, time::Duration};
 
-use motor::serve::Role;
 use motor_domain::subscription::SubscriptionId;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
@@ -20,16 +19,9 @@ use serde_json::{json, Value};
 use crate::{
     dispatch::receiver::Receiver,
     subscriptions::create,
-    util::{Tenant, TestDb, TestMotor},
+    util::{Tenant, TestDb, TestMotor, ALL_ROLES},
 };
 
-pub const ALL_ROLES: [Role; 5] = [
-    Role::Api,
-    Role::Relay,
-    Role::Dispatch,
-    Role::Retry,
-    Role::Sweeper,
-];
 pub const WAIT: Duration = Duration::from_secs(60);
 
 /// Motor with every role and a retry schedule of 200 ms … 1.2 s.

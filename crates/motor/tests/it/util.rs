@@ -323,12 +323,35 @@ pub fn first_occurrences(records: &[KafkaRecord]) -> HashMap<String, Vec<i64>> {
     out
 }
 
+/// Every role of `motor serve`.
+pub const ALL_ROLES: [Role; 5] = [
+    Role::Api,
+    Role::Relay,
+    Role::Dispatch,
+    Role::Retry,
+    Role::Sweeper,
+];
+
+/// [`ALL_ROLES`] as `--roles` takes them.
+pub const ALL_ROLES_ARG: &str = "api,relay,dispatch,retry,sweeper";
+
 /// `motor serve --roles <roles>` as its own process, against `db` and topic
 /// prefix `prefix`; killed (SIGKILL) when dropped.
 pub struct MotorProcess(std::process::Child);
 
 impl MotorProcess {
     pub fn spawn(roles: &str, db: &TestDb, prefix: &str, env: &[(&str, &str)]) -> Self {
+        Self::spawn_logging(roles, db, prefix, env, std::process::Stdio::inherit())
+    }
+
+    /// [`Self::spawn`] with the process's log (its stderr) sent to `log`.
+    pub fn spawn_logging(
+        roles: &str,
+        db: &TestDb,
+        prefix: &str,
+        env: &[(&str, &str)],
+        log: std::process::Stdio,
+    ) -> Self {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_motor"));
         command
             .args(["serve", "--roles", roles])
@@ -338,7 +361,7 @@ impl MotorProcess {
             .env("MOTOR_KAFKA_PARTITIONS", "4")
             .env("RUST_LOG", "warn")
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::inherit());
+            .stderr(log);
         for (name, value) in env {
             command.env(name, value);
         }
@@ -363,6 +386,19 @@ impl MotorProcess {
     /// `motor serve --roles api` on a free port; returns once it answers
     /// `/healthz`, with its base URL.
     pub async fn spawn_api(db: &TestDb, prefix: &str, env: &[(&str, &str)]) -> (Self, String) {
+        Self::serving("api", db, prefix, env, std::process::Stdio::inherit()).await
+    }
+
+    /// `motor serve --roles <roles>` (with the API among them) on a free
+    /// port, its log to `log`; returns once it answers `/healthz`, with its
+    /// base URL.
+    pub async fn serving(
+        roles: &str,
+        db: &TestDb,
+        prefix: &str,
+        env: &[(&str, &str)],
+        log: std::process::Stdio,
+    ) -> (Self, String) {
         let addr = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -370,7 +406,7 @@ impl MotorProcess {
             .to_string();
         let mut env = env.to_vec();
         env.push(("MOTOR_HTTP_ADDR", &addr));
-        let process = Self::spawn("api", db, prefix, &env);
+        let process = Self::spawn_logging(roles, db, prefix, &env, log);
         let base = format!("http://{addr}");
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {

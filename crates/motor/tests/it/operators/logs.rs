@@ -3,51 +3,34 @@
 //! be joined by ids — the attempt's span carries event_id, delivery_id,
 //! subscription_id and instance_id.
 
-use std::{
-    net::TcpListener,
-    process::{Command, Stdio},
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 use crate::{
     dispatch::receiver::Receiver,
-    util::{brokers, topic_prefix, Tenant, TestDb},
+    util::{topic_prefix, MotorProcess, Tenant, TestDb, ALL_ROLES_ARG},
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_logs_join_ingest_and_attempt_by_ids() {
     let db = TestDb::new().await;
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
     let log_path = std::env::temp_dir().join(format!("motor-json-{}.log", uuid::Uuid::now_v7()));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_motor"))
-        .arg("serve")
-        .env("MOTOR_DATABASE_URL", &db.url)
-        .env("MOTOR_KAFKA_BROKERS", brokers())
-        .env("MOTOR_TOPIC_PREFIX", topic_prefix())
-        .env("MOTOR_KAFKA_PARTITIONS", "4")
-        .env("MOTOR_HTTP_ADDR", format!("127.0.0.1:{port}"))
-        .env("MOTOR_LOG_FORMAT", "json")
-        .env(
-            "RUST_LOG",
-            "info,motor_engine=debug,motor_api=debug,sqlx=warn",
-        )
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log_path).unwrap())
-        .spawn()
-        .unwrap();
-    let base = format!("http://127.0.0.1:{port}");
+    let (child, base) = MotorProcess::serving(
+        ALL_ROLES_ARG,
+        &db,
+        &topic_prefix(),
+        &[
+            ("MOTOR_LOG_FORMAT", "json"),
+            (
+                "RUST_LOG",
+                "info,motor_engine=debug,motor_api=debug,sqlx=warn",
+            ),
+        ],
+        std::fs::File::create(&log_path).unwrap().into(),
+    )
+    .await;
     let http = reqwest::Client::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while http.get(format!("{base}/readyz")).send().await.is_err() {
-        assert!(Instant::now() < deadline, "motor did not start");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
     let t = Tenant::create(&db.pool, 1).await;
     let r = Receiver::start().await;
     let created: Value = http
@@ -99,8 +82,7 @@ async fn json_logs_join_ingest_and_attempt_by_ids() {
         assert!(Instant::now() < deadline, "no attempt logged:\n{text}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
     let _ = std::fs::remove_file(&log_path);
 
     assert!(lines

@@ -5,8 +5,7 @@
 //! attempt span arrives with the event's id.
 
 use std::{
-    net::TcpListener,
-    process::{Command, Stdio},
+    process::Stdio,
     sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
@@ -16,7 +15,7 @@ use serde_json::{json, Value};
 
 use crate::{
     dispatch::receiver::Receiver,
-    util::{brokers, topic_prefix, Tenant, TestDb},
+    util::{topic_prefix, MotorProcess, Tenant, TestDb, ALL_ROLES_ARG},
 };
 
 type Bodies = Arc<Mutex<Vec<Vec<u8>>>>;
@@ -37,35 +36,20 @@ async fn spans_are_exported_over_otlp_http() {
     tokio::spawn(async move { axum::serve(collector, app).await.unwrap() });
 
     let db = TestDb::new().await;
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_motor"))
-        .arg("serve")
-        .env("MOTOR_DATABASE_URL", &db.url)
-        .env("MOTOR_KAFKA_BROKERS", brokers())
-        .env("MOTOR_TOPIC_PREFIX", topic_prefix())
-        .env("MOTOR_KAFKA_PARTITIONS", "4")
-        .env("MOTOR_HTTP_ADDR", format!("127.0.0.1:{port}"))
-        .env(
-            "OTEL_EXPORTER_OTLP_ENDPOINT",
-            format!("http://{collector_addr}"),
-        )
-        .env("OTEL_BSP_SCHEDULE_DELAY", "200")
-        .env("RUST_LOG", "info,sqlx=warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let base = format!("http://127.0.0.1:{port}");
+    let endpoint = format!("http://{collector_addr}");
+    let (child, base) = MotorProcess::serving(
+        ALL_ROLES_ARG,
+        &db,
+        &topic_prefix(),
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
+            ("OTEL_BSP_SCHEDULE_DELAY", "200"),
+            ("RUST_LOG", "info,sqlx=warn"),
+        ],
+        Stdio::null(),
+    )
+    .await;
     let http = reqwest::Client::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while http.get(format!("{base}/readyz")).send().await.is_err() {
-        assert!(Instant::now() < deadline, "motor did not start");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
     let t = Tenant::create(&db.pool, 1).await;
     let r = Receiver::start().await;
     let created: Value = http
@@ -105,6 +89,5 @@ async fn spans_are_exported_over_otlp_http() {
         assert!(Instant::now() < deadline, "no attempt span exported");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
 }
