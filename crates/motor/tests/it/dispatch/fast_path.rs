@@ -11,7 +11,7 @@ use motor::serve::Role;
 use motor_domain::{subscription::SubscriptionId, NewEvent};
 use serde_json::json;
 
-use super::{receiver::Receiver, subscribe, WAIT};
+use super::{receiver::Receiver, subscribe, wait_state, WAIT};
 use crate::{
     deliveries::post,
     util::{TestDb, TestMotor},
@@ -51,12 +51,15 @@ async fn first_attempts_start_from_the_commit_without_the_relay() {
             )
             .await;
             posted += 1;
-            // One at a time: each event finds its lane free.
+            // One at a time: each event finds its lane free — its head not
+            // only received but recorded (a receiver answers before Motor
+            // records the answer).
             for receiver in [&ordered_receiver, &unordered_receiver] {
                 receiver
                     .wait_for("the event", WAIT, |seen| seen.len() >= posted)
                     .await;
             }
+            wait_state(&m, ordered, "entregada", posted as i64).await;
         }
     }
     for receiver in [&ordered_receiver, &unordered_receiver] {

@@ -108,13 +108,41 @@ async fn shot(c: &Client, name: &str) {
     std::fs::write(screenshots_dir().join(format!("{name}.png")), png).unwrap();
 }
 
+/// The text of the element at `css`, once the page shows it (a click's
+/// navigation may still be under way).
 async fn text(c: &Client, css: &str) -> String {
-    c.find(Locator::Css(css))
+    c.wait()
+        .for_element(Locator::Css(css))
         .await
         .unwrap()
         .text()
         .await
         .unwrap()
+}
+
+/// The page's source once it contains `wanted`, or as it is after 20 s
+/// (a click's navigation may still be under way when it returns).
+async fn page_with(c: &Client, wanted: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let page = c.source().await.unwrap();
+        if page.contains(wanted) || Instant::now() > deadline {
+            return page;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The current URL once `wanted` says yes, or as it is after 20 s.
+async fn url_when(c: &Client, wanted: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let url = c.current_url().await.unwrap().to_string();
+        if wanted(&url) || Instant::now() > deadline {
+            return url;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// A failed delivery: a subscription whose receiver answers 410 while
@@ -182,10 +210,8 @@ async fn an_operator_retries_a_failed_delivery_in_the_browser() {
         .click()
         .await
         .unwrap();
-    assert!(c
-        .source()
+    assert!(page_with(&c, "no es el token de operador")
         .await
-        .unwrap()
         .contains("no es el token de operador"));
     c.find(Locator::Css("#token"))
         .await
@@ -199,7 +225,8 @@ async fn an_operator_retries_a_failed_delivery_in_the_browser() {
         .click()
         .await
         .unwrap();
-    assert_eq!(c.current_url().await.unwrap().path(), "/console");
+    let url = url_when(&c, |u| u.ends_with("/console")).await;
+    assert!(url.ends_with("/console"), "{url}");
     // The sampler takes a point a second (in tests); a chart has a line
     // once it has two. A busy machine may take longer than that.
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
@@ -244,8 +271,12 @@ async fn an_operator_retries_a_failed_delivery_in_the_browser() {
         .click()
         .await
         .unwrap();
+    let link = c
+        .wait()
+        .for_element(Locator::Css("a.entrega"))
+        .await
+        .unwrap();
     shot(&c, "06-deliveries-search").await;
-    let link = c.find(Locator::Css("a.entrega")).await.unwrap();
     assert_eq!(link.text().await.unwrap(), failed);
     link.click().await.unwrap();
     assert_eq!(text(&c, "#estado").await, "fallida");
@@ -266,7 +297,9 @@ async fn an_operator_retries_a_failed_delivery_in_the_browser() {
         .click()
         .await
         .unwrap();
-    assert!(c.source().await.unwrap().contains("Confirmar el reintento"));
+    assert!(page_with(&c, "Confirmar el reintento")
+        .await
+        .contains("Confirmar el reintento"));
     shot(&c, "08-retry-confirm").await;
     c.find(Locator::Css("#confirmar-btn"))
         .await
@@ -274,12 +307,8 @@ async fn an_operator_retries_a_failed_delivery_in_the_browser() {
         .click()
         .await
         .unwrap();
-    assert!(c
-        .current_url()
-        .await
-        .unwrap()
-        .as_str()
-        .contains("reintentadas=1"));
+    let url = url_when(&c, |u| u.contains("reintentadas=1")).await;
+    assert!(url.contains("reintentadas=1"), "{url}");
 
     // The retry (a new delivery of the same event) is delivered.
     let deadline = Instant::now() + WAIT;
