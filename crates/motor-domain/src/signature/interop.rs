@@ -135,10 +135,16 @@ proptest! {
 
 // --- other languages' verifiers ---------------------------------------------
 
+/// This crate's directory as `cargo test` gives it when it runs the test:
+/// one target dir serves several checkouts, and cargo may run a binary
+/// built from another one (the path it was built with is the fallback).
+fn manifest_dir() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from)
+}
+
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("src/signature/fixtures")
-        .join(name)
+    manifest_dir().join("src/signature/fixtures").join(name)
 }
 
 /// Runs `program fixture` with `input` on stdin; its exit code.

@@ -16,7 +16,7 @@ use crate::{
 };
 
 fn schemas_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../schemas")
+    crate::util::manifest_dir().join("../../schemas")
 }
 
 /// Fails when `file` differs from `generated`; rewrites it on request.

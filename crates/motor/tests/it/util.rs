@@ -21,6 +21,16 @@ use rdkafka::{
 use sqlx::{Connection, Executor, PgConnection};
 use tokio_util::sync::CancellationToken;
 
+/// This crate's directory as `cargo test` gives it when it runs the test:
+/// one target dir serves several checkouts, and cargo may run a binary
+/// built from another one (the path it was built with is the fallback).
+pub fn manifest_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(
+        || std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+        std::path::PathBuf::from,
+    )
+}
+
 /// Postgres server for tests; each test creates its own database on it.
 pub fn server_url() -> String {
     std::env::var("MOTOR_TEST_DATABASE_URL")

@@ -41,7 +41,7 @@ impl Shown {
 }
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    crate::util::manifest_dir()
         .join("../motor-domain/src/signature/fixtures")
         .join(name)
 }
