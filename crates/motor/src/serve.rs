@@ -75,12 +75,20 @@ pub async fn run(
     let mut local = LocalRoles::default();
     let api = roles.contains(&Role::Api);
 
-    if roles.contains(&Role::Relay) {
+    // Outbox writers in this process (the API's commits, the dispatcher's
+    // records) wake the relay at once; it then only polls for other
+    // processes' records, so it may poll slowly when idle.
+    let relay_wake = roles
+        .contains(&Role::Relay)
+        .then(|| Arc::new(tokio::sync::Notify::new()));
+    if let Some(wake) = &relay_wake {
         let mut relay_config = RelayConfig::new(config.database_url.clone(), config.bus());
+        relay_config.wake = Some(wake.clone());
+        if api || roles.contains(&Role::Dispatch) || roles.contains(&Role::Retry) {
+            relay_config.idle_max = RelayConfig::IDLE_MAX_WOKEN;
+        }
         if api {
-            let wake = Arc::new(tokio::sync::Notify::new());
-            relay_config.wake = Some(wake.clone());
-            local.relay = Some(wake);
+            local.relay = Some(wake.clone());
         }
         let (pool, metrics, shutdown) = (pool.clone(), metrics.clone(), shutdown.clone());
         tracker.spawn(async move {
@@ -107,12 +115,15 @@ pub async fn run(
             policy: config.retry_policy()?,
             max_in_flight: config.dispatch_in_flight,
         };
-        let dispatcher = Arc::new(Dispatcher::new(
-            pool.clone(),
-            sealing.clone(),
-            config.policy.clone(),
-            metrics.clone(),
-        ));
+        let dispatcher = Arc::new(
+            Dispatcher::new(
+                pool.clone(),
+                sealing.clone(),
+                config.policy.clone(),
+                metrics.clone(),
+            )
+            .waking_relay(relay_wake.clone()),
+        );
         if api && delivering.contains(&Source::Deliveries) {
             dispatcher.warm().await;
             local.dispatcher = Some(dispatcher.clone());

@@ -43,7 +43,7 @@ use motor_store::{
     Pool,
 };
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
-use tokio_util::sync::CancellationToken;
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::Instrument;
 
 use self::{chain::Chained, recorder::Recorder};
@@ -58,10 +58,23 @@ pub const LEASE_MARGIN: Duration = Duration::from_secs(5);
 pub const UNORDERED_PER_SUBSCRIPTION: usize = 8;
 
 /// Attempts of one lane a job may chain (each head's finish claiming the
-/// next delivery), and for how long, before it hands the lane on through
-/// the next delivery's job.
+/// next delivery), and for how long, before the lane goes on in a task of
+/// its own: the job's consumer slot and offset are then free, and the lane
+/// does not wait for a job queued behind the backlog of its partition.
 const CHAIN_MAX: usize = 100;
 const CHAIN_FOR: Duration = Duration::from_secs(1);
+
+/// How long a consumer's fetch may wait when its topics have nothing new.
+/// A busy lane never waits for its topic (its chain claims the next
+/// delivery), nor does a first attempt that shares a process with the API
+/// (it starts from the commit); the topic carries the rest: replays, the
+/// sweeper's jobs, lanes released after a retry, another process's events.
+/// Longer waits mean fewer fetches from an idle Motor: a broker that holds
+/// a fetch for its whole wait even when records arrive (Tansu 0.6 does)
+/// adds up to the wait to those jobs, a Kafka broker answers at once.
+const DELIVERIES_FETCH_WAIT: Duration = Duration::from_millis(200);
+/// Retries wait a second or more (±20 %) after their record anyway.
+const TIERS_FETCH_WAIT: Duration = Duration::from_millis(1000);
 
 /// Which jobs a consumer takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,6 +111,15 @@ pub struct Dispatcher {
     last_lease_ms: AtomicU64,
     /// Group commit of delivered attempts.
     recorder: Recorder,
+    /// The relay of this process, woken after a record that may have
+    /// written outbox records (a retry, a released lane, a DLQ record).
+    relay: Option<Arc<Notify>>,
+    /// Chains running in tasks of their own (first attempts a commit
+    /// handed over, lanes past a job's budget), drained at shutdown.
+    detached: TaskTracker,
+    /// Set at shutdown: chains stop claiming their lane's next delivery and
+    /// release it through its job instead.
+    stopping: CancellationToken,
 }
 
 impl Dispatcher {
@@ -120,7 +142,17 @@ impl Dispatcher {
                 (Duration::from_secs(60) + LEASE_MARGIN).as_millis() as u64
             ),
             recorder: Recorder::start(pool),
+            relay: None,
+            detached: TaskTracker::new(),
+            stopping: CancellationToken::new(),
         }
+    }
+
+    /// Wakes `relay` (the relay role of this process) after each record
+    /// that may have written outbox records.
+    pub fn waking_relay(mut self, relay: Option<Arc<Notify>>) -> Self {
+        self.relay = relay;
+        self
     }
 
     /// A slot of an unordered subscription (none for ordered ones: their
@@ -142,13 +174,13 @@ impl Dispatcher {
 
     /// Handles one job: claim, send, record. Errors (Postgres away) drop
     /// the job; the lease or the sweeper brings the delivery back.
-    pub async fn handle(&self, job: DeliveryJob) {
+    pub async fn handle(self: &Arc<Self>, job: DeliveryJob) {
         if let Err(e) = self.try_handle(&job).await {
             tracing::warn!(error = %e, delivery = %job.delivery_id, "attempt not completed; the sweeper will retry it");
         }
     }
 
-    async fn try_handle(&self, job: &DeliveryJob) -> Result<()> {
+    async fn try_handle(self: &Arc<Self>, job: &DeliveryJob) -> Result<()> {
         if self
             .chained
             .lock()
@@ -160,7 +192,7 @@ impl Dispatcher {
         self.claim_and_chain(job).await
     }
 
-    async fn claim_and_chain(&self, job: &DeliveryJob) -> Result<()> {
+    async fn claim_and_chain(self: &Arc<Self>, job: &DeliveryJob) -> Result<()> {
         // Unordered subscriptions first take a slot, before the claim, so a
         // lease never runs while waiting for one.
         let slot = self.slot(job.subscription_id).await?;
@@ -177,7 +209,11 @@ impl Dispatcher {
     /// can be claimed in the same record — the next ones. An unordered
     /// subscription's `slot` is given back as soon as the request is
     /// answered: the bound counts requests in flight, not their records.
-    async fn chain(&self, claimed: Claimed, mut slot: Option<OwnedSemaphorePermit>) -> Result<()> {
+    async fn chain(
+        self: &Arc<Self>,
+        claimed: Claimed,
+        mut slot: Option<OwnedSemaphorePermit>,
+    ) -> Result<()> {
         let mut claimed = Box::new(claimed);
         let started = Instant::now();
         for attempts in 1.. {
@@ -230,22 +266,25 @@ impl Dispatcher {
             // A head that ends its attempt claims the next delivery of its
             // lane in the same transaction and this task makes that attempt
             // at once, so a lane with a backlog moves at the receiver's
-            // pace. Bounded, so one job does not hold its consumer's
-            // offsets (or a shutdown) for long: then the next one is
-            // released through its job instead.
+            // pace. At shutdown the next one is released through its job.
             let observed = observe::Observation::of(span, &claimed, &attempt, &decision);
-            let next = if attempts < CHAIN_MAX && started.elapsed() < CHAIN_FOR {
-                Next::Claim(self.lease().await?)
-            } else {
+            let next = if self.stopping.is_cancelled() {
                 Next::Release
+            } else {
+                Next::Claim(self.lease().await?)
             };
             let recorded = match (&decision, next) {
                 (Decision::Delivered, Next::Claim(lease)) => {
                     self.recorder.delivered(claimed, attempt, lease).await?
                 }
                 _ => {
-                    deliveries::record_attempt(&self.pool, &claimed, &attempt, &decision, next)
-                        .await?
+                    let recorded =
+                        deliveries::record_attempt(&self.pool, &claimed, &attempt, &decision, next)
+                            .await?;
+                    if let Some(relay) = &self.relay {
+                        relay.notify_one();
+                    }
+                    recorded
                 }
             };
             self.metrics.delivery_attempts.inc();
@@ -266,6 +305,13 @@ impl Dispatcher {
                         .lock()
                         .expect("not poisoned")
                         .remember((next.delivery_id, next.attempt));
+                    // Bounded per job, so a job does not hold its consumer's
+                    // offsets (or a shutdown) for long: past the bound the
+                    // lane goes on in a task of its own.
+                    if attempts >= CHAIN_MAX || started.elapsed() >= CHAIN_FOR {
+                        self.detach(*next);
+                        break;
+                    }
                     claimed = next;
                 }
                 Recorded::Done { .. } | Recorded::Stale => break,
@@ -302,13 +348,7 @@ impl Dispatcher {
     /// Kafka — their Kafka copy is then dropped in memory.
     fn take(self: &Arc<Self>, handed: Handed) {
         for claimed in handed.claimed {
-            let dispatcher = self.clone();
-            let delivery = claimed.delivery_id;
-            tokio::spawn(async move {
-                if let Err(e) = dispatcher.chain(claimed, None).await {
-                    tracing::warn!(error = %e, %delivery, "attempt not completed; the sweeper will retry it");
-                }
-            });
+            self.detach(claimed);
         }
         for job in handed.jobs {
             self.chained
@@ -316,13 +356,33 @@ impl Dispatcher {
                 .expect("not poisoned")
                 .remember((job.delivery_id, job.attempt));
             let dispatcher = self.clone();
-            tokio::spawn(async move { dispatcher.handle_handed(job).await });
+            self.detached
+                .spawn(async move { dispatcher.handle_handed(job).await });
         }
     }
 
     /// [`Self::handle`] for a job handed over by a commit (the pair is
     /// remembered for its Kafka copy, not to drop this one).
-    async fn handle_handed(&self, job: DeliveryJob) {
+    /// Runs the chain from a claimed delivery in a task of its own.
+    fn detach(self: &Arc<Self>, claimed: Claimed) {
+        let dispatcher = self.clone();
+        let delivery = claimed.delivery_id;
+        self.detached.spawn(async move {
+            if let Err(e) = dispatcher.chain(claimed, None).await {
+                tracing::warn!(error = %e, %delivery, "attempt not completed; the sweeper will retry it");
+            }
+        });
+    }
+
+    /// Shutdown: chains end after their current attempt (releasing their
+    /// lane's next delivery through its job), and this waits for them.
+    pub async fn drain(&self) {
+        self.stopping.cancel();
+        self.detached.close();
+        self.detached.wait().await;
+    }
+
+    async fn handle_handed(self: &Arc<Self>, job: DeliveryJob) {
         if let Err(e) = self.claim_and_chain(&job).await {
             tracing::warn!(error = %e, delivery = %job.delivery_id, "attempt not completed; the sweeper will retry it");
         }
@@ -374,15 +434,11 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> Result<()> {
     let topics = Topics::new(&config.bus.prefix);
-    // First attempts that share a process with the API start from the
-    // commit; the topic carries the rest (released lanes, replays, the
-    // sweeper's jobs, another process's events). Retries wait a second or
-    // more (±20 %), so their fetches may wait longer still.
     let (names, group, fetch_wait) = match source {
         Source::Deliveries => (
             vec![topics.name(Topic::Deliveries)],
             "dispatch",
-            Duration::from_millis(50),
+            DELIVERIES_FETCH_WAIT,
         ),
         Source::Tiers => (
             Tier::ALL
@@ -390,7 +446,7 @@ pub async fn run(
                 .map(|t| topics.name(Topic::Retry(*t)))
                 .collect(),
             "retry",
-            Duration::from_millis(250),
+            TIERS_FETCH_WAIT,
         ),
     };
     let consumer = ConsumerConfig {
@@ -401,6 +457,7 @@ pub async fn run(
         fetch_wait,
     };
     tracing::info!(role = group, "dispatcher started");
+    let draining = dispatcher.clone();
     consumer::run(
         &config.bus,
         consumer,
@@ -417,6 +474,7 @@ pub async fn run(
         shutdown,
     )
     .await?;
+    draining.drain().await;
     tracing::info!(role = group, "dispatcher stopped");
     Ok(())
 }

@@ -34,12 +34,17 @@ pub struct RelayConfig {
     pub idle_max: Duration,
     /// How often shard ownership is re-checked.
     pub rebalance_every: Duration,
-    /// Commits in this process notify it: an idle relay wakes at once
-    /// instead of at its next poll.
+    /// Outbox writers in this process notify it: an idle relay wakes at
+    /// once instead of at its next poll.
     pub wake: Option<Arc<Notify>>,
 }
 
 impl RelayConfig {
+    /// `idle_max` for a relay that shares its process with the API or the
+    /// dispatcher (and so is woken by their commits): its polls only look
+    /// for other processes' records, which may wait this long when idle.
+    pub const IDLE_MAX_WOKEN: Duration = Duration::from_millis(250);
+
     pub fn new(database_url: String, bus: BusConfig) -> Self {
         Self {
             database_url,
