@@ -12,6 +12,9 @@
 //! 2. closed loop: 64 senders POST single events over 100 instances (one
 //!    ordered subscription), then to 1 instance (one unordered
 //!    subscription), then arrays of 100 over the 100 instances;
+//!    Right after the ordered one, the same again while the receiver fails
+//!    half the requests of 10 instances (503) and answers one after 2 s:
+//!    the other lanes' rate against theirs with every receiver healthy;
 //! 3. fixed rates (open loop): single events at 200, 400, 1,000 and
 //!    2,000/s over the 100 instances for MOTOR_BENCH_SECONDS each;
 //! 4. idle: nothing sent for MOTOR_BENCH_IDLE_SECONDS.
@@ -42,13 +45,14 @@ mod report;
 #[path = "http/server.rs"]
 mod server;
 
-use std::{future::Future, path::PathBuf, sync::Arc, time::Duration};
+use std::{collections::HashSet, future::Future, path::PathBuf, sync::Arc, time::Duration};
 
 use common::{env_or, BenchDb};
 use cpu::Processes;
 use load::{Load, Posted};
-use receiver::{Hook, Key, Receiver};
+use receiver::{Hook, Key, Misbehaviour, Receiver};
 use report::{thousands, Phase, Row};
+use uuid::Uuid;
 
 /// Array size of the batched phase.
 const BATCH: usize = 100;
@@ -136,6 +140,72 @@ impl Bench {
         phase
     }
 
+    /// Issue 9's target 4: the closed loop over the ordered instances again
+    /// while the receiver fails half the requests of the first 10 (503) and
+    /// answers the 11th after 2 s; the other lanes' delivered rate against
+    /// theirs in `all_healthy` (the same phase with every receiver healthy).
+    /// The bad lanes' deliveries are then let through before the next phase.
+    async fn bad_receivers(
+        &self,
+        instances: &[Uuid],
+        all_healthy: &Phase,
+        events: usize,
+        senders: usize,
+    ) -> Row {
+        let failing: HashSet<Uuid> = instances.iter().take(10).copied().collect();
+        let slow = instances.get(10).copied();
+        let healthy: HashSet<Uuid> = instances.iter().skip(11).copied().collect();
+        self.receiver.clear();
+        self.receiver.misbehave(Misbehaviour { failing, slow });
+        let before = self.cpu.sample();
+        let posted = self.load.closed(instances, events, false, senders).await;
+        let expected: Vec<Key> = posted
+            .committed
+            .iter()
+            .filter(|(instance, _)| healthy.contains(instance))
+            .map(|&(instance, seq)| (Hook::Ordered, instance, seq))
+            .collect();
+        let delivered = self.receiver.wait_for(&expected, self.patience).await;
+        let phase = Phase {
+            name: "closed loop, ordered, bad receivers (healthy lanes)".to_owned(),
+            cpu: self.cpu.since(&before),
+            delivered: Some(delivered),
+            posted,
+        };
+        phase.print_progress();
+        let rate = |p: &Phase| {
+            p.delivered
+                .as_ref()
+                .map_or(f64::NAN, |d| d.rate_of(&healthy, p.posted.started_ms))
+        };
+        let row = Row::bad_receivers(
+            &format!(
+                "bad receivers: 10 of {} instances fail half their requests (503), one answers after 2 s",
+                instances.len()
+            ),
+            &phase,
+            rate(&phase),
+            rate(all_healthy),
+        );
+        // Every receiver healthy again; the bad lanes catch up.
+        self.receiver.misbehave(Misbehaviour::default());
+        let rest: Vec<Key> = phase
+            .posted
+            .committed
+            .iter()
+            .map(|&(instance, seq)| (Hook::Ordered, instance, seq))
+            .collect();
+        let caught_up = self.receiver.wait_for(&rest, self.patience).await;
+        if !caught_up.missing.is_empty() {
+            println!(
+                "  ! after the bad receivers, {} deliveries of the bad lanes still missing",
+                caught_up.missing.len()
+            );
+        }
+        self.drain_outbox().await;
+        row
+    }
+
     async fn drain_outbox(&self) {
         let deadline = tokio::time::Instant::now() + self.patience;
         loop {
@@ -195,7 +265,7 @@ async fn main() {
     let what = format!("intake, single-event POSTs, {senders} clients, no subscription");
     let intake = bench.load.closed(&tenant.intake, events, false, senders);
     let phase = bench.phase("intake", None, intake).await;
-    rows.push(Row::throughput(&what, &phase));
+    rows.push(Row::throughput(&what, &phase, Some(5000.0)));
     phases.push(phase);
 
     let closed_loop = [
@@ -215,7 +285,12 @@ async fn main() {
             "{name}: {senders} senders, {kind}, {} instance(s)",
             instances.len()
         );
-        rows.push(Row::throughput(&what, &phase));
+        let target = if batched { 5000.0 } else { 3000.0 };
+        rows.push(Row::throughput(&what, &phase, Some(target)));
+        if hook == Hook::Ordered && !batched {
+            // Right after (same table sizes), bad receivers for some lanes.
+            rows.push(bench.bad_receivers(ordered, &phase, events, senders).await);
+        }
         phases.push(phase);
     }
 

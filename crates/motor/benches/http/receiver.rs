@@ -2,9 +2,11 @@
 //! (subscription, instance, seq), when the first copy arrived and the
 //! envelope's `received_at`. It verifies no signature (that costs CPU the
 //! benchmark would count as the receiver's, and the tests check signing).
+//! For the bad-receivers phase it can answer some instances badly: half of
+//! their requests 503 (no `Retry-After`), or one instance after 2 s.
 
 use std::{
-    collections::{hash_map::Entry, HashMap},
+    collections::{hash_map::Entry, HashMap, HashSet},
     net::SocketAddr,
     sync::{
         atomic::{AtomicUsize, Ordering},
@@ -56,12 +58,30 @@ pub struct Receiver {
     arrivals: Mutex<HashMap<Key, Arrival>>,
     first_copies: AtomicUsize,
     duplicates: AtomicUsize,
+    misbehaving: Mutex<Misbehaviour>,
+    /// Requests to failing instances so far: every other one fails.
+    failing_requests: AtomicUsize,
 }
+
+/// Instances the receiver answers badly.
+#[derive(Default, Clone)]
+pub struct Misbehaviour {
+    /// Half of their requests are answered 503 (without `Retry-After`, which
+    /// would hold the whole subscription by design).
+    pub failing: HashSet<Uuid>,
+    /// Answered 204 after [`SLOW_ANSWER`].
+    pub slow: Option<Uuid>,
+}
+
+/// How long the slow instance's requests wait for their answer.
+pub const SLOW_ANSWER: Duration = Duration::from_secs(2);
 
 /// What a phase's deliveries came to: every expected key's arrival, or
 /// the keys still missing when the wait gave up.
 pub struct Delivered {
     pub arrivals: Vec<Arrival>,
+    /// The key of each arrival, in the same order.
+    pub keys: Vec<Key>,
     pub missing: Vec<Key>,
     pub duplicates: usize,
 }
@@ -78,6 +98,19 @@ impl Delivered {
             .iter()
             .map(|a| a.at_ms)
             .fold(f64::INFINITY, f64::min)
+    }
+
+    /// Deliveries per second of the instances in `of`, from `started_ms`
+    /// (the first POST) to their last arrival.
+    pub fn rate_of(&self, of: &HashSet<Uuid>, started_ms: f64) -> f64 {
+        let (mut n, mut last) = (0usize, 0.0f64);
+        for (arrival, (_, instance, _)) in self.arrivals.iter().zip(&self.keys) {
+            if of.contains(instance) {
+                n += 1;
+                last = last.max(arrival.at_ms);
+            }
+        }
+        n as f64 * 1000.0 / (last - started_ms)
     }
 
     /// Commit → receiver per delivery (ms), sorted.
@@ -121,6 +154,11 @@ impl Receiver {
         (receiver, addr)
     }
 
+    /// Answers the given instances badly from now on (see [`Misbehaviour`]).
+    pub fn misbehave(&self, misbehaviour: Misbehaviour) {
+        *self.misbehaving.lock().unwrap() = misbehaviour;
+    }
+
     /// Forgets every arrival (a phase starts with an empty receiver).
     pub fn clear(&self) {
         self.arrivals.lock().unwrap().clear();
@@ -152,12 +190,16 @@ impl Receiver {
         let arrivals = self.arrivals.lock().unwrap();
         let mut delivered = Delivered {
             arrivals: Vec::with_capacity(expected.len()),
+            keys: Vec::with_capacity(expected.len()),
             missing: Vec::new(),
             duplicates: self.duplicates.load(Ordering::Relaxed),
         };
         for key in expected {
             match arrivals.get(key) {
-                Some(arrival) => delivered.arrivals.push(*arrival),
+                Some(arrival) => {
+                    delivered.arrivals.push(*arrival);
+                    delivered.keys.push(*key);
+                }
                 None => delivered.missing.push(*key),
             }
         }
@@ -179,6 +221,19 @@ async fn receive(
     let Ok(envelope) = serde_json::from_slice::<Envelope>(&body) else {
         return StatusCode::BAD_REQUEST;
     };
+    let (failing, slow) = {
+        let misbehaving = receiver.misbehaving.lock().unwrap();
+        (
+            misbehaving.failing.contains(&envelope.instance_id),
+            misbehaving.slow == Some(envelope.instance_id),
+        )
+    };
+    if failing && receiver.failing_requests.fetch_add(1, Ordering::Relaxed) % 2 == 0 {
+        return StatusCode::SERVICE_UNAVAILABLE;
+    }
+    if slow {
+        tokio::time::sleep(SLOW_ANSWER).await;
+    }
     let arrival = Arrival {
         at_ms,
         received_at_ms: envelope.received_at.timestamp_millis() as f64,

@@ -124,8 +124,9 @@ pub struct Row {
 }
 
 impl Row {
-    /// A throughput with no figure to meet yet: the measured value only.
-    pub fn throughput(what: &str, phase: &Phase) -> Self {
+    /// A throughput against its target (`None`: no target), in delivered
+    /// events/s (accepted requests/s for intake).
+    pub fn throughput(what: &str, phase: &Phase, target: Option<f64>) -> Self {
         let (p50, p99) = phase.latency();
         let measured = match &phase.delivered {
             Some(_) => format!(
@@ -139,7 +140,34 @@ impl Row {
                 percentile(&phase.posted.requests_ms, 0.99),
             ),
         };
-        Self::new(what, "—", measured, None, phase)
+        let rate = match &phase.delivered {
+            Some(_) => phase.delivered_per_s(),
+            None => phase.posted.requests_per_s(),
+        };
+        let (target, met) = match target {
+            Some(t) => (format!("≥ {}/s", thousands(t)), Some(rate >= t)),
+            None => ("—".to_owned(), None),
+        };
+        Self::new(what, &target, measured, met, phase)
+    }
+
+    /// The healthy lanes' rate while some receivers misbehave, against the
+    /// same lanes' rate when every receiver was healthy.
+    pub fn bad_receivers(what: &str, phase: &Phase, healthy: f64, all_healthy: f64) -> Self {
+        let cost = (1.0 - healthy / all_healthy) * 100.0;
+        let measured = format!(
+            "healthy lanes {} delivered events/s against {}/s when all were healthy ({:+.1} %)",
+            thousands(healthy),
+            thousands(all_healthy),
+            -cost
+        );
+        Self::new(
+            what,
+            "healthy lanes lose < 10 %",
+            measured,
+            Some(cost < 10.0),
+            phase,
+        )
     }
 
     /// A fixed rate against its latency target (`None`: no target at this
@@ -171,18 +199,18 @@ impl Row {
         Self::new(&what, &target, measured, met, phase)
     }
 
-    /// Idle CPU of Motor and the broker, in % of a core.
+    /// Idle CPU of Motor and the broker, in % of a core (target < 3 %).
     pub fn idle(usage: &Usage) -> Self {
+        let share = usage.motor_and_broker() / usage.wall * 100.0;
         Self {
             what: format!("idle CPU, Motor + broker, {:.0} s", usage.wall),
-            target: "—".into(),
+            target: "< 3 % of a core".into(),
             measured: format!(
-                "{:.1} % of a core (Motor {:.1} %, broker {:.1} %)",
-                usage.motor_and_broker() / usage.wall * 100.0,
+                "{share:.1} % of a core (Motor {:.1} %, broker {:.1} %)",
                 usage.seconds[0] / usage.wall * 100.0,
                 usage.seconds[2] / usage.wall * 100.0,
             ),
-            met: None,
+            met: Some(share < 3.0),
         }
     }
 
