@@ -26,4 +26,6 @@ pub enum BusError {
     Kafka(#[from] rdkafka::error::KafkaError),
     #[error("creating topic {topic}: {reason}")]
     CreateTopic { topic: String, reason: String },
+    #[error("starting the producer's report thread: {0}")]
+    Thread(String),
 }
