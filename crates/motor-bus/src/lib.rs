@@ -1,6 +1,20 @@
-//! Motor's Kafka bus: topic names under the configured prefix, topic
-//! creation at start-up and the idempotent producer the relay publishes
-//! through. Nothing here knows about Postgres; the relay joins the two.
+//! Motor's Kafka bus: every Kafka client Motor makes, and nothing else —
+//! no Postgres (the relay and the dispatcher join the two).
+//!
+//! Modules:
+//! - `topics`: topic names under the configured prefix (`{prefix}.events`,
+//!   `.deliveries`, `.retry.*`, `.dlq`) and their creation at start-up.
+//! - `producer`: the idempotent producer the relay publishes through; each
+//!   record's delivery report comes back to the caller.
+//! - `consumer`: a consumer group member that handles many records of a
+//!   partition at once, holds each until it is due, and commits only the
+//!   contiguous finished prefix (`offsets`); it rebuilds itself after
+//!   broker trouble.
+//! - `offsets`: that prefix, as a pure structure with property tests.
+//! - `lag`: consumer-group lag per topic, for the metrics sampler.
+//!
+//! Neighbours: `motor-engine` (relay, dispatch, sampler) uses it; it depends
+//! only on `motor-domain` and rdkafka.
 
 pub mod consumer;
 pub mod lag;

@@ -11,7 +11,12 @@
 //! Modules: `attempt` (check the destination, sign, send, time it),
 //! `webhook`, `amqp` (RabbitMQ) and `nats` (NATS JetStream), each with the
 //! same inner shape (config, client, outcome, tests); `guard` is the
-//! connect-time address check the broker kinds share.
+//! connect-time address check the broker kinds share, `links` the broker
+//! connections they share (one per destination and login), `hosts` a
+//! hosts-style name override every guard still judges.
+//!
+//! Neighbours: `motor-domain` (destinations, outcomes, signatures); used by
+//! `motor-engine` (the dispatcher) and `motor-api` (the test probe).
 
 pub mod amqp;
 mod attempt;

@@ -1,7 +1,13 @@
-//! The `motor` binary's library: configuration, the command line, `serve`
-//! (wiring configuration to the API and the engine's roles) and `admin`.
-//! The engine itself is the `motor-engine` crate. Integration tests drive
-//! the same functions the binary does.
+//! The `motor` binary's library: the command line and what each command
+//! does. The engine itself is the `motor-engine` crate, the HTTP API
+//! `motor-api`; this crate wires configuration to them. Integration tests
+//! (the top-level `tests/` member) drive the same functions the binary does.
+//!
+//! Modules: `cli` (`motor migrate | serve | admin | doctor`), `config`
+//! (every setting, from the environment or flags), `serve` (runs the chosen
+//! roles in one process and drains them on SIGINT/SIGTERM), `admin` (the
+//! operator API's operations from the shell), `doctor` (one reconciliation
+//! pass from the shell), `logging` (text or JSON logs, optional OTLP traces).
 
 pub mod admin;
 pub mod cli;
