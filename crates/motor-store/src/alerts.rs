@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use crate::{Result, StoreError};
 
-const COLUMNS: &str = "id, app_id, subscription_id, motivo, detalle, abierta_en, cerrada_en";
+const COLUMNS: &str = "id, app_id, subscription_id, motivo, detalle, abierto_en, cerrado_en";
 
 /// Opens an alert; an open alert for the same subscription and motivo is
 /// kept instead of opening a second one.
@@ -21,7 +21,7 @@ pub async fn open(
     sqlx::query(
         "INSERT INTO alerts (id, app_id, subscription_id, motivo, detalle)
          VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (subscription_id, motivo) WHERE cerrada_en IS NULL DO NOTHING",
+         ON CONFLICT (subscription_id, motivo) WHERE cerrado_en IS NULL DO NOTHING",
     )
     .bind(Uuid::now_v7())
     .bind(Uuid::from(app))
@@ -39,7 +39,7 @@ pub async fn close_for_subscription(
     subscription: SubscriptionId,
 ) -> Result<u64> {
     Ok(sqlx::query(
-        "UPDATE alerts SET cerrada_en = now() WHERE subscription_id = $1 AND cerrada_en IS NULL",
+        "UPDATE alerts SET cerrado_en = now() WHERE subscription_id = $1 AND cerrado_en IS NULL",
     )
     .bind(subscription.as_uuid())
     .execute(conn)
@@ -57,9 +57,9 @@ pub async fn list(
 ) -> Result<Vec<Alert>> {
     let rows = sqlx::query(&format!(
         "SELECT {COLUMNS} FROM alerts
-         WHERE ($1::boolean IS NULL OR (cerrada_en IS NULL) = $1)
+         WHERE ($1::boolean IS NULL OR (cerrado_en IS NULL) = $1)
            AND ($2::uuid IS NULL OR app_id = $2)
-         ORDER BY abierta_en DESC, id DESC
+         ORDER BY abierto_en DESC, id DESC
          LIMIT $3"
     ))
     .bind(abiertas)
@@ -73,7 +73,7 @@ pub async fn list(
 /// Closes one alert; closing a closed alert keeps its first closing time.
 pub async fn close(db: impl PgExecutor<'_>, id: Uuid) -> Result<Alert> {
     sqlx::query(&format!(
-        "UPDATE alerts SET cerrada_en = COALESCE(cerrada_en, now()) WHERE id = $1 RETURNING {COLUMNS}"
+        "UPDATE alerts SET cerrado_en = COALESCE(cerrado_en, now()) WHERE id = $1 RETURNING {COLUMNS}"
     ))
     .bind(id)
     .fetch_optional(db)
@@ -91,7 +91,7 @@ fn from_row(row: &PgRow) -> Alert {
             .map(SubscriptionId::from_uuid),
         motivo: row.get("motivo"),
         detalle: row.get("detalle"),
-        abierta_en: row.get("abierta_en"),
-        cerrada_en: row.get("cerrada_en"),
+        abierta_en: row.get("abierto_en"),
+        cerrada_en: row.get("cerrado_en"),
     }
 }

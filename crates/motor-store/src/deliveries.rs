@@ -18,7 +18,7 @@
 //!   part of the lane when ordered, every delivery when not, none while the
 //!   subscription is paused or suspended.
 //! - A claim that finds a lower-seq delivery of its ordered lane still open
-//!   marks the delivery parked (`parked_at`). The head's finish claims the
+//!   marks the delivery parked (`aparcado_en`). The head's finish claims the
 //!   next delivery of its lane in its own transaction and hands it to the
 //!   same dispatcher ([`Next::Claim`]: a lane with a backlog costs one
 //!   commit per delivery, and nothing travels through Kafka); when it does
@@ -120,7 +120,7 @@ fn next_job(row: &PgRow) -> DeliveryJob {
 /// subscription `s` is `activa` and not held by a receiver's `Retry-After`
 /// (`crate::throttle`), no live lease holds it, and it is due.
 const CLAIMABLE_NOW: &str = "s.estado = 'activa'
-    AND (d.lease_until IS NULL OR d.lease_until <= now())
+    AND (d.reservado_hasta IS NULL OR d.reservado_hasta <= now())
     AND d.proximo_intento <= now()
     AND NOT EXISTS (
         SELECT 1 FROM subscription_throttle t WHERE t.subscription_id = s.id AND t.hasta > now())";

@@ -82,7 +82,7 @@ async fn disable(
         return Ok(false);
     }
     let row =
-        sqlx::query("SELECT app_id, nombre, url, suspendida_en FROM subscriptions WHERE id = $1")
+        sqlx::query("SELECT app_id, nombre, url, suspendido_en FROM subscriptions WHERE id = $1")
             .bind(subscription.as_uuid())
             .fetch_one(&mut *conn)
             .await?;
@@ -96,7 +96,7 @@ async fn disable(
         });
     let counts = deliveries::read::counts(&mut *conn, &[subscription]).await?;
     let (pendientes, fallidas) = counts.first().copied().unwrap_or_default();
-    let disabled_at: Timestamp = row.get("suspendida_en");
+    let disabled_at: Timestamp = row.get("suspendido_en");
     let data = serde_json::json!({
         "suscripcion_id": subscription,
         "nombre": row.get::<String, _>("nombre"),

@@ -37,15 +37,15 @@ pub async fn backlog(pool: &PgPool, top: i64) -> Result<Backlog> {
         "SELECT (SELECT count(*) FROM deliveries WHERE estado = 'fallida') AS dlq,
                 (SELECT count(*) FROM deliveries WHERE estado = 'pendiente') AS pending,
                 (SELECT count(*) FROM outbox) AS outbox_depth,
-                COALESCE(EXTRACT(EPOCH FROM now() - (SELECT created_at FROM outbox ORDER BY id LIMIT 1)), 0)::float8
+                COALESCE(EXTRACT(EPOCH FROM now() - (SELECT creado_en FROM outbox ORDER BY id LIMIT 1)), 0)::float8
                     AS outbox_oldest",
     )
     .fetch_one(&mut *tx)
     .await?;
     let oldest = sqlx::query(
-        "SELECT subscription_id, EXTRACT(EPOCH FROM now() - min(creada_en))::float8 AS age
+        "SELECT subscription_id, EXTRACT(EPOCH FROM now() - min(creado_en))::float8 AS age
          FROM deliveries WHERE estado = 'pendiente'
-         GROUP BY subscription_id ORDER BY min(creada_en) LIMIT $1",
+         GROUP BY subscription_id ORDER BY min(creado_en) LIMIT $1",
     )
     .bind(top)
     .fetch_all(&mut *tx)

@@ -45,7 +45,7 @@ pub async fn create_app(
 
 pub async fn list_apps(db: impl PgExecutor<'_>) -> Result<Vec<App>> {
     let rows = sqlx::query(&format!(
-        "SELECT {APP_COLUMNS} FROM apps ORDER BY creada_en, id"
+        "SELECT {APP_COLUMNS} FROM apps ORDER BY creado_en, id"
     ))
     .fetch_all(db)
     .await?;
@@ -86,7 +86,7 @@ pub async fn update_app(
     .ok_or(StoreError::NotFound("app"))
 }
 
-const APP_COLUMNS: &str = "id, nombre, destinos_permitidos, politica_destinos, creada_en";
+const APP_COLUMNS: &str = "id, nombre, destinos_permitidos, politica_destinos, creado_en";
 
 fn app_from_row(row: &sqlx::postgres::PgRow) -> App {
     App {
@@ -96,7 +96,7 @@ fn app_from_row(row: &sqlx::postgres::PgRow) -> App {
         // The column's CHECK admits only the policies' own text.
         politica_destinos: DestinationPolicy::parse(row.get("politica_destinos"))
             .unwrap_or_default(),
-        creada_en: row.get("creada_en"),
+        creada_en: row.get("creado_en"),
     }
 }
 
@@ -128,7 +128,7 @@ pub async fn create_instance(
 pub async fn list_instances(db: impl PgExecutor<'_>, app: AppId) -> Result<Vec<Instance>> {
     let rows = sqlx::query(
         "SELECT id, app_id, nombre, generation FROM instances WHERE app_id = $1 AND NOT sistema
-         ORDER BY creada_en, id",
+         ORDER BY creado_en, id",
     )
     .bind(Uuid::from(app))
     .fetch_all(db)
@@ -218,8 +218,8 @@ pub async fn create_key(
 
 pub async fn list_keys(db: impl PgExecutor<'_>, app: AppId) -> Result<Vec<ApiKeyInfo>> {
     let rows = sqlx::query(
-        "SELECT key_id, nombre, scopes, instancias, creada_en, revocada_en
-         FROM api_keys WHERE app_id = $1 ORDER BY creada_en, key_id",
+        "SELECT key_id, nombre, scopes, instancias, creado_en, revocado_en
+         FROM api_keys WHERE app_id = $1 ORDER BY creado_en, key_id",
     )
     .bind(Uuid::from(app))
     .fetch_all(db)
@@ -231,8 +231,8 @@ pub async fn list_keys(db: impl PgExecutor<'_>, app: AppId) -> Result<Vec<ApiKey
             nombre: row.get("nombre"),
             scopes: parse_scopes(row.get("scopes")),
             instancias: instances_of(row.get("instancias")),
-            creada_en: row.get("creada_en"),
-            revocada_en: row.get::<Option<Timestamp>, _>("revocada_en"),
+            creada_en: row.get("creado_en"),
+            revocada_en: row.get::<Option<Timestamp>, _>("revocado_en"),
         })
         .collect())
 }
@@ -240,7 +240,7 @@ pub async fn list_keys(db: impl PgExecutor<'_>, app: AppId) -> Result<Vec<ApiKey
 /// Revokes a key of the app; revoking twice is not an error.
 pub async fn revoke_key(db: impl PgExecutor<'_>, app: AppId, key_id: &str) -> Result<()> {
     let found = sqlx::query(
-        "UPDATE api_keys SET revocada_en = COALESCE(revocada_en, now())
+        "UPDATE api_keys SET revocado_en = COALESCE(revocado_en, now())
          WHERE app_id = $1 AND key_id = $2",
     )
     .bind(Uuid::from(app))
@@ -257,7 +257,7 @@ pub async fn revoke_key(db: impl PgExecutor<'_>, app: AppId, key_id: &str) -> Re
 pub async fn authenticate(db: impl PgExecutor<'_>, token_hash: &[u8]) -> Result<Option<Principal>> {
     let row = sqlx::query(
         "SELECT key_id, app_id, scopes, instancias FROM api_keys
-         WHERE token_hash = $1 AND revocada_en IS NULL",
+         WHERE token_hash = $1 AND revocado_en IS NULL",
     )
     .bind(token_hash)
     .fetch_optional(db)

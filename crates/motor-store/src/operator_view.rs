@@ -51,8 +51,8 @@ pub struct OpDelivery {
 
 const SELECT: &str = "SELECT d.id, d.app_id, d.subscription_id, s.nombre AS suscripcion,
         d.instance_id, i.nombre AS instancia, d.event_id, d.seq, e.type, d.lane, d.estado,
-        d.intentos, d.proximo_intento, d.ultimo_status, d.ultimo_error, d.creada_en,
-        d.entregada_en
+        d.intentos, d.proximo_intento, d.ultimo_status, d.ultimo_error, d.creado_en,
+        d.entregado_en
     FROM deliveries d
     JOIN subscriptions s ON s.id = d.subscription_id
     JOIN instances i ON i.id = d.instance_id
@@ -70,8 +70,8 @@ pub async fn deliveries(
            AND ($3::uuid IS NULL OR d.subscription_id = $3)
            AND ($4::uuid IS NULL OR d.instance_id = $4)
            AND (cardinality($5::text[]) = 0 OR d.ultimo_error = ANY ($5))
-           AND ($6::timestamptz IS NULL OR d.creada_en >= $6)
-           AND ($7::timestamptz IS NULL OR d.creada_en < $7)
+           AND ($6::timestamptz IS NULL OR d.creado_en >= $6)
+           AND ($7::timestamptz IS NULL OR d.creado_en < $7)
            AND ($8::uuid IS NULL OR d.id < $8)
          ORDER BY d.id DESC
          LIMIT $9"
@@ -116,8 +116,8 @@ fn from_row(r: &sqlx::postgres::PgRow) -> OpDelivery {
         proximo_intento: r.get("proximo_intento"),
         ultimo_status: r.get("ultimo_status"),
         ultimo_error: r.get("ultimo_error"),
-        creada_en: r.get("creada_en"),
-        entregada_en: r.get("entregada_en"),
+        creada_en: r.get("creado_en"),
+        entregada_en: r.get("entregado_en"),
     }
 }
 
@@ -140,7 +140,7 @@ pub async fn dlq(db: impl PgExecutor<'_>, app: Option<Uuid>) -> Result<Vec<DlqGr
     let rows = sqlx::query(
         "SELECT g.*, s.app_id, s.nombre AS suscripcion, s.estado
          FROM (SELECT subscription_id, ultimo_error, count(*) AS fallidas,
-                      max(actualizada_en) AS ultima_en
+                      max(actualizado_en) AS ultima_en
                FROM deliveries WHERE estado = 'fallida'
                  AND ($1::uuid IS NULL OR app_id = $1)
                GROUP BY subscription_id, ultimo_error) g
@@ -189,7 +189,7 @@ pub async fn failed_selection(
            AND ($2::uuid IS NULL OR d.app_id = $2)
            AND (cardinality($3::text[]) = 0 OR d.ultimo_error = ANY ($3))
            AND (cardinality($4::uuid[]) = 0 OR d.id = ANY ($4))
-         ORDER BY d.creada_en, d.id
+         ORDER BY d.creado_en, d.id
          LIMIT $5",
     )
     .bind(selection.subscription)
@@ -244,7 +244,7 @@ pub struct OpSubscription {
 pub async fn subscriptions(db: impl PgExecutor<'_>) -> Result<Vec<OpSubscription>> {
     let rows = sqlx::query(
         "SELECT s.id, s.app_id, a.nombre AS app, s.nombre, s.url, s.estado, s.motivo,
-                s.suspendida_en, s.ordenado,
+                s.suspendido_en, s.ordenado,
                 COALESCE(c.pendientes, 0) AS pendientes, COALESCE(c.fallidas, 0) AS fallidas,
                 (SELECT d.ultimo_error FROM deliveries d
                  WHERE d.subscription_id = s.id AND d.estado = 'pendiente'
@@ -273,7 +273,7 @@ pub async fn subscriptions(db: impl PgExecutor<'_>) -> Result<Vec<OpSubscription
             url: r.get("url"),
             estado: r.get("estado"),
             motivo: r.get("motivo"),
-            suspendida_en: r.get("suspendida_en"),
+            suspendida_en: r.get("suspendido_en"),
             ordenado: r.get("ordenado"),
             pendientes: r.get("pendientes"),
             fallidas: r.get("fallidas"),

@@ -142,8 +142,8 @@ async fn outbox_behind(
 ) -> Result<Option<OutboxAtrasado>> {
     let row = sqlx::query(
         "SELECT (SELECT count(*) FROM (SELECT 1 FROM outbox
-                   WHERE created_at <= now() - make_interval(secs => $1) LIMIT 100000) o) AS filas,
-                COALESCE(EXTRACT(EPOCH FROM now() - (SELECT created_at FROM outbox ORDER BY id LIMIT 1)), 0)::float8
+                   WHERE creado_en <= now() - make_interval(secs => $1) LIMIT 100000) o) AS filas,
+                COALESCE(EXTRACT(EPOCH FROM now() - (SELECT creado_en FROM outbox ORDER BY id LIMIT 1)), 0)::float8
                     AS edad",
     )
     .bind(umbrales.outbox_segundos as f64)
@@ -179,7 +179,7 @@ pub async fn apply_alerts(pool: &Pool, report: &Report) -> Result<AlertChanges> 
         changes.opened_or_updated += sqlx::query(
             "INSERT INTO alerts (id, app_id, subscription_id, motivo, detalle)
              VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (subscription_id, motivo) WHERE cerrada_en IS NULL
+             ON CONFLICT (subscription_id, motivo) WHERE cerrado_en IS NULL
              DO UPDATE SET detalle = EXCLUDED.detalle
              WHERE alerts.detalle IS DISTINCT FROM EXCLUDED.detalle",
         )
@@ -193,8 +193,8 @@ pub async fn apply_alerts(pool: &Pool, report: &Report) -> Result<AlertChanges> 
         .rows_affected();
     }
     changes.closed += sqlx::query(
-        "UPDATE alerts SET cerrada_en = now()
-         WHERE motivo = $1 AND cerrada_en IS NULL AND subscription_id IS NOT NULL
+        "UPDATE alerts SET cerrado_en = now()
+         WHERE motivo = $1 AND cerrado_en IS NULL AND subscription_id IS NOT NULL
            AND NOT (subscription_id = ANY ($2))",
     )
     .bind(MOTIVO)
@@ -211,7 +211,7 @@ pub async fn apply_alerts(pool: &Pool, report: &Report) -> Result<AlertChanges> 
             changes.opened_or_updated += sqlx::query(
                 "INSERT INTO alerts (id, app_id, subscription_id, motivo, detalle)
                  VALUES ($1, NULL, NULL, $2, $3)
-                 ON CONFLICT (motivo) WHERE cerrada_en IS NULL AND subscription_id IS NULL
+                 ON CONFLICT (motivo) WHERE cerrado_en IS NULL AND subscription_id IS NULL
                  DO UPDATE SET detalle = EXCLUDED.detalle
                  WHERE alerts.detalle IS DISTINCT FROM EXCLUDED.detalle",
             )
@@ -224,8 +224,8 @@ pub async fn apply_alerts(pool: &Pool, report: &Report) -> Result<AlertChanges> 
         }
         None => {
             changes.closed += sqlx::query(
-                "UPDATE alerts SET cerrada_en = now()
-                 WHERE motivo = $1 AND cerrada_en IS NULL AND subscription_id IS NULL",
+                "UPDATE alerts SET cerrado_en = now()
+                 WHERE motivo = $1 AND cerrado_en IS NULL AND subscription_id IS NULL",
             )
             .bind(MOTIVO)
             .execute(&mut *tx)

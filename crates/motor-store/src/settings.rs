@@ -31,7 +31,7 @@ pub async fn save(conn: &mut PgConnection, changes: &[Change]) -> Result<()> {
     for change in changes {
         sqlx::query(
             "INSERT INTO settings (key, value) VALUES ($1, $2)
-             ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, actualizada_en = now()",
+             ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, actualizado_en = now()",
         )
         .bind(change.key())
         .bind(change.value())
@@ -61,7 +61,7 @@ pub async fn set_event_catalogue(
         Some(tipos) => {
             sqlx::query(
                 "INSERT INTO app_event_types (app_id, tipos) VALUES ($1, $2)
-                 ON CONFLICT (app_id) DO UPDATE SET tipos = EXCLUDED.tipos, actualizada_en = now()",
+                 ON CONFLICT (app_id) DO UPDATE SET tipos = EXCLUDED.tipos, actualizado_en = now()",
             )
             .bind(Uuid::from(app))
             .bind(tipos)

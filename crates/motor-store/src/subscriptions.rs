@@ -16,7 +16,7 @@ use uuid::Uuid;
 use crate::{alerts, deliveries, Result, StoreError};
 
 const COLUMNS: &str = "id, app_id, nombre, url, instancias, tipos, ordenado, firma, estado,
-                       motivo, suspendida_en, version, creada_en, actualizada_en,
+                       motivo, suspendido_en, version, creado_en, actualizado_en,
                        credenciales IS NOT NULL AS con_credenciales, max_por_segundo";
 
 pub use motor_domain::keyring::SealedKey;
@@ -108,7 +108,7 @@ pub async fn list(
     let estados: Vec<&str> = estados.iter().map(|e| e.as_str()).collect();
     let rows = sqlx::query(&format!(
         "SELECT {COLUMNS} FROM subscriptions WHERE app_id = $1 AND estado = ANY($2)
-         ORDER BY creada_en, id"
+         ORDER BY creado_en, id"
     ))
     .bind(Uuid::from(app))
     .bind(&estados)
@@ -135,8 +135,8 @@ pub async fn save(conn: &mut PgConnection, sub: &Subscription) -> Result<Subscri
     let found = sqlx::query(
         "UPDATE subscriptions
          SET nombre = $3, url = $4, instancias = $5, tipos = $6, ordenado = $7, estado = $8,
-             motivo = $9, suspendida_en = $10, firma = $11, max_por_segundo = $12,
-             version = version + 1, actualizada_en = now()
+             motivo = $9, suspendido_en = $10, firma = $11, max_por_segundo = $12,
+             version = version + 1, actualizado_en = now()
          WHERE id = $1 AND version = $2",
     )
     .bind(sub.id.as_uuid())
@@ -325,8 +325,8 @@ pub async fn suspend(
 ) -> Result<bool> {
     let row = sqlx::query(
         "UPDATE subscriptions
-         SET estado = 'suspendida', motivo = $2, suspendida_en = now(),
-             version = version + 1, actualizada_en = now()
+         SET estado = 'suspendida', motivo = $2, suspendido_en = now(),
+             version = version + 1, actualizado_en = now()
          WHERE id = $1 AND estado IN ('activa', 'pausada')
          RETURNING app_id",
     )
@@ -405,13 +405,13 @@ fn from_row(row: &PgRow) -> Subscription {
         // The table's CHECK constraints admit only known values.
         estado: Estado::parse(&estado).unwrap_or(Estado::Suspendida),
         motivo: motivo.as_deref().and_then(Motivo::parse),
-        suspendida_en: row.get("suspendida_en"),
+        suspendida_en: row.get("suspendido_en"),
         version: row.get("version"),
         claves: Vec::new(),
         // Counted from the deliveries by `get` and `list`.
         pendientes: 0,
         fallidas: 0,
-        creada_en: row.get("creada_en"),
-        actualizada_en: row.get("actualizada_en"),
+        creada_en: row.get("creado_en"),
+        actualizada_en: row.get("actualizado_en"),
     }
 }

@@ -76,9 +76,9 @@ pub(crate) async fn defer(
 ) -> Result<Option<DeliveryJob>> {
     let row = sqlx::query(
         "UPDATE deliveries SET proximo_intento = greatest(proximo_intento, $3),
-                               parked_at = NULL, actualizada_en = now()
+                               aparcado_en = NULL, actualizado_en = now()
          WHERE id = $1 AND estado = 'pendiente' AND intentos = $2 - 1
-           AND (lease_until IS NULL OR lease_until <= now())
+           AND (reservado_hasta IS NULL OR reservado_hasta <= now())
          RETURNING id, subscription_id, instance_id, lane, seq, intentos, proximo_intento",
     )
     .bind(delivery.as_uuid())
@@ -105,12 +105,12 @@ pub async fn take_token(
 ) -> Result<Option<std::time::Duration>> {
     let rate = rate.max(1) as f64;
     let taken: Option<f64> = sqlx::query_scalar(
-        "INSERT INTO subscription_rate AS r (subscription_id, tokens, actualizado)
+        "INSERT INTO subscription_rate AS r (subscription_id, tokens, actualizado_en)
          VALUES ($1, $2 - 1, now())
          ON CONFLICT (subscription_id) DO UPDATE
-             SET tokens = least($2, r.tokens + extract(epoch FROM now() - r.actualizado) * $2) - 1,
-                 actualizado = now()
-             WHERE least($2, r.tokens + extract(epoch FROM now() - r.actualizado) * $2) >= 1
+             SET tokens = least($2, r.tokens + extract(epoch FROM now() - r.actualizado_en) * $2) - 1,
+                 actualizado_en = now()
+             WHERE least($2, r.tokens + extract(epoch FROM now() - r.actualizado_en) * $2) >= 1
          RETURNING tokens",
     )
     .bind(subscription.as_uuid())
@@ -121,7 +121,7 @@ pub async fn take_token(
         return Ok(None);
     }
     let have: f64 = sqlx::query_scalar(
-        "SELECT least($2, tokens + extract(epoch FROM now() - actualizado) * $2)
+        "SELECT least($2, tokens + extract(epoch FROM now() - actualizado_en) * $2)
          FROM subscription_rate WHERE subscription_id = $1",
     )
     .bind(subscription.as_uuid())
@@ -143,8 +143,8 @@ pub async fn give_back(
 ) -> Result<()> {
     let mut tx = pool.begin().await?;
     let row = sqlx::query(
-        "UPDATE deliveries SET lease_until = NULL, proximo_intento = now() + $3,
-                               actualizada_en = now()
+        "UPDATE deliveries SET reservado_hasta = NULL, proximo_intento = now() + $3,
+                               actualizado_en = now()
          WHERE id = $1 AND estado = 'pendiente' AND intentos = $2 - 1
          RETURNING id, subscription_id, instance_id, lane, seq, intentos, proximo_intento",
     )

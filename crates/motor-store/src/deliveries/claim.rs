@@ -123,7 +123,7 @@ pub async fn claim(
 /// What a claim returns, for [`claimed`] (`d` the delivery, `s` its
 /// subscription, `e` its event).
 pub(super) const CLAIMED_COLUMNS: &str = "d.id, d.subscription_id, d.app_id, d.instance_id, \
-     d.event_id, d.lane, d.seq, d.replay_of, d.creada_en, d.lease_until, s.url, s.ordenado, s.max_por_segundo, \
+     d.event_id, d.lane, d.seq, d.replay_of, d.creado_en, d.reservado_hasta, s.url, s.ordenado, s.max_por_segundo, \
      s.version AS subscription_version, e.envelope";
 
 /// The compare-and-set. Two concurrent claims both reach the row; the
@@ -148,7 +148,7 @@ async fn try_claim(
 pub(super) fn try_claim_sql() -> String {
     format!(
         "UPDATE deliveries d
-         SET lease_until = now() + $3, parked_at = NULL, actualizada_en = now()
+         SET reservado_hasta = now() + $3, aparcado_en = NULL, actualizado_en = now()
          FROM subscriptions s, events e
          WHERE d.id = $1 AND s.id = d.subscription_id AND e.event_id = d.event_id
            AND d.estado = 'pendiente' AND d.intentos = $2 - 1
@@ -204,7 +204,7 @@ async fn park_or_why_not(
     if sub_estado != SubscriptionEstado::Activa {
         return Ok(Parking::Skip(Skip::Inactive(sub_estado)));
     }
-    if let Some(lease) = row.get::<Option<Timestamp>, _>("lease_until") {
+    if let Some(lease) = row.get::<Option<Timestamp>, _>("reservado_hasta") {
         if lease > now {
             return Ok(Parking::Skip(Skip::Leased(lease)));
         }
@@ -222,7 +222,7 @@ async fn park_or_why_not(
 
 /// The statement of [`park_or_why_not`]: `$1` delivery, `$2` attempt.
 pub(super) const PARK_OR_WHY_NOT: &str = "WITH parked AS (
-             UPDATE deliveries d SET parked_at = now()
+             UPDATE deliveries d SET aparcado_en = now()
              FROM subscriptions s
              WHERE d.id = $1 AND s.id = d.subscription_id AND s.ordenado AND s.estado = 'activa'
                AND d.estado = 'pendiente' AND d.intentos = $2 - 1
@@ -233,7 +233,7 @@ pub(super) const PARK_OR_WHY_NOT: &str = "WITH parked AS (
                    FOR SHARE)
              RETURNING d.id
          )
-         SELECT EXISTS (SELECT 1 FROM parked) AS parked, d.estado, d.intentos, d.lease_until,
+         SELECT EXISTS (SELECT 1 FROM parked) AS parked, d.estado, d.intentos, d.reservado_hasta,
                 d.proximo_intento, s.estado AS sub_estado, now() AS now,
                 (SELECT t.hasta FROM subscription_throttle t
                  WHERE t.subscription_id = d.subscription_id AND t.hasta > now()) AS held_until
@@ -259,7 +259,7 @@ pub(super) fn claimed(row: &PgRow, attempt: u32) -> Claimed {
         max_por_segundo: row.get::<Option<i32>, _>("max_por_segundo").map(i64::from),
         subscription_version: row.get("subscription_version"),
         envelope: row.get("envelope"),
-        creada_en: row.get("creada_en"),
-        lease_until: row.get("lease_until"),
+        creada_en: row.get("creado_en"),
+        lease_until: row.get("reservado_hasta"),
     }
 }

@@ -92,7 +92,7 @@ pub(crate) async fn fan_out(
         let subscription_id = SubscriptionId::from_uuid(r.get("subscription_id"));
         let seq: i64 = r.get("seq");
         let instance = InstanceId::from_uuid(r.get("instance_id"));
-        if let Some(lease_until) = r.get::<Option<Timestamp>, _>("lease_until") {
+        if let Some(lease_until) = r.get::<Option<Timestamp>, _>("reservado_hasta") {
             handed.claimed.push(Claimed {
                 delivery_id,
                 subscription_id,
@@ -109,7 +109,7 @@ pub(crate) async fn fan_out(
                 subscription_version: r.get("subscription_version"),
                 // The caller holds the envelope it just stored.
                 envelope: String::new(),
-                creada_en: r.get("creada_en"),
+                creada_en: r.get("creado_en"),
                 lease_until,
             });
             continue;
@@ -185,7 +185,7 @@ pub(super) const FAN_OUT: &str =
              WHERE $4::interval IS NOT NULL AND c.nth = 1 AND c.ordenado AND c.estado = 'activa'
          ), created AS (
              INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane,
-                                     parked_at, lease_until)
+                                     aparcado_en, reservado_hasta)
              SELECT c.id, c.subscription_id, c.app_id, c.instance_id, c.event_id, c.seq, 'live',
                     CASE WHEN c.estado <> 'activa' THEN now() END,
                     CASE WHEN $4::interval IS NOT NULL AND c.estado = 'activa' AND c.ordenado
@@ -202,7 +202,7 @@ pub(super) const FAN_OUT: &str =
              FROM candidates c
              ORDER BY c.instance_id, c.seq, c.subscription_id
              RETURNING id, subscription_id, app_id, instance_id, event_id, seq, proximo_intento,
-                       lease_until, creada_en
+                       reservado_hasta, creado_en
          )
          SELECT c.*, s.estado = 'activa' AS activa, s.ordenado, s.url, s.max_por_segundo,
                 s.version AS subscription_version

@@ -192,9 +192,9 @@ pub async fn record_attempt(
 /// `$3` estado, `$4` status, `$5` error, `$6` proximo_intento.
 pub(super) const RECORD_ATTEMPT: &str = "UPDATE deliveries
          SET estado = $3, intentos = $2, ultimo_status = $4, ultimo_error = $5,
-             proximo_intento = $6, lease_until = NULL, parked_at = NULL,
-             entregada_en = CASE WHEN $3 = 'entregada' THEN now() END,
-             actualizada_en = now()
+             proximo_intento = $6, reservado_hasta = NULL, aparcado_en = NULL,
+             entregado_en = CASE WHEN $3 = 'entregada' THEN now() END,
+             actualizado_en = now()
          WHERE id = $1 AND estado = 'pendiente' AND intentos = $2 - 1";
 
 /// The common case of [`record_attempt`] — delivered, and the next
@@ -251,8 +251,8 @@ pub(super) fn delivered_claiming_next_sql() -> String {
         "WITH head AS (
              UPDATE deliveries
              SET estado = 'entregada', intentos = $2, ultimo_status = $3, ultimo_error = NULL,
-                 proximo_intento = NULL, lease_until = NULL, parked_at = NULL,
-                 entregada_en = now(), actualizada_en = now()
+                 proximo_intento = NULL, reservado_hasta = NULL, aparcado_en = NULL,
+                 entregado_en = now(), actualizado_en = now()
              WHERE id = $1 AND estado = 'pendiente' AND intentos = $2 - 1
              RETURNING id, subscription_id, instance_id, lane
          ), attempt AS (
@@ -262,15 +262,15 @@ pub(super) fn delivered_claiming_next_sql() -> String {
              DELETE FROM subscription_health
              WHERE subscription_id = (SELECT subscription_id FROM head)
          ), following AS (
-             SELECT f.id, f.parked_at IS NOT NULL AS parked
+             SELECT f.id, f.aparcado_en IS NOT NULL AS parked
              FROM head h, LATERAL (
-                 SELECT id, parked_at FROM deliveries f
+                 SELECT id, aparcado_en FROM deliveries f
                  WHERE f.subscription_id = h.subscription_id AND f.instance_id = h.instance_id
                    AND f.lane = h.lane AND f.estado = 'pendiente' AND f.id <> h.id
                  ORDER BY f.seq LIMIT 1) f
          ), next AS (
              UPDATE deliveries d
-             SET lease_until = now() + $7, parked_at = NULL, actualizada_en = now()
+             SET reservado_hasta = now() + $7, aparcado_en = NULL, actualizado_en = now()
              FROM following f, subscriptions s, events e
              WHERE d.id = f.id AND s.id = d.subscription_id AND e.event_id = d.event_id
                AND s.ordenado AND {CLAIMABLE_NOW}
@@ -311,7 +311,7 @@ async fn claim_next(
 pub(super) fn claim_next_sql() -> String {
     format!(
         "UPDATE deliveries d
-         SET lease_until = now() + $4, parked_at = NULL, actualizada_en = now()
+         SET reservado_hasta = now() + $4, aparcado_en = NULL, actualizado_en = now()
          FROM subscriptions s, events e
          WHERE d.id = (
              SELECT id FROM deliveries
@@ -347,10 +347,10 @@ pub(super) async fn release_next(
 /// The statement of [`release_next`]: `$1` subscription, `$2` instance,
 /// `$3` lane.
 pub(super) const RELEASE_NEXT: &str =
-    "UPDATE deliveries SET parked_at = NULL, actualizada_en = now()
+    "UPDATE deliveries SET aparcado_en = NULL, actualizado_en = now()
          WHERE id = (
              SELECT id FROM deliveries
              WHERE subscription_id = $1 AND instance_id = $2 AND lane = $3 AND estado = 'pendiente'
              ORDER BY seq LIMIT 1)
-           AND parked_at IS NOT NULL
+           AND aparcado_en IS NOT NULL
          RETURNING id, subscription_id, instance_id, lane, seq, intentos, proximo_intento";

@@ -100,8 +100,8 @@ pub(super) fn record_delivered_many_sql() -> String {
          ), head AS (
              UPDATE deliveries d
              SET estado = 'entregada', intentos = i.numero, ultimo_status = i.status,
-                 ultimo_error = NULL, proximo_intento = NULL, lease_until = NULL,
-                 parked_at = NULL, entregada_en = now(), actualizada_en = now()
+                 ultimo_error = NULL, proximo_intento = NULL, reservado_hasta = NULL,
+                 aparcado_en = NULL, entregado_en = now(), actualizado_en = now()
              FROM input i
              WHERE d.id = i.id AND d.estado = 'pendiente' AND d.intentos = i.numero - 1
              RETURNING d.id, d.subscription_id, d.instance_id, d.lane
@@ -117,15 +117,15 @@ pub(super) fn record_delivered_many_sql() -> String {
              DELETE FROM subscription_health
              WHERE subscription_id IN (SELECT subscription_id FROM head)
          ), following AS (
-             SELECT h.id AS head, f.id, f.parked_at IS NOT NULL AS parked
+             SELECT h.id AS head, f.id, f.aparcado_en IS NOT NULL AS parked
              FROM head h, LATERAL (
-                 SELECT id, parked_at FROM deliveries f
+                 SELECT id, aparcado_en FROM deliveries f
                  WHERE f.subscription_id = h.subscription_id AND f.instance_id = h.instance_id
                    AND f.lane = h.lane AND f.estado = 'pendiente' AND f.id <> h.id
                  ORDER BY f.seq LIMIT 1) f
          ), next AS (
              UPDATE deliveries d
-             SET lease_until = now() + $7, parked_at = NULL, actualizada_en = now()
+             SET reservado_hasta = now() + $7, aparcado_en = NULL, actualizado_en = now()
              FROM following f, subscriptions s, events e
              WHERE d.id = f.id AND s.id = d.subscription_id AND e.event_id = d.event_id
                AND s.ordenado AND {CLAIMABLE_NOW}

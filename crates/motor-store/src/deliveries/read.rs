@@ -67,7 +67,7 @@ pub struct AttemptRow {
 
 const SELECT: &str = "SELECT d.id, d.subscription_id, s.nombre AS suscripcion, d.instance_id,
         i.nombre AS instancia, d.event_id, d.seq, e.type, d.lane, d.estado, d.intentos,
-        d.proximo_intento, d.ultimo_status, d.ultimo_error, d.creada_en, d.entregada_en,
+        d.proximo_intento, d.ultimo_status, d.ultimo_error, d.creado_en, d.entregado_en,
         d.replay_of
     FROM deliveries d
     JOIN subscriptions s ON s.id = d.subscription_id
@@ -86,7 +86,7 @@ pub async fn list(db: impl PgExecutor<'_>, filter: &Filter) -> Result<Vec<Delive
            AND ($3::uuid IS NULL OR d.subscription_id = $3)
            AND ($4::uuid IS NULL OR d.instance_id = $4)
            AND (cardinality($5::uuid[]) = 0 OR d.instance_id = ANY ($5))
-         ORDER BY d.creada_en DESC, d.seq DESC, d.id DESC
+         ORDER BY d.creado_en DESC, d.seq DESC, d.id DESC
          OFFSET $6 LIMIT $7"
     ))
     .bind(filter.app.as_uuid())
@@ -178,8 +178,8 @@ fn from_row(row: &PgRow) -> Delivery {
         proximo_intento: row.get("proximo_intento"),
         ultimo_status: row.get("ultimo_status"),
         ultimo_error: row.get("ultimo_error"),
-        creada_en: row.get("creada_en"),
-        entregada_en: row.get("entregada_en"),
+        creada_en: row.get("creado_en"),
+        entregada_en: row.get("entregado_en"),
         replay_of: row
             .get::<Option<Uuid>, _>("replay_of")
             .map(DeliveryId::from_uuid),

@@ -16,7 +16,7 @@ use crate::{Pool, Result};
 
 /// What the sweeper's lane walk keeps of each lane head.
 const HEAD_COLUMNS: &str =
-    "d.subscription_id, d.instance_id, d.lane, d.id, d.lease_until, d.proximo_intento";
+    "d.subscription_id, d.instance_id, d.lane, d.id, d.reservado_hasta, d.proximo_intento";
 
 /// Columns [`next_job`] reads.
 const JOB_COLUMNS: &str =
@@ -97,10 +97,10 @@ pub(super) fn release_sql() -> String {
                  OFFSET 0) d
              WHERE s.id = $1 AND NOT s.ordenado AND s.estado = 'activa'
          )
-         UPDATE deliveries d SET parked_at = NULL, actualizada_en = now()
+         UPDATE deliveries d SET aparcado_en = NULL, actualizado_en = now()
          WHERE d.id = ANY (ARRAY(SELECT id FROM heads))
            AND d.estado = 'pendiente'
-           AND (d.lease_until IS NULL OR d.lease_until <= now())
+           AND (d.reservado_hasta IS NULL OR d.reservado_hasta <= now())
          RETURNING {JOB_COLUMNS}"
     )
 }
@@ -180,15 +180,15 @@ pub(super) fn due_lane_heads_sql() -> String {
              SELECT h.id, h.proximo_intento
              FROM heads h JOIN subscriptions s ON s.id = h.subscription_id
              WHERE s.estado = 'activa' AND s.ordenado
-               AND ((h.lease_until IS NULL AND h.proximo_intento <= now() - $1)
-                    OR h.lease_until <= now())
+               AND ((h.reservado_hasta IS NULL AND h.proximo_intento <= now() - $1)
+                    OR h.reservado_hasta <= now())
              UNION ALL
              SELECT u.id, u.proximo_intento
              FROM subscriptions s CROSS JOIN LATERAL (
                  SELECT d.id, d.proximo_intento FROM deliveries d
                  WHERE d.subscription_id = s.id
                    AND d.proximo_intento <= now() - $1
-                   AND (d.lease_until IS NULL OR d.lease_until <= now())
+                   AND (d.reservado_hasta IS NULL OR d.reservado_hasta <= now())
                  ORDER BY d.proximo_intento, d.id
                  LIMIT $2) u
              WHERE s.estado = 'activa' AND NOT s.ordenado
@@ -228,12 +228,12 @@ pub async fn requeue(pool: &Pool, ids: &[DeliveryId]) -> Result<Vec<DeliveryJob>
 pub(super) fn requeue_sql() -> String {
     format!(
         "WITH locked AS MATERIALIZED (
-             SELECT id, subscription_id, instance_id, lane, seq, estado, lease_until, proximo_intento
+             SELECT id, subscription_id, instance_id, lane, seq, estado, reservado_hasta, proximo_intento
              FROM deliveries WHERE id = ANY ($1)
              FOR UPDATE SKIP LOCKED
          )
          UPDATE deliveries d
-         SET proximo_intento = now(), lease_until = NULL, parked_at = NULL, actualizada_en = now()
+         SET proximo_intento = now(), reservado_hasta = NULL, aparcado_en = NULL, actualizado_en = now()
          WHERE d.id = ANY (ARRAY(
              SELECT d.id FROM locked d JOIN subscriptions s ON s.id = d.subscription_id
              WHERE d.estado = 'pendiente' AND {CLAIMABLE_NOW}
@@ -262,7 +262,7 @@ pub async fn purge_delivered(db: impl PgExecutor<'_>, days: i64, limit: i64) -> 
 /// The statement of [`purge_delivered`]: `$1` days, `$2` limit.
 pub(super) const PURGE_DELIVERED: &str = "DELETE FROM deliveries WHERE id = ANY (ARRAY(
              SELECT id FROM deliveries
-             WHERE estado = 'entregada' AND entregada_en < now() - make_interval(days => $1::int)
-             ORDER BY entregada_en
+             WHERE estado = 'entregada' AND entregado_en < now() - make_interval(days => $1::int)
+             ORDER BY entregado_en
              LIMIT $2
              FOR UPDATE SKIP LOCKED))";

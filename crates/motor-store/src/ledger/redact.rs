@@ -8,7 +8,7 @@
 //! Each instance's ledger is walked in seq order from a watermark
 //! (`redaction_marks`), a small batch per transaction, stopping at the
 //! first event still too young: no index beyond the ledger's primary key,
-//! nothing added to the ingest path. `received_at` follows seq within an
+//! nothing added to the ingest path. `recibido_en` follows seq within an
 //! instance (both are set in commit order); were the clock ever to step
 //! back, a later event would only be redacted a little late, never early.
 
@@ -47,7 +47,7 @@ async fn redact_instance(pool: &Pool, instance: Uuid, days: i64, batch: i64) -> 
     .fetch_one(&mut *tx)
     .await?;
     let rows = sqlx::query(
-        "SELECT seq, envelope, received_at < now() - $3 AS old FROM events
+        "SELECT seq, envelope, recibido_en < now() - $3 AS old FROM events
          WHERE instance_id = $1 AND seq > $2 ORDER BY seq LIMIT $4",
     )
     .bind(instance)

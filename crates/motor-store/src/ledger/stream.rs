@@ -37,7 +37,7 @@ async fn resumable(
     cutoff: Timestamp,
 ) -> Result<bool> {
     let received: Option<Timestamp> =
-        sqlx::query_scalar("SELECT received_at FROM events WHERE instance_id = $1 AND seq = $2")
+        sqlx::query_scalar("SELECT recibido_en FROM events WHERE instance_id = $1 AND seq = $2")
             .bind(Uuid::from(instance))
             .bind(cursor + 1)
             .fetch_optional(pool)
@@ -78,9 +78,9 @@ pub async fn is_resumable(
 
 /// The first cursor still resumable at `cutoff` (`primer_cursor`): past
 /// the instance's redacted prefix and past the window, the latter found by a
-/// binary search over seq by primary key (`received_at` follows seq, give
+/// binary search over seq by primary key (`recibido_en` follows seq, give
 /// or take the clocks of concurrent writers), so it costs a few lookups
-/// whatever the ledger's size, with no index on `received_at`. The answer
+/// whatever the ledger's size, with no index on `recibido_en`. The answer
 /// is always itself resumable.
 pub async fn first_resumable(
     pool: &Pool,

@@ -185,7 +185,7 @@ impl NewRows {
         let last_seqs: Vec<i64> = ranges.iter().map(|r| r.2).collect();
         sqlx::query(&format!(
             "WITH stored AS (
-                 INSERT INTO events (instance_id, seq, event_id, type, source_id, received_at, envelope)
+                 INSERT INTO events (instance_id, seq, event_id, type, source_id, recibido_en, envelope)
                  SELECT instance_id, seq, event_id, type, source_id, $6, envelope
                  FROM UNNEST($7::uuid[], $8::bigint[], $9::uuid[], $10::text[], $11::text[], $12::text[])
                       AS t(instance_id, seq, event_id, type, source_id, envelope)
