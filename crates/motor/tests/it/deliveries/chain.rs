@@ -245,11 +245,13 @@ async fn a_next_claimed_by_a_process_that_died_comes_back_through_the_sweeper() 
         .await
         .unwrap();
     assert!(!swept.contains(&a2), "{swept:?}");
-    sqlx::query("UPDATE deliveries SET reservado_hasta = now() - interval '1 second' WHERE id = $1")
-        .bind(a2.as_uuid())
-        .execute(pool)
-        .await
-        .unwrap();
+    sqlx::query(
+        "UPDATE deliveries SET reservado_hasta = now() - interval '1 second' WHERE id = $1",
+    )
+    .bind(a2.as_uuid())
+    .execute(pool)
+    .await
+    .unwrap();
     let swept = due_lane_heads(pool, Duration::from_secs(1), 100)
         .await
         .unwrap();
