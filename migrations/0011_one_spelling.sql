@@ -29,6 +29,10 @@
 -- subscription_rate.actualizado       -> actualizado_en
 -- index alerts_abierta_en             -> alerts_abierto_en
 --
+-- Not expand-only: code of the previous version cannot read these tables
+-- once this has run, so the release that applies it replaces every Motor
+-- process (stop, migrate, start) rather than rolling.
+--
 -- Already in the one spelling: subscription_keys.creado_en, vence_en;
 -- master_key_canary.creado_en; replays.creado_en;
 -- delivery_attempts.iniciado_en. Identifiers and keys (`id`, `*_id`,
