@@ -12,7 +12,7 @@
 use std::time::Duration;
 
 use motor_domain::reconcile::{
-    CarrilDetenido, EntregaSinTrabajo, OutboxAtrasado, Report, Umbrales, MOTIVO,
+    OutboxBacklog, Report, StalledLane, StrandedDelivery, Thresholds, RECONCILE_REASON,
 };
 use sqlx::PgConnection;
 use uuid::Uuid;
@@ -26,7 +26,7 @@ pub const REPORT_LIMIT: i64 = 500;
 const LOCK: i64 = 0x7265_636f_6e63_696c;
 
 /// One reconciliation pass: what is stuck now.
-pub async fn find(pool: &Pool, umbrales: Umbrales) -> Result<Report> {
+pub async fn find(pool: &Pool, umbrales: Thresholds) -> Result<Report> {
     let pendientes = stuck_deliveries(pool, umbrales).await?;
     let mut tx = pool.begin().await?;
     sqlx::query_scalar!("SELECT pg_advisory_xact_lock($1)", LOCK)
@@ -41,7 +41,7 @@ pub async fn find(pool: &Pool, umbrales: Umbrales) -> Result<Report> {
 /// Due, unleased lane heads (any open delivery of an unordered
 /// subscription) of `activa` subscriptions, due for longer than the
 /// threshold: the sweeper's own query with the threshold as its staleness.
-async fn stuck_deliveries(pool: &Pool, umbrales: Umbrales) -> Result<Vec<EntregaSinTrabajo>> {
+async fn stuck_deliveries(pool: &Pool, umbrales: Thresholds) -> Result<Vec<StrandedDelivery>> {
     let ids = deliveries::due_lane_heads(
         pool,
         Duration::from_secs(umbrales.pendiente_segundos),
@@ -61,7 +61,7 @@ async fn stuck_deliveries(pool: &Pool, umbrales: Umbrales) -> Result<Vec<Entrega
     .await?;
     Ok(rows
         .into_iter()
-        .map(|r| EntregaSinTrabajo {
+        .map(|r| StrandedDelivery {
             delivery_id: r.id.to_string(),
             suscripcion_id: r.subscription_id.to_string(),
             app_id: r.app_id.to_string(),
@@ -77,7 +77,7 @@ async fn stuck_deliveries(pool: &Pool, umbrales: Umbrales) -> Result<Vec<Entrega
 /// `lane_heads_seen` (keeping `desde` while the head is the same delivery),
 /// forgets lanes that have none, and returns the lanes whose head is older
 /// than the threshold.
-async fn stuck_lanes(conn: &mut PgConnection, umbrales: Umbrales) -> Result<Vec<CarrilDetenido>> {
+async fn stuck_lanes(conn: &mut PgConnection, umbrales: Thresholds) -> Result<Vec<StalledLane>> {
     let rows = sqlx::query!(
         r#"WITH RECURSIVE heads AS (
              (SELECT d.subscription_id, d.instance_id, d.lane, d.id FROM deliveries d
@@ -123,7 +123,7 @@ async fn stuck_lanes(conn: &mut PgConnection, umbrales: Umbrales) -> Result<Vec<
     .await?;
     Ok(rows
         .into_iter()
-        .map(|r| CarrilDetenido {
+        .map(|r| StalledLane {
             suscripcion_id: r.subscription_id.to_string(),
             app_id: r.app_id.to_string(),
             instancia_id: r.instance_id.to_string(),
@@ -141,8 +141,8 @@ async fn stuck_lanes(conn: &mut PgConnection, umbrales: Umbrales) -> Result<Vec<
 /// oldest row is the lowest id).
 async fn outbox_behind(
     conn: &mut PgConnection,
-    umbrales: Umbrales,
-) -> Result<Option<OutboxAtrasado>> {
+    umbrales: Thresholds,
+) -> Result<Option<OutboxBacklog>> {
     let row = sqlx::query!(
         r#"SELECT (SELECT count(*) FROM (SELECT 1 FROM outbox
                      WHERE creado_en <= now() - make_interval(secs => $1) LIMIT 100000) o) AS "rows!",
@@ -152,7 +152,7 @@ async fn outbox_behind(
     )
     .fetch_one(&mut *conn)
     .await?;
-    Ok((row.rows > 0).then_some(OutboxAtrasado {
+    Ok((row.rows > 0).then_some(OutboxBacklog {
         filas: row.rows,
         antiguedad_segundos: row.age,
     }))
@@ -187,7 +187,7 @@ pub async fn apply_alerts(pool: &Pool, report: &Report) -> Result<AlertChanges> 
             Uuid::now_v7(),
             app,
             subscription,
-            MOTIVO,
+            RECONCILE_REASON,
             detalle,
         )
         .execute(&mut *tx)
@@ -198,7 +198,7 @@ pub async fn apply_alerts(pool: &Pool, report: &Report) -> Result<AlertChanges> 
         "UPDATE alerts SET cerrado_en = now()
          WHERE motivo = $1 AND cerrado_en IS NULL AND subscription_id IS NOT NULL
            AND NOT (subscription_id = ANY ($2))",
-        MOTIVO,
+        RECONCILE_REASON,
         &stuck,
     )
     .execute(&mut *tx)
@@ -217,7 +217,7 @@ pub async fn apply_alerts(pool: &Pool, report: &Report) -> Result<AlertChanges> 
                  DO UPDATE SET detalle = EXCLUDED.detalle
                  WHERE alerts.detalle IS DISTINCT FROM EXCLUDED.detalle",
                 Uuid::now_v7(),
-                MOTIVO,
+                RECONCILE_REASON,
                 detalle,
             )
             .execute(&mut *tx)
@@ -228,7 +228,7 @@ pub async fn apply_alerts(pool: &Pool, report: &Report) -> Result<AlertChanges> 
             changes.closed += sqlx::query!(
                 "UPDATE alerts SET cerrado_en = now()
                  WHERE motivo = $1 AND cerrado_en IS NULL AND subscription_id IS NULL",
-                MOTIVO,
+                RECONCILE_REASON,
             )
             .execute(&mut *tx)
             .await?

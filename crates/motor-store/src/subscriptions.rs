@@ -7,7 +7,10 @@ use chrono::Duration;
 use motor_domain::{
     secret::SigningKeyId,
     signature::SigningProfile,
-    subscription::{Clave, Estado, Motivo, NewSubscription, Subscription, SubscriptionId},
+    subscription::{
+        NewSubscription, Subscription, SubscriptionId, SubscriptionKey, SubscriptionState,
+        SuspensionReason,
+    },
     time::Timestamp,
     AppId, InstanceId,
 };
@@ -131,7 +134,7 @@ pub async fn lock(conn: &mut PgConnection, app: AppId, id: SubscriptionId) -> Re
 pub async fn list(
     conn: &mut PgConnection,
     app: AppId,
-    estados: &[Estado],
+    estados: &[SubscriptionState],
 ) -> Result<Vec<Subscription>> {
     let estados: Vec<&str> = estados.iter().map(|e| e.as_str()).collect();
     // The same columns as `get`.
@@ -182,7 +185,7 @@ pub async fn save(conn: &mut PgConnection, sub: &Subscription) -> Result<Subscri
         &sub.tipos,
         sub.ordenado,
         sub.estado.as_str(),
-        sub.motivo.map(Motivo::as_str),
+        sub.motivo.map(SuspensionReason::as_str),
         sub.suspendida_en,
         sub.firma.as_str(),
         sub.max_por_segundo.map(|n| n as i32),
@@ -360,7 +363,7 @@ pub async fn is_ordered(db: impl PgExecutor<'_>, id: SubscriptionId) -> Result<O
 pub async fn suspend(
     conn: &mut PgConnection,
     id: SubscriptionId,
-    motivo: Motivo,
+    motivo: SuspensionReason,
     detalle: &str,
 ) -> Result<bool> {
     let app = sqlx::query_scalar!(
@@ -400,7 +403,10 @@ pub async fn owned_instances(
 }
 
 /// The live keys (without secrets) of each subscription, in `ids` order.
-async fn claves(conn: &mut PgConnection, ids: &[SubscriptionId]) -> Result<Vec<Vec<Clave>>> {
+async fn claves(
+    conn: &mut PgConnection,
+    ids: &[SubscriptionId],
+) -> Result<Vec<Vec<SubscriptionKey>>> {
     let uuids: Vec<Uuid> = ids.iter().map(|i| *i.as_uuid()).collect();
     let rows = sqlx::query!(
         "SELECT subscription_id, key_id, creado_en, vence_en FROM subscription_keys
@@ -410,13 +416,13 @@ async fn claves(conn: &mut PgConnection, ids: &[SubscriptionId]) -> Result<Vec<V
     )
     .fetch_all(conn)
     .await?;
-    let mut out: Vec<Vec<Clave>> = vec![Vec::new(); ids.len()];
+    let mut out: Vec<Vec<SubscriptionKey>> = vec![Vec::new(); ids.len()];
     for row in rows {
         let Some(key_id) = SigningKeyId::parse(&row.key_id) else {
             continue;
         };
         if let Some(i) = uuids.iter().position(|u| *u == row.subscription_id) {
-            out[i].push(Clave {
+            out[i].push(SubscriptionKey {
                 key_id,
                 creado_en: row.creado_en,
                 vence_en: row.vence_en,
@@ -443,8 +449,8 @@ fn subscription(row: SubscriptionRow) -> Subscription {
         firma: signing_profile(&row.signing_profile),
         max_por_segundo: row.max_per_second.map(i64::from),
         // The table's CHECK constraints admit only known values.
-        estado: Estado::parse(&row.state).unwrap_or(Estado::Suspendida),
-        motivo: row.reason.as_deref().and_then(Motivo::parse),
+        estado: SubscriptionState::parse(&row.state).unwrap_or(SubscriptionState::Suspended),
+        motivo: row.reason.as_deref().and_then(SuspensionReason::parse),
         suspendida_en: row.suspended_at,
         version: row.version,
         claves: Vec::new(),

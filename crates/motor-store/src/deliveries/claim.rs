@@ -6,7 +6,7 @@ use std::time::Duration;
 use motor_domain::{
     delivery::{DeliveryId, Lane},
     destination::Destination,
-    subscription::{Estado as SubscriptionEstado, SubscriptionId},
+    subscription::{SubscriptionId, SubscriptionState},
     time::Timestamp,
     AppId, EventId, InstanceId,
 };
@@ -76,7 +76,7 @@ pub enum Skip {
     /// disagree: hold it until then and claim again rather than drop it.
     NotDue(Timestamp),
     /// Its subscription is not `activa`; reactivation releases it.
-    Inactive(SubscriptionEstado),
+    Inactive(SubscriptionState),
     /// Its subscription is held until then by a receiver's `Retry-After`
     /// (`crate::throttle`): the delivery was deferred to then, with a job.
     Held(Timestamp),
@@ -232,10 +232,10 @@ async fn park_or_why_not(
     if row.estado != "pendiente" || i64::from(row.intentos) != i64::from(attempt) - 1 {
         return Ok(Parking::Skip(Skip::Stale));
     }
-    let sub_estado = SubscriptionEstado::parse(&row.subscription_state)
-        .unwrap_or(SubscriptionEstado::Suspendida);
-    if sub_estado != SubscriptionEstado::Activa {
-        return Ok(Parking::Skip(Skip::Inactive(sub_estado)));
+    let state =
+        SubscriptionState::parse(&row.subscription_state).unwrap_or(SubscriptionState::Suspended);
+    if state != SubscriptionState::Active {
+        return Ok(Parking::Skip(Skip::Inactive(state)));
     }
     if let Some(lease) = row.reservado_hasta {
         if lease > now {
