@@ -16,7 +16,7 @@ use sqlx::Row;
 use super::{
     clear_outbox, delivery, jobs,
     lanes::{claim_ok, events, finish, jobs_for, row, setup},
-    set_estado, subscribe,
+    set_state, subscribe,
 };
 use crate::util::TestMotor;
 
@@ -27,8 +27,8 @@ async fn reactivation_releases_the_head_of_every_lane() {
     let (a, b) = (t.instances[0], t.instances[1]);
     let ordered = subscribe(&m, &t, json!({})).await;
     let unordered = subscribe(&m, &t, json!({"ordenado": false})).await;
-    set_estado(&m, &t, ordered, "pausada").await;
-    set_estado(&m, &t, unordered, "pausada").await;
+    set_state(&m, &t, ordered, "pausada").await;
+    set_state(&m, &t, unordered, "pausada").await;
     events(&m, &t, a, 3).await;
     events(&m, &t, b, 2).await;
     assert!(jobs(&m.db.pool, "deliveries").await.is_empty());
@@ -41,8 +41,8 @@ async fn reactivation_releases_the_head_of_every_lane() {
 
     // Reactivation (PATCH estado=activa) releases in its own transaction:
     // the head of each ordered lane, every open unordered delivery.
-    set_estado(&m, &t, ordered, "activa").await;
-    set_estado(&m, &t, unordered, "activa").await;
+    set_state(&m, &t, ordered, "activa").await;
+    set_state(&m, &t, unordered, "activa").await;
     let released = jobs(&m.db.pool, "deliveries").await;
     let mut got: Vec<(InstanceId, i64, u32)> = released
         .iter()
@@ -127,7 +127,7 @@ async fn the_sweeper_finds_expired_leases_and_lost_wake_ups() {
     // A lost wake-up: seq 2 was parked but its release never came (say the
     // head's finish raced the park). Once stale it is swept, and a requeue
     // holds it off the sweep while its job travels.
-    sqlx::query("UPDATE deliveries SET proximo_intento = now() - interval '5 minutes', parked_at = now() WHERE id = $1")
+    sqlx::query("UPDATE deliveries SET proximo_intento = now() - interval '5 minutes', aparcado_en = now() WHERE id = $1")
         .bind(a2.as_uuid())
         .execute(pool)
         .await
@@ -138,14 +138,14 @@ async fn the_sweeper_finds_expired_leases_and_lost_wake_ups() {
     assert!(due_lane_heads(pool, stale, 100).await.unwrap().is_empty());
     let r = row(pool, a2).await;
     assert!(r
-        .get::<Option<chrono::DateTime<Utc>>, _>("parked_at")
+        .get::<Option<chrono::DateTime<Utc>>, _>("aparcado_en")
         .is_none());
 
     // Requeue re-checks: a delivered or paused delivery is not requeued.
     let cb = claim_ok(pool, b1, 1).await;
     finish(pool, &cb, 200).await;
     assert!(requeue(pool, &[b1]).await.unwrap().is_empty());
-    set_estado(&m, &t, sub, "pausada").await;
+    set_state(&m, &t, sub, "pausada").await;
     sqlx::query(
         "UPDATE deliveries SET proximo_intento = now() - interval '5 minutes'
          WHERE estado = 'pendiente'",
@@ -171,9 +171,9 @@ async fn retention_deletes_old_delivered_rows_and_never_the_dlq() {
         sqlx::query(
             "UPDATE deliveries SET estado = $3,
                  proximo_intento = CASE WHEN $3 = 'pendiente' THEN proximo_intento END,
-                 entregada_en = CASE WHEN $3 = 'entregada' THEN now() - make_interval(days => $4) END,
+                 entregado_en = CASE WHEN $3 = 'entregada' THEN now() - make_interval(days => $4) END,
                  ultimo_error = CASE WHEN $3 = 'fallida' THEN 'http_404' END,
-                 creada_en = now() - make_interval(days => $4)
+                 creado_en = now() - make_interval(days => $4)
              WHERE subscription_id = $1 AND seq = $2",
         )
         .bind(sub.as_uuid())

@@ -7,7 +7,7 @@
 use std::{process::Command, time::Duration};
 
 use motor::serve::Role;
-use motor_domain::reconcile::Umbrales;
+use motor_domain::reconcile::Thresholds;
 use motor_engine::{reconcile_once, ReconcileConfig};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -20,7 +20,7 @@ use crate::{
     util::{TestDb, TestMotor, ADMIN_TOKEN},
 };
 
-const ONE_SECOND: Umbrales = Umbrales {
+const ONE_SECOND: Thresholds = Thresholds {
     pendiente_segundos: 1,
     carril_segundos: 1,
     outbox_segundos: 1,
@@ -48,7 +48,7 @@ async fn reconciliation_alerts(m: &TestMotor) -> Vec<Value> {
 /// Marks a delivery `entregada` as a dispatcher would.
 async fn deliver(m: &TestMotor, sub: impl std::fmt::Display, seq: i64) {
     let n = sqlx::query(
-        "UPDATE deliveries SET estado = 'entregada', entregada_en = now(),
+        "UPDATE deliveries SET estado = 'entregada', entregado_en = now(),
                 proximo_intento = NULL, intentos = intentos + 1
          WHERE subscription_id = $1::uuid AND seq = $2 AND estado = 'pendiente'",
     )
