@@ -107,8 +107,22 @@ pub struct Run {
     started: Instant,
 }
 
-fn short_id() -> String {
-    uuid::Uuid::new_v4().simple().to_string()[..10].to_owned()
+/// A random 12-character id: database names, topic prefixes, tags.
+pub fn short_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()[..12].to_owned()
+}
+
+/// The repository's root (`schemas/`, `scripts/`, the crates), from this
+/// package's directory as `cargo test` gives it when it runs the test: one
+/// target dir serves several checkouts, and cargo may run a binary built
+/// from another one (the path it was built with is the fallback).
+pub fn repo_root() -> PathBuf {
+    let package = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    package
+        .parent()
+        .expect("the tests package sits in the repository")
+        .to_owned()
 }
 
 impl Run {

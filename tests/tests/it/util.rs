@@ -13,6 +13,8 @@ use motor::{config::Config, serve::Role};
 use motor_api::admin::{self, CreateApp, CreateInstance, CreateKey};
 use motor_domain::{operator::Instance, AppId, InstanceId};
 use motor_store::Pool;
+use motor_system_tests::harness;
+pub use motor_system_tests::harness::{pg_server, process::motor_bin, repo_root};
 use rdkafka::{
     consumer::{BaseConsumer, Consumer},
     message::{Headers, Message},
@@ -20,30 +22,6 @@ use rdkafka::{
 };
 use sqlx::{Connection, Executor, PgConnection};
 use tokio_util::sync::CancellationToken;
-
-/// This crate's directory as `cargo test` gives it when it runs the test:
-/// one target dir serves several checkouts, and cargo may run a binary
-/// built from another one (the path it was built with is the fallback).
-pub fn manifest_dir() -> std::path::PathBuf {
-    std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(
-        || std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")),
-        std::path::PathBuf::from,
-    )
-}
-
-/// Postgres server for tests; each test creates its own database on it.
-pub fn server_url() -> String {
-    std::env::var("MOTOR_TEST_DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into())
-}
-
-pub fn brokers() -> String {
-    std::env::var("MOTOR_TEST_KAFKA_BROKERS").unwrap_or_else(|_| "127.0.0.1:9092".into())
-}
-
-fn short_id() -> String {
-    uuid::Uuid::new_v4().simple().to_string()[..12].to_owned()
-}
 
 /// A fresh, migrated database.
 pub struct TestDb {
@@ -54,13 +32,13 @@ pub struct TestDb {
 
 impl TestDb {
     pub async fn new() -> Self {
-        Self::on(&server_url()).await
+        Self::on(&pg_server()).await
     }
 
     /// A fresh database on the Postgres server at `server` (a URL without
     /// a database name).
     pub async fn on(server: &str) -> Self {
-        let name = format!("motor_test_{}", short_id());
+        let name = format!("motor_test_{}", harness::short_id());
         let mut admin = PgConnection::connect(&format!("{server}/postgres"))
             .await
             .expect("postgres must be running (see scripts/test)");
@@ -82,7 +60,7 @@ impl TestDb {
 pub fn config(db: &TestDb, prefix: &str) -> Config {
     Config {
         database_url: db.url.clone(),
-        kafka_brokers: brokers(),
+        kafka_brokers: harness::shared_brokers(),
         kafka_partitions: 4,
         kafka_replication: 1,
         topic_prefix: prefix.to_owned(),
@@ -104,7 +82,7 @@ pub fn config(db: &TestDb, prefix: &str) -> Config {
 pub const ADMIN_TOKEN: &str = "test-admin-token";
 
 pub fn topic_prefix() -> String {
-    format!("t{}", short_id())
+    format!("t{}", harness::short_id())
 }
 
 /// Motor running in this process with the given roles.
@@ -253,8 +231,8 @@ pub struct KafkaRecord {
 /// caller says how many records it expects.)
 pub fn read_topic(topic: &str, at_least: usize) -> Vec<KafkaRecord> {
     let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", brokers())
-        .set("group.id", format!("reader-{}", short_id()))
+        .set("bootstrap.servers", harness::shared_brokers())
+        .set("group.id", format!("reader-{}", harness::short_id()))
         .set("enable.auto.commit", "false")
         .create()
         .unwrap();
@@ -362,11 +340,11 @@ impl MotorProcess {
         env: &[(&str, &str)],
         log: std::process::Stdio,
     ) -> Self {
-        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_motor"));
+        let mut command = std::process::Command::new(motor_bin());
         command
             .args(["serve", "--roles", roles])
             .env("MOTOR_DATABASE_URL", &db.url)
-            .env("MOTOR_KAFKA_BROKERS", brokers())
+            .env("MOTOR_KAFKA_BROKERS", harness::shared_brokers())
             .env("MOTOR_TOPIC_PREFIX", prefix)
             .env("MOTOR_KAFKA_PARTITIONS", "4")
             .env("RUST_LOG", "warn")
@@ -409,11 +387,7 @@ impl MotorProcess {
         env: &[(&str, &str)],
         log: std::process::Stdio,
     ) -> (Self, String) {
-        let addr = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .to_string();
+        let addr = format!("127.0.0.1:{}", harness::services::free_port());
         let mut env = env.to_vec();
         env.push(("MOTOR_HTTP_ADDR", &addr));
         let process = Self::spawn_logging(roles, db, prefix, &env, log);

@@ -19,7 +19,7 @@ use serde_json::Value;
 use sqlx::{Connection, Executor, PgConnection, Row};
 use uuid::Uuid;
 
-use crate::util::{server_url, TestDb};
+use crate::util::{pg_server, TestDb};
 
 /// Open deliveries of each of the two active subscriptions.
 const OPEN: i64 = 200_000;
@@ -352,7 +352,7 @@ async fn hot_statements_keep_bounded_plans_on_a_large_backlog() {
     .catch_unwind()
     .await;
     db.pool.close().await;
-    let mut admin = PgConnection::connect(&format!("{}/postgres", server_url()))
+    let mut admin = PgConnection::connect(&format!("{}/postgres", pg_server()))
         .await
         .unwrap();
     admin

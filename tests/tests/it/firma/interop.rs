@@ -41,8 +41,8 @@ impl Shown {
 }
 
 fn fixture(name: &str) -> PathBuf {
-    crate::util::manifest_dir()
-        .join("../motor-domain/src/signature/fixtures")
+    crate::util::repo_root()
+        .join("crates/motor-domain/src/signature/fixtures")
         .join(name)
 }
 

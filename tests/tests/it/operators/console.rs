@@ -49,7 +49,7 @@ struct Driver {
 
 impl Driver {
     fn start() -> Self {
-        let script = crate::util::manifest_dir().join("../../scripts/chromium");
+        let script = crate::util::repo_root().join("scripts/chromium");
         let out = Command::new(&script)
             .output()
             .expect("running scripts/chromium");

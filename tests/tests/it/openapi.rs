@@ -1,8 +1,8 @@
 //! The committed OpenAPI document and envelope schema are what the code
 //! generates; every route Motor serves is in the document; and the shapes
 //! it describes are the shapes the API really answers. Regenerate the
-//! committed files with `MOTOR_UPDATE_OPENAPI=1 cargo test -p motor --test
-//! it openapi`.
+//! committed files with `MOTOR_UPDATE_OPENAPI=1 cargo test -p
+//! motor-system-tests --test it openapi`.
 
 use std::{collections::BTreeSet, path::PathBuf};
 
@@ -16,7 +16,7 @@ use crate::{
 };
 
 fn schemas_dir() -> PathBuf {
-    crate::util::manifest_dir().join("../../schemas")
+    crate::util::repo_root().join("schemas")
 }
 
 /// Fails when `file` differs from `generated`; rewrites it on request.
@@ -30,7 +30,7 @@ fn check_committed(file: &str, generated: &str) {
     assert!(
         committed == generated,
         "schemas/{file} is out of date with the code; regenerate it with \
-         MOTOR_UPDATE_OPENAPI=1 cargo test -p motor --test it openapi"
+         MOTOR_UPDATE_OPENAPI=1 cargo test -p motor-system-tests --test it openapi"
     );
 }
 

@@ -220,7 +220,7 @@ async fn operator_input_errors_name_the_field() {
 }
 
 fn cli(url: &str, args: &[&str]) -> (bool, Value) {
-    let out = Command::new(env!("CARGO_BIN_EXE_motor"))
+    let out = Command::new(crate::util::motor_bin())
         .arg("admin")
         .args(args)
         .env("MOTOR_DATABASE_URL", url)

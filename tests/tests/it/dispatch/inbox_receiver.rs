@@ -26,7 +26,7 @@ use motor_receiver::{
 };
 use sqlx::{Connection, Executor, PgConnection, PgPool};
 
-use crate::{firma::interop::Shown, util::server_url};
+use crate::{firma::interop::Shown, util::pg_server};
 
 const INBOX_CLIENT: &str = "crm";
 
@@ -264,7 +264,7 @@ impl InboxReceiver {
 /// A fresh, empty database for the receiver (named like the test
 /// databases, so that `scripts/test` clears it with them).
 async fn receiver_database() -> PgPool {
-    let server = server_url();
+    let server = pg_server();
     let name = format!(
         "motor_test_receiver_{}",
         &uuid::Uuid::new_v4().simple().to_string()[..12]

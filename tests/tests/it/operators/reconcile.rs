@@ -63,7 +63,7 @@ async fn deliver(m: &TestMotor, sub: impl std::fmt::Display, seq: i64) {
 
 /// `motor doctor` against the test database: (exit code, report).
 fn doctor(db_url: &str) -> (i32, Value) {
-    let out = Command::new(env!("CARGO_BIN_EXE_motor"))
+    let out = Command::new(crate::util::motor_bin())
         .arg("doctor")
         .env("MOTOR_DATABASE_URL", db_url)
         .env("MOTOR_RECONCILE_PENDIENTE_SECS", "1")
