@@ -10,13 +10,14 @@ mod faults;
 use std::{collections::HashMap, time::Duration};
 
 use motor::serve::Role;
-use motor_domain::{subscription::SubscriptionId, InstanceId};
+use motor_domain::subscription::SubscriptionId;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use self::clients::{Got, NatsSetup, RabbitSetup};
 use crate::{
-    deliveries::{post, set_estado},
+    deliveries::set_estado,
+    dispatch::{post_many, states},
     subscriptions::{allow, assert_field, call, create},
     util::{Tenant, TestDb, TestMotor, ADMIN_TOKEN, ALL_ROLES},
 };
@@ -52,27 +53,6 @@ async fn subscribe(m: &TestMotor, t: &Tenant, body: Value) -> Sub {
         key_id: created["secreto"]["key_id"].as_str().unwrap().to_owned(),
         secret: created["secreto"]["valor"].as_str().unwrap().to_owned(),
     }
-}
-
-/// Posts `n` events to `instance` in batches of up to 500.
-async fn post_many(m: &TestMotor, t: &Tenant, instance: InstanceId, n: usize) {
-    let events: Vec<Value> = (0..n)
-        .map(|i| json!({"type": "message.sent", "data": {"i": i}}))
-        .collect();
-    for chunk in events.chunks(500) {
-        post(m, t, instance, Value::Array(chunk.to_vec())).await;
-    }
-}
-
-async fn states(m: &TestMotor, sub: SubscriptionId) -> HashMap<String, i64> {
-    let rows: Vec<(String, i64)> = sqlx::query_as(
-        "SELECT estado, count(*) FROM deliveries WHERE subscription_id = $1 GROUP BY estado",
-    )
-    .bind(sub.as_uuid())
-    .fetch_all(&m.db.pool)
-    .await
-    .unwrap();
-    rows.into_iter().collect()
 }
 
 /// Waits until the subscription has `n` deliveries in `estado`, failing
@@ -434,7 +414,7 @@ async fn ten_thousand_events_reach_rabbitmq_and_jetstream_in_order() {
     set_estado(&m, &t, to_rabbit.id, "pausada").await;
     set_estado(&m, &t, to_nats.id, "pausada").await;
     for instance in &t.instances {
-        post_many(&m, &t, *instance, PER_INSTANCE).await;
+        post_many(&m, &t, *instance, PER_INSTANCE, "brokers").await;
     }
     set_estado(&m, &t, to_rabbit.id, "activa").await;
     set_estado(&m, &t, to_nats.id, "activa").await;

@@ -57,6 +57,34 @@ pub(crate) async fn subscribe(
         .unwrap()
 }
 
+/// Rotates the subscription's secret; the answer's `secreto`.
+pub(crate) async fn rotate(m: &TestMotor, t: &Tenant, sub: SubscriptionId) -> Value {
+    let (status, rotated) = call(
+        m,
+        Method::POST,
+        &format!("/v1/subscriptions/{sub}/rotate"),
+        &t.token,
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{rotated}");
+    rotated["secreto"].clone()
+}
+
+/// Rotates the subscription's secret and has the receiver trust the new
+/// key (as well as the old); the new key's id.
+pub(crate) async fn rotate_trusted(
+    m: &TestMotor,
+    t: &Tenant,
+    sub: SubscriptionId,
+    r: &Receiver,
+) -> String {
+    let secret = rotate(m, t, sub).await;
+    let key_id = secret["key_id"].as_str().unwrap().to_owned();
+    r.trust(&key_id, secret["valor"].as_str().unwrap());
+    key_id
+}
+
 pub(crate) async fn post_many(
     m: &TestMotor,
     t: &Tenant,
@@ -203,17 +231,7 @@ async fn signed_deliveries_arrive_in_order_and_verify() {
     // During a rotation every delivery carries two signatures, the new key
     // first, and both verify (a receiver knowing either secret accepts).
     let old_key = seen[0].key_ids[0].clone();
-    let (status, rotated) = call(
-        &m,
-        Method::POST,
-        &format!("/v1/subscriptions/{sub}/rotate"),
-        &t.token,
-        None,
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{rotated}");
-    let new_key = rotated["secreto"]["key_id"].as_str().unwrap().to_owned();
-    r.trust(&new_key, rotated["secreto"]["valor"].as_str().unwrap());
+    let new_key = rotate_trusted(&m, &t, sub, &r).await;
     for instance in &t.instances {
         post_many(&m, &t, *instance, 10, "rotating").await;
     }

@@ -225,9 +225,7 @@ async fn receiver() -> (String, Log) {
     let app = Router::new()
         .route("/hook", post(hook))
         .with_state(log.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let addr = crate::util::serve_loopback(app).await;
     (format!("http://{addr}/hook"), log)
 }
 

@@ -12,44 +12,53 @@ mod reconcile;
 
 use std::{collections::HashMap, time::Duration};
 
-use motor_domain::subscription::SubscriptionId;
 use reqwest::StatusCode;
+
 use serde_json::{json, Value};
 
 use crate::{
-    dispatch::receiver::Receiver,
-    subscriptions::create,
-    util::{Tenant, TestDb, TestMotor, ALL_ROLES},
+    dispatch::{receiver::Receiver, WAIT},
+    util::{Tenant, TestMotor},
 };
 
-pub const WAIT: Duration = Duration::from_secs(60);
-
-/// Motor with every role and a retry schedule of 200 ms … 1.2 s.
-pub async fn motor() -> TestMotor {
-    TestMotor::start_configured(TestDb::new().await, &ALL_ROLES, |c| {
-        c.retry_schedule_ms = Some(vec![200, 400, 600, 800, 1000, 1200]);
-    })
-    .await
-}
-
-/// A subscription to the receiver (`extra` adds fields), whose secret the
-/// receiver trusts.
-pub async fn subscribe(m: &TestMotor, t: &Tenant, r: &Receiver, extra: Value) -> SubscriptionId {
-    let mut body = json!({"nombre": "receptor", "url": r.url()});
-    body.as_object_mut()
+/// Through the API of a `motor serve` process at `base`: a subscription
+/// to `r` (whose secret `r` trusts) and one event on the tenant's first
+/// instance; the subscription's and the event's ids.
+pub async fn subscribe_and_post(base: &str, t: &Tenant, r: &Receiver) -> (String, String) {
+    let http = reqwest::Client::new();
+    let created: Value = http
+        .post(format!("{base}/v1/subscriptions"))
+        .bearer_auth(&t.token)
+        .json(&json!({"nombre": "r", "url": r.url()}))
+        .send()
+        .await
         .unwrap()
-        .extend(extra.as_object().unwrap().clone());
-    let (status, created) = create(m, &t.token, body).await;
-    assert_eq!(status, StatusCode::CREATED, "{created}");
+        .json()
+        .await
+        .unwrap();
+    let sub = created["suscripcion"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no subscription id: {created}"))
+        .to_owned();
     r.trust(
         created["secreto"]["key_id"].as_str().unwrap(),
         created["secreto"]["valor"].as_str().unwrap(),
     );
-    created["suscripcion"]["id"]
+    let envelope: Value = http
+        .post(format!("{base}/v1/instances/{}/events", t.instances[0]))
+        .bearer_auth(&t.token)
+        .json(&json!({"type": "t", "data": {}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let event_id = envelope["event_id"]
         .as_str()
-        .unwrap()
-        .parse()
-        .unwrap()
+        .unwrap_or_else(|| panic!("no event id: {envelope}"))
+        .to_owned();
+    (sub, event_id)
 }
 
 /// `/metrics` parsed: each sample line (`name{labels}` → value).

@@ -70,9 +70,7 @@ async fn receiver() -> (String, Log) {
     let app = Router::new()
         .route("/hook/{mode}", post(hook))
         .with_state(log.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let addr = crate::util::serve_loopback(app).await;
     (format!("http://{addr}/hook"), log)
 }
 
@@ -265,11 +263,7 @@ async fn each_outcome_has_its_sanitised_code() {
     assert!((900..2900).contains(&ms), "{ms}");
 
     // Nobody listening.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = motor_system_tests::harness::services::free_port();
     let (id, _) = subscribe(&m, &t, &format!("http://127.0.0.1:{port}/x")).await;
     assert_eq!(test(&m, &t, &id).await["error"], "conexion_rechazada");
 

@@ -26,8 +26,8 @@ use sqlx::Row;
 use uuid::Uuid;
 
 use crate::{
-    deliveries::set_estado,
-    subscriptions::{assert_field, call, create_ok},
+    deliveries::{set_estado, subscribe},
+    subscriptions::{assert_field, call},
     util::{Tenant, TestMotor},
 };
 
@@ -73,14 +73,6 @@ pub async fn replay_ok(m: &TestMotor, t: &Tenant, sub: SubscriptionId, body: Val
 
 pub fn replay_id(answer: &Value) -> ReplayId {
     answer["replay_id"].as_str().unwrap().parse().unwrap()
-}
-
-pub async fn subscribe(m: &TestMotor, t: &Tenant, extra: Value) -> SubscriptionId {
-    create_ok(m, t, extra).await["suscripcion"]["id"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap()
 }
 
 /// Appends events of these types to an instance; their event ids in order.

@@ -215,6 +215,20 @@ pub async fn key(pool: &Pool, app: AppId, scopes: &[&str], instancias: &[Instanc
     .token
 }
 
+/// Serves `app` on a free port of `ip` (a receiver, a collector) for the
+/// rest of the test; its address.
+pub async fn serve(ip: &str, app: axum::Router) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind((ip, 0)).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    addr
+}
+
+/// Serves `app` on a free loopback port; its address.
+pub async fn serve_loopback(app: axum::Router) -> SocketAddr {
+    serve("127.0.0.1", app).await
+}
+
 /// A record read back from Kafka.
 #[derive(Debug, Clone)]
 pub struct KafkaRecord {

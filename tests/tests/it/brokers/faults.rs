@@ -58,7 +58,7 @@ async fn rabbitmq_connections_closed_mid_run_lose_nothing() {
     let rabbit = RabbitSetup::new("cut", true, Default::default()).await;
     let sub = subscribe(&m, &t, json!({"nombre": "r", "url": rabbit.url("")})).await;
     for instance in &t.instances {
-        post_many(&m, &t, *instance, PER_INSTANCE).await;
+        post_many(&m, &t, *instance, PER_INSTANCE, "brokers").await;
     }
     let total = (PER_INSTANCE * t.instances.len()) as i64;
     for at_least in [total / 5, total / 2] {
@@ -90,7 +90,7 @@ async fn rabbitmq_nacks_and_returns_are_never_delivered() {
     // Unroutable: no queue bound yet. Retried as broker_sin_ruta.
     let rabbit = RabbitSetup::new("route", false, Default::default()).await;
     let sub = subscribe(&m, &t, json!({"nombre": "r", "url": rabbit.url("")})).await;
-    post_many(&m, &t, instance, 5).await;
+    post_many(&m, &t, instance, 5, "brokers").await;
     wait_errors(&m, sub.id, "broker_sin_ruta retries", |e| {
         count(e, "broker_sin_ruta") >= 3
     })
@@ -109,7 +109,7 @@ async fn rabbitmq_nacks_and_returns_are_never_delivered() {
     // Nacked: the queue refuses publishes once it holds 2.
     let full = RabbitSetup::new("nack", true, reject_when_full(2)).await;
     let sub = subscribe(&m, &t, json!({"nombre": "n", "url": full.url("")})).await;
-    post_many(&m, &t, t.instances[1], 6).await;
+    post_many(&m, &t, t.instances[1], 6, "brokers").await;
     wait_errors(&m, sub.id, "broker_rechazo retries", |e| {
         count(e, "broker_rechazo") >= 3
     })
@@ -142,7 +142,7 @@ async fn jetstream_stream_deleted_mid_run_loses_nothing() {
     let stream = NatsSetup::new("gone").await;
     let sub = subscribe(&m, &t, json!({"nombre": "n", "url": stream.url("{type}")})).await;
     for instance in &t.instances {
-        post_many(&m, &t, *instance, PER_INSTANCE).await;
+        post_many(&m, &t, *instance, PER_INSTANCE, "brokers").await;
     }
     let total = (PER_INSTANCE * t.instances.len()) as i64;
     while delivered(&m, sub.id).await < total / 10 {
@@ -200,7 +200,7 @@ async fn refused_credentials_suspend_until_fixed_then_everything_goes_in_order()
     )
     .await;
     for instance in &t.instances {
-        post_many(&m, &t, *instance, 10).await;
+        post_many(&m, &t, *instance, 10, "brokers").await;
     }
     let path = format!("/v1/subscriptions/{}", sub.id);
     let deadline = std::time::Instant::now() + Duration::from_secs(60);

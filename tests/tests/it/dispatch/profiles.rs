@@ -13,7 +13,9 @@ use motor_domain::{signature::SigningProfile, subscription::SubscriptionId};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use super::{delivery_detail, inbox_receiver::InboxReceiver, motor, post_many, states, wait_state};
+use super::{
+    delivery_detail, inbox_receiver::InboxReceiver, motor, post_many, rotate, states, wait_state,
+};
 use crate::{
     firma::interop::{assert_accepted, Shown},
     subscriptions::{call, create},
@@ -101,16 +103,7 @@ async fn a_thousand_deliveries_across_a_rotation(profile: SigningProfile) {
     post_round(&m, &t, 50, "before").await;
     wait_delivered(&m, &r, sub, 400).await;
 
-    let (status, rotated) = call(
-        &m,
-        Method::POST,
-        &format!("/v1/subscriptions/{sub}/rotate"),
-        &t.token,
-        None,
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{rotated}");
-    let new = Shown::from_answer(&rotated["secreto"]);
+    let new = Shown::from_answer(&rotate(&m, &t, sub).await);
     r.set_phase(1);
     post_round(&m, &t, 40, "rotating, old secret only").await;
     wait_delivered(&m, &r, sub, 720).await;

@@ -94,9 +94,7 @@ impl Receiver {
         let app = Router::new()
             .route("/hook", post(receive))
             .with_state(shared.clone());
-        let listener = tokio::net::TcpListener::bind((ip, 0)).await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let addr = crate::util::serve(ip, app).await;
         Self { addr, shared }
     }
 

@@ -22,7 +22,7 @@ use crate::{
     dispatch::{
         motor, post_many,
         receiver::{Receiver, Reply, Seen},
-        states, subscribe, wait_state, WAIT,
+        rotate_trusted, states, subscribe, wait_state, WAIT,
     },
     subscriptions::{call, create},
     util::{Tenant, TestMotor},
@@ -207,17 +207,7 @@ async fn a_key_that_no_longer_opens_suspends_with_sin_secreto() {
 
     // A rotation issues a new key; reactivated, the three go out signed by
     // it, in order.
-    let (status, rotated) = call(
-        &m,
-        Method::POST,
-        &format!("/v1/subscriptions/{sub}/rotate"),
-        &t.token,
-        None,
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{rotated}");
-    let new_key = rotated["secreto"]["key_id"].as_str().unwrap().to_owned();
-    r.trust(&new_key, rotated["secreto"]["valor"].as_str().unwrap());
+    let new_key = rotate_trusted(&m, &t, sub, &r).await;
     let back = Instant::now();
     set_estado(&m, &t, sub, "activa").await;
     wait_state(&m, sub, "entregada", 5).await;

@@ -12,7 +12,7 @@ use std::sync::{
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use super::{motor, subscribe, WAIT};
+use crate::dispatch::{motor, subscribe, WAIT};
 use crate::{
     deliveries::post,
     dispatch::receiver::{Receiver, Reply},
@@ -78,7 +78,7 @@ async fn wait_count(m: &TestMotor, query: &str, n: usize) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_operator_lists_retries_and_manages_across_apps() {
-    let m = motor().await;
+    let m = motor(None).await;
     let doc = document();
     let a = m.tenant(1).await;
     let b = m.tenant(1).await;

@@ -10,7 +10,6 @@
 //! field and changes nothing.
 
 use std::{
-    net::TcpListener,
     path::PathBuf,
     process::{Child, Command, Stdio},
     sync::{
@@ -24,7 +23,7 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use reqwest::{redirect::Policy, StatusCode};
 use serde_json::json;
 
-use super::{motor, subscribe, WAIT};
+use crate::dispatch::{motor, subscribe, WAIT};
 use crate::{
     deliveries::post,
     dispatch::receiver::{Receiver, Reply},
@@ -58,11 +57,7 @@ impl Driver {
             "scripts/chromium could not install Chromium: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = motor_system_tests::harness::services::free_port();
         let child = Command::new("chromedriver")
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
@@ -183,7 +178,7 @@ async fn failed_delivery(m: &TestMotor, r: &Receiver, broken: &Arc<AtomicBool>) 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_operator_retries_a_failed_delivery_in_the_browser() {
     let driver = Driver::start();
-    let m = motor().await;
+    let m = motor(None).await;
     let r = Receiver::start().await;
     let broken = Arc::new(AtomicBool::new(true));
     let failed = failed_delivery(&m, &r, &broken).await;
@@ -370,7 +365,7 @@ async fn csrf(m: &TestMotor, http: &reqwest::Client, cookie: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn console_actions_need_a_session_and_its_csrf_token() {
-    let m = motor().await;
+    let m = motor(None).await;
     let r = Receiver::start().await;
     let broken = Arc::new(AtomicBool::new(true));
     let failed = failed_delivery(&m, &r, &broken).await;

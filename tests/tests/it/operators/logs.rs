@@ -5,8 +5,9 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
+use super::subscribe_and_post;
 use crate::{
     dispatch::receiver::Receiver,
     util::{topic_prefix, MotorProcess, Tenant, TestDb, ALL_ROLES_ARG},
@@ -30,36 +31,10 @@ async fn json_logs_join_ingest_and_attempt_by_ids() {
         std::fs::File::create(&log_path).unwrap().into(),
     )
     .await;
-    let http = reqwest::Client::new();
     let t = Tenant::create(&db.pool, 1).await;
     let r = Receiver::start().await;
-    let created: Value = http
-        .post(format!("{base}/v1/subscriptions"))
-        .bearer_auth(&t.token)
-        .json(&json!({"nombre": "r", "url": r.url()}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    r.trust(
-        created["secreto"]["key_id"].as_str().unwrap(),
-        created["secreto"]["valor"].as_str().unwrap(),
-    );
-    let sub = created["suscripcion"]["id"].as_str().unwrap().to_owned();
+    let (sub, event_id) = subscribe_and_post(&base, &t, &r).await;
     let instance = t.instances[0].to_string();
-    let envelope: Value = http
-        .post(format!("{base}/v1/instances/{instance}/events"))
-        .bearer_auth(&t.token)
-        .json(&json!({"type": "t", "data": {}}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let event_id = envelope["event_id"].as_str().unwrap().to_owned();
     r.wait_for("the delivery", Duration::from_secs(60), |s| !s.is_empty())
         .await;
     let delivery_id = r.seen()[0].delivery_id.clone();

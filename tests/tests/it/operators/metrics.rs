@@ -5,7 +5,8 @@
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use super::{motor, scrape_until, subscribe, WAIT};
+use super::scrape_until;
+use crate::dispatch::{motor, subscribe, WAIT};
 use crate::{
     deliveries::{post, set_estado},
     dispatch::receiver::{Receiver, Reply},
@@ -21,7 +22,7 @@ fn tag(body: &[u8]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_known_run_is_counted_exactly() {
-    let m = motor().await;
+    let m = motor(None).await;
     let t = m.tenant(1).await;
     let instance = t.instances[0];
     let r = Receiver::start().await;

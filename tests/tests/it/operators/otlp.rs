@@ -12,11 +12,11 @@ use std::{
 };
 
 use axum::{body::Bytes, extract::State, routing::post, Router};
-use serde_json::{json, Value};
 
+use super::subscribe_and_post;
 use crate::{
     dispatch::receiver::Receiver,
-    util::{topic_prefix, MotorProcess, Tenant, TestDb, ALL_ROLES_ARG},
+    util::{serve_loopback, topic_prefix, MotorProcess, Tenant, TestDb, ALL_ROLES_ARG},
 };
 
 type Bodies = Arc<Mutex<Vec<Vec<u8>>>>;
@@ -29,12 +29,12 @@ async fn collect(State(bodies): State<Bodies>, body: Bytes) -> &'static str {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spans_are_exported_over_otlp_http() {
     let bodies: Bodies = Arc::default();
-    let collector = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let collector_addr = collector.local_addr().unwrap();
-    let app = Router::new()
-        .route("/v1/traces", post(collect))
-        .with_state(bodies.clone());
-    tokio::spawn(async move { axum::serve(collector, app).await.unwrap() });
+    let collector_addr = serve_loopback(
+        Router::new()
+            .route("/v1/traces", post(collect))
+            .with_state(bodies.clone()),
+    )
+    .await;
 
     let db = TestDb::new().await;
     let endpoint = format!("http://{collector_addr}");
@@ -50,31 +50,9 @@ async fn spans_are_exported_over_otlp_http() {
         Stdio::null(),
     )
     .await;
-    let http = reqwest::Client::new();
     let t = Tenant::create(&db.pool, 1).await;
     let r = Receiver::start().await;
-    let created: Value = http
-        .post(format!("{base}/v1/subscriptions"))
-        .bearer_auth(&t.token)
-        .json(&json!({"nombre": "r", "url": r.url()}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert!(created["suscripcion"]["id"].is_string(), "{created}");
-    let envelope: Value = http
-        .post(format!("{base}/v1/instances/{}/events", t.instances[0]))
-        .bearer_auth(&t.token)
-        .json(&json!({"type": "t", "data": {}}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let event_id = envelope["event_id"].as_str().unwrap().to_owned();
+    let (_, event_id) = subscribe_and_post(&base, &t, &r).await;
     let deadline = Instant::now() + Duration::from_secs(60);
     let contains =
         |haystack: &[u8], needle: &[u8]| haystack.windows(needle.len()).any(|w| w == needle);

@@ -12,7 +12,7 @@ use motor_engine::{reconcile_once, ReconcileConfig};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use super::subscribe;
+use crate::dispatch::subscribe;
 use crate::{
     deliveries::post,
     dispatch::receiver::Receiver,
