@@ -52,6 +52,16 @@ pub fn histories_dir() -> PathBuf {
         .unwrap_or_else(|_| std::env::temp_dir().join("motor-faults"))
 }
 
+/// Drops database `name` on the Postgres server at `server` (a URL
+/// without a database name), whoever is still connected.
+pub async fn drop_database(server: &str, name: &str) -> anyhow::Result<()> {
+    let mut admin = PgConnection::connect(&format!("{server}/postgres")).await?;
+    admin
+        .execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str())
+        .await?;
+    Ok(())
+}
+
 /// How a run is set up.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
@@ -329,11 +339,7 @@ impl Run {
             settled,
         });
         self.pool.close().await;
-        let mut admin =
-            PgConnection::connect(&format!("{}/postgres", self.config.pg_server)).await?;
-        admin
-            .execute(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.db_name).as_str())
-            .await?;
+        drop_database(&self.config.pg_server, &self.db_name).await?;
         let report = check(&History::read(&self.dir)?)?;
         eprintln!(
             "[{}] {:.1} s; history in {}\n{report}",

@@ -526,15 +526,7 @@ async fn health_readiness_and_metrics() {
     let body = json!([{"type": "a", "data": 1, "source_id": "s"}, {"type": "a", "data": 1, "source_id": "s"}, {"type": "b", "data": 2}]);
     let (status, _) = post(&m, &t, t.instances[0], &body).await;
     assert_eq!(status, StatusCode::CREATED);
-    let metrics = m
-        .http
-        .get(m.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = m.metrics().await;
     assert!(
         metrics.contains("motor_events_stored_total 2\n"),
         "{metrics}"

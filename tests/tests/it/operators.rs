@@ -12,8 +12,6 @@ mod reconcile;
 
 use std::{collections::HashMap, time::Duration};
 
-use reqwest::StatusCode;
-
 use serde_json::{json, Value};
 
 use crate::{
@@ -63,10 +61,9 @@ pub async fn subscribe_and_post(base: &str, t: &Tenant, r: &Receiver) -> (String
 
 /// `/metrics` parsed: each sample line (`name{labels}` → value).
 pub async fn scrape(m: &TestMotor) -> HashMap<String, f64> {
-    let response = m.http.get(m.url("/metrics")).send().await.unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    let text = response.text().await.unwrap();
-    text.lines()
+    m.metrics()
+        .await
+        .lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())
         .map(|l| {
             let (name, value) = l.rsplit_once(' ').unwrap_or_else(|| panic!("{l}"));

@@ -7,13 +7,13 @@
 use std::{collections::HashMap, time::Duration};
 
 use motor::serve::Role;
-use motor_domain::{InstanceId, NewEvent};
+use motor_domain::InstanceId;
 use motor_store::Pool;
 use serde_json::{json, value::RawValue, Value};
 
 use crate::util::{
-    first_occurrences, read_topic, topic_prefix, wait_outbox_empty, MotorProcess, Tenant, TestDb,
-    TestMotor,
+    append_to_ledger, first_occurrences, read_topic, topic_prefix, wait_outbox_empty, MotorProcess,
+    Tenant, TestDb, TestMotor,
 };
 
 fn relay(db: &TestDb, prefix: &str) -> MotorProcess {
@@ -26,20 +26,10 @@ async fn produce(pool: Pool, instances: Vec<InstanceId>, total: usize) {
     let batch = 100;
     for round in 0..total / batch {
         let instance = instances[round % instances.len()];
-        let events: Vec<NewEvent> = (0..batch)
-            .map(|i| {
-                NewEvent::parse(
-                    &json!({"type": "relay.test", "data": {"round": round, "i": i}}),
-                    "e",
-                )
-                .unwrap()
-            })
+        let events: Vec<Value> = (0..batch)
+            .map(|i| json!({"type": "relay.test", "data": {"round": round, "i": i}}))
             .collect();
-        let mut tx = pool.begin().await.unwrap();
-        motor_store::ledger::append(&mut tx, instance, &events)
-            .await
-            .unwrap();
-        tx.commit().await.unwrap();
+        append_to_ledger(&pool, instance, &events).await;
     }
 }
 

@@ -307,16 +307,9 @@ async fn opening_position_heartbeats_and_live_events() {
 
 /// `motor_streams_open` as `/metrics` shows it.
 async fn streams_open(m: &TestMotor) -> i64 {
-    let text = m
-        .http
-        .get(m.url("/metrics"))
-        .send()
+    m.metrics()
         .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    text.lines()
+        .lines()
         .find_map(|l| l.strip_prefix("motor_streams_open "))
         .and_then(|v| v.trim().parse().ok())
         .expect("motor_streams_open in /metrics")

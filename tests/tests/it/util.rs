@@ -11,7 +11,7 @@ use std::{
 
 use motor::{config::Config, serve::Role};
 use motor_api::admin::{self, CreateApp, CreateInstance, CreateKey};
-use motor_domain::{operator::Instance, AppId, InstanceId};
+use motor_domain::{operator::Instance, AppId, InstanceId, NewEvent};
 use motor_store::Pool;
 use motor_system_tests::harness;
 pub use motor_system_tests::harness::{pg_server, process::motor_bin, repo_root};
@@ -142,6 +142,13 @@ impl TestMotor {
         self.task.await.unwrap();
     }
 
+    /// `/metrics` as text.
+    pub async fn metrics(&self) -> String {
+        let response = self.http.get(self.url("/metrics")).send().await.unwrap();
+        assert_eq!(response.status(), reqwest::StatusCode::OK);
+        response.text().await.unwrap()
+    }
+
     /// An app with one key holding every scope and `n` instances.
     pub async fn tenant(&self, instances: usize) -> Tenant {
         Tenant::create(&self.db.pool, instances).await
@@ -197,6 +204,21 @@ impl Tenant {
             token,
         }
     }
+}
+
+/// Appends `events` (producer JSON) to `instance`'s ledger in one
+/// transaction, as the library does: no API, no wake-up of a serving
+/// process's tail.
+pub async fn append_to_ledger(pool: &Pool, instance: InstanceId, events: &[serde_json::Value]) {
+    let events: Vec<NewEvent> = events
+        .iter()
+        .map(|e| NewEvent::parse(e, "e").unwrap())
+        .collect();
+    let mut tx = pool.begin().await.unwrap();
+    motor_store::ledger::append(&mut tx, instance, &events)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
 }
 
 /// Issues a key with these scopes, restricted to `instancias` (empty = all).

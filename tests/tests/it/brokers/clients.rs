@@ -199,13 +199,13 @@ impl RabbitSetup {
         let mut out = Vec::new();
         while out.len() < n {
             out.extend(self.take(n - out.len()).await);
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "{} of {n} messages in {}",
-                out.len(),
-                self.queue
-            );
             if out.len() < n {
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "{} of {n} messages in {}",
+                    out.len(),
+                    self.queue
+                );
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }

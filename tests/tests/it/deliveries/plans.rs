@@ -19,6 +19,8 @@ use serde_json::Value;
 use sqlx::{Connection, Executor, PgConnection, Row};
 use uuid::Uuid;
 
+use motor_system_tests::harness::drop_database;
+
 use crate::util::{pg_server, TestDb};
 
 /// Open deliveries of each of the two active subscriptions.
@@ -352,13 +354,7 @@ async fn hot_statements_keep_bounded_plans_on_a_large_backlog() {
     .catch_unwind()
     .await;
     db.pool.close().await;
-    let mut admin = PgConnection::connect(&format!("{}/postgres", pg_server()))
-        .await
-        .unwrap();
-    admin
-        .execute(format!("DROP DATABASE {} WITH (FORCE)", db.name).as_str())
-        .await
-        .unwrap();
+    drop_database(&pg_server(), &db.name).await.unwrap();
     let problems = outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     assert!(
         problems.is_empty(),

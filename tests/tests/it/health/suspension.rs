@@ -24,8 +24,8 @@ use crate::{
         receiver::{Receiver, Reply, Seen},
         rotate_trusted, states, subscribe, wait_state, WAIT,
     },
-    subscriptions::{call, create},
-    util::{Tenant, TestMotor},
+    subscriptions::call,
+    util::TestMotor,
 };
 
 /// How long the dispatcher may keep reading an app or settings it read.
@@ -128,7 +128,8 @@ async fn a_name_repointed_to_a_blocked_address_suspends_and_loses_nothing() {
     set_host(&name, &[ip]);
     let (status, _) = patch_app(&m, t.app, json!({"destinos_permitidos": [name]})).await;
     assert_eq!(status, StatusCode::OK);
-    let sub = subscribe_to(&m, &t, &r, &format!("http://{name}:{}/hook", r.addr.port())).await;
+    let url = format!("http://{name}:{}/hook", r.addr.port());
+    let sub = subscribe(&m, &t, &r, json!({ "url": url })).await;
     post_many(&m, &t, a, 3, "before").await;
     wait_state(&m, sub, "entregada", 3).await;
 
@@ -155,20 +156,6 @@ async fn a_name_repointed_to_a_blocked_address_suspends_and_loses_nothing() {
     wait_state(&m, sub, "entregada", 6).await;
     assert_eq!(order_since(&r.seen(), a, back), [4, 5, 6]);
     set_host(&name, &[]);
-}
-
-async fn subscribe_to(m: &TestMotor, t: &Tenant, r: &Receiver, url: &str) -> SubscriptionId {
-    let (status, created) = create(m, &t.token, json!({"nombre": "receptor", "url": url})).await;
-    assert_eq!(status, StatusCode::CREATED, "{created}");
-    r.trust(
-        created["secreto"]["key_id"].as_str().unwrap(),
-        created["secreto"]["valor"].as_str().unwrap(),
-    );
-    created["suscripcion"]["id"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -1,6 +1,5 @@
-//! OTLP export (the `otlp` feature; run with `cargo build -p motor
-//! --features otlp --bin motor && cargo test -p motor-system-tests
-//! --features otlp --test it operators::otlp`): a
+//! OTLP export (the `otlp` feature; run with `cargo test -p
+//! motor-system-tests --features otlp --test it operators::otlp`): a
 //! `motor serve` built with it and given `OTEL_EXPORTER_OTLP_ENDPOINT`
 //! posts its spans to `<endpoint>/v1/traces` as OTLP/HTTP protobuf; the
 //! attempt span arrives with the event's id.

@@ -4,8 +4,9 @@
 
 use std::time::Duration;
 
+use crate::util::append_to_ledger;
 use futures::StreamExt;
-use motor_domain::{InstanceId, NewEvent};
+use motor_domain::InstanceId;
 use motor_store::Pool;
 use serde_json::{json, Value};
 use tokio_tungstenite::{
@@ -216,20 +217,10 @@ pub async fn append_padded(
     pad: usize,
 ) {
     let padding = "x".repeat(pad);
-    let events: Vec<NewEvent> = (0..n)
-        .map(|i| {
-            NewEvent::parse(
-                &json!({"type": event_type, "data": {"i": i, "pad": padding}}),
-                "e",
-            )
-            .unwrap()
-        })
+    let events: Vec<Value> = (0..n)
+        .map(|i| json!({"type": event_type, "data": {"i": i, "pad": padding}}))
         .collect();
-    let mut tx = pool.begin().await.unwrap();
-    motor_store::ledger::append(&mut tx, instance, &events)
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
+    append_to_ledger(pool, instance, &events).await;
 }
 
 /// Appends `n` events through the API (the serving process's own commit).
