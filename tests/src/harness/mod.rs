@@ -122,14 +122,18 @@ pub fn short_id() -> String {
     uuid::Uuid::new_v4().simple().to_string()[..12].to_owned()
 }
 
-/// The repository's root (`schemas/`, `scripts/`, the crates), from this
-/// package's directory as `cargo test` gives it when it runs the test: one
-/// target dir serves several checkouts, and cargo may run a binary built
-/// from another one (the path it was built with is the fallback).
+/// This package's directory (`tests/`) as `cargo test` gives it when it
+/// runs the test: one target dir serves several checkouts, and cargo may
+/// run a binary built from another one (the path it was built with is the
+/// fallback).
+pub fn manifest_dir() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from)
+}
+
+/// The repository's root: `schemas/`, `scripts/`, the crates.
 pub fn repo_root() -> PathBuf {
-    let package = std::env::var_os("CARGO_MANIFEST_DIR")
-        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
-    package
+    manifest_dir()
         .parent()
         .expect("the tests package sits in the repository")
         .to_owned()

@@ -45,6 +45,27 @@ fn build_motor() {
     };
     let mut command = Command::new(cargo);
     command.args(["build", "--quiet", "-p", "motor", "--bin", "motor"]);
+    // Without what cargo set for this test: build scripts (ring's) track
+    // such variables, and seeing them here they would rebuild, and again
+    // under the next plain `cargo test`.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let set_for_tests = name == "CARGO"
+            || name == "CARGO_PRIMARY_PACKAGE"
+            || name == "CARGO_TARGET_TMPDIR"
+            || name == "CARGO_RUSTC_CURRENT_DIR"
+            || [
+                "CARGO_PKG_",
+                "CARGO_MANIFEST_",
+                "CARGO_BIN_",
+                "CARGO_CRATE_",
+            ]
+            .iter()
+            .any(|prefix| name.starts_with(prefix));
+        if set_for_tests {
+            command.env_remove(name.as_ref());
+        }
+    }
     if cfg!(feature = "otlp") {
         command.args(["--features", "motor/otlp"]);
     }

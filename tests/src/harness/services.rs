@@ -19,8 +19,10 @@ pub fn free_port() -> u16 {
         .expect("a free port")
 }
 
-fn wait_port(addr: &str, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(15);
+/// Waits until something accepts connections on `addr`; fails after
+/// `within` naming `what`.
+pub fn wait_port(addr: &str, what: &str, within: Duration) {
+    let deadline = Instant::now() + within;
     while TcpStream::connect(addr).is_err() {
         assert!(
             Instant::now() < deadline,
@@ -77,7 +79,7 @@ impl PrivateBroker {
             .stderr(Stdio::null())
             .spawn()
             .expect("starting tansu");
-        wait_port(listen, "tansu");
+        wait_port(listen, "tansu", Duration::from_secs(15));
         Self {
             listen: listen.into(),
             advertised: advertised.into(),

@@ -18,6 +18,7 @@ use axum::{
 };
 use hmac::{Hmac, Mac};
 use motor::serve::Role;
+use motor_system_tests::harness::services::free_port;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use sha2::Sha256;
@@ -263,7 +264,7 @@ async fn each_outcome_has_its_sanitised_code() {
     assert!((900..2900).contains(&ms), "{ms}");
 
     // Nobody listening.
-    let port = motor_system_tests::harness::services::free_port();
+    let port = free_port();
     let (id, _) = subscribe(&m, &t, &format!("http://127.0.0.1:{port}/x")).await;
     assert_eq!(test(&m, &t, &id).await["error"], "conexion_rechazada");
 

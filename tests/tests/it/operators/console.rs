@@ -20,6 +20,7 @@ use std::{
 };
 
 use fantoccini::{Client, ClientBuilder, Locator};
+use motor_system_tests::harness::services::{free_port, wait_port};
 use reqwest::{redirect::Policy, StatusCode};
 use serde_json::json;
 
@@ -57,18 +58,18 @@ impl Driver {
             "scripts/chromium could not install Chromium: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let port = motor_system_tests::harness::services::free_port();
+        let port = free_port();
         let child = Command::new("chromedriver")
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("starting chromedriver");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "chromedriver did not listen");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        wait_port(
+            &format!("127.0.0.1:{port}"),
+            "chromedriver",
+            Duration::from_secs(20),
+        );
         Self { child, port }
     }
 
@@ -113,6 +114,26 @@ async fn text(c: &Client, css: &str) -> String {
         .text()
         .await
         .unwrap()
+}
+
+/// Types `keys` into the element at `css`.
+async fn fill(c: &Client, css: &str, keys: &str) {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap()
+        .send_keys(keys)
+        .await
+        .unwrap();
+}
+
+/// Clicks the element at `css`.
+async fn click(c: &Client, css: &str) {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
 }
 
 /// The page's source once it contains `wanted`, or as it is after 20 s
@@ -193,33 +214,13 @@ async fn an_operator_retries_a_failed_delivery_in_the_browser() {
         .path()
         .ends_with("/console/login"));
     shot(&c, "01-login").await;
-    c.find(Locator::Css("#token"))
-        .await
-        .unwrap()
-        .send_keys("wrong")
-        .await
-        .unwrap();
-    c.find(Locator::Css("#entrar"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    fill(&c, "#token", "wrong").await;
+    click(&c, "#entrar").await;
     assert!(page_with(&c, "no es el token de operador")
         .await
         .contains("no es el token de operador"));
-    c.find(Locator::Css("#token"))
-        .await
-        .unwrap()
-        .send_keys(ADMIN_TOKEN)
-        .await
-        .unwrap();
-    c.find(Locator::Css("#entrar"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    fill(&c, "#token", ADMIN_TOKEN).await;
+    click(&c, "#entrar").await;
     let url = url_when(&c, |u| u.ends_with("/console")).await;
     assert!(url.ends_with("/console"), "{url}");
     // The sampler takes a point a second (in tests); a chart has a line
@@ -254,18 +255,8 @@ async fn an_operator_retries_a_failed_delivery_in_the_browser() {
 
     // Find the failed delivery by searching.
     c.goto(&m.url("/console/deliveries")).await.unwrap();
-    c.find(Locator::Css("#f-estado"))
-        .await
-        .unwrap()
-        .send_keys("fallida")
-        .await
-        .unwrap();
-    c.find(Locator::Css("#buscar-btn"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    fill(&c, "#f-estado", "fallida").await;
+    click(&c, "#buscar-btn").await;
     let link = c
         .wait()
         .for_element(Locator::Css("a.entrega"))
@@ -280,28 +271,13 @@ async fn an_operator_retries_a_failed_delivery_in_the_browser() {
 
     // The receiver is fixed; retry with a motivo, confirm.
     broken.store(false, Ordering::SeqCst);
-    c.find(Locator::Css("#motivo"))
-        .await
-        .unwrap()
-        .send_keys("receptor arreglado")
-        .await
-        .unwrap();
-    c.find(Locator::Css("#reintentar-btn"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    fill(&c, "#motivo", "receptor arreglado").await;
+    click(&c, "#reintentar-btn").await;
     assert!(page_with(&c, "Confirmar el reintento")
         .await
         .contains("Confirmar el reintento"));
     shot(&c, "08-retry-confirm").await;
-    c.find(Locator::Css("#confirmar-btn"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#confirmar-btn").await;
     let url = url_when(&c, |u| u.contains("reintentadas=1")).await;
     assert!(url.contains("reintentadas=1"), "{url}");
 
