@@ -16,7 +16,7 @@ use axum::{
     Json, Router,
 };
 use motor_domain::{
-    delivery::{DeliveryId, Estado},
+    delivery::{DeliveryId, DeliveryState},
     time, FieldError, InstanceId, Scope,
 };
 use motor_store::deliveries::read::{self, AttemptRow, Delivery, Filter};
@@ -30,8 +30,8 @@ use crate::{
     AppState,
 };
 
-pub const DEFAULT_POR_PAGINA: i64 = 50;
-pub const MAX_POR_PAGINA: i64 = 200;
+pub const DEFAULT_PER_PAGE: i64 = 50;
+pub const MAX_PER_PAGE: i64 = 200;
 
 /// One delivery as listed. Field order is the order on the wire.
 #[derive(Debug, Serialize, ToSchema)]
@@ -53,7 +53,7 @@ pub struct Entrega {
     /// The event's type.
     #[serde(rename = "type")]
     pub event_type: String,
-    pub estado: Estado,
+    pub estado: DeliveryState,
     /// Attempts made so far.
     pub intentos: i32,
     /// When the next attempt is due; `null` once `entregada` or `fallida`.
@@ -152,7 +152,7 @@ impl From<AttemptRow> for Intento {
 /// The list's query, validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListQuery {
-    pub estados: Vec<Estado>,
+    pub estados: Vec<DeliveryState>,
     pub suscripcion_id: Option<motor_domain::subscription::SubscriptionId>,
     pub instancia_id: Option<InstanceId>,
     pub pagina: i64,
@@ -169,7 +169,7 @@ impl ListQuery {
                 raw,
                 "query.estado",
                 "must be a comma list of pendiente, entregada, fallida",
-                Estado::parse,
+                DeliveryState::parse,
             )?,
         };
         let uuid = |name: &'static str| -> Result<Option<uuid::Uuid>, FieldError> {
@@ -204,7 +204,7 @@ impl ListQuery {
             instancia_id: uuid("instancia_id")?.map(InstanceId::from_uuid),
             // A page past this many rows is not a listing any more.
             pagina: number("pagina", 1, 1_000_000)?,
-            por_pagina: number("por_pagina", DEFAULT_POR_PAGINA, MAX_POR_PAGINA)?,
+            por_pagina: number("por_pagina", DEFAULT_PER_PAGE, MAX_PER_PAGE)?,
         })
     }
 }
@@ -306,14 +306,14 @@ mod tests {
     #[test]
     fn defaults() {
         let q = parse(&[]).unwrap();
-        assert_eq!((q.pagina, q.por_pagina), (1, DEFAULT_POR_PAGINA));
+        assert_eq!((q.pagina, q.por_pagina), (1, DEFAULT_PER_PAGE));
         assert!(q.estados.is_empty() && q.suscripcion_id.is_none() && q.instancia_id.is_none());
     }
 
     #[test]
     fn estado_is_a_comma_list_of_known_states() {
         let q = parse(&[("estado", "pendiente,fallida")]).unwrap();
-        assert_eq!(q.estados, [Estado::Pendiente, Estado::Fallida]);
+        assert_eq!(q.estados, [DeliveryState::Pending, DeliveryState::Failed]);
         for bad in [
             "",
             "pendiente,",
@@ -322,7 +322,7 @@ mod tests {
             "entregada,,fallida",
         ] {
             assert_eq!(
-                parse(&[("estado", bad)]).unwrap_err().campo,
+                parse(&[("estado", bad)]).unwrap_err().field,
                 "query.estado",
                 "{bad:?}"
             );
@@ -335,12 +335,12 @@ mod tests {
         assert_eq!(parse(&[("por_pagina", "1")]).unwrap().por_pagina, 1);
         for bad in ["0", "201", "-1", "x", ""] {
             assert_eq!(
-                parse(&[("por_pagina", bad)]).unwrap_err().campo,
+                parse(&[("por_pagina", bad)]).unwrap_err().field,
                 "query.por_pagina"
             );
         }
         for bad in ["0", "-3", "1.5", ""] {
-            assert_eq!(parse(&[("pagina", bad)]).unwrap_err().campo, "query.pagina");
+            assert_eq!(parse(&[("pagina", bad)]).unwrap_err().field, "query.pagina");
         }
         assert_eq!(parse(&[("pagina", "7")]).unwrap().pagina, 7);
     }
@@ -348,11 +348,11 @@ mod tests {
     #[test]
     fn ids_must_be_uuids() {
         assert_eq!(
-            parse(&[("suscripcion_id", "x")]).unwrap_err().campo,
+            parse(&[("suscripcion_id", "x")]).unwrap_err().field,
             "query.suscripcion_id"
         );
         assert_eq!(
-            parse(&[("instancia_id", "1")]).unwrap_err().campo,
+            parse(&[("instancia_id", "1")]).unwrap_err().field,
             "query.instancia_id"
         );
         let id = uuid::Uuid::now_v7();

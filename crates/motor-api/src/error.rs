@@ -44,8 +44,8 @@ struct Body<'a> {
 struct Inner<'a> {
     code: &'a str,
     message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    campo: Option<&'a str>,
+    #[serde(rename = "campo", skip_serializing_if = "Option::is_none")]
+    field: Option<&'a str>,
 }
 
 impl ApiError {
@@ -81,9 +81,9 @@ impl ApiError {
         }
     }
 
-    pub fn campo(&self) -> Option<&str> {
+    pub fn field(&self) -> Option<&str> {
         match self {
-            ApiError::Field(e) => Some(&e.campo),
+            ApiError::Field(e) => Some(&e.field),
             ApiError::MalformedJson(_) | ApiError::BodyTooLarge(_) => Some("body"),
             _ => None,
         }
@@ -95,7 +95,7 @@ impl ApiError {
             error: Inner {
                 code: self.code(),
                 message: self.to_string(),
-                campo: self.campo(),
+                field: self.field(),
             },
         })
         .expect("error bodies serialise")

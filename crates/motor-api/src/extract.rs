@@ -45,7 +45,7 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             if inner.is_syntax() || inner.is_eof() {
                 return Err(ApiError::MalformedJson(inner.to_string()));
             }
-            let mut campo = match e.path().to_string().as_str() {
+            let mut field = match e.path().to_string().as_str() {
                 "." | "" => "body".to_owned(),
                 path if path.starts_with('[') => format!("body{path}"),
                 path => format!("body.{path}"),
@@ -54,10 +54,10 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             let message = inner.to_string();
             if let Some(rest) = message.strip_prefix("missing field `") {
                 if let Some(name) = rest.split('`').next() {
-                    campo = format!("{campo}.{name}");
+                    field = format!("{field}.{name}");
                 }
             }
-            Err(motor_domain::FieldError::invalid(campo, strip_position(&inner.to_string())).into())
+            Err(motor_domain::FieldError::invalid(field, strip_position(&inner.to_string())).into())
         }
     }
 }
@@ -93,15 +93,15 @@ mod tests {
     #[test]
     fn names_the_field() {
         let e = parse_json::<Input>(br#"{"nombre": 5}"#).unwrap_err();
-        assert_eq!(e.campo(), Some("body.nombre"));
+        assert_eq!(e.field(), Some("body.nombre"));
         let e = parse_json::<Input>(br#"{"nombre": "a", "lista": ["x", 1]}"#).unwrap_err();
-        assert_eq!(e.campo(), Some("body.lista[1]"));
+        assert_eq!(e.field(), Some("body.lista[1]"));
         let e = parse_json::<Input>(br#"{}"#).unwrap_err();
-        assert_eq!(e.campo(), Some("body.nombre"));
+        assert_eq!(e.field(), Some("body.nombre"));
         let e = parse_json::<Input>(br#"{"nombre": "a", "otro": 1}"#).unwrap_err();
-        assert_eq!(e.campo(), Some("body.otro"));
+        assert_eq!(e.field(), Some("body.otro"));
         let e = parse_json::<Input>(br#"[1]"#).unwrap_err();
-        assert_eq!(e.campo(), Some("body[0]"));
+        assert_eq!(e.field(), Some("body[0]"));
         let e = parse_json::<Input>(br#"{"nombre": "#).unwrap_err();
         assert!(matches!(e, ApiError::MalformedJson(_)));
         assert!(parse_json::<Input>(br#"{"nombre": "a"}"#).is_ok());

@@ -32,7 +32,8 @@ pub struct ErrorDetail {
     pub message: String,
     /// The field at fault, such as `body.url` or `body.instancias[3]`.
     #[schema(example = "body.url")]
-    pub campo: Option<String>,
+    #[serde(rename = "campo")]
+    pub field: Option<String>,
 }
 
 // ---- Schemas of types the domain crate shows -----------------------------

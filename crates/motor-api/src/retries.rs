@@ -21,8 +21,8 @@ use axum::{
     Json, Router,
 };
 use motor_domain::{
-    delivery::{DeliveryId, Estado},
-    replay::MAX_MOTIVO_CHARS,
+    delivery::{DeliveryId, DeliveryState},
+    replay::MAX_REASON_CHARS,
     FieldError, Scope,
 };
 use motor_store::{
@@ -45,7 +45,7 @@ use crate::{
 };
 
 /// The `motivo` of a retry that gives none.
-pub const DEFAULT_MOTIVO: &str = "reintento manual";
+pub const DEFAULT_REASON: &str = "reintento manual";
 
 /// The optional body of a manual retry.
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -57,16 +57,16 @@ pub struct CreateRetry {
     pub motivo: Option<String>,
 }
 
-fn parse_motivo(raw: Option<&str>) -> Result<String, FieldError> {
+fn parse_reason(raw: Option<&str>) -> Result<String, FieldError> {
     let Some(raw) = raw else {
-        return Ok(DEFAULT_MOTIVO.to_owned());
+        return Ok(DEFAULT_REASON.to_owned());
     };
     let motivo = raw.trim();
     let chars = motivo.chars().count();
-    if chars == 0 || chars > MAX_MOTIVO_CHARS {
+    if chars == 0 || chars > MAX_REASON_CHARS {
         return Err(FieldError::invalid(
             "body.motivo",
-            format!("must be 1 to {MAX_MOTIVO_CHARS} characters"),
+            format!("must be 1 to {MAX_REASON_CHARS} characters"),
         ));
     }
     Ok(motivo.to_owned())
@@ -102,7 +102,7 @@ pub(crate) async fn post_retry(
     } else {
         parse_json(&bytes)?
     };
-    let motivo = parse_motivo(input.motivo.as_deref())?;
+    let motivo = parse_reason(input.motivo.as_deref())?;
     let app = caller.0.app_id;
     let request_hash = Sha256::digest(format!("retry\n{id}\n{motivo}").as_bytes()).to_vec();
 
@@ -123,7 +123,7 @@ pub(crate) async fn post_retry(
             .ok_or(ApiError::NotFound("delivery"))?,
         None => {
             refuse_deleted(&sub)?;
-            if original.estado != Estado::Fallida {
+            if original.estado != DeliveryState::Failed {
                 return Err(ApiError::Conflict(format!(
                     "only a fallida delivery can be retried; this one is {}",
                     original.estado.as_str()
@@ -158,10 +158,10 @@ mod tests {
 
     #[test]
     fn motivo_is_optional_and_bounded() {
-        assert_eq!(parse_motivo(None).unwrap(), DEFAULT_MOTIVO);
-        assert_eq!(parse_motivo(Some("  arreglado ")).unwrap(), "arreglado");
+        assert_eq!(parse_reason(None).unwrap(), DEFAULT_REASON);
+        assert_eq!(parse_reason(Some("  arreglado ")).unwrap(), "arreglado");
         for bad in ["", "   ", &"x".repeat(301)] {
-            assert_eq!(parse_motivo(Some(bad)).unwrap_err().campo, "body.motivo");
+            assert_eq!(parse_reason(Some(bad)).unwrap_err().field, "body.motivo");
         }
     }
 }

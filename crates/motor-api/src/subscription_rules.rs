@@ -34,7 +34,7 @@ impl From<&Principal> for Access {
 
 /// A deleted subscription takes no more changes, tests or replays: 409.
 pub(crate) fn refuse_deleted(sub: &Subscription) -> Result<(), ApiError> {
-    if sub.estado == motor_domain::subscription::Estado::Eliminada {
+    if sub.estado == motor_domain::subscription::SubscriptionState::Deleted {
         return Err(ApiError::Conflict(
             "the subscription was deleted; create a new one".into(),
         ));
@@ -106,7 +106,7 @@ pub(crate) async fn check_destination(
     )?)
 }
 
-pub(crate) async fn check_tipos(
+pub(crate) async fn check_types(
     conn: &mut PgConnection,
     app: AppId,
     tipos: &[EventType],

@@ -34,17 +34,17 @@ struct Plain {
     token: Option<String>,
 }
 
-fn check(value: &str, max: usize, campo: &str) -> Result<(), FieldError> {
+fn check(value: &str, max: usize, field: &str) -> Result<(), FieldError> {
     let chars = value.chars().count();
     if chars == 0 || chars > max {
         return Err(FieldError::invalid(
-            campo,
+            field,
             format!("must be 1 to {max} characters"),
         ));
     }
     if value.chars().any(char::is_control) {
         return Err(FieldError::invalid(
-            campo,
+            field,
             "must not contain control characters",
         ));
     }
@@ -173,17 +173,17 @@ mod tests {
     fn shapes_and_fields() {
         assert!(BrokerCredentials::parse(Some("u"), Some("p"), None).is_ok());
         assert!(BrokerCredentials::parse(None, None, Some("t")).is_ok());
-        let campo = |u, c, t| BrokerCredentials::parse(u, c, t).unwrap_err().campo;
+        let field = |u, c, t| BrokerCredentials::parse(u, c, t).unwrap_err().field;
         assert_eq!(
-            campo(Some(""), Some("p"), None),
+            field(Some(""), Some("p"), None),
             "body.credenciales.usuario"
         );
-        assert_eq!(campo(Some("u"), Some(""), None), "body.credenciales.clave");
-        assert_eq!(campo(Some("u"), None, None), "body.credenciales.clave");
-        assert_eq!(campo(None, Some("p"), None), "body.credenciales.usuario");
-        assert_eq!(campo(Some("u"), None, Some("t")), "body.credenciales.token");
-        assert_eq!(campo(None, None, None), "body.credenciales");
-        assert_eq!(campo(None, None, Some("")), "body.credenciales.token");
+        assert_eq!(field(Some("u"), Some(""), None), "body.credenciales.clave");
+        assert_eq!(field(Some("u"), None, None), "body.credenciales.clave");
+        assert_eq!(field(None, Some("p"), None), "body.credenciales.usuario");
+        assert_eq!(field(Some("u"), None, Some("t")), "body.credenciales.token");
+        assert_eq!(field(None, None, None), "body.credenciales");
+        assert_eq!(field(None, None, Some("")), "body.credenciales.token");
     }
 
     #[test]
@@ -209,12 +209,12 @@ mod tests {
         let amqp = Destination::parse("amqp://h.io/?exchange=x", "body.url").unwrap();
         let nats = Destination::parse("nats://h.io/s", "body.url").unwrap();
         assert_eq!(
-            user.check_fits(&web).unwrap_err().campo,
+            user.check_fits(&web).unwrap_err().field,
             "body.credenciales"
         );
         assert!(user.check_fits(&amqp).is_ok() && user.check_fits(&nats).is_ok());
         assert_eq!(
-            token.check_fits(&amqp).unwrap_err().campo,
+            token.check_fits(&amqp).unwrap_err().field,
             "body.credenciales.token"
         );
         assert!(token.check_fits(&nats).is_ok());

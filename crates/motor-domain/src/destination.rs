@@ -152,12 +152,12 @@ impl AllowedDestination {
 }
 
 /// Checks an entry for an allowed-destinations list (operator input).
-pub fn parse_allowed_entry(raw: &str, campo: &str) -> Result<String, FieldError> {
+pub fn parse_allowed_entry(raw: &str, field: &str) -> Result<String, FieldError> {
     AllowedDestination::parse(raw)
         .map(|_| raw.trim().to_lowercase())
         .ok_or_else(|| {
             FieldError::invalid(
-                campo,
+                field,
                 "must be host, host:port, [ipv6] or [ipv6]:port (no scheme, path or wildcard)",
             )
         })
@@ -179,8 +179,8 @@ pub struct WebhookUrl {
 impl WebhookUrl {
     /// `http`/`https`, 8–2000 characters, no user or password, no fragment,
     /// a host that is not a metadata address nor a loopback name.
-    pub fn parse(raw: &str, campo: &str) -> Result<Self, FieldError> {
-        let invalid = |m: &str| FieldError::invalid(campo, m);
+    pub fn parse(raw: &str, field: &str) -> Result<Self, FieldError> {
+        let invalid = |m: &str| FieldError::invalid(field, m);
         let chars = raw.chars().count();
         if !(MIN_URL_CHARS..=MAX_URL_CHARS).contains(&chars) {
             return Err(invalid(&format!(
@@ -261,17 +261,17 @@ impl WebhookUrl {
             .any(|d| d.allows(&self.host, self.port))
     }
 
-    /// [`is_allowed_by`](Self::is_allowed_by) as a 422 on `campo`.
+    /// [`is_allowed_by`](Self::is_allowed_by) as a 422 on `field`.
     pub fn check_allowed<'a>(
         &self,
         entries: impl IntoIterator<Item = &'a String>,
-        campo: &str,
+        field: &str,
     ) -> Result<(), FieldError> {
         if self.is_allowed_by(entries) {
             Ok(())
         } else {
             Err(FieldError::invalid(
-                campo,
+                field,
                 "the host is not in the allowed destinations (ask the operator to add it)",
             ))
         }
@@ -300,17 +300,17 @@ pub enum Destination {
 }
 
 impl Destination {
-    /// A subscription's `url` under the contract's rules; `campo` names the
+    /// A subscription's `url` under the contract's rules; `field` names the
     /// field in a 422. The scheme picks the kind.
-    pub fn parse(raw: &str, campo: &str) -> Result<Self, FieldError> {
+    pub fn parse(raw: &str, field: &str) -> Result<Self, FieldError> {
         let scheme = raw
             .split_once("://")
             .map(|(s, _)| s.to_ascii_lowercase())
             .unwrap_or_default();
         match scheme.as_str() {
-            "amqp" | "amqps" => parse_amqp(raw, campo).map(Destination::Amqp),
-            "nats" | "tls" => parse_nats(raw, campo).map(Destination::Nats),
-            _ => WebhookUrl::parse(raw, campo).map(Destination::Webhook),
+            "amqp" | "amqps" => parse_amqp(raw, field).map(Destination::Amqp),
+            "nats" | "tls" => parse_nats(raw, field).map(Destination::Nats),
+            _ => WebhookUrl::parse(raw, field).map(Destination::Webhook),
         }
     }
 
@@ -347,17 +347,17 @@ impl Destination {
             .any(|d| d.allows(host, port))
     }
 
-    /// [`is_allowed_by`](Self::is_allowed_by) as a 422 on `campo`.
+    /// [`is_allowed_by`](Self::is_allowed_by) as a 422 on `field`.
     pub fn check_allowed<'a>(
         &self,
         entries: impl IntoIterator<Item = &'a String>,
-        campo: &str,
+        field: &str,
     ) -> Result<(), FieldError> {
         if self.is_allowed_by(entries) {
             Ok(())
         } else {
             Err(FieldError::invalid(
-                campo,
+                field,
                 "the host is not in the allowed destinations (ask the operator to add it)",
             ))
         }

@@ -1,11 +1,11 @@
 //! A rule broken by user input, with the field it concerns.
 
-/// A validation failure. `campo` names the field the way clients see it
+/// A validation failure. `field` names the field the way clients see it
 /// (`body[3].type`, `query.limit`, `header.Idempotency-Key`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{campo}: {message}")]
+#[error("{field}: {message}")]
 pub struct FieldError {
-    pub campo: String,
+    pub field: String,
     pub kind: FieldErrorKind,
     pub message: String,
 }
@@ -20,17 +20,17 @@ pub enum FieldErrorKind {
 }
 
 impl FieldError {
-    pub fn invalid(campo: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
-            campo: campo.into(),
+            field: field.into(),
             kind: FieldErrorKind::Invalid,
             message: message.into(),
         }
     }
 
-    pub fn too_large(campo: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn too_large(field: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
-            campo: campo.into(),
+            field: field.into(),
             kind: FieldErrorKind::TooLarge,
             message: message.into(),
         }

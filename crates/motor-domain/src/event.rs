@@ -312,16 +312,16 @@ mod tests {
         let ok = "t".repeat(MAX_TYPE_CHARS);
         assert!(EventBatch::parse(&json!({"type": ok, "data": 1})).is_ok());
         let long = "t".repeat(MAX_TYPE_CHARS + 1);
-        assert_eq!(err(json!({"type": long, "data": 1})).campo, "body.type");
-        assert_eq!(err(json!({"type": "", "data": 1})).campo, "body.type");
-        assert_eq!(err(json!({"type": 5, "data": 1})).campo, "body.type");
-        assert_eq!(err(json!({"data": 1})).campo, "body.type");
+        assert_eq!(err(json!({"type": long, "data": 1})).field, "body.type");
+        assert_eq!(err(json!({"type": "", "data": 1})).field, "body.type");
+        assert_eq!(err(json!({"type": 5, "data": 1})).field, "body.type");
+        assert_eq!(err(json!({"data": 1})).field, "body.type");
     }
 
     #[test]
     fn data_is_required_and_bounded() {
-        assert_eq!(err(json!({"type": "t"})).campo, "body.data");
-        assert_eq!(err(json!({"type": "t", "data": null})).campo, "body.data");
+        assert_eq!(err(json!({"type": "t"})).field, "body.data");
+        assert_eq!(err(json!({"type": "t", "data": null})).field, "body.data");
         // A JSON string's compact form is its length plus two quotes; the
         // envelope around it must fit in 256 KiB too.
         let room = MAX_DATA_BYTES - cap::envelope_overhead("t", Origin::Live, None);
@@ -330,7 +330,7 @@ mod tests {
         let over = "x".repeat(room - 1);
         let e = err(json!({"type": "t", "data": over}));
         assert_eq!(
-            (e.campo.as_str(), e.kind),
+            (e.field.as_str(), e.kind),
             ("body.data", FieldErrorKind::TooLarge)
         );
     }
@@ -338,18 +338,18 @@ mod tests {
     #[test]
     fn batch_errors_name_the_element() {
         let e = err(json!([{"type": "a", "data": 1}, {"type": "b", "data": 1, "origin": "x"}]));
-        assert_eq!(e.campo, "body[1].origin");
+        assert_eq!(e.field, "body[1].origin");
         let e = err(json!([{"type": "a", "data": 1}, 7]));
-        assert_eq!(e.campo, "body[1]");
+        assert_eq!(e.field, "body[1]");
         let e = err(json!([{"type": "a", "data": 1, "extra": true}]));
-        assert_eq!(e.campo, "body[0].extra");
-        assert_eq!(err(json!([])).campo, "body");
+        assert_eq!(e.field, "body[0].extra");
+        assert_eq!(err(json!([])).field, "body");
         assert_eq!(
-            err(json!({"type": "a", "data": 1, "occurred_at": "ayer"})).campo,
+            err(json!({"type": "a", "data": 1, "occurred_at": "ayer"})).field,
             "body.occurred_at"
         );
         assert_eq!(
-            err(json!({"type": "a", "data": 1, "source_id": ""})).campo,
+            err(json!({"type": "a", "data": 1, "source_id": ""})).field,
             "body.source_id"
         );
     }
@@ -362,7 +362,7 @@ mod tests {
         let over = Value::Array(vec![item; MAX_BATCH + 1]);
         let e = err(over);
         assert_eq!(
-            (e.campo.as_str(), e.kind),
+            (e.field.as_str(), e.kind),
             ("body", FieldErrorKind::TooLarge)
         );
     }

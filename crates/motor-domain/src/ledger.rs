@@ -87,7 +87,7 @@ mod tests {
         );
         for bad in ["0", "501", "-1", "x", ""] {
             assert_eq!(
-                LedgerQuery::parse(None, Some(bad), None).unwrap_err().campo,
+                LedgerQuery::parse(None, Some(bad), None).unwrap_err().field,
                 "query.limit"
             );
         }
@@ -98,7 +98,7 @@ mod tests {
         assert_eq!(
             LedgerQuery::parse(Some("-1"), None, None)
                 .unwrap_err()
-                .campo,
+                .field,
             "query.after_seq"
         );
         let q = LedgerQuery::parse(Some("7"), None, Some("a.b,c")).unwrap();
@@ -113,13 +113,13 @@ mod tests {
         assert_eq!(
             LedgerQuery::parse(None, None, Some(&twenty_one))
                 .unwrap_err()
-                .campo,
+                .field,
             "query.types"
         );
         assert_eq!(
             LedgerQuery::parse(None, None, Some("a,,b"))
                 .unwrap_err()
-                .campo,
+                .field,
             "query.types"
         );
     }

@@ -61,12 +61,12 @@ pub struct CreatedKey {
 }
 
 /// A display name: 1–120 characters after trimming.
-pub fn parse_name(raw: &str, campo: &str) -> Result<String, FieldError> {
+pub fn parse_name(raw: &str, field: &str) -> Result<String, FieldError> {
     let name = raw.trim();
     let chars = name.chars().count();
     if chars == 0 || chars > MAX_NAME_CHARS {
         return Err(FieldError::invalid(
-            campo,
+            field,
             format!("must be 1 to {MAX_NAME_CHARS} characters"),
         ));
     }
@@ -77,24 +77,24 @@ pub fn parse_name(raw: &str, campo: &str) -> Result<String, FieldError> {
 /// `[v6]:port`, stored in lower case — the same rule as the global list
 /// ([`parse_allowed_entry`]), so an entry that could never match a URL
 /// (`*.acme.com`, a bare IPv6 address without brackets) is refused.
-pub fn parse_destination(raw: &str, campo: &str) -> Result<String, FieldError> {
-    let entry = parse_allowed_entry(raw, campo)?;
+pub fn parse_destination(raw: &str, field: &str) -> Result<String, FieldError> {
+    let entry = parse_allowed_entry(raw, field)?;
     if entry.len() > 255 {
-        return Err(FieldError::invalid(campo, "must be at most 255 characters"));
+        return Err(FieldError::invalid(field, "must be at most 255 characters"));
     }
     Ok(entry)
 }
 
-pub fn parse_destinations(raw: &[String], campo: &str) -> Result<Vec<String>, FieldError> {
+pub fn parse_destinations(raw: &[String], field: &str) -> Result<Vec<String>, FieldError> {
     if raw.len() > MAX_DESTINATIONS {
         return Err(FieldError::invalid(
-            campo,
+            field,
             format!("at most {MAX_DESTINATIONS} entries"),
         ));
     }
     let mut out: Vec<String> = Vec::with_capacity(raw.len());
     for (i, entry) in raw.iter().enumerate() {
-        let entry = parse_destination(entry, &format!("{campo}[{i}]"))?;
+        let entry = parse_destination(entry, &format!("{field}[{i}]"))?;
         if !out.contains(&entry) {
             out.push(entry);
         }
@@ -103,14 +103,14 @@ pub fn parse_destinations(raw: &[String], campo: &str) -> Result<Vec<String>, Fi
 }
 
 /// Scopes of a new key: at least one, no repeats.
-pub fn parse_scopes(raw: &[String], campo: &str) -> Result<Vec<Scope>, FieldError> {
+pub fn parse_scopes(raw: &[String], field: &str) -> Result<Vec<Scope>, FieldError> {
     if raw.is_empty() {
-        return Err(FieldError::invalid(campo, "at least one scope is required"));
+        return Err(FieldError::invalid(field, "at least one scope is required"));
     }
     let mut out = Vec::with_capacity(raw.len());
     for (i, s) in raw.iter().enumerate() {
         let scope: Scope = s.parse().map_err(|e: crate::scope::UnknownScope| {
-            FieldError::invalid(format!("{campo}[{i}]"), e.to_string())
+            FieldError::invalid(format!("{field}[{i}]"), e.to_string())
         })?;
         if !out.contains(&scope) {
             out.push(scope);
@@ -130,7 +130,7 @@ mod tests {
         assert_eq!(
             parse_name(&"a".repeat(121), "body.nombre")
                 .unwrap_err()
-                .campo,
+                .field,
             "body.nombre"
         );
         assert!(parse_name("   ", "n").is_err());
@@ -170,7 +170,7 @@ mod tests {
             "body.destinos_permitidos",
         )
         .unwrap_err();
-        assert_eq!(e.campo, "body.destinos_permitidos[1]");
+        assert_eq!(e.field, "body.destinos_permitidos[1]");
     }
 
     #[test]
@@ -178,13 +178,13 @@ mod tests {
         let s = parse_scopes(&["events:read".into(), "events:read".into()], "body.scopes").unwrap();
         assert_eq!(s, vec![Scope::EventsRead]);
         assert_eq!(
-            parse_scopes(&[], "body.scopes").unwrap_err().campo,
+            parse_scopes(&[], "body.scopes").unwrap_err().field,
             "body.scopes"
         );
         assert_eq!(
             parse_scopes(&["events:read".into(), "root".into()], "body.scopes")
                 .unwrap_err()
-                .campo,
+                .field,
             "body.scopes[1]"
         );
     }

@@ -7,12 +7,13 @@ use serde::{Deserialize, Serialize};
 use crate::time::{serde_ts, Timestamp};
 
 /// The motivo of the alerts reconciliation opens.
-pub const MOTIVO: &str = "reconciliacion";
+pub const RECONCILE_REASON: &str = "reconciliacion";
 
 /// Thresholds past which work counts as stuck.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct Umbrales {
+#[cfg_attr(feature = "openapi", schema(as = Umbrales))]
+pub struct Thresholds {
     /// A due `pendiente` delivery with no live job (no lease) for this long.
     pub pendiente_segundos: u64,
     /// An ordered lane whose head has been the same delivery for this long.
@@ -21,7 +22,7 @@ pub struct Umbrales {
     pub outbox_segundos: u64,
 }
 
-impl Default for Umbrales {
+impl Default for Thresholds {
     fn default() -> Self {
         Self {
             pendiente_segundos: 300,
@@ -34,7 +35,8 @@ impl Default for Umbrales {
 /// A due `pendiente` delivery nothing is working on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct EntregaSinTrabajo {
+#[cfg_attr(feature = "openapi", schema(as = EntregaSinTrabajo))]
+pub struct StrandedDelivery {
     #[cfg_attr(feature = "openapi", schema(format = Uuid))]
     pub delivery_id: String,
     #[cfg_attr(feature = "openapi", schema(format = Uuid))]
@@ -53,7 +55,8 @@ pub struct EntregaSinTrabajo {
 /// An ordered lane whose head has not moved.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct CarrilDetenido {
+#[cfg_attr(feature = "openapi", schema(as = CarrilDetenido))]
+pub struct StalledLane {
     #[cfg_attr(feature = "openapi", schema(format = Uuid))]
     pub suscripcion_id: String,
     #[cfg_attr(feature = "openapi", schema(format = Uuid))]
@@ -78,7 +81,8 @@ pub struct CarrilDetenido {
 /// The outbox is behind: rows older than the threshold.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct OutboxAtrasado {
+#[cfg_attr(feature = "openapi", schema(as = OutboxAtrasado))]
+pub struct OutboxBacklog {
     /// Rows older than the threshold (counted up to 100 000).
     pub filas: i64,
     pub antiguedad_segundos: f64,
@@ -90,18 +94,18 @@ pub struct OutboxAtrasado {
 pub struct Report {
     /// `true` when nothing is stuck.
     pub ok: bool,
-    pub umbrales: Umbrales,
-    pub pendientes_sin_trabajo: Vec<EntregaSinTrabajo>,
-    pub carriles_detenidos: Vec<CarrilDetenido>,
-    pub outbox_atrasado: Option<OutboxAtrasado>,
+    pub umbrales: Thresholds,
+    pub pendientes_sin_trabajo: Vec<StrandedDelivery>,
+    pub carriles_detenidos: Vec<StalledLane>,
+    pub outbox_atrasado: Option<OutboxBacklog>,
 }
 
 impl Report {
     pub fn new(
-        umbrales: Umbrales,
-        pendientes_sin_trabajo: Vec<EntregaSinTrabajo>,
-        carriles_detenidos: Vec<CarrilDetenido>,
-        outbox_atrasado: Option<OutboxAtrasado>,
+        umbrales: Thresholds,
+        pendientes_sin_trabajo: Vec<StrandedDelivery>,
+        carriles_detenidos: Vec<StalledLane>,
+        outbox_atrasado: Option<OutboxBacklog>,
     ) -> Self {
         Self {
             ok: pendientes_sin_trabajo.is_empty()

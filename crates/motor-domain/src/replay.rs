@@ -16,7 +16,7 @@ pub const MAX_RANGE_EVENTS: i64 = 10_000;
 /// Most `event_ids` in one request.
 pub const MAX_EVENT_IDS: usize = 500;
 /// Longest `motivo`, in characters.
-pub const MAX_MOTIVO_CHARS: usize = 300;
+pub const MAX_REASON_CHARS: usize = 300;
 /// Longest `Idempotency-Key`, in characters.
 pub const MAX_IDEMPOTENCY_KEY_CHARS: usize = 200;
 
@@ -61,10 +61,10 @@ impl ReplayRequest {
     pub fn parse(raw: RawReplay<'_>) -> Result<Self, FieldError> {
         let motivo = raw.motivo.trim();
         let chars = motivo.chars().count();
-        if chars == 0 || chars > MAX_MOTIVO_CHARS {
+        if chars == 0 || chars > MAX_REASON_CHARS {
             return Err(FieldError::invalid(
                 "body.motivo",
-                format!("must be 1 to {MAX_MOTIVO_CHARS} characters"),
+                format!("must be 1 to {MAX_REASON_CHARS} characters"),
             ));
         }
         let ranged =
@@ -126,9 +126,9 @@ fn parse_range(
     desde_seq: Option<i64>,
     hasta_seq: Option<i64>,
 ) -> Result<Selection, FieldError> {
-    let required = |campo: &str| {
+    let required = |field: &str| {
         FieldError::invalid(
-            format!("body.{campo}"),
+            format!("body.{field}"),
             "is required with instancia_id, desde_seq and hasta_seq",
         )
     };
@@ -164,12 +164,12 @@ fn parse_range(
 
 /// The `Idempotency-Key` header: required, 1–200 characters.
 pub fn parse_idempotency_key(raw: Option<&str>) -> Result<String, FieldError> {
-    let campo = "header.Idempotency-Key";
-    let key = raw.ok_or_else(|| FieldError::invalid(campo, "is required"))?;
+    let field = "header.Idempotency-Key";
+    let key = raw.ok_or_else(|| FieldError::invalid(field, "is required"))?;
     let chars = key.chars().count();
     if chars == 0 || chars > MAX_IDEMPOTENCY_KEY_CHARS {
         return Err(FieldError::invalid(
-            campo,
+            field,
             format!("must be 1 to {MAX_IDEMPOTENCY_KEY_CHARS} characters"),
         ));
     }
@@ -196,8 +196,8 @@ mod tests {
         (0..n).map(|_| EventId::new().to_string()).collect()
     }
 
-    fn campo(r: Result<ReplayRequest, FieldError>) -> String {
-        r.unwrap_err().campo
+    fn field(r: Result<ReplayRequest, FieldError>) -> String {
+        r.unwrap_err().field
     }
 
     #[test]
@@ -205,11 +205,11 @@ mod tests {
         assert!(range(1, 10_000).is_ok());
         assert!(range(5, 5).is_ok());
         assert!(range(i64::MAX - 9_999, i64::MAX).is_ok());
-        assert_eq!(campo(range(1, 10_001)), "body.hasta_seq");
-        assert_eq!(campo(range(1, i64::MAX)), "body.hasta_seq");
-        assert_eq!(campo(range(6, 5)), "body.hasta_seq");
-        assert_eq!(campo(range(0, 5)), "body.desde_seq");
-        assert_eq!(campo(range(i64::MIN, 5)), "body.desde_seq");
+        assert_eq!(field(range(1, 10_001)), "body.hasta_seq");
+        assert_eq!(field(range(1, i64::MAX)), "body.hasta_seq");
+        assert_eq!(field(range(6, 5)), "body.hasta_seq");
+        assert_eq!(field(range(0, 5)), "body.desde_seq");
+        assert_eq!(field(range(i64::MIN, 5)), "body.desde_seq");
     }
 
     #[test]
@@ -219,7 +219,7 @@ mod tests {
             motivo: "m",
             ..RawReplay::default()
         };
-        assert_eq!(campo(ReplayRequest::parse(only_instance)), "body.desde_seq");
+        assert_eq!(field(ReplayRequest::parse(only_instance)), "body.desde_seq");
         let no_instance = RawReplay {
             desde_seq: Some(1),
             hasta_seq: Some(2),
@@ -227,7 +227,7 @@ mod tests {
             ..RawReplay::default()
         };
         assert_eq!(
-            campo(ReplayRequest::parse(no_instance)),
+            field(ReplayRequest::parse(no_instance)),
             "body.instancia_id"
         );
         let bad = RawReplay {
@@ -237,7 +237,7 @@ mod tests {
             motivo: "m",
             ..RawReplay::default()
         };
-        assert_eq!(campo(ReplayRequest::parse(bad)), "body.instancia_id");
+        assert_eq!(field(ReplayRequest::parse(bad)), "body.instancia_id");
     }
 
     #[test]
@@ -251,11 +251,11 @@ mod tests {
         };
         assert!(parse(&ids(500)).is_ok());
         assert!(parse(&ids(1)).is_ok());
-        assert_eq!(campo(parse(&ids(501))), "body.event_ids");
-        assert_eq!(campo(parse(&[])), "body.event_ids");
+        assert_eq!(field(parse(&ids(501))), "body.event_ids");
+        assert_eq!(field(parse(&[])), "body.event_ids");
         let mut bad = ids(3);
         bad[2] = "x".into();
-        assert_eq!(campo(parse(&bad)), "body.event_ids[2]");
+        assert_eq!(field(parse(&bad)), "body.event_ids[2]");
         let one = ids(1);
         let twice = [one[0].clone(), one[0].clone()];
         let Selection::Events(got) = parse(&twice).unwrap().selection else {
@@ -274,19 +274,19 @@ mod tests {
             event_ids: Some(&list),
             motivo: "m",
         };
-        assert_eq!(campo(ReplayRequest::parse(both)), "body.event_ids");
+        assert_eq!(field(ReplayRequest::parse(both)), "body.event_ids");
         let half = RawReplay {
             desde_seq: Some(1),
             event_ids: Some(&list),
             motivo: "m",
             ..RawReplay::default()
         };
-        assert_eq!(campo(ReplayRequest::parse(half)), "body.event_ids");
+        assert_eq!(field(ReplayRequest::parse(half)), "body.event_ids");
         let neither = RawReplay {
             motivo: "m",
             ..RawReplay::default()
         };
-        assert_eq!(campo(ReplayRequest::parse(neither)), "body");
+        assert_eq!(field(ReplayRequest::parse(neither)), "body");
     }
 
     #[test]
@@ -302,16 +302,16 @@ mod tests {
         };
         assert!(with("a").is_ok());
         assert!(with(&"ñ".repeat(300)).is_ok());
-        assert_eq!(campo(with(&"ñ".repeat(301))), "body.motivo");
-        assert_eq!(campo(with("")), "body.motivo");
-        assert_eq!(campo(with("   ")), "body.motivo");
+        assert_eq!(field(with(&"ñ".repeat(301))), "body.motivo");
+        assert_eq!(field(with("")), "body.motivo");
+        assert_eq!(field(with("   ")), "body.motivo");
         assert_eq!(with("  x  ").unwrap().motivo, "x");
     }
 
     #[test]
     fn idempotency_keys_are_required_and_bounded() {
         assert_eq!(
-            parse_idempotency_key(None).unwrap_err().campo,
+            parse_idempotency_key(None).unwrap_err().field,
             "header.Idempotency-Key"
         );
         assert!(parse_idempotency_key(Some("")).is_err());

@@ -8,43 +8,43 @@ use serde_json::{Map, Value};
 
 use crate::{destination::parse_allowed_entry, error::FieldError};
 
-pub const DESTINOS_PERMITIDOS: &str = "webhooks.destinos_permitidos";
-pub const TIMEOUT_SEGUNDOS: &str = "webhooks.timeout_segundos";
-pub const VENTANA_ROTACION_MINUTOS: &str = "webhooks.ventana_rotacion_minutos";
-pub const DIAS_ENTREGADOS: &str = "retencion.dias_entregados";
-pub const NATS_SIN_JETSTREAM: &str = "brokers.nats_sin_jetstream";
-pub const RETENCION_HORAS_STREAMS: &str = "streams.retencion_horas";
-pub const DIAS_CONTENIDO: &str = "retencion.dias_contenido";
-pub const DESACTIVAR_TRAS_HORAS: &str = "webhooks.desactivar_tras_horas";
-pub const DESACTIVAR_TRAS_FALLOS: &str = "webhooks.desactivar_tras_fallos";
+pub const ALLOWED_DESTINATIONS: &str = "webhooks.destinos_permitidos";
+pub const TIMEOUT_SECONDS: &str = "webhooks.timeout_segundos";
+pub const ROTATION_WINDOW_MINUTES: &str = "webhooks.ventana_rotacion_minutos";
+pub const DELIVERED_RETENTION_DAYS: &str = "retencion.dias_entregados";
+pub const NATS_WITHOUT_JETSTREAM: &str = "brokers.nats_sin_jetstream";
+pub const STREAM_RETENTION_HOURS: &str = "streams.retencion_horas";
+pub const CONTENT_RETENTION_DAYS: &str = "retencion.dias_contenido";
+pub const DISABLE_AFTER_HOURS: &str = "webhooks.desactivar_tras_horas";
+pub const DISABLE_AFTER_FAILURES: &str = "webhooks.desactivar_tras_fallos";
 
 pub const KEYS: [&str; 9] = [
-    DESTINOS_PERMITIDOS,
-    TIMEOUT_SEGUNDOS,
-    VENTANA_ROTACION_MINUTOS,
-    DIAS_ENTREGADOS,
-    NATS_SIN_JETSTREAM,
-    RETENCION_HORAS_STREAMS,
-    DIAS_CONTENIDO,
-    DESACTIVAR_TRAS_HORAS,
-    DESACTIVAR_TRAS_FALLOS,
+    ALLOWED_DESTINATIONS,
+    TIMEOUT_SECONDS,
+    ROTATION_WINDOW_MINUTES,
+    DELIVERED_RETENTION_DAYS,
+    NATS_WITHOUT_JETSTREAM,
+    STREAM_RETENTION_HOURS,
+    CONTENT_RETENTION_DAYS,
+    DISABLE_AFTER_HOURS,
+    DISABLE_AFTER_FAILURES,
 ];
 
 /// The range of `retencion.dias_contenido` when set (`null` = keep
 /// content forever, the default).
-pub const DIAS_CONTENIDO_RANGE: std::ops::RangeInclusive<i64> = 1..=3650;
+pub const CONTENT_RETENTION_DAYS_RANGE: std::ops::RangeInclusive<i64> = 1..=3650;
 
 /// Most entries in the global allowed-destinations list.
 pub const MAX_DESTINATIONS: usize = 200;
 
 /// (key, default, min, max) of each integer setting.
 const RANGES: [(&str, i64, i64, i64); 6] = [
-    (TIMEOUT_SEGUNDOS, 10, 1, 60),
-    (VENTANA_ROTACION_MINUTOS, 60, 5, 1440),
-    (DIAS_ENTREGADOS, 30, 1, 3650),
-    (RETENCION_HORAS_STREAMS, 72, 1, 720),
-    (DESACTIVAR_TRAS_HORAS, 120, 1, 720),
-    (DESACTIVAR_TRAS_FALLOS, 50, 1, 100_000),
+    (TIMEOUT_SECONDS, 10, 1, 60),
+    (ROTATION_WINDOW_MINUTES, 60, 5, 1440),
+    (DELIVERED_RETENTION_DAYS, 30, 1, 3650),
+    (STREAM_RETENTION_HOURS, 72, 1, 720),
+    (DISABLE_AFTER_HOURS, 120, 1, 720),
+    (DISABLE_AFTER_FAILURES, 50, 1, 100_000),
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -123,12 +123,12 @@ impl Settings {
             Change::Bool(_, b) => self.nats_sin_jetstream = *b,
             Change::OptionalInt(_, n) => self.dias_contenido = *n,
             Change::Int(key, n) => match *key {
-                TIMEOUT_SEGUNDOS => self.timeout_segundos = *n,
-                VENTANA_ROTACION_MINUTOS => self.ventana_rotacion_minutos = *n,
-                DIAS_ENTREGADOS => self.dias_entregados = *n,
-                RETENCION_HORAS_STREAMS => self.retencion_horas_streams = *n,
-                DESACTIVAR_TRAS_HORAS => self.desactivar_tras_horas = *n,
-                DESACTIVAR_TRAS_FALLOS => self.desactivar_tras_fallos = *n,
+                TIMEOUT_SECONDS => self.timeout_segundos = *n,
+                ROTATION_WINDOW_MINUTES => self.ventana_rotacion_minutos = *n,
+                DELIVERED_RETENTION_DAYS => self.dias_entregados = *n,
+                STREAM_RETENTION_HOURS => self.retencion_horas_streams = *n,
+                DISABLE_AFTER_HOURS => self.desactivar_tras_horas = *n,
+                DISABLE_AFTER_FAILURES => self.desactivar_tras_fallos = *n,
                 _ => unreachable!("only known keys are parsed"),
             },
         }
@@ -169,7 +169,7 @@ pub enum Change {
 impl Change {
     pub fn key(&self) -> &'static str {
         match self {
-            Change::Destinos(_) => DESTINOS_PERMITIDOS,
+            Change::Destinos(_) => ALLOWED_DESTINATIONS,
             Change::Int(key, _) | Change::Bool(key, _) | Change::OptionalInt(key, _) => key,
         }
     }
@@ -211,52 +211,52 @@ fn parse_object(obj: &Map<String, Value>) -> Result<Vec<Change>, FieldError> {
 
 /// `Ok(None)` for an unknown key.
 fn parse_one(key: &str, value: &Value, prefix: &str) -> Result<Option<Change>, FieldError> {
-    let campo = format!("{prefix}.{key}");
-    if key == DESTINOS_PERMITIDOS {
+    let field = format!("{prefix}.{key}");
+    if key == ALLOWED_DESTINATIONS {
         let Value::Array(items) = value else {
             return Err(FieldError::invalid(
-                campo,
+                field,
                 "must be an array of host or host:port",
             ));
         };
         if items.len() > MAX_DESTINATIONS {
             return Err(FieldError::invalid(
-                campo,
+                field,
                 format!("at most {MAX_DESTINATIONS} entries"),
             ));
         }
         let mut out: Vec<String> = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
-            let campo = format!("{campo}[{i}]");
+            let field = format!("{field}[{i}]");
             let Value::String(s) = item else {
-                return Err(FieldError::invalid(campo, "must be a string"));
+                return Err(FieldError::invalid(field, "must be a string"));
             };
-            let entry = parse_allowed_entry(s, &campo)?;
+            let entry = parse_allowed_entry(s, &field)?;
             if !out.contains(&entry) {
                 out.push(entry);
             }
         }
         return Ok(Some(Change::Destinos(out)));
     }
-    if key == NATS_SIN_JETSTREAM {
+    if key == NATS_WITHOUT_JETSTREAM {
         return match value {
-            Value::Bool(b) => Ok(Some(Change::Bool(NATS_SIN_JETSTREAM, *b))),
-            _ => Err(FieldError::invalid(campo, "must be true or false")),
+            Value::Bool(b) => Ok(Some(Change::Bool(NATS_WITHOUT_JETSTREAM, *b))),
+            _ => Err(FieldError::invalid(field, "must be true or false")),
         };
     }
-    if key == DIAS_CONTENIDO {
+    if key == CONTENT_RETENTION_DAYS {
         return match value {
-            Value::Null => Ok(Some(Change::OptionalInt(DIAS_CONTENIDO, None))),
+            Value::Null => Ok(Some(Change::OptionalInt(CONTENT_RETENTION_DAYS, None))),
             v => match v.as_i64() {
-                Some(n) if DIAS_CONTENIDO_RANGE.contains(&n) => {
-                    Ok(Some(Change::OptionalInt(DIAS_CONTENIDO, Some(n))))
+                Some(n) if CONTENT_RETENTION_DAYS_RANGE.contains(&n) => {
+                    Ok(Some(Change::OptionalInt(CONTENT_RETENTION_DAYS, Some(n))))
                 }
                 _ => Err(FieldError::invalid(
-                    campo,
+                    field,
                     format!(
                         "must be null (keep content) or a whole number from {} to {}",
-                        DIAS_CONTENIDO_RANGE.start(),
-                        DIAS_CONTENIDO_RANGE.end()
+                        CONTENT_RETENTION_DAYS_RANGE.start(),
+                        CONTENT_RETENTION_DAYS_RANGE.end()
                     ),
                 )),
             },
@@ -268,7 +268,7 @@ fn parse_one(key: &str, value: &Value, prefix: &str) -> Result<Option<Change>, F
     match value.as_i64() {
         Some(n) if (min..=max).contains(&n) => Ok(Some(Change::Int(key, n))),
         _ => Err(FieldError::invalid(
-            campo,
+            field,
             format!("must be a whole number from {min} to {max}"),
         )),
     }
@@ -280,8 +280,8 @@ mod tests {
 
     use super::*;
 
-    fn campo(body: Value) -> String {
-        parse_patch(&body).unwrap_err().campo
+    fn field(body: Value) -> String {
+        parse_patch(&body).unwrap_err().field
     }
 
     #[test]
@@ -300,19 +300,19 @@ mod tests {
     #[test]
     fn ranges_at_their_boundaries() {
         for (key, min, max) in [
-            (TIMEOUT_SEGUNDOS, 1, 60),
-            (VENTANA_ROTACION_MINUTOS, 5, 1440),
-            (DIAS_ENTREGADOS, 1, 3650),
-            (RETENCION_HORAS_STREAMS, 1, 720),
-            (DESACTIVAR_TRAS_HORAS, 1, 720),
-            (DESACTIVAR_TRAS_FALLOS, 1, 100_000),
+            (TIMEOUT_SECONDS, 1, 60),
+            (ROTATION_WINDOW_MINUTES, 5, 1440),
+            (DELIVERED_RETENTION_DAYS, 1, 3650),
+            (STREAM_RETENTION_HOURS, 1, 720),
+            (DISABLE_AFTER_HOURS, 1, 720),
+            (DISABLE_AFTER_FAILURES, 1, 100_000),
         ] {
             assert!(parse_patch(&json!({ key: min })).is_ok());
             assert!(parse_patch(&json!({ key: max })).is_ok());
-            assert_eq!(campo(json!({ key: min - 1 })), format!("body.{key}"));
-            assert_eq!(campo(json!({ key: max + 1 })), format!("body.{key}"));
-            assert_eq!(campo(json!({ key: "10" })), format!("body.{key}"));
-            assert_eq!(campo(json!({ key: 10.5 })), format!("body.{key}"));
+            assert_eq!(field(json!({ key: min - 1 })), format!("body.{key}"));
+            assert_eq!(field(json!({ key: max + 1 })), format!("body.{key}"));
+            assert_eq!(field(json!({ key: "10" })), format!("body.{key}"));
+            assert_eq!(field(json!({ key: 10.5 })), format!("body.{key}"));
         }
     }
 
@@ -326,21 +326,21 @@ mod tests {
             vec![Change::Destinos(vec!["a.io".into(), "b.io:8080".into()])]
         );
         assert_eq!(
-            campo(json!({"webhooks.destinos_permitidos": ["ok.io", "*.io"]})),
+            field(json!({"webhooks.destinos_permitidos": ["ok.io", "*.io"]})),
             "body.webhooks.destinos_permitidos[1]"
         );
         assert_eq!(
-            campo(json!({"webhooks.destinos_permitidos": "a.io"})),
+            field(json!({"webhooks.destinos_permitidos": "a.io"})),
             "body.webhooks.destinos_permitidos"
         );
-        assert_eq!(campo(json!({"webhooks.otro": 1})), "body.webhooks.otro");
-        assert_eq!(campo(json!([1])), "body");
+        assert_eq!(field(json!({"webhooks.otro": 1})), "body.webhooks.otro");
+        assert_eq!(field(json!([1])), "body");
         assert_eq!(
             parse_patch(&json!({"brokers.nats_sin_jetstream": true})).unwrap(),
-            vec![Change::Bool(NATS_SIN_JETSTREAM, true)]
+            vec![Change::Bool(NATS_WITHOUT_JETSTREAM, true)]
         );
         assert_eq!(
-            campo(json!({"brokers.nats_sin_jetstream": 1})),
+            field(json!({"brokers.nats_sin_jetstream": 1})),
             "body.brokers.nats_sin_jetstream"
         );
     }
@@ -348,26 +348,26 @@ mod tests {
     #[test]
     fn content_retention_is_off_or_1_to_3650_days() {
         assert_eq!(
-            parse_patch(&json!({DIAS_CONTENIDO: 1})).unwrap(),
-            vec![Change::OptionalInt(DIAS_CONTENIDO, Some(1))]
+            parse_patch(&json!({CONTENT_RETENTION_DAYS: 1})).unwrap(),
+            vec![Change::OptionalInt(CONTENT_RETENTION_DAYS, Some(1))]
         );
-        assert!(parse_patch(&json!({DIAS_CONTENIDO: 3650})).is_ok());
+        assert!(parse_patch(&json!({CONTENT_RETENTION_DAYS: 3650})).is_ok());
         assert_eq!(
-            parse_patch(&json!({DIAS_CONTENIDO: null})).unwrap(),
-            vec![Change::OptionalInt(DIAS_CONTENIDO, None)]
+            parse_patch(&json!({CONTENT_RETENTION_DAYS: null})).unwrap(),
+            vec![Change::OptionalInt(CONTENT_RETENTION_DAYS, None)]
         );
         for bad in [json!(0), json!(3651), json!("7"), json!(1.5), json!(-1)] {
             assert_eq!(
-                campo(json!({DIAS_CONTENIDO: bad})),
-                format!("body.{DIAS_CONTENIDO}")
+                field(json!({CONTENT_RETENTION_DAYS: bad})),
+                format!("body.{CONTENT_RETENTION_DAYS}")
             );
         }
         let mut s = Settings::default();
-        s.apply(&Change::OptionalInt(DIAS_CONTENIDO, Some(7)));
+        s.apply(&Change::OptionalInt(CONTENT_RETENTION_DAYS, Some(7)));
         assert_eq!(s.dias_contenido, Some(7));
         let seven = json!(7);
         assert_eq!(
-            Settings::from_rows([(DIAS_CONTENIDO, &seven)]).dias_contenido,
+            Settings::from_rows([(CONTENT_RETENTION_DAYS, &seven)]).dias_contenido,
             Some(7)
         );
     }
@@ -386,7 +386,7 @@ mod tests {
     fn rows_fall_back_to_defaults() {
         let good = json!(15);
         let bad = json!(0);
-        let s = Settings::from_rows([(TIMEOUT_SEGUNDOS, &good), (DIAS_ENTREGADOS, &bad)]);
+        let s = Settings::from_rows([(TIMEOUT_SECONDS, &good), (DELIVERED_RETENTION_DAYS, &bad)]);
         assert_eq!(s.timeout_segundos, 15);
         assert_eq!(s.dias_entregados, 30);
     }

@@ -57,12 +57,12 @@ pub fn cursor_field(last_event_id: Option<&str>) -> &'static str {
     }
 }
 
-fn parse_cursor(raw: &str, campo: &str) -> Result<Start, FieldError> {
+fn parse_cursor(raw: &str, field: &str) -> Result<Start, FieldError> {
     match raw.trim().parse::<i64>() {
         Ok(0) => Ok(Start::FirstResumable),
         Ok(n) if n > 0 => Ok(Start::After(n)),
         _ => Err(FieldError::invalid(
-            campo,
+            field,
             "must be a cursor: the seq of the last event received, an integer >= 0",
         )),
     }
@@ -81,9 +81,9 @@ mod tests {
         // The header wins: EventSource keeps the first URL.
         assert_eq!(start(Some("5"), Some("42")), Ok(Start::After(42)));
         for bad in ["-1", "x", "", "1.5", "99999999999999999999"] {
-            assert_eq!(start(Some(bad), None).unwrap_err().campo, "query.desde");
+            assert_eq!(start(Some(bad), None).unwrap_err().field, "query.desde");
             assert_eq!(
-                start(None, Some(bad)).unwrap_err().campo,
+                start(None, Some(bad)).unwrap_err().field,
                 "header.Last-Event-ID"
             );
         }
@@ -98,7 +98,7 @@ mod tests {
         assert_eq!(
             StreamQuery::parse(None, None, Some(&many))
                 .unwrap_err()
-                .campo,
+                .field,
             "query.types"
         );
     }

@@ -28,33 +28,34 @@ crate::ids::uuid_id!(
 /// eliminates; a `PATCH` moves between `activa` and `pausada` (and
 /// reactivates a suspended one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-// Two domain types are called `Estado`: each needs its own OpenAPI name.
-#[cfg_attr(feature = "openapi", schema(as = SubscriptionState))]
-pub enum Estado {
-    Activa,
-    Pausada,
-    Suspendida,
-    Eliminada,
+pub enum SubscriptionState {
+    #[serde(rename = "activa")]
+    Active,
+    #[serde(rename = "pausada")]
+    Paused,
+    #[serde(rename = "suspendida")]
+    Suspended,
+    #[serde(rename = "eliminada")]
+    Deleted,
 }
 
-impl Estado {
+impl SubscriptionState {
     pub const fn as_str(self) -> &'static str {
         match self {
-            Estado::Activa => "activa",
-            Estado::Pausada => "pausada",
-            Estado::Suspendida => "suspendida",
-            Estado::Eliminada => "eliminada",
+            SubscriptionState::Active => "activa",
+            SubscriptionState::Paused => "pausada",
+            SubscriptionState::Suspended => "suspendida",
+            SubscriptionState::Deleted => "eliminada",
         }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
         [
-            Estado::Activa,
-            Estado::Pausada,
-            Estado::Suspendida,
-            Estado::Eliminada,
+            SubscriptionState::Active,
+            SubscriptionState::Paused,
+            SubscriptionState::Suspended,
+            SubscriptionState::Deleted,
         ]
         .into_iter()
         .find(|e| e.as_str() == s)
@@ -63,55 +64,61 @@ impl Estado {
 
 /// Why the engine suspended a subscription.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub enum Motivo {
+#[cfg_attr(feature = "openapi", schema(as = Motivo))]
+pub enum SuspensionReason {
     #[serde(rename = "rechazo_401")]
-    Rechazo401,
+    Rejected401,
     #[serde(rename = "rechazo_403")]
-    Rechazo403,
-    DestinoNoPermitido,
-    DestinoBloqueado,
-    SinSecreto,
+    Rejected403,
+    #[serde(rename = "destino_no_permitido")]
+    DestinationNotAllowed,
+    #[serde(rename = "destino_bloqueado")]
+    DestinationBlocked,
+    #[serde(rename = "sin_secreto")]
+    NoSecret,
     /// A broker refused the subscription's `credenciales`.
-    RechazoCredenciales,
+    #[serde(rename = "rechazo_credenciales")]
+    CredentialsRejected,
     /// Every attempt failed for `webhooks.desactivar_tras_horas` and at
     /// least `webhooks.desactivar_tras_fallos` attempts in a row.
-    FallosSostenidos,
+    #[serde(rename = "fallos_sostenidos")]
+    SustainedFailures,
 }
 
-impl Motivo {
-    pub const ALL: [Motivo; 7] = [
-        Motivo::Rechazo401,
-        Motivo::Rechazo403,
-        Motivo::DestinoNoPermitido,
-        Motivo::DestinoBloqueado,
-        Motivo::SinSecreto,
-        Motivo::RechazoCredenciales,
-        Motivo::FallosSostenidos,
+impl SuspensionReason {
+    pub const ALL: [SuspensionReason; 7] = [
+        SuspensionReason::Rejected401,
+        SuspensionReason::Rejected403,
+        SuspensionReason::DestinationNotAllowed,
+        SuspensionReason::DestinationBlocked,
+        SuspensionReason::NoSecret,
+        SuspensionReason::CredentialsRejected,
+        SuspensionReason::SustainedFailures,
     ];
 
     pub const fn as_str(self) -> &'static str {
         match self {
-            Motivo::Rechazo401 => "rechazo_401",
-            Motivo::Rechazo403 => "rechazo_403",
-            Motivo::DestinoNoPermitido => "destino_no_permitido",
-            Motivo::DestinoBloqueado => "destino_bloqueado",
-            Motivo::SinSecreto => "sin_secreto",
-            Motivo::RechazoCredenciales => "rechazo_credenciales",
-            Motivo::FallosSostenidos => "fallos_sostenidos",
+            SuspensionReason::Rejected401 => "rechazo_401",
+            SuspensionReason::Rejected403 => "rechazo_403",
+            SuspensionReason::DestinationNotAllowed => "destino_no_permitido",
+            SuspensionReason::DestinationBlocked => "destino_bloqueado",
+            SuspensionReason::NoSecret => "sin_secreto",
+            SuspensionReason::CredentialsRejected => "rechazo_credenciales",
+            SuspensionReason::SustainedFailures => "fallos_sostenidos",
         }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        Motivo::ALL.into_iter().find(|m| m.as_str() == s)
+        SuspensionReason::ALL.into_iter().find(|m| m.as_str() == s)
     }
 }
 
 /// A signing key as the API shows it: never its value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct Clave {
+#[cfg_attr(feature = "openapi", schema(as = Clave))]
+pub struct SubscriptionKey {
     pub key_id: SigningKeyId,
     #[serde(with = "serde_ts")]
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
@@ -151,15 +158,15 @@ pub struct Subscription {
         schema(required = true, minimum = 1, maximum = 10000)
     )]
     pub max_por_segundo: Option<i64>,
-    pub estado: Estado,
+    pub estado: SubscriptionState,
     /// Why the engine suspended it; `null` unless `suspendida`.
     #[cfg_attr(feature = "openapi", schema(required = true))]
-    pub motivo: Option<Motivo>,
+    pub motivo: Option<SuspensionReason>,
     #[serde(with = "serde_opt_ts")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime, required = true))]
     pub suspendida_en: Option<Timestamp>,
     pub version: i64,
-    pub claves: Vec<Clave>,
+    pub claves: Vec<SubscriptionKey>,
     pub pendientes: i64,
     pub fallidas: i64,
     #[serde(with = "serde_ts")]
@@ -201,15 +208,15 @@ pub struct SubscriptionChanges {
     pub tipos: Option<Vec<EventType>>,
     pub ordenado: Option<bool>,
     pub firma: Option<SigningProfile>,
-    pub estado: Option<Estado>,
+    pub estado: Option<SubscriptionState>,
     pub version_esperada: Option<i64>,
 }
 
 /// `max_por_segundo`: 1–10 000 attempts a second.
-pub const MAX_POR_SEGUNDO: std::ops::RangeInclusive<i64> = 1..=10_000;
+pub const MAX_PER_SECOND: std::ops::RangeInclusive<i64> = 1..=10_000;
 
-pub fn parse_max_por_segundo(n: i64) -> Result<i64, FieldError> {
-    if MAX_POR_SEGUNDO.contains(&n) {
+pub fn parse_max_per_second(n: i64) -> Result<i64, FieldError> {
+    if MAX_PER_SECOND.contains(&n) {
         Ok(n)
     } else {
         Err(FieldError::invalid(
@@ -219,7 +226,7 @@ pub fn parse_max_por_segundo(n: i64) -> Result<i64, FieldError> {
     }
 }
 
-pub fn parse_nombre(raw: &str) -> Result<String, FieldError> {
+pub fn parse_subscription_name(raw: &str) -> Result<String, FieldError> {
     parse_name(raw, "body.nombre")
 }
 
@@ -229,7 +236,7 @@ pub fn parse_url(raw: &str) -> Result<Destination, FieldError> {
 
 /// Up to 200 instance ids, repeats dropped. Whether they belong to the app
 /// and to the caller's key is checked by the API against the store.
-pub fn parse_instancias(raw: &[String]) -> Result<Vec<InstanceId>, FieldError> {
+pub fn parse_instances(raw: &[String]) -> Result<Vec<InstanceId>, FieldError> {
     if raw.len() > MAX_INSTANCES {
         return Err(FieldError::invalid(
             "body.instancias",
@@ -249,7 +256,7 @@ pub fn parse_instancias(raw: &[String]) -> Result<Vec<InstanceId>, FieldError> {
 }
 
 /// Up to 50 event types, repeats dropped.
-pub fn parse_tipos(raw: &[String]) -> Result<Vec<EventType>, FieldError> {
+pub fn parse_types(raw: &[String]) -> Result<Vec<EventType>, FieldError> {
     if raw.len() > MAX_TYPES {
         return Err(FieldError::invalid(
             "body.tipos",
@@ -289,7 +296,7 @@ pub fn check_catalogue(
 
 /// A signing profile by its wire spelling, exactly: `mw-v1`, `t-v1` or
 /// `standard-webhooks`.
-pub fn parse_firma(raw: &str) -> Result<SigningProfile, FieldError> {
+pub fn parse_signature(raw: &str) -> Result<SigningProfile, FieldError> {
     SigningProfile::parse(raw).ok_or_else(|| {
         FieldError::invalid("body.firma", "must be mw-v1, t-v1 or standard-webhooks")
     })
@@ -297,9 +304,9 @@ pub fn parse_firma(raw: &str) -> Result<SigningProfile, FieldError> {
 
 /// A `PATCH` may set `activa` or `pausada`; suspension and deletion belong
 /// to the engine and to `DELETE`.
-pub fn parse_estado_patch(raw: &str) -> Result<Estado, FieldError> {
-    match Estado::parse(raw) {
-        Some(e @ (Estado::Activa | Estado::Pausada)) => Ok(e),
+pub fn parse_state_patch(raw: &str) -> Result<SubscriptionState, FieldError> {
+    match SubscriptionState::parse(raw) {
+        Some(e @ (SubscriptionState::Active | SubscriptionState::Paused)) => Ok(e),
         _ => Err(FieldError::invalid(
             "body.estado",
             "must be activa or pausada",
@@ -319,57 +326,63 @@ mod tests {
 
     #[test]
     fn instancias_boundaries() {
-        assert_eq!(parse_instancias(&ids(200)).unwrap().len(), 200);
+        assert_eq!(parse_instances(&ids(200)).unwrap().len(), 200);
         assert_eq!(
-            parse_instancias(&ids(201)).unwrap_err().campo,
+            parse_instances(&ids(201)).unwrap_err().field,
             "body.instancias"
         );
         let mut bad = ids(5);
         bad[3] = "x".into();
         assert_eq!(
-            parse_instancias(&bad).unwrap_err().campo,
+            parse_instances(&bad).unwrap_err().field,
             "body.instancias[3]"
         );
         let one = ids(1);
         let twice = vec![one[0].clone(), one[0].clone()];
-        assert_eq!(parse_instancias(&twice).unwrap().len(), 1);
+        assert_eq!(parse_instances(&twice).unwrap().len(), 1);
     }
 
     #[test]
     fn tipos_boundaries() {
         let tipos: Vec<String> = (0..50).map(|i| format!("t.{i}")).collect();
-        assert_eq!(parse_tipos(&tipos).unwrap().len(), 50);
+        assert_eq!(parse_types(&tipos).unwrap().len(), 50);
         let mut over = tipos.clone();
         over.push("t.50".into());
-        assert_eq!(parse_tipos(&over).unwrap_err().campo, "body.tipos");
+        assert_eq!(parse_types(&over).unwrap_err().field, "body.tipos");
         assert_eq!(
-            parse_tipos(&["a".into(), "".into()]).unwrap_err().campo,
+            parse_types(&["a".into(), "".into()]).unwrap_err().field,
             "body.tipos[1]"
         );
     }
 
     #[test]
     fn catalogue() {
-        let tipos = parse_tipos(&["a".into(), "b".into()]).unwrap();
+        let tipos = parse_types(&["a".into(), "b".into()]).unwrap();
         assert!(check_catalogue(&tipos, None).is_ok());
         assert!(check_catalogue(&tipos, Some(&["a".into(), "b".into(), "c".into()])).is_ok());
         assert_eq!(
             check_catalogue(&tipos, Some(&["a".into()]))
                 .unwrap_err()
-                .campo,
+                .field,
             "body.tipos[1]"
         );
     }
 
     #[test]
     fn estado() {
-        assert_eq!(parse_estado_patch("activa").unwrap(), Estado::Activa);
-        assert_eq!(parse_estado_patch("pausada").unwrap(), Estado::Pausada);
+        assert_eq!(
+            parse_state_patch("activa").unwrap(),
+            SubscriptionState::Active
+        );
+        assert_eq!(
+            parse_state_patch("pausada").unwrap(),
+            SubscriptionState::Paused
+        );
         for bad in ["suspendida", "eliminada", "Activa", ""] {
-            assert_eq!(parse_estado_patch(bad).unwrap_err().campo, "body.estado");
+            assert_eq!(parse_state_patch(bad).unwrap_err().field, "body.estado");
         }
-        for m in Motivo::ALL {
-            assert_eq!(Motivo::parse(m.as_str()), Some(m));
+        for m in SuspensionReason::ALL {
+            assert_eq!(SuspensionReason::parse(m.as_str()), Some(m));
             assert_eq!(serde_json::to_value(m).unwrap(), m.as_str());
         }
     }
@@ -390,7 +403,7 @@ mod tests {
             ordenado: true,
             firma: SigningProfile::MwV1,
             max_por_segundo: None,
-            estado: Estado::Activa,
+            estado: SubscriptionState::Active,
             motivo: None,
             suspendida_en: None,
             version: 1,
@@ -443,10 +456,14 @@ mod tests {
     #[test]
     fn firma() {
         for p in SigningProfile::ALL {
-            assert_eq!(parse_firma(p.as_str()).unwrap(), p);
+            assert_eq!(parse_signature(p.as_str()).unwrap(), p);
         }
         for bad in ["", "MW-V1", "mw_v1", " t-v1", "standard_webhooks", "v1"] {
-            assert_eq!(parse_firma(bad).unwrap_err().campo, "body.firma", "{bad:?}");
+            assert_eq!(
+                parse_signature(bad).unwrap_err().field,
+                "body.firma",
+                "{bad:?}"
+            );
         }
     }
 }

@@ -8,7 +8,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use motor_domain::reconcile::{Report, Umbrales};
+use motor_domain::reconcile::{Report, Thresholds};
 use motor_metrics::{Metrics, TipoLabel};
 use motor_store::{reconcile, Pool};
 use tokio_util::sync::CancellationToken;
@@ -18,14 +18,14 @@ use crate::Result;
 #[derive(Debug, Clone)]
 pub struct ReconcileConfig {
     pub every: Duration,
-    pub umbrales: Umbrales,
+    pub umbrales: Thresholds,
 }
 
 impl Default for ReconcileConfig {
     fn default() -> Self {
         Self {
             every: Duration::from_secs(60),
-            umbrales: Umbrales::default(),
+            umbrales: Thresholds::default(),
         }
     }
 }

@@ -9,7 +9,7 @@ use std::{sync::Arc, time::Duration};
 
 use motor_bus::{lag::consumer_lag, BusConfig, Topics};
 use motor_domain::{delivery::Tier, outbox::Topic};
-use motor_metrics::{ConsumerLabel, EstadoLabel, Metrics, Point, SubscriptionLabel};
+use motor_metrics::{ConsumerLabel, Metrics, Point, StateLabel, SubscriptionLabel};
 use motor_store::{observe, Pool};
 use tokio_util::sync::CancellationToken;
 
@@ -78,7 +78,7 @@ pub async fn sample_once(pool: &Pool, metrics: &Metrics) -> Result<()> {
             .find(|(e, _)| e == estado)
             .map_or(0, |(_, n)| *n);
         s.subscriptions
-            .get_or_create(&EstadoLabel {
+            .get_or_create(&StateLabel {
                 estado: estado.into(),
             })
             .set(n);
@@ -88,7 +88,7 @@ pub async fn sample_once(pool: &Pool, metrics: &Metrics) -> Result<()> {
     let p = &metrics.pipeline;
     let finished = |estado: &str| {
         p.deliveries_finished
-            .get_or_create(&EstadoLabel {
+            .get_or_create(&StateLabel {
                 estado: estado.into(),
             })
             .get()

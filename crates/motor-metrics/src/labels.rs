@@ -12,7 +12,7 @@ pub struct AppLabel {
 /// A delivery's state (`entregada`, `fallida`, …) or a subscription's
 /// (`activa`, `suspendida`, …).
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct EstadoLabel {
+pub struct StateLabel {
     pub estado: String,
 }
 

@@ -21,7 +21,7 @@ use prometheus_client::{
 
 pub use history::{History, Point, HISTORY_POINTS};
 pub use labels::{
-    AppLabel, ClassLabel, ConsumerLabel, ErrorLabel, EstadoLabel, SubscriptionLabel, TierLabel,
+    AppLabel, ClassLabel, ConsumerLabel, ErrorLabel, StateLabel, SubscriptionLabel, TierLabel,
     TipoLabel,
 };
 pub use pipeline::{Pipeline, Sampled, TOP_SUBSCRIPTIONS};

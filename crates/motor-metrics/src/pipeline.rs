@@ -15,7 +15,7 @@ use prometheus_client::{
 };
 
 use crate::labels::{
-    AppLabel, ClassLabel, ConsumerLabel, ErrorLabel, EstadoLabel, SubscriptionLabel, TierLabel,
+    AppLabel, ClassLabel, ConsumerLabel, ErrorLabel, StateLabel, SubscriptionLabel, TierLabel,
     TipoLabel,
 };
 
@@ -32,7 +32,7 @@ pub struct Pipeline {
     /// Events answered from an existing `source_id`, per app.
     pub events_duplicate: Family<AppLabel, Counter>,
     /// Deliveries that reached a terminal state, per state.
-    pub deliveries_finished: Family<EstadoLabel, Counter>,
+    pub deliveries_finished: Family<StateLabel, Counter>,
     /// Deliveries that ended `fallida`, per `ultimo_error`.
     pub deliveries_failed: Family<ErrorLabel, Counter>,
     /// From a producer request's handling to its durable answer (the ack).
@@ -71,7 +71,7 @@ pub struct Sampled {
     /// Records a consumer group has not committed yet, per topic.
     pub consumer_lag: Family<ConsumerLabel, Gauge>,
     /// Subscriptions per `estado` (`suspendida` included).
-    pub subscriptions: Family<EstadoLabel, Gauge>,
+    pub subscriptions: Family<StateLabel, Gauge>,
     /// Resident set size of this process.
     pub resident_bytes: Gauge,
     /// Unix time of the last completed sample.
@@ -242,7 +242,7 @@ impl Pipeline {
 
     fn finished(&self, estado: &str) {
         self.deliveries_finished
-            .get_or_create(&EstadoLabel {
+            .get_or_create(&StateLabel {
                 estado: estado.to_owned(),
             })
             .inc();

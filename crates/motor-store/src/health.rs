@@ -16,7 +16,7 @@
 use motor_domain::{
     destination::{CanonicalHost, Destination},
     event::{EventType, NewEvent, Origin},
-    subscription::{Motivo, SubscriptionId},
+    subscription::{SubscriptionId, SuspensionReason},
     time::{self, Timestamp},
     AppId,
 };
@@ -78,7 +78,14 @@ async fn disable(
         "every attempt failed since {} ({failures} in a row)",
         time::format(&since)
     );
-    if !subscriptions::suspend(conn, subscription, Motivo::FallosSostenidos, &detalle).await? {
+    if !subscriptions::suspend(
+        conn,
+        subscription,
+        SuspensionReason::SustainedFailures,
+        &detalle,
+    )
+    .await?
+    {
         return Ok(false);
     }
     let row =

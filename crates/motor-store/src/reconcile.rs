@@ -12,7 +12,7 @@
 use std::time::Duration;
 
 use motor_domain::reconcile::{
-    CarrilDetenido, EntregaSinTrabajo, OutboxAtrasado, Report, Umbrales, MOTIVO,
+    OutboxBacklog, Report, StalledLane, StrandedDelivery, Thresholds, RECONCILE_REASON,
 };
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
@@ -26,7 +26,7 @@ pub const REPORT_LIMIT: i64 = 500;
 const LOCK: i64 = 0x7265_636f_6e63_696c;
 
 /// One reconciliation pass: what is stuck now.
-pub async fn find(pool: &Pool, umbrales: Umbrales) -> Result<Report> {
+pub async fn find(pool: &Pool, umbrales: Thresholds) -> Result<Report> {
     let pendientes = stuck_deliveries(pool, umbrales).await?;
     let mut tx = pool.begin().await?;
     sqlx::query("SELECT pg_advisory_xact_lock($1)")
@@ -42,7 +42,7 @@ pub async fn find(pool: &Pool, umbrales: Umbrales) -> Result<Report> {
 /// Due, unleased lane heads (any open delivery of an unordered
 /// subscription) of `activa` subscriptions, due for longer than the
 /// threshold: the sweeper's own query with the threshold as its staleness.
-async fn stuck_deliveries(pool: &Pool, umbrales: Umbrales) -> Result<Vec<EntregaSinTrabajo>> {
+async fn stuck_deliveries(pool: &Pool, umbrales: Thresholds) -> Result<Vec<StrandedDelivery>> {
     let ids = deliveries::due_lane_heads(
         pool,
         Duration::from_secs(umbrales.pendiente_segundos),
@@ -60,7 +60,7 @@ async fn stuck_deliveries(pool: &Pool, umbrales: Umbrales) -> Result<Vec<Entrega
     .await?;
     Ok(rows
         .iter()
-        .map(|r| EntregaSinTrabajo {
+        .map(|r| StrandedDelivery {
             delivery_id: r.get::<Uuid, _>("id").to_string(),
             suscripcion_id: r.get::<Uuid, _>("subscription_id").to_string(),
             app_id: r.get::<Uuid, _>("app_id").to_string(),
@@ -76,7 +76,7 @@ async fn stuck_deliveries(pool: &Pool, umbrales: Umbrales) -> Result<Vec<Entrega
 /// `lane_heads_seen` (keeping `desde` while the head is the same delivery),
 /// forgets lanes that have none, and returns the lanes whose head is older
 /// than the threshold.
-async fn stuck_lanes(conn: &mut PgConnection, umbrales: Umbrales) -> Result<Vec<CarrilDetenido>> {
+async fn stuck_lanes(conn: &mut PgConnection, umbrales: Thresholds) -> Result<Vec<StalledLane>> {
     let rows = sqlx::query(
         "WITH RECURSIVE heads AS (
              (SELECT d.subscription_id, d.instance_id, d.lane, d.id FROM deliveries d
@@ -120,7 +120,7 @@ async fn stuck_lanes(conn: &mut PgConnection, umbrales: Umbrales) -> Result<Vec<
     .await?;
     Ok(rows
         .iter()
-        .map(|r| CarrilDetenido {
+        .map(|r| StalledLane {
             suscripcion_id: r.get::<Uuid, _>("subscription_id").to_string(),
             app_id: r.get::<Uuid, _>("app_id").to_string(),
             instancia_id: r.get::<Uuid, _>("instance_id").to_string(),
@@ -138,8 +138,8 @@ async fn stuck_lanes(conn: &mut PgConnection, umbrales: Umbrales) -> Result<Vec<
 /// oldest row is the lowest id).
 async fn outbox_behind(
     conn: &mut PgConnection,
-    umbrales: Umbrales,
-) -> Result<Option<OutboxAtrasado>> {
+    umbrales: Thresholds,
+) -> Result<Option<OutboxBacklog>> {
     let row = sqlx::query(
         "SELECT (SELECT count(*) FROM (SELECT 1 FROM outbox
                    WHERE created_at <= now() - make_interval(secs => $1) LIMIT 100000) o) AS filas,
@@ -150,7 +150,7 @@ async fn outbox_behind(
     .fetch_one(&mut *conn)
     .await?;
     let filas: i64 = row.get("filas");
-    Ok((filas > 0).then(|| OutboxAtrasado {
+    Ok((filas > 0).then(|| OutboxBacklog {
         filas,
         antiguedad_segundos: row.get("edad"),
     }))
@@ -186,7 +186,7 @@ pub async fn apply_alerts(pool: &Pool, report: &Report) -> Result<AlertChanges> 
         .bind(Uuid::now_v7())
         .bind(app)
         .bind(subscription)
-        .bind(MOTIVO)
+        .bind(RECONCILE_REASON)
         .bind(detalle)
         .execute(&mut *tx)
         .await?
@@ -197,7 +197,7 @@ pub async fn apply_alerts(pool: &Pool, report: &Report) -> Result<AlertChanges> 
          WHERE motivo = $1 AND cerrada_en IS NULL AND subscription_id IS NOT NULL
            AND NOT (subscription_id = ANY ($2))",
     )
-    .bind(MOTIVO)
+    .bind(RECONCILE_REASON)
     .bind(&stuck)
     .execute(&mut *tx)
     .await?
@@ -216,7 +216,7 @@ pub async fn apply_alerts(pool: &Pool, report: &Report) -> Result<AlertChanges> 
                  WHERE alerts.detalle IS DISTINCT FROM EXCLUDED.detalle",
             )
             .bind(Uuid::now_v7())
-            .bind(MOTIVO)
+            .bind(RECONCILE_REASON)
             .bind(detalle)
             .execute(&mut *tx)
             .await?
@@ -227,7 +227,7 @@ pub async fn apply_alerts(pool: &Pool, report: &Report) -> Result<AlertChanges> 
                 "UPDATE alerts SET cerrada_en = now()
                  WHERE motivo = $1 AND cerrada_en IS NULL AND subscription_id IS NULL",
             )
-            .bind(MOTIVO)
+            .bind(RECONCILE_REASON)
             .execute(&mut *tx)
             .await?
             .rows_affected();

@@ -7,7 +7,10 @@ use chrono::Duration;
 use motor_domain::{
     secret::SigningKeyId,
     signature::SigningProfile,
-    subscription::{Clave, Estado, Motivo, NewSubscription, Subscription, SubscriptionId},
+    subscription::{
+        NewSubscription, Subscription, SubscriptionId, SubscriptionKey, SubscriptionState,
+        SuspensionReason,
+    },
     AppId, InstanceId,
 };
 use sqlx::{postgres::PgRow, PgConnection, PgExecutor, Row};
@@ -103,7 +106,7 @@ pub async fn lock(conn: &mut PgConnection, app: AppId, id: SubscriptionId) -> Re
 pub async fn list(
     conn: &mut PgConnection,
     app: AppId,
-    estados: &[Estado],
+    estados: &[SubscriptionState],
 ) -> Result<Vec<Subscription>> {
     let estados: Vec<&str> = estados.iter().map(|e| e.as_str()).collect();
     let rows = sqlx::query(&format!(
@@ -147,7 +150,7 @@ pub async fn save(conn: &mut PgConnection, sub: &Subscription) -> Result<Subscri
     .bind(&sub.tipos)
     .bind(sub.ordenado)
     .bind(sub.estado.as_str())
-    .bind(sub.motivo.map(Motivo::as_str))
+    .bind(sub.motivo.map(SuspensionReason::as_str))
     .bind(sub.suspendida_en)
     .bind(sub.firma.as_str())
     .bind(sub.max_por_segundo.map(|n| n as i32))
@@ -320,7 +323,7 @@ pub async fn is_ordered(db: impl PgExecutor<'_>, id: SubscriptionId) -> Result<O
 pub async fn suspend(
     conn: &mut PgConnection,
     id: SubscriptionId,
-    motivo: Motivo,
+    motivo: SuspensionReason,
     detalle: &str,
 ) -> Result<bool> {
     let row = sqlx::query(
@@ -359,7 +362,10 @@ pub async fn owned_instances(
 }
 
 /// The live keys (without secrets) of each subscription, in `ids` order.
-async fn claves(conn: &mut PgConnection, ids: &[SubscriptionId]) -> Result<Vec<Vec<Clave>>> {
+async fn claves(
+    conn: &mut PgConnection,
+    ids: &[SubscriptionId],
+) -> Result<Vec<Vec<SubscriptionKey>>> {
     let uuids: Vec<Uuid> = ids.iter().map(|i| *i.as_uuid()).collect();
     let rows = sqlx::query(
         "SELECT subscription_id, key_id, creado_en, vence_en FROM subscription_keys
@@ -369,7 +375,7 @@ async fn claves(conn: &mut PgConnection, ids: &[SubscriptionId]) -> Result<Vec<V
     .bind(&uuids)
     .fetch_all(conn)
     .await?;
-    let mut out: Vec<Vec<Clave>> = vec![Vec::new(); ids.len()];
+    let mut out: Vec<Vec<SubscriptionKey>> = vec![Vec::new(); ids.len()];
     for row in rows {
         let sub: Uuid = row.get("subscription_id");
         let key_id: String = row.get("key_id");
@@ -377,7 +383,7 @@ async fn claves(conn: &mut PgConnection, ids: &[SubscriptionId]) -> Result<Vec<V
             continue;
         };
         if let Some(i) = uuids.iter().position(|u| *u == sub) {
-            out[i].push(Clave {
+            out[i].push(SubscriptionKey {
                 key_id,
                 creado_en: row.get("creado_en"),
                 vence_en: row.get("vence_en"),
@@ -403,8 +409,8 @@ fn from_row(row: &PgRow) -> Subscription {
         firma: firma(row),
         max_por_segundo: row.get::<Option<i32>, _>("max_por_segundo").map(i64::from),
         // The table's CHECK constraints admit only known values.
-        estado: Estado::parse(&estado).unwrap_or(Estado::Suspendida),
-        motivo: motivo.as_deref().and_then(Motivo::parse),
+        estado: SubscriptionState::parse(&estado).unwrap_or(SubscriptionState::Suspended),
+        motivo: motivo.as_deref().and_then(SuspensionReason::parse),
         suspendida_en: row.get("suspendida_en"),
         version: row.get("version"),
         claves: Vec::new(),

@@ -150,7 +150,7 @@ async fn build_deliveries(pool: &Pool, sub: i64, open: i64, parked: bool) {
     .await;
 }
 
-async fn set_estado(pool: &Pool, subs: &[i64], estado: &str) {
+async fn set_state(pool: &Pool, subs: &[i64], estado: &str) {
     for sub in subs {
         let motivo = if estado == "suspendida" {
             "'rechazo_401', now()"
@@ -338,11 +338,11 @@ async fn unordered_section(pool: &Pool, label: &str, runs: usize) {
 }
 
 async fn suspended_section(pool: &Pool, label: &str, runs: usize) {
-    set_estado(pool, &[ORDERED, UNORDERED], "suspendida").await;
+    set_state(pool, &[ORDERED, UNORDERED], "suspendida").await;
     let section = format!("parked behind suspended, {label}");
     sweeper(pool, &section, runs).await;
     ordered_claims(pool, &section, SMALL, 50, runs).await;
-    set_estado(pool, &[ORDERED, UNORDERED], "activa").await;
+    set_state(pool, &[ORDERED, UNORDERED], "activa").await;
 }
 
 #[tokio::main(flavor = "multi_thread")]

@@ -6,7 +6,7 @@
 use std::{process::ExitCode, time::Duration};
 
 use clap::Args;
-use motor_domain::reconcile::{Report, Umbrales};
+use motor_domain::reconcile::{Report, Thresholds};
 use motor_engine::ReconcileConfig;
 
 /// Reconciliation thresholds and period (the sweeper role's job and
@@ -30,7 +30,7 @@ pub struct ReconcileArgs {
 
 impl Default for ReconcileArgs {
     fn default() -> Self {
-        let u = Umbrales::default();
+        let u = Thresholds::default();
         Self {
             reconcile_every_secs: 60,
             reconcile_pendiente_secs: u.pendiente_segundos,
@@ -44,7 +44,7 @@ impl ReconcileArgs {
     pub fn config(&self) -> ReconcileConfig {
         ReconcileConfig {
             every: Duration::from_secs(self.reconcile_every_secs),
-            umbrales: Umbrales {
+            umbrales: Thresholds {
                 pendiente_segundos: self.reconcile_pendiente_secs,
                 carril_segundos: self.reconcile_carril_secs,
                 outbox_segundos: self.reconcile_outbox_secs,

@@ -192,11 +192,11 @@ async fn operator_input_errors_name_the_field() {
             "body.instancias",
         ),
     ];
-    for (path, body, campo) in cases {
+    for (path, body, field) in cases {
         let (status, err) = admin(&m, Method::POST, &path, Some(body.clone())).await;
         assert_eq!(
             (status, err["error"]["campo"].as_str()),
-            (StatusCode::UNPROCESSABLE_ENTITY, Some(campo)),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some(field)),
             "{path} {body}"
         );
     }
@@ -343,7 +343,7 @@ async fn motor_admin_settings_alerts_and_event_types() {
         json!(["hooks.example.com", "x.io:8443"])
     );
     assert_eq!(set, api(settings::get_settings(pool).await.unwrap()));
-    for (key, value, campo) in [
+    for (key, value, field) in [
         (
             "webhooks.timeout_segundos",
             "61",
@@ -358,7 +358,7 @@ async fn motor_admin_settings_alerts_and_event_types() {
     ] {
         let (ok, err) = cli(&db.url, &["settings", "set", key, value]);
         assert!(!ok, "{key}={value}");
-        assert_eq!(err["error"]["campo"], campo, "{err}");
+        assert_eq!(err["error"]["campo"], field, "{err}");
     }
     let (_, got) = cli(&db.url, &["settings", "get"]);
     assert_eq!(

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use self::clients::{Got, NatsSetup, RabbitSetup};
 use crate::{
-    deliveries::set_estado,
+    deliveries::set_state,
     dispatch::{post_many, states},
     subscriptions::{allow, assert_field, call, create},
     util::{Tenant, TestDb, TestMotor, ADMIN_TOKEN, ALL_ROLES},
@@ -157,7 +157,7 @@ async fn broker_urls_and_credentials_follow_the_rules() {
         let answer = create(&m, &t.token, json!({"nombre": "b", "url": url})).await;
         assert_field(&answer, "body.url");
     }
-    for (credenciales, campo) in [
+    for (credenciales, field) in [
         (
             json!({"usuario": "", "clave": "p"}),
             "body.credenciales.usuario",
@@ -173,7 +173,7 @@ async fn broker_urls_and_credentials_follow_the_rules() {
             json!({"nombre": "b", "url": ok_amqp, "credenciales": credenciales}),
         )
         .await;
-        assert_field(&answer, campo);
+        assert_field(&answer, field);
     }
     let answer = create(
         &m,
@@ -411,13 +411,13 @@ async fn ten_thousand_events_reach_rabbitmq_and_jetstream_in_order() {
         json!({"nombre": "nats", "url": stream.url("{instance_id}.{type}")}),
     )
     .await;
-    set_estado(&m, &t, to_rabbit.id, "pausada").await;
-    set_estado(&m, &t, to_nats.id, "pausada").await;
+    set_state(&m, &t, to_rabbit.id, "pausada").await;
+    set_state(&m, &t, to_nats.id, "pausada").await;
     for instance in &t.instances {
         post_many(&m, &t, *instance, PER_INSTANCE, "brokers").await;
     }
-    set_estado(&m, &t, to_rabbit.id, "activa").await;
-    set_estado(&m, &t, to_nats.id, "activa").await;
+    set_state(&m, &t, to_rabbit.id, "activa").await;
+    set_state(&m, &t, to_nats.id, "activa").await;
     let total = (PER_INSTANCE * t.instances.len()) as i64;
     let stall = Duration::from_secs(60);
     wait_state(&m, to_rabbit.id, "entregada", total, stall).await;

@@ -55,7 +55,7 @@ pub async fn subscribe(m: &TestMotor, t: &Tenant, extra: Value) -> SubscriptionI
 }
 
 /// PATCHes a subscription's `estado`.
-pub async fn set_estado(m: &TestMotor, t: &Tenant, sub: SubscriptionId, estado: &str) {
+pub async fn set_state(m: &TestMotor, t: &Tenant, sub: SubscriptionId, estado: &str) {
     let (status, body) = call(
         m,
         Method::PATCH,
@@ -152,13 +152,13 @@ async fn fan_out_covers_exactly_the_matching_subscriptions() {
     )
     .await;
     let paused = subscribe(&m, &t, json!({"ordenado": false})).await;
-    set_estado(&m, &t, paused, "pausada").await;
+    set_state(&m, &t, paused, "pausada").await;
     let suspended = subscribe(&m, &t, json!({})).await;
     let mut conn = m.db.pool.acquire().await.unwrap();
     assert!(motor_store::subscriptions::suspend(
         &mut conn,
         suspended,
-        motor_domain::subscription::Motivo::Rechazo401,
+        motor_domain::subscription::SuspensionReason::Rejected401,
         "test"
     )
     .await

@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use self::receiver::{Receiver, Reply, Seen};
 use crate::{
-    deliveries::{post, set_estado},
+    deliveries::{post, set_state},
     subscriptions::{call, create},
     util::{read_topic, Tenant, TestDb, TestMotor, ALL_ROLES},
 };
@@ -490,7 +490,7 @@ async fn a_401_suspends_and_reactivation_delivers_everything_in_order() {
     );
 
     r.script(|_| Reply::status(204));
-    set_estado(&m, &t, sub, "activa").await;
+    set_state(&m, &t, sub, "activa").await;
     r.wait_for("all six", WAIT, |seen| {
         seen.iter().filter(|s| s.seq == 6).count() == 1
     })
@@ -542,13 +542,13 @@ async fn a_paused_subscription_accumulates_and_delivers_in_order_when_reactivate
     let a = t.instances[0];
     let r = Receiver::start().await;
     let sub = subscribe(&m, &t, &r, json!({})).await;
-    set_estado(&m, &t, sub, "pausada").await;
+    set_state(&m, &t, sub, "pausada").await;
     post_many(&m, &t, a, 1000, "paused").await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert!(r.seen().is_empty(), "a paused subscription sends nothing");
     assert_eq!(states(&m, sub).await.get("pendiente"), Some(&1000));
 
-    set_estado(&m, &t, sub, "activa").await;
+    set_state(&m, &t, sub, "activa").await;
     r.wait_for("1,000 deliveries", Duration::from_secs(120), |seen| {
         seen.len() >= 1000
     })

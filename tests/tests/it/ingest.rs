@@ -429,11 +429,11 @@ async fn bad_input_names_the_field_and_writes_nothing() {
             "body",
         ),
     ];
-    for (body, status, campo) in cases {
+    for (body, status, field) in cases {
         let (got, err) = post(&m, &t, i, &body).await;
         assert_eq!(
             (got, err["error"]["campo"].as_str()),
-            (status, Some(campo)),
+            (status, Some(field)),
             "{err}"
         );
         assert!(err["error"]["code"].is_string() && err["error"]["message"].is_string());

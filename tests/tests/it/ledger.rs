@@ -105,7 +105,7 @@ async fn bad_queries_name_the_parameter() {
         (&*format!("?types={twenty_one}"), "query.types"),
         ("?types=a,,b", "query.types"),
     ];
-    for (query, campo) in cases {
+    for (query, field) in cases {
         let res = m
             .http
             .get(m.url(&format!("/v1/instances/{i}/events{query}")))
@@ -115,7 +115,7 @@ async fn bad_queries_name_the_parameter() {
             .unwrap();
         assert_eq!(res.status(), StatusCode::UNPROCESSABLE_ENTITY, "{query}");
         let body: Value = res.json().await.unwrap();
-        assert_eq!(body["error"]["campo"], campo, "{query}");
+        assert_eq!(body["error"]["campo"], field, "{query}");
     }
     for ok in [
         "?limit=1",

@@ -18,6 +18,7 @@ mod relay;
 mod replays;
 mod secrets;
 mod settings;
+mod snapshots;
 mod streams;
 mod subscription_access;
 mod subscriptions;

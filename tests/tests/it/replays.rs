@@ -26,7 +26,7 @@ use sqlx::Row;
 use uuid::Uuid;
 
 use crate::{
-    deliveries::{set_estado, subscribe},
+    deliveries::{set_state, subscribe},
     subscriptions::{assert_field, call},
     util::{Tenant, TestMotor},
 };
@@ -329,7 +329,7 @@ async fn a_paused_subscription_accumulates_a_replay_and_a_deleted_one_refuses_it
     let a = t.instances[0];
     let sub = subscribe(&m, &t, json!({})).await;
     append(&m, &t, a, &["t"; 3]).await;
-    set_estado(&m, &t, sub, "pausada").await;
+    set_state(&m, &t, sub, "pausada").await;
     let jobs_before = count(
         &m.db.pool,
         "SELECT count(*) FROM outbox WHERE topic = 'deliveries'",

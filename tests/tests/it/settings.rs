@@ -3,7 +3,7 @@
 //! and closing, and the operator token on every route.
 
 use motor::serve::Role;
-use motor_domain::subscription::{Motivo, SubscriptionId};
+use motor_domain::subscription::{SubscriptionId, SuspensionReason};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
@@ -90,7 +90,7 @@ async fn defaults_then_changes_within_range() {
         body["webhooks.destinos_permitidos"],
         json!(["hooks.example.com", "x.io:8443"])
     );
-    for (bad, campo) in [
+    for (bad, field) in [
         (
             json!(["ok.io", "*.example.com"]),
             "body.webhooks.destinos_permitidos[1]",
@@ -104,7 +104,7 @@ async fn defaults_then_changes_within_range() {
     ] {
         let (status, body) = patch(&m, json!({"webhooks.destinos_permitidos": bad})).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}");
-        assert_eq!(body["error"]["campo"], campo, "{bad}");
+        assert_eq!(body["error"]["campo"], field, "{bad}");
     }
     m.stop().await;
 }
@@ -200,9 +200,14 @@ async fn alerts_list_filter_and_close() {
         assert_eq!(status, StatusCode::CREATED);
         let id: SubscriptionId = s["suscripcion"]["id"].as_str().unwrap().parse().unwrap();
         let mut conn = m.db.pool.acquire().await.unwrap();
-        motor_store::subscriptions::suspend(&mut conn, id, Motivo::Rechazo403, "http_403")
-            .await
-            .unwrap();
+        motor_store::subscriptions::suspend(
+            &mut conn,
+            id,
+            SuspensionReason::Rejected403,
+            "http_403",
+        )
+        .await
+        .unwrap();
         ids.push(id);
     }
     let (status, all) = call(&m, Method::GET, "/v1/admin/alerts", ADMIN_TOKEN, None).await;

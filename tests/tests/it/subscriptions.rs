@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use motor::serve::Role;
 use motor_domain::{
     secret::SigningKeyId,
-    subscription::{Motivo, SubscriptionId},
+    subscription::{SubscriptionId, SuspensionReason},
     InstanceId,
 };
 use reqwest::{Method, StatusCode};
@@ -67,15 +67,15 @@ pub async fn create_ok(m: &TestMotor, t: &Tenant, extra: Value) -> Value {
     answer
 }
 
-pub fn assert_field(answer: &(StatusCode, Value), campo: &str) {
+pub fn assert_field(answer: &(StatusCode, Value), field: &str) {
     assert_eq!(
         answer.0,
         StatusCode::UNPROCESSABLE_ENTITY,
-        "{campo}: {}",
+        "{field}: {}",
         answer.1
     );
     assert_eq!(answer.1["error"]["code"], "validacion", "{}", answer.1);
-    assert_eq!(answer.1["error"]["campo"], campo, "{}", answer.1);
+    assert_eq!(answer.1["error"]["campo"], field, "{}", answer.1);
 }
 
 pub fn ts(v: &Value) -> DateTime<Utc> {
@@ -488,7 +488,7 @@ async fn patch_changes_fields_and_bumps_version() {
     assert_eq!(s["version"], 3);
 
     // Only activa and pausada may be set; fields are validated as on create.
-    for (body, campo) in [
+    for (body, field) in [
         (json!({"estado": "suspendida"}), "body.estado"),
         (json!({"estado": "eliminada"}), "body.estado"),
         (json!({"nombre": ""}), "body.nombre"),
@@ -500,7 +500,7 @@ async fn patch_changes_fields_and_bumps_version() {
     ] {
         assert_field(
             &call(&m, Method::PATCH, &path, &t.token, Some(body)).await,
-            campo,
+            field,
         );
     }
     let missing = format!("/v1/subscriptions/{}", SubscriptionId::new());
@@ -641,16 +641,22 @@ async fn suspension_opens_an_alert_and_reactivation_closes_it() {
 
     // What the delivery engine does on a 401 from the receiver.
     let mut conn = m.db.pool.acquire().await.unwrap();
-    assert!(
-        motor_store::subscriptions::suspend(&mut conn, id, Motivo::Rechazo401, "http_401")
-            .await
-            .unwrap()
-    );
-    assert!(
-        !motor_store::subscriptions::suspend(&mut conn, id, Motivo::Rechazo401, "http_401")
-            .await
-            .unwrap()
-    );
+    assert!(motor_store::subscriptions::suspend(
+        &mut conn,
+        id,
+        SuspensionReason::Rejected401,
+        "http_401"
+    )
+    .await
+    .unwrap());
+    assert!(!motor_store::subscriptions::suspend(
+        &mut conn,
+        id,
+        SuspensionReason::Rejected401,
+        "http_401"
+    )
+    .await
+    .unwrap());
     drop(conn);
     let (_, s) = call(&m, Method::GET, &path, &t.token, None).await;
     assert_eq!(
@@ -729,7 +735,7 @@ async fn suspension_opens_an_alert_and_reactivation_closes_it() {
     assert_eq!(s["url"], "https://h.io/x");
     allow(&m, &[]).await;
     let mut conn = m.db.pool.acquire().await.unwrap();
-    motor_store::subscriptions::suspend(&mut conn, id, Motivo::DestinoNoPermitido, "")
+    motor_store::subscriptions::suspend(&mut conn, id, SuspensionReason::DestinationNotAllowed, "")
         .await
         .unwrap();
     drop(conn);

@@ -14,7 +14,7 @@ use motor_api::admin::{self, CreateApp, CreateInstance, CreateKey};
 use motor_domain::{operator::Instance, AppId, InstanceId, NewEvent};
 use motor_store::Pool;
 use motor_system_tests::harness;
-pub use motor_system_tests::harness::{pg_server, process::motor_bin, repo_root};
+pub use motor_system_tests::harness::{manifest_dir, pg_server, process::motor_bin, repo_root};
 use rdkafka::{
     consumer::{BaseConsumer, Consumer},
     message::{Headers, Message},

@@ -25,7 +25,7 @@ use crate::{
 
 fn message(e: &ApiError) -> String {
     match e {
-        ApiError::Field(f) => format!("{}: {}", f.campo, f.message),
+        ApiError::Field(f) => format!("{}: {}", f.field, f.message),
         other => other.to_string(),
     }
 }
@@ -68,7 +68,7 @@ pub(crate) async fn subscription_action(
             "/console/subscriptions",
         );
     };
-    match subscriptions::set_estado(&state, id, estado).await {
+    match subscriptions::set_state(&state, id, estado).await {
         Ok(_) => Redirect::to("/console/subscriptions").into_response(),
         Err(e) => failed(
             &session,
@@ -172,7 +172,7 @@ async fn run_retry(
         return Err(confirm_page(session, action, what, fields, None));
     }
     if let Err(e) = dlq::parse_retry(&input) {
-        let text = format!("{}: {}", e.campo, e.message);
+        let text = format!("{}: {}", e.field, e.message);
         return Err(confirm_page(session, action, what, fields, Some(&text)));
     }
     let key = format!("console-{}", uuid::Uuid::now_v7());

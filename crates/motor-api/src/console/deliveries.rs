@@ -57,7 +57,7 @@ pub(crate) async fn search(
         Err(e) => {
             // Bad input: the field named, the form kept.
             let message = match &e {
-                crate::ApiError::Field(f) => format!("{}: {}", f.campo, f.message),
+                crate::ApiError::Field(f) => format!("{}: {}", f.field, f.message),
                 other => other.to_string(),
             };
             body.push_str(&error_box(&message));

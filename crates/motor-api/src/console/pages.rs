@@ -8,7 +8,7 @@ use axum::{
     http::HeaderMap,
     response::{Html, IntoResponse, Response},
 };
-use motor_metrics::EstadoLabel;
+use motor_metrics::StateLabel;
 use motor_store::{alerts, operator_view};
 
 use super::{
@@ -54,7 +54,7 @@ pub(crate) async fn overview(State(state): State<AppState>, headers: HeaderMap) 
     let s = &m.pipeline.sampled;
     let suspended = s
         .subscriptions
-        .get_or_create(&EstadoLabel {
+        .get_or_create(&StateLabel {
             estado: "suspendida".into(),
         })
         .get();

@@ -14,7 +14,7 @@ use axum::{
     Json,
 };
 use motor_domain::{
-    delivery::UltimoError, replay::MAX_MOTIVO_CHARS, subscription::SubscriptionId, time, AppId,
+    delivery::LastError, replay::MAX_REASON_CHARS, subscription::SubscriptionId, time, AppId,
     EventId, FieldError,
 };
 use motor_store::operator_view::{self, DlqSelection};
@@ -137,11 +137,11 @@ pub struct RetryDlqResult {
     pub entregas: i64,
 }
 
-fn uuid_field(raw: Option<&str>, campo: &'static str) -> Result<Option<Uuid>, FieldError> {
+fn uuid_field(raw: Option<&str>, field: &'static str) -> Result<Option<Uuid>, FieldError> {
     raw.map(|r| {
         r.trim()
             .parse()
-            .map_err(|_| FieldError::invalid(campo, "must be a uuid"))
+            .map_err(|_| FieldError::invalid(field, "must be a uuid"))
     })
     .transpose()
 }
@@ -150,10 +150,10 @@ fn uuid_field(raw: Option<&str>, campo: &'static str) -> Result<Option<Uuid>, Fi
 pub fn parse_retry(input: &RetryDlq) -> Result<(DlqSelection, String), FieldError> {
     let motivo = input.motivo.trim();
     let chars = motivo.chars().count();
-    if chars == 0 || chars > MAX_MOTIVO_CHARS {
+    if chars == 0 || chars > MAX_REASON_CHARS {
         return Err(FieldError::invalid(
             "body.motivo",
-            format!("must be 1 to {MAX_MOTIVO_CHARS} characters"),
+            format!("must be 1 to {MAX_REASON_CHARS} characters"),
         ));
     }
     let subscription = uuid_field(input.suscripcion_id.as_deref(), "body.suscripcion_id")?;
@@ -163,7 +163,7 @@ pub fn parse_retry(input: &RetryDlq) -> Result<(DlqSelection, String), FieldErro
         .iter()
         .flatten()
         .map(|raw| {
-            UltimoError::parse(raw.trim())
+            LastError::parse(raw.trim())
                 .map(|e| e.to_string())
                 .ok_or_else(|| FieldError::invalid("body.ultimo_error", "unknown error code"))
         })

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use motor_domain::{
-    delivery::{Estado, UltimoError},
+    delivery::{DeliveryState, LastError},
     time, FieldError,
 };
 use motor_store::operator_view::DeliveryFilter;
@@ -12,8 +12,8 @@ use uuid::Uuid;
 
 use crate::extract::comma_list;
 
-pub const DEFAULT_LIMITE: i64 = 50;
-pub const MAX_LIMITE: i64 = 200;
+pub const DEFAULT_PAGE_LIMIT: i64 = 50;
+pub const MAX_PAGE_LIMIT: i64 = 200;
 
 /// Parses `/v1/admin/deliveries`'s query into a filter (asking one row more
 /// than `limite`, to know whether a next page exists).
@@ -24,7 +24,7 @@ pub fn parse(params: &HashMap<String, String>) -> Result<DeliveryFilter, FieldEr
             raw,
             "query.estado",
             "must be a comma list of pendiente, entregada, fallida",
-            |s| Estado::parse(s).map(|e| e.as_str().to_owned()),
+            |s| DeliveryState::parse(s).map(|e| e.as_str().to_owned()),
         )?,
     };
     let errores = match params.get("ultimo_error") {
@@ -33,7 +33,7 @@ pub fn parse(params: &HashMap<String, String>) -> Result<DeliveryFilter, FieldEr
             raw,
             "query.ultimo_error",
             "must be a comma list of error codes (http_503, timeout, …)",
-            |s| UltimoError::parse(s).map(|e| e.to_string()),
+            |s| LastError::parse(s).map(|e| e.to_string()),
         )?,
     };
     let uuid = |name: &'static str| -> Result<Option<Uuid>, FieldError> {
@@ -60,15 +60,15 @@ pub fn parse(params: &HashMap<String, String>) -> Result<DeliveryFilter, FieldEr
             .transpose()
     };
     let limite = match params.get("limite") {
-        None => DEFAULT_LIMITE,
+        None => DEFAULT_PAGE_LIMIT,
         Some(raw) => raw
             .parse::<i64>()
             .ok()
-            .filter(|n| (1..=MAX_LIMITE).contains(n))
+            .filter(|n| (1..=MAX_PAGE_LIMIT).contains(n))
             .ok_or_else(|| {
                 FieldError::invalid(
                     "query.limite",
-                    format!("must be an integer from 1 to {MAX_LIMITE}"),
+                    format!("must be an integer from 1 to {MAX_PAGE_LIMIT}"),
                 )
             })?,
     };
@@ -122,29 +122,29 @@ mod tests {
             .collect()
     }
 
-    fn campo(pairs: &[(&str, &str)]) -> String {
-        parse(&query(pairs)).unwrap_err().campo
+    fn field(pairs: &[(&str, &str)]) -> String {
+        parse(&query(pairs)).unwrap_err().field
     }
 
     #[test]
     fn every_bad_parameter_is_named() {
-        assert_eq!(campo(&[("estado", "rota")]), "query.estado");
-        assert_eq!(campo(&[("ultimo_error", "http_x")]), "query.ultimo_error");
-        assert_eq!(campo(&[("app_id", "1")]), "query.app_id");
-        assert_eq!(campo(&[("suscripcion_id", "x")]), "query.suscripcion_id");
-        assert_eq!(campo(&[("instancia_id", "x")]), "query.instancia_id");
-        assert_eq!(campo(&[("desde", "ayer")]), "query.desde");
-        assert_eq!(campo(&[("hasta", "2026-13-01")]), "query.hasta");
+        assert_eq!(field(&[("estado", "rota")]), "query.estado");
+        assert_eq!(field(&[("ultimo_error", "http_x")]), "query.ultimo_error");
+        assert_eq!(field(&[("app_id", "1")]), "query.app_id");
+        assert_eq!(field(&[("suscripcion_id", "x")]), "query.suscripcion_id");
+        assert_eq!(field(&[("instancia_id", "x")]), "query.instancia_id");
+        assert_eq!(field(&[("desde", "ayer")]), "query.desde");
+        assert_eq!(field(&[("hasta", "2026-13-01")]), "query.hasta");
         assert_eq!(
-            campo(&[
+            field(&[
                 ("desde", "2026-01-02T00:00:00Z"),
                 ("hasta", "2026-01-01T00:00:00Z")
             ]),
             "query.hasta"
         );
-        assert_eq!(campo(&[("limite", "0")]), "query.limite");
-        assert_eq!(campo(&[("limite", "201")]), "query.limite");
-        assert_eq!(campo(&[("cursor", "abc")]), "query.cursor");
+        assert_eq!(field(&[("limite", "0")]), "query.limite");
+        assert_eq!(field(&[("limite", "201")]), "query.limite");
+        assert_eq!(field(&[("cursor", "abc")]), "query.cursor");
     }
 
     #[test]
@@ -161,6 +161,9 @@ mod tests {
         assert_eq!(f.errores, ["http_503", "timeout_agotada"]);
         assert_eq!(f.limit, 11);
         assert_eq!(f.before, Some(id));
-        assert_eq!(parse(&HashMap::new()).unwrap().limit, DEFAULT_LIMITE + 1);
+        assert_eq!(
+            parse(&HashMap::new()).unwrap().limit,
+            DEFAULT_PAGE_LIMIT + 1
+        );
     }
 }

@@ -3,7 +3,7 @@
 //! touch alerts: the sweeper role's job keeps those.
 
 use axum::{extract::State, Json};
-use motor_domain::reconcile::{Report, Umbrales};
+use motor_domain::reconcile::{Report, Thresholds};
 use motor_store::reconcile;
 
 use crate::{auth::Operator, error::ApiError, AppState};
@@ -20,6 +20,6 @@ pub(crate) async fn get_report(
     State(state): State<AppState>,
 ) -> Result<Json<Report>, ApiError> {
     Ok(Json(
-        reconcile::find(&state.pool, Umbrales::default()).await?,
+        reconcile::find(&state.pool, Thresholds::default()).await?,
     ))
 }

@@ -21,11 +21,7 @@ use crate::{
 };
 
 /// Sets a subscription's `estado` (`activa` or `pausada`), whatever its app.
-pub async fn set_estado(
-    state: &AppState,
-    id: Uuid,
-    estado: &str,
-) -> Result<Subscription, ApiError> {
+pub async fn set_state(state: &AppState, id: Uuid, estado: &str) -> Result<Subscription, ApiError> {
     let app = operator_view::subscription_app(&state.pool, id)
         .await?
         .ok_or(ApiError::NotFound("subscription"))?;
@@ -56,7 +52,7 @@ pub(crate) async fn post_pause(
     Path(id): Path<String>,
 ) -> Result<Json<Subscription>, ApiError> {
     let id = path_id(&id, "subscription")?;
-    Ok(Json(set_estado(&state, id, "pausada").await?))
+    Ok(Json(set_state(&state, id, "pausada").await?))
 }
 
 /// Reactivates a paused or suspended subscription: a suspended one's
@@ -76,5 +72,5 @@ pub(crate) async fn post_reactivate(
     Path(id): Path<String>,
 ) -> Result<Json<Subscription>, ApiError> {
     let id = path_id(&id, "subscription")?;
-    Ok(Json(set_estado(&state, id, "activa").await?))
+    Ok(Json(set_state(&state, id, "activa").await?))
 }

@@ -16,8 +16,9 @@ use motor_domain::{
     seal::{secret_aad, SealingKey},
     secret::IssuedSecret,
     subscription::{
-        parse_estado_patch, parse_firma, parse_instancias, parse_max_por_segundo, parse_nombre,
-        parse_tipos, parse_url, Estado, NewSubscription, Subscription, SubscriptionId,
+        parse_instances, parse_max_per_second, parse_signature, parse_state_patch,
+        parse_subscription_name, parse_types, parse_url, NewSubscription, Subscription,
+        SubscriptionId, SubscriptionState,
     },
     FieldError, Scope,
 };
@@ -34,7 +35,7 @@ use crate::{
     auth::Caller,
     error::ApiError,
     extract::{comma_list, parse_json, path_id, read_body},
-    subscription_rules::{check_destination, check_tipos, refuse_deleted},
+    subscription_rules::{check_destination, check_types, refuse_deleted},
     AppState,
 };
 
@@ -55,20 +56,20 @@ pub async fn create_subscription(
     input: CreateSubscription,
 ) -> Result<SubscriptionWithSecret, ApiError> {
     let new = NewSubscription {
-        nombre: parse_nombre(&input.nombre)?,
+        nombre: parse_subscription_name(&input.nombre)?,
         url: parse_url(&input.url)?,
-        instancias: parse_instancias(&input.instancias)?,
-        tipos: parse_tipos(&input.tipos)?,
+        instancias: parse_instances(&input.instancias)?,
+        tipos: parse_types(&input.tipos)?,
         ordenado: input.ordenado.unwrap_or(true),
         firma: input
             .firma
             .as_deref()
-            .map(parse_firma)
+            .map(parse_signature)
             .transpose()?
             .unwrap_or_default(),
         max_por_segundo: input
             .max_por_segundo
-            .map(parse_max_por_segundo)
+            .map(parse_max_per_second)
             .transpose()?,
     };
     let credentials = input
@@ -82,7 +83,7 @@ pub async fn create_subscription(
     let mut tx = state.pool.begin().await?;
     access.check_instances(&mut tx, &new.instancias).await?;
     check_destination(&mut tx, access.app, &new.url).await?;
-    check_tipos(&mut tx, access.app, &new.tipos).await?;
+    check_types(&mut tx, access.app, &new.tipos).await?;
     let id = SubscriptionId::new();
     let issued = IssuedSecret::generate();
     let sealed = seal(&state.sealing, id, &issued);
@@ -112,12 +113,16 @@ pub async fn list_subscriptions(
     estado: Option<&str>,
 ) -> Result<SubscriptionList, ApiError> {
     let estados = match estado {
-        None => vec![Estado::Activa, Estado::Pausada, Estado::Suspendida],
+        None => vec![
+            SubscriptionState::Active,
+            SubscriptionState::Paused,
+            SubscriptionState::Suspended,
+        ],
         Some(raw) => comma_list(
             raw,
             "query.estado",
             "must be a comma list of activa, pausada, suspendida, eliminada",
-            Estado::parse,
+            SubscriptionState::parse,
         )?,
     };
     let mut conn = state.pool.acquire().await?;
@@ -147,24 +152,24 @@ pub async fn update_subscription(
     id: SubscriptionId,
     input: UpdateSubscription,
 ) -> Result<Subscription, ApiError> {
-    let nombre = input.nombre.as_deref().map(parse_nombre).transpose()?;
+    let nombre = input
+        .nombre
+        .as_deref()
+        .map(parse_subscription_name)
+        .transpose()?;
     let url = input.url.as_deref().map(parse_url).transpose()?;
     let instancias = input
         .instancias
         .as_deref()
-        .map(parse_instancias)
+        .map(parse_instances)
         .transpose()?;
-    let tipos = input.tipos.as_deref().map(parse_tipos).transpose()?;
-    let firma = input.firma.as_deref().map(parse_firma).transpose()?;
+    let tipos = input.tipos.as_deref().map(parse_types).transpose()?;
+    let firma = input.firma.as_deref().map(parse_signature).transpose()?;
     let max_por_segundo = input
         .max_por_segundo
-        .map(|n| n.map(parse_max_por_segundo).transpose())
+        .map(|n| n.map(parse_max_per_second).transpose())
         .transpose()?;
-    let estado = input
-        .estado
-        .as_deref()
-        .map(parse_estado_patch)
-        .transpose()?;
+    let estado = input.estado.as_deref().map(parse_state_patch).transpose()?;
     let credentials = match &input.credenciales {
         None => None,
         Some(None) => Some(None),
@@ -196,7 +201,7 @@ pub async fn update_subscription(
         next.instancias = instancias;
     }
     if let Some(tipos) = tipos {
-        check_tipos(&mut tx, access.app, &tipos).await?;
+        check_types(&mut tx, access.app, &tipos).await?;
         next.tipos = tipos.iter().map(|t| t.as_str().to_owned()).collect();
     }
     if let Some(ordenado) = input.ordenado {
@@ -229,7 +234,8 @@ pub async fn update_subscription(
         None => {}
     }
     if let Some(estado) = estado {
-        if current.estado == Estado::Suspendida && estado != Estado::Suspendida {
+        if current.estado == SubscriptionState::Suspended && estado != SubscriptionState::Suspended
+        {
             // Reactivating: the cause must be gone for a destination problem.
             let url = parse_url(&next.url)?;
             check_destination(&mut tx, access.app, &url).await?;
@@ -246,7 +252,7 @@ pub async fn update_subscription(
         store::set_credentials(&mut tx, id, sealed.as_deref()).await?;
     }
     let saved = store::save(&mut tx, &next).await?;
-    if current.estado != Estado::Activa && saved.estado == Estado::Activa {
+    if current.estado != SubscriptionState::Active && saved.estado == SubscriptionState::Active {
         // What accumulated goes out now, in lane order: the head of every
         // lane gets its job in this transaction (each head's finish
         // releases the next).
@@ -267,11 +273,11 @@ pub async fn delete_subscription(
     let mut tx = state.pool.begin().await?;
     let current = store::lock(&mut tx, access.app, id).await?;
     access.check_visible(&current)?;
-    if current.estado == Estado::Eliminada {
+    if current.estado == SubscriptionState::Deleted {
         return Ok(());
     }
     let mut next = current;
-    next.estado = Estado::Eliminada;
+    next.estado = SubscriptionState::Deleted;
     next.motivo = None;
     next.suspendida_en = None;
     store::forget_keys(&mut tx, id).await?;

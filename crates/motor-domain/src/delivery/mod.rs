@@ -15,12 +15,12 @@ pub mod tier;
 
 pub use ids::{DeliveryId, Lane, ReplayId};
 pub use job::{time_until, DeliveryJob};
-pub use outcome::{AttemptResult, ErrorCode, Outcome, TransportFailure, UltimoError};
+pub use outcome::{AttemptResult, ErrorCode, LastError, Outcome, TransportFailure};
 pub use retry::{Decision, Jitter, PolicyError, RetryPolicy};
 pub use retry_after::{parse_retry_after, RETRY_AFTER_CAP};
-pub use state::Estado;
+pub use state::DeliveryState;
 pub use tier::Tier;
 
 /// Why the engine suspends a subscription; the same type the subscription
 /// carries in `motivo`.
-pub use crate::subscription::Motivo;
+pub use crate::subscription::SuspensionReason;

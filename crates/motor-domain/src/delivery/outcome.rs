@@ -23,7 +23,7 @@ use std::{fmt, str::FromStr, time::Duration};
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 
 use super::retry_after::parse_retry_after;
-use crate::{subscription::Motivo, time::Timestamp};
+use crate::{subscription::SuspensionReason, time::Timestamp};
 
 /// A sanitised error code, as `ultimo_error` and an attempt's `error` show
 /// it. Never a URL, a body or a library's message.
@@ -34,55 +34,55 @@ pub enum ErrorCode {
     /// `timeout`: no answer within `webhooks.timeout_segundos`.
     Timeout,
     /// `conexion_rechazada`: the connection was refused.
-    ConexionRechazada,
+    ConnectionRefused,
     /// `conexion_cortada`: the connection was reset or cut mid-exchange.
-    ConexionCortada,
+    ConnectionReset,
     /// `dns`: the name did not resolve.
     Dns,
     /// `tls`: the TLS handshake or certificate check failed.
     Tls,
     /// `red`: any other network error.
-    Red,
+    Network,
     /// `redireccion`: the receiver answered 3xx.
-    Redireccion,
+    Redirect,
     /// `destino_no_permitido`: the host left the allowed destinations.
-    DestinoNoPermitido,
+    DestinationNotAllowed,
     /// `destino_bloqueado`: the host resolved to a blocked address.
-    DestinoBloqueado,
+    DestinationBlocked,
     /// `sin_secreto`: the subscription has no live signing key.
-    SinSecreto,
+    NoSecret,
     /// `url`: the subscription's URL could not be used.
     Url,
     /// `broker_rechazo`: the broker took the message but refused it (a
     /// RabbitMQ publisher-confirm `Nack`, a JetStream error ack).
-    BrokerRechazo,
+    BrokerRejected,
     /// `broker_sin_ruta`: RabbitMQ returned the message (`mandatory`, no
     /// queue bound for its routing key) or the exchange does not exist.
-    BrokerSinRuta,
+    BrokerUnroutable,
     /// `sin_stream`: no JetStream stream captures the subject.
-    SinStream,
+    NoStream,
     /// `rechazo_credenciales`: the broker refused the credentials.
-    RechazoCredenciales,
+    CredentialsRejected,
 }
 
 impl ErrorCode {
     /// Every code but `http_<status>`, with its spelling.
     const NAMED: [(ErrorCode, &'static str); 15] = [
         (ErrorCode::Timeout, "timeout"),
-        (ErrorCode::ConexionRechazada, "conexion_rechazada"),
-        (ErrorCode::ConexionCortada, "conexion_cortada"),
+        (ErrorCode::ConnectionRefused, "conexion_rechazada"),
+        (ErrorCode::ConnectionReset, "conexion_cortada"),
         (ErrorCode::Dns, "dns"),
         (ErrorCode::Tls, "tls"),
-        (ErrorCode::Red, "red"),
-        (ErrorCode::Redireccion, "redireccion"),
-        (ErrorCode::DestinoNoPermitido, "destino_no_permitido"),
-        (ErrorCode::DestinoBloqueado, "destino_bloqueado"),
-        (ErrorCode::SinSecreto, "sin_secreto"),
+        (ErrorCode::Network, "red"),
+        (ErrorCode::Redirect, "redireccion"),
+        (ErrorCode::DestinationNotAllowed, "destino_no_permitido"),
+        (ErrorCode::DestinationBlocked, "destino_bloqueado"),
+        (ErrorCode::NoSecret, "sin_secreto"),
         (ErrorCode::Url, "url"),
-        (ErrorCode::BrokerRechazo, "broker_rechazo"),
-        (ErrorCode::BrokerSinRuta, "broker_sin_ruta"),
-        (ErrorCode::SinStream, "sin_stream"),
-        (ErrorCode::RechazoCredenciales, "rechazo_credenciales"),
+        (ErrorCode::BrokerRejected, "broker_rechazo"),
+        (ErrorCode::BrokerUnroutable, "broker_sin_ruta"),
+        (ErrorCode::NoStream, "sin_stream"),
+        (ErrorCode::CredentialsRejected, "rechazo_credenciales"),
     ];
 
     /// Reads a code back as [`fmt::Display`] writes it; `http_<status>` only
@@ -118,53 +118,53 @@ impl fmt::Display for ErrorCode {
 /// retryable failure came 72 h (the policy's horizon) after the delivery was
 /// created and it was given up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct UltimoError {
+pub struct LastError {
     pub code: ErrorCode,
-    pub agotada: bool,
+    pub exhausted: bool,
 }
 
-impl UltimoError {
-    const AGOTADA: &'static str = "_agotada";
+impl LastError {
+    const EXHAUSTED_SUFFIX: &'static str = "_agotada";
 
     pub const fn new(code: ErrorCode) -> Self {
         Self {
             code,
-            agotada: false,
+            exhausted: false,
         }
     }
 
-    pub const fn agotada(code: ErrorCode) -> Self {
+    pub const fn exhausted(code: ErrorCode) -> Self {
         Self {
             code,
-            agotada: true,
+            exhausted: true,
         }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        match s.strip_suffix(Self::AGOTADA) {
-            Some(code) => ErrorCode::parse(code).map(Self::agotada),
+        match s.strip_suffix(Self::EXHAUSTED_SUFFIX) {
+            Some(code) => ErrorCode::parse(code).map(Self::exhausted),
             None => ErrorCode::parse(s).map(Self::new),
         }
     }
 }
 
-impl From<ErrorCode> for UltimoError {
+impl From<ErrorCode> for LastError {
     fn from(code: ErrorCode) -> Self {
         Self::new(code)
     }
 }
 
-impl fmt::Display for UltimoError {
+impl fmt::Display for LastError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.code.fmt(f)?;
-        if self.agotada {
-            f.write_str(Self::AGOTADA)?;
+        if self.exhausted {
+            f.write_str(Self::EXHAUSTED_SUFFIX)?;
         }
         Ok(())
     }
 }
 
-impl FromStr for UltimoError {
+impl FromStr for LastError {
     type Err = UnknownErrorCode;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -177,16 +177,16 @@ impl FromStr for UltimoError {
 #[error("not an ultimo_error code")]
 pub struct UnknownErrorCode;
 
-impl Serialize for UltimoError {
+impl Serialize for LastError {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
     }
 }
 
-impl<'de> Deserialize<'de> for UltimoError {
+impl<'de> Deserialize<'de> for LastError {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        UltimoError::parse(&s).ok_or_else(|| de::Error::custom(UnknownErrorCode))
+        LastError::parse(&s).ok_or_else(|| de::Error::custom(UnknownErrorCode))
     }
 }
 
@@ -251,20 +251,20 @@ impl TransportFailure {
     pub const fn error_code(self) -> ErrorCode {
         match self {
             TransportFailure::Timeout => ErrorCode::Timeout,
-            TransportFailure::ConnectionRefused => ErrorCode::ConexionRechazada,
-            TransportFailure::ConnectionReset => ErrorCode::ConexionCortada,
+            TransportFailure::ConnectionRefused => ErrorCode::ConnectionRefused,
+            TransportFailure::ConnectionReset => ErrorCode::ConnectionReset,
             TransportFailure::Dns => ErrorCode::Dns,
             TransportFailure::Tls => ErrorCode::Tls,
-            TransportFailure::Network => ErrorCode::Red,
-            TransportFailure::Redirect => ErrorCode::Redireccion,
-            TransportFailure::DestinationNotAllowed => ErrorCode::DestinoNoPermitido,
-            TransportFailure::DestinationBlocked => ErrorCode::DestinoBloqueado,
-            TransportFailure::NoSecret => ErrorCode::SinSecreto,
+            TransportFailure::Network => ErrorCode::Network,
+            TransportFailure::Redirect => ErrorCode::Redirect,
+            TransportFailure::DestinationNotAllowed => ErrorCode::DestinationNotAllowed,
+            TransportFailure::DestinationBlocked => ErrorCode::DestinationBlocked,
+            TransportFailure::NoSecret => ErrorCode::NoSecret,
             TransportFailure::BadUrl => ErrorCode::Url,
-            TransportFailure::BrokerNack => ErrorCode::BrokerRechazo,
-            TransportFailure::BrokerUnroutable => ErrorCode::BrokerSinRuta,
-            TransportFailure::NoStream => ErrorCode::SinStream,
-            TransportFailure::CredentialsRefused => ErrorCode::RechazoCredenciales,
+            TransportFailure::BrokerNack => ErrorCode::BrokerRejected,
+            TransportFailure::BrokerUnroutable => ErrorCode::BrokerUnroutable,
+            TransportFailure::NoStream => ErrorCode::NoStream,
+            TransportFailure::CredentialsRefused => ErrorCode::CredentialsRejected,
         }
     }
 }
@@ -290,7 +290,10 @@ pub enum Outcome {
     Delivered,
     /// Suspend the subscription with `motivo` and open an alert; the delivery
     /// stays `pendiente` and `error` is its `ultimo_error`.
-    Suspend { motivo: Motivo, error: ErrorCode },
+    Suspend {
+        motivo: SuspensionReason,
+        error: ErrorCode,
+    },
     /// Try again later. `retry_after` is the receiver's `Retry-After`
     /// (429 and 503 only), already capped at one hour.
     Retry {
@@ -321,14 +324,14 @@ impl Outcome {
         match status {
             200..=299 => Outcome::Delivered,
             300..=399 => Outcome::Fail {
-                error: ErrorCode::Redireccion,
+                error: ErrorCode::Redirect,
             },
             401 => Outcome::Suspend {
-                motivo: Motivo::Rechazo401,
+                motivo: SuspensionReason::Rejected401,
                 error,
             },
             403 => Outcome::Suspend {
-                motivo: Motivo::Rechazo403,
+                motivo: SuspensionReason::Rejected403,
                 error,
             },
             408 => Outcome::Retry {
@@ -365,19 +368,19 @@ impl Outcome {
             },
             TransportFailure::Redirect | TransportFailure::BadUrl => Outcome::Fail { error },
             TransportFailure::DestinationNotAllowed => Outcome::Suspend {
-                motivo: Motivo::DestinoNoPermitido,
+                motivo: SuspensionReason::DestinationNotAllowed,
                 error,
             },
             TransportFailure::DestinationBlocked => Outcome::Suspend {
-                motivo: Motivo::DestinoBloqueado,
+                motivo: SuspensionReason::DestinationBlocked,
                 error,
             },
             TransportFailure::NoSecret => Outcome::Suspend {
-                motivo: Motivo::SinSecreto,
+                motivo: SuspensionReason::NoSecret,
                 error,
             },
             TransportFailure::CredentialsRefused => Outcome::Suspend {
-                motivo: Motivo::RechazoCredenciales,
+                motivo: SuspensionReason::CredentialsRejected,
                 error,
             },
         }

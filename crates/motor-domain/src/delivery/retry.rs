@@ -25,11 +25,11 @@ use std::time::Duration;
 use rand::Rng;
 
 use super::{
-    outcome::{ErrorCode, Outcome, UltimoError},
-    state::Estado,
+    outcome::{ErrorCode, LastError, Outcome},
+    state::DeliveryState,
     tier::{largest_not_above, Tier},
 };
-use crate::{subscription::Motivo, time::Timestamp};
+use crate::{subscription::SuspensionReason, time::Timestamp};
 
 /// The random part of one wait: a number in [0, 1), drawn by the caller so
 /// tests can fix it. 0 gives the shortest wait (-20 %), 0.5 the nominal one.
@@ -211,10 +211,10 @@ impl RetryPolicy {
             Outcome::Delivered => Decision::Delivered,
             Outcome::Suspend { motivo, error } => Decision::Suspend { motivo, error },
             Outcome::Fail { error } => Decision::Fail {
-                error: UltimoError::new(error),
+                error: LastError::new(error),
             },
             Outcome::Retry { error, .. } if self.exhausted(created_at, now) => Decision::Fail {
-                error: UltimoError::agotada(error),
+                error: LastError::exhausted(error),
             },
             Outcome::Retry { error, retry_after } => {
                 let scheduled = self.scheduled(attempt, jitter);
@@ -244,7 +244,10 @@ pub enum Decision {
     Delivered,
     /// Suspend the subscription with `motivo` and open an alert; the delivery
     /// stays `pendiente` with `ultimo_error` = `error`, and its lane waits.
-    Suspend { motivo: Motivo, error: ErrorCode },
+    Suspend {
+        motivo: SuspensionReason,
+        error: ErrorCode,
+    },
     /// Keep it `pendiente` (`proximo_intento_en` = `due_at`) and send a job
     /// for attempt `next_attempt` to `tier`, not to be handled before
     /// `due_at` = now + `wait`.
@@ -256,25 +259,25 @@ pub enum Decision {
         tier: Tier,
     },
     /// Mark it `fallida`, publish it to the DLQ, release its lane.
-    Fail { error: UltimoError },
+    Fail { error: LastError },
 }
 
 impl Decision {
     /// The delivery's state after this decision.
-    pub const fn estado(&self) -> Estado {
+    pub const fn estado(&self) -> DeliveryState {
         match self {
-            Decision::Delivered => Estado::Entregada,
-            Decision::Suspend { .. } | Decision::Retry { .. } => Estado::Pendiente,
-            Decision::Fail { .. } => Estado::Fallida,
+            Decision::Delivered => DeliveryState::Delivered,
+            Decision::Suspend { .. } | Decision::Retry { .. } => DeliveryState::Pending,
+            Decision::Fail { .. } => DeliveryState::Failed,
         }
     }
 
     /// What `ultimo_error` becomes; `None` once delivered.
-    pub const fn ultimo_error(&self) -> Option<UltimoError> {
+    pub const fn ultimo_error(&self) -> Option<LastError> {
         match self {
             Decision::Delivered => None,
             Decision::Suspend { error, .. } | Decision::Retry { error, .. } => {
-                Some(UltimoError::new(*error))
+                Some(LastError::new(*error))
             }
             Decision::Fail { error } => Some(*error),
         }

@@ -27,11 +27,11 @@ pub struct Template(String);
 
 impl Template {
     /// Any text whose only `{…}` are the two placeholders.
-    fn parse(raw: &str, campo: &str) -> Result<Self, FieldError> {
+    fn parse(raw: &str, field: &str) -> Result<Self, FieldError> {
         let stripped = raw.replace("{type}", "").replace("{instance_id}", "");
         if stripped.contains(['{', '}']) {
             return Err(FieldError::invalid(
-                campo,
+                field,
                 "the only placeholders are {type} and {instance_id}",
             ));
         }
@@ -125,10 +125,10 @@ pub fn is_publish_subject(s: &str) -> bool {
 /// and whether the scheme is the TLS one.
 fn common(
     raw: &str,
-    campo: &str,
+    field: &str,
     schemes: (&str, &str),
 ) -> Result<(Url, CanonicalHost, bool), FieldError> {
-    let invalid = |m: &str| FieldError::invalid(campo, m);
+    let invalid = |m: &str| FieldError::invalid(field, m);
     let chars = raw.chars().count();
     if !(MIN_URL_CHARS..=MAX_URL_CHARS).contains(&chars) {
         return Err(invalid(&format!(
@@ -219,9 +219,9 @@ fn percent_decode(s: &str) -> Option<String> {
 }
 
 /// `amqp[s]://host[:port]/[vhost]?exchange=NAME[&routing_key=KEY]`.
-pub fn parse_amqp(raw: &str, campo: &str) -> Result<AmqpTarget, FieldError> {
-    let (url, host, tls) = common(raw, campo, ("amqp", "amqps"))?;
-    let invalid = |m: &str| FieldError::invalid(campo, m);
+pub fn parse_amqp(raw: &str, field: &str) -> Result<AmqpTarget, FieldError> {
+    let (url, host, tls) = common(raw, field, ("amqp", "amqps"))?;
+    let invalid = |m: &str| FieldError::invalid(field, m);
     let path = raw_path(raw);
     if path.contains('/') {
         return Err(invalid(
@@ -260,7 +260,7 @@ pub fn parse_amqp(raw: &str, campo: &str) -> Result<AmqpTarget, FieldError> {
     if routing_key.len() > MAX_SHORT_STR {
         return Err(invalid("routing_key must be at most 255 bytes"));
     }
-    let routing_key = Template::parse(&routing_key, campo)?;
+    let routing_key = Template::parse(&routing_key, field)?;
     Ok(AmqpTarget {
         raw: raw.to_owned(),
         host,
@@ -275,14 +275,14 @@ pub fn parse_amqp(raw: &str, campo: &str) -> Result<AmqpTarget, FieldError> {
 }
 
 /// `nats://host[:port]/SUBJECT` or `tls://host[:port]/SUBJECT`.
-pub fn parse_nats(raw: &str, campo: &str) -> Result<NatsTarget, FieldError> {
-    let (url, host, tls) = common(raw, campo, ("nats", "tls"))?;
-    let invalid = |m: &str| FieldError::invalid(campo, m);
+pub fn parse_nats(raw: &str, field: &str) -> Result<NatsTarget, FieldError> {
+    let (url, host, tls) = common(raw, field, ("nats", "tls"))?;
+    let invalid = |m: &str| FieldError::invalid(field, m);
     if url.query().is_some() {
         return Err(invalid("a NATS destination takes no query"));
     }
     let subject = percent_decode(raw_path(raw)).ok_or_else(|| invalid("bad subject"))?;
-    let template = Template::parse(&subject, campo)?;
+    let template = Template::parse(&subject, field)?;
     // Placeholders stand for one token-safe text each; check the rest.
     let probe = subject.replace("{type}", "t").replace("{instance_id}", "i");
     if !is_publish_subject(&probe) {
@@ -353,7 +353,7 @@ mod tests {
             "http://h.io/?exchange=x",
             "amqp:///?exchange=x",
         ] {
-            assert_eq!(amqp(bad).expect_err(bad).campo, "body.url", "{bad}");
+            assert_eq!(amqp(bad).expect_err(bad).field, "body.url", "{bad}");
         }
     }
 
@@ -379,7 +379,7 @@ mod tests {
             "nats://h.io/{x}",
             "amqp://h.io/a",
         ] {
-            assert_eq!(nats(bad).expect_err(bad).campo, "body.url", "{bad}");
+            assert_eq!(nats(bad).expect_err(bad).field, "body.url", "{bad}");
         }
     }
 

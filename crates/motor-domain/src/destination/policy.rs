@@ -50,10 +50,10 @@ impl DestinationPolicy {
         }
     }
 
-    /// Parses the setting as a request sends it; a 422 on `campo`.
-    pub fn parse_field(s: &str, campo: &str) -> Result<Self, FieldError> {
+    /// Parses the setting as a request sends it; a 422 on `field`.
+    pub fn parse_field(s: &str, field: &str) -> Result<Self, FieldError> {
         Self::parse(s)
-            .ok_or_else(|| FieldError::invalid(campo, "must be estandar or publica_https"))
+            .ok_or_else(|| FieldError::invalid(field, "must be estandar or publica_https"))
     }
 
     /// Whether connections may only go to public IPv4 addresses.
@@ -63,12 +63,12 @@ impl DestinationPolicy {
 
     /// What can be told from the destination alone: under `publica_https`
     /// a webhook over `https` on port 443 whose host is a name or a public
-    /// IPv4 address. A 422 on `campo` otherwise.
-    pub fn check(self, destination: &Destination, campo: &str) -> Result<(), FieldError> {
+    /// IPv4 address. A 422 on `field` otherwise.
+    pub fn check(self, destination: &Destination, field: &str) -> Result<(), FieldError> {
         if self == DestinationPolicy::Standard {
             return Ok(());
         }
-        let refuse = |m: &str| Err(FieldError::invalid(campo, m));
+        let refuse = |m: &str| Err(FieldError::invalid(field, m));
         let Destination::Webhook(url) = destination else {
             return refuse(
                 "the app's politica_destinos (publica_https) admits only https:// webhooks",

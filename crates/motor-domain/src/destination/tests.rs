@@ -21,7 +21,7 @@ fn length_boundaries() {
     let max = format!("https://h.io/{path}");
     assert_eq!(max.len(), MAX_URL_CHARS);
     assert!(url(&max).is_ok());
-    assert_eq!(url(&format!("{max}p")).unwrap_err().campo, "body.url");
+    assert_eq!(url(&format!("{max}p")).unwrap_err().field, "body.url");
 }
 
 #[test]
@@ -53,7 +53,7 @@ fn refused_shapes() {
         "notaurl",
     ] {
         let e = url(bad).expect_err(bad);
-        assert_eq!(e.campo, "body.url", "{bad}");
+        assert_eq!(e.field, "body.url", "{bad}");
     }
 }
 
@@ -152,7 +152,7 @@ fn entries() {
     ] {
         assert!(AllowedDestination::parse(bad).is_none(), "{bad}");
         assert_eq!(
-            parse_allowed_entry(bad, "body.x[0]").unwrap_err().campo,
+            parse_allowed_entry(bad, "body.x[0]").unwrap_err().field,
             "body.x[0]"
         );
     }
@@ -202,7 +202,7 @@ proptest! {
         let with_fragment = format!("https://{host}{path}#{frag}");
         let other_scheme = format!("{scheme}://{host}{path}");
         for bad in [with_user, with_password, with_fragment, other_scheme] {
-            prop_assert_eq!(url(&bad).unwrap_err().campo, "body.url");
+            prop_assert_eq!(url(&bad).unwrap_err().field, "body.url");
         }
     }
 
@@ -287,7 +287,7 @@ fn blocked_ipv6_spellings_are_refused_in_urls() {
         "http://[2001:0:a9fe:a9fe::]/",
         "http://[::a9fe:a9fe]/",
     ] {
-        assert_eq!(url(bad).expect_err(bad).campo, "body.url", "{bad}");
+        assert_eq!(url(bad).expect_err(bad).field, "body.url", "{bad}");
     }
 }
 
@@ -347,7 +347,7 @@ fn publica_https_admits_https_443_to_a_name_or_public_ipv4() {
         "nats://nats.acme.com/s",
     ] {
         assert_eq!(
-            policy.check(&dest(bad), "body.url").unwrap_err().campo,
+            policy.check(&dest(bad), "body.url").unwrap_err().field,
             "body.url",
             "{bad}"
         );

@@ -89,24 +89,24 @@ pub(super) fn class(attempt: &Attempt) -> &'static str {
         Some(ErrorCode::Http(status)) => family(status),
         Some(ErrorCode::Timeout) => "timeout",
         Some(
-            ErrorCode::ConexionRechazada
-            | ErrorCode::ConexionCortada
+            ErrorCode::ConnectionRefused
+            | ErrorCode::ConnectionReset
             | ErrorCode::Dns
             | ErrorCode::Tls
-            | ErrorCode::Red,
+            | ErrorCode::Network,
         ) => "red",
-        Some(ErrorCode::Redireccion) => "3xx",
+        Some(ErrorCode::Redirect) => "3xx",
         Some(
-            ErrorCode::DestinoNoPermitido
-            | ErrorCode::DestinoBloqueado
-            | ErrorCode::SinSecreto
+            ErrorCode::DestinationNotAllowed
+            | ErrorCode::DestinationBlocked
+            | ErrorCode::NoSecret
             | ErrorCode::Url,
         ) => "destino",
         Some(
-            ErrorCode::BrokerRechazo
-            | ErrorCode::BrokerSinRuta
-            | ErrorCode::SinStream
-            | ErrorCode::RechazoCredenciales,
+            ErrorCode::BrokerRejected
+            | ErrorCode::BrokerUnroutable
+            | ErrorCode::NoStream
+            | ErrorCode::CredentialsRejected,
         ) => "broker",
     }
 }

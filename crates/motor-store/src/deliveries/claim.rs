@@ -6,7 +6,7 @@ use std::time::Duration;
 use motor_domain::{
     delivery::{DeliveryId, Lane},
     destination::Destination,
-    subscription::{Estado as SubscriptionEstado, SubscriptionId},
+    subscription::{SubscriptionId, SubscriptionState},
     time::Timestamp,
     AppId, EventId, InstanceId,
 };
@@ -76,7 +76,7 @@ pub enum Skip {
     /// disagree: hold it until then and claim again rather than drop it.
     NotDue(Timestamp),
     /// Its subscription is not `activa`; reactivation releases it.
-    Inactive(SubscriptionEstado),
+    Inactive(SubscriptionState),
     /// Its subscription is held until then by a receiver's `Retry-After`
     /// (`crate::throttle`): the delivery was deferred to then, with a job.
     Held(Timestamp),
@@ -198,11 +198,11 @@ async fn park_or_why_not(
     {
         return Ok(Parking::Skip(Skip::Stale));
     }
-    let sub_estado: String = row.get("sub_estado");
-    let sub_estado =
-        SubscriptionEstado::parse(&sub_estado).unwrap_or(SubscriptionEstado::Suspendida);
-    if sub_estado != SubscriptionEstado::Activa {
-        return Ok(Parking::Skip(Skip::Inactive(sub_estado)));
+    let subscription_state: String = row.get("sub_estado");
+    let subscription_state =
+        SubscriptionState::parse(&subscription_state).unwrap_or(SubscriptionState::Suspended);
+    if subscription_state != SubscriptionState::Active {
+        return Ok(Parking::Skip(Skip::Inactive(subscription_state)));
     }
     if let Some(lease) = row.get::<Option<Timestamp>, _>("lease_until") {
         if lease > now {

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use motor_domain::{
-    delivery::{Decision, DeliveryId, DeliveryJob, ErrorCode, Estado},
+    delivery::{Decision, DeliveryId, DeliveryJob, DeliveryState, ErrorCode},
     outbox::{DeadLetter, OutboxRecord, Topic},
     time::Timestamp,
 };
@@ -46,7 +46,7 @@ pub enum Next {
 pub enum Recorded {
     /// The delivery is now in `estado`.
     Done {
-        estado: Estado,
+        estado: DeliveryState,
         /// The next delivery of its lane, claimed for the caller
         /// ([`Next::Claim`]).
         next: Option<Box<Claimed>>,
@@ -236,7 +236,7 @@ async fn delivered_claiming_next(
         tx.commit().await?;
     }
     Ok(Recorded::Done {
-        estado: Estado::Entregada,
+        estado: DeliveryState::Delivered,
         next,
         released,
         suspended: false,

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use motor_domain::delivery::Estado;
+use motor_domain::delivery::DeliveryState;
 use sqlx::Row;
 use uuid::Uuid;
 
@@ -79,7 +79,7 @@ pub async fn record_delivered_many(
             tx.commit().await?;
         }
         answers.push(Recorded::Done {
-            estado: Estado::Entregada,
+            estado: DeliveryState::Delivered,
             next,
             released,
             suspended: false,

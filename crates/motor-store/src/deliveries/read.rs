@@ -2,7 +2,7 @@
 //! `GET /v1/deliveries/{id}`, and the counts a subscription shows.
 
 use motor_domain::{
-    delivery::{DeliveryId, Estado, Lane},
+    delivery::{DeliveryId, DeliveryState, Lane},
     subscription::SubscriptionId,
     time::Timestamp,
     AppId, EventId, InstanceId,
@@ -18,7 +18,7 @@ use crate::Result;
 pub struct Filter {
     pub app: AppId,
     /// Empty = every state.
-    pub estados: Vec<Estado>,
+    pub estados: Vec<DeliveryState>,
     pub subscription: Option<SubscriptionId>,
     pub instance: Option<InstanceId>,
     /// A key's instance restriction; empty = every instance.
@@ -39,7 +39,7 @@ pub struct Delivery {
     pub seq: i64,
     pub event_type: String,
     pub lane: Lane,
-    pub estado: Estado,
+    pub estado: DeliveryState,
     pub intentos: i32,
     pub proximo_intento: Option<Timestamp>,
     pub ultimo_status: Option<i32>,
@@ -173,7 +173,7 @@ fn from_row(row: &PgRow) -> Delivery {
         event_type: row.get("type"),
         lane: lane.parse().unwrap_or(Lane::Live),
         // The table's CHECK admits only these.
-        estado: Estado::parse(&estado).unwrap_or(Estado::Pendiente),
+        estado: DeliveryState::parse(&estado).unwrap_or(DeliveryState::Pending),
         intentos: row.get("intentos"),
         proximo_intento: row.get("proximo_intento"),
         ultimo_status: row.get("ultimo_status"),

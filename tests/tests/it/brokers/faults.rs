@@ -14,7 +14,7 @@ use super::{
     ledger, motor, post_many, states, subscribe, wait_state,
 };
 use crate::{
-    deliveries::set_estado,
+    deliveries::set_state,
     subscriptions::call,
     util::{TestMotor, ADMIN_TOKEN},
 };
@@ -148,7 +148,7 @@ async fn jetstream_stream_deleted_mid_run_loses_nothing() {
     while delivered(&m, sub.id).await < total / 10 {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    set_estado(&m, &t, sub.id, "pausada").await;
+    set_state(&m, &t, sub.id, "pausada").await;
     // In-flight attempts finish and are recorded.
     let mut settled = delivered(&m, sub.id).await;
     loop {
@@ -165,7 +165,7 @@ async fn jetstream_stream_deleted_mid_run_loses_nothing() {
         .await;
     assert_eq!(before.len() as i64, settled);
     stream.delete_stream().await;
-    set_estado(&m, &t, sub.id, "activa").await;
+    set_state(&m, &t, sub.id, "activa").await;
     wait_errors(&m, sub.id, "sin_stream retries", |e| {
         count(e, "sin_stream") >= 5
     })

@@ -156,7 +156,7 @@ async fn the_list_is_newest_first_with_filters_and_pages() {
 async fn bad_filters_name_the_parameter() {
     let m = TestMotor::start(&[Role::Api]).await;
     let t = m.tenant(1).await;
-    for (query, campo) in [
+    for (query, field) in [
         ("?estado=", "query.estado"),
         ("?estado=activa", "query.estado"),
         ("?estado=pendiente,,fallida", "query.estado"),
@@ -172,7 +172,7 @@ async fn bad_filters_name_the_parameter() {
         let (status, body) = list(&m, &t.token, query).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{query}: {body}");
         assert_eq!(body["error"]["code"], "validacion", "{query}");
-        assert_eq!(body["error"]["campo"], campo, "{query}");
+        assert_eq!(body["error"]["campo"], field, "{query}");
     }
     let (status, body) = list(
         &m,

@@ -5,7 +5,7 @@
 
 use chrono::Utc;
 use motor::serve::Role;
-use motor_domain::delivery::{Estado, Lane};
+use motor_domain::delivery::{DeliveryState, Lane};
 use motor_store::{
     deliveries::{claim, due_lane_heads, Claim, Claimed, Next, Recorded, Skip},
     Pool,
@@ -16,7 +16,7 @@ use std::time::Duration;
 use super::{
     clear_outbox, delivery, jobs,
     lanes::{attempt, claim_ok, events, finish_with, row, setup, LEASE},
-    set_estado,
+    set_state,
 };
 use crate::util::TestMotor;
 
@@ -63,7 +63,7 @@ async fn a_heads_finish_claims_the_next_of_its_lane_with_no_job() {
     else {
         panic!("{done:?}");
     };
-    assert_eq!(estado, Estado::Fallida);
+    assert_eq!(estado, DeliveryState::Failed);
     assert_eq!(
         (c2.delivery_id, c2.instance_id, c2.seq, c2.attempt, c2.lane),
         (a2, a, 2, 1, Lane::Live)
@@ -103,7 +103,7 @@ async fn a_heads_finish_claims_the_next_of_its_lane_with_no_job() {
     assert_eq!(
         done,
         Recorded::Done {
-            estado: Estado::Entregada,
+            estado: DeliveryState::Delivered,
             next: None,
             released: None,
             suspended: false
@@ -162,7 +162,7 @@ async fn a_retry_or_an_inactive_subscription_claims_nothing_and_parked_ones_are_
         matches!(
             done,
             Recorded::Done {
-                estado: Estado::Pendiente,
+                estado: DeliveryState::Pending,
                 next: None,
                 released: None,
                 ..
@@ -180,13 +180,13 @@ async fn a_retry_or_an_inactive_subscription_claims_nothing_and_parked_ones_are_
         .await
         .unwrap();
     let c1b = claim_ok(pool, a1, 2).await;
-    set_estado(&m, &t, sub, "pausada").await;
+    set_state(&m, &t, sub, "pausada").await;
     clear_outbox(pool).await;
     let done = finish_claiming(pool, &c1b, 200).await;
     assert_eq!(
         done,
         Recorded::Done {
-            estado: Estado::Entregada,
+            estado: DeliveryState::Delivered,
             next: None,
             released: Some(a2),
             suspended: false
@@ -316,7 +316,7 @@ async fn many_heads_recorded_at_once_each_claim_their_own_next() {
     let Recorded::Done {
         next: None,
         released: Some(released),
-        estado: Estado::Entregada,
+        estado: DeliveryState::Delivered,
         ..
     } = recorded[2].clone()
     else {

@@ -8,7 +8,9 @@ use std::time::Duration;
 use chrono::Utc;
 use motor::serve::Role;
 use motor_domain::{
-    delivery::{Decision, DeliveryId, ErrorCode, Estado, Jitter, Lane, Outcome, RetryPolicy},
+    delivery::{
+        Decision, DeliveryId, DeliveryState, ErrorCode, Jitter, Lane, Outcome, RetryPolicy,
+    },
     subscription::SubscriptionId,
     InstanceId,
 };
@@ -225,7 +227,7 @@ async fn an_ordered_lane_parks_behind_its_head_and_the_heads_finish_releases_it(
     assert_eq!(
         done,
         Recorded::Done {
-            estado: Estado::Entregada,
+            estado: DeliveryState::Delivered,
             next: None,
             released: Some(a2),
             suspended: false

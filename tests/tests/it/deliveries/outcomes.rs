@@ -5,8 +5,8 @@
 use chrono::Utc;
 use motor::serve::Role;
 use motor_domain::{
-    delivery::{Decision, ErrorCode, Estado, Tier},
-    subscription::Estado as SubEstado,
+    delivery::{Decision, DeliveryState, ErrorCode, Tier},
+    subscription::SubscriptionState,
 };
 use motor_store::deliveries::{
     claim, record_attempt, release_lane_heads, Claim, Next, Recorded, Skip,
@@ -39,7 +39,7 @@ async fn a_fallida_head_goes_to_the_dlq_and_unblocks_its_lane() {
     assert_eq!(
         done,
         Recorded::Done {
-            estado: Estado::Fallida,
+            estado: DeliveryState::Failed,
             next: None,
             released: Some(d2),
             suspended: false
@@ -90,7 +90,7 @@ async fn a_fallida_head_goes_to_the_dlq_and_unblocks_its_lane() {
         matches!(
             done,
             Recorded::Done {
-                estado: Estado::Fallida,
+                estado: DeliveryState::Failed,
                 ..
             }
         ),
@@ -147,7 +147,7 @@ async fn a_retry_keeps_the_head_pendiente_and_schedules_the_next_attempt_in_a_ti
     assert_eq!(
         done,
         Recorded::Done {
-            estado: Estado::Pendiente,
+            estado: DeliveryState::Pending,
             next: None,
             released: None,
             suspended: false
@@ -226,7 +226,7 @@ async fn a_401_suspends_the_subscription_with_an_alert_and_keeps_the_delivery() 
     assert_eq!(
         done,
         Recorded::Done {
-            estado: Estado::Pendiente,
+            estado: DeliveryState::Pending,
             next: None,
             released: None,
             suspended: true
@@ -260,7 +260,7 @@ async fn a_401_suspends_the_subscription_with_an_alert_and_keeps_the_delivery() 
     // Nothing goes out while suspended; new events accumulate without jobs.
     assert_eq!(
         claim(&m.db.pool, d1, 2, LEASE).await.unwrap(),
-        Claim::Skipped(Skip::Inactive(SubEstado::Suspendida))
+        Claim::Skipped(Skip::Inactive(SubscriptionState::Suspended))
     );
     clear_outbox(&m.db.pool).await;
     events(&m, &t, a, 1).await;
@@ -294,7 +294,7 @@ async fn recording_an_attempt_twice_is_stale_and_writes_nothing() {
     assert!(matches!(
         finish(&m.db.pool, &c1, 500).await,
         Recorded::Done {
-            estado: Estado::Pendiente,
+            estado: DeliveryState::Pending,
             ..
         }
     ));

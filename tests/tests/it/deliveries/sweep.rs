@@ -16,7 +16,7 @@ use sqlx::Row;
 use super::{
     clear_outbox, delivery, jobs,
     lanes::{claim_ok, events, finish, jobs_for, row, setup},
-    set_estado, subscribe,
+    set_state, subscribe,
 };
 use crate::util::TestMotor;
 
@@ -27,8 +27,8 @@ async fn reactivation_releases_the_head_of_every_lane() {
     let (a, b) = (t.instances[0], t.instances[1]);
     let ordered = subscribe(&m, &t, json!({})).await;
     let unordered = subscribe(&m, &t, json!({"ordenado": false})).await;
-    set_estado(&m, &t, ordered, "pausada").await;
-    set_estado(&m, &t, unordered, "pausada").await;
+    set_state(&m, &t, ordered, "pausada").await;
+    set_state(&m, &t, unordered, "pausada").await;
     events(&m, &t, a, 3).await;
     events(&m, &t, b, 2).await;
     assert!(jobs(&m.db.pool, "deliveries").await.is_empty());
@@ -41,8 +41,8 @@ async fn reactivation_releases_the_head_of_every_lane() {
 
     // Reactivation (PATCH estado=activa) releases in its own transaction:
     // the head of each ordered lane, every open unordered delivery.
-    set_estado(&m, &t, ordered, "activa").await;
-    set_estado(&m, &t, unordered, "activa").await;
+    set_state(&m, &t, ordered, "activa").await;
+    set_state(&m, &t, unordered, "activa").await;
     let released = jobs(&m.db.pool, "deliveries").await;
     let mut got: Vec<(InstanceId, i64, u32)> = released
         .iter()
@@ -145,7 +145,7 @@ async fn the_sweeper_finds_expired_leases_and_lost_wake_ups() {
     let cb = claim_ok(pool, b1, 1).await;
     finish(pool, &cb, 200).await;
     assert!(requeue(pool, &[b1]).await.unwrap().is_empty());
-    set_estado(&m, &t, sub, "pausada").await;
+    set_state(&m, &t, sub, "pausada").await;
     sqlx::query(
         "UPDATE deliveries SET proximo_intento = now() - interval '5 minutes'
          WHERE estado = 'pendiente'",

@@ -58,7 +58,7 @@ async fn metadata_is_dropped_first_and_data_that_cannot_fit_is_refused() {
     // Cannot fit even without metadata, or has none: 413 naming data, in a
     // batch the element's; nothing of the batch is stored.
     let huge = "r".repeat(CAP);
-    for (body, campo) in [
+    for (body, field) in [
         (
             json!({"type": "t", "data": {"result": huge, "metadata": {}}}),
             "body.data",
@@ -74,7 +74,7 @@ async fn metadata_is_dropped_first_and_data_that_cannot_fit_is_refused() {
     ] {
         let (status, answer) = call(&m, Method::POST, &events, &t.token, Some(body)).await;
         assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{answer}");
-        assert_eq!(answer["error"]["campo"], campo);
+        assert_eq!(answer["error"]["campo"], field);
     }
 
     // The ledger keeps the capped form, and the receiver gets those bytes,

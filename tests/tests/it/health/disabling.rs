@@ -20,7 +20,7 @@ use uuid::Uuid;
 
 use super::{patch_settings, subscription, wait_suspended};
 use crate::{
-    deliveries::{post, set_estado},
+    deliveries::{post, set_state},
     dispatch::{
         motor, post_many,
         receiver::{Receiver, Reply, Seen},
@@ -100,7 +100,7 @@ async fn a_receiver_down_for_a_week_is_disabled_and_the_others_are_told() {
     )
     .await;
     let paused_sub = subscribe(&m, &t, &paused, json!({})).await;
-    set_estado(&m, &t, paused_sub, "pausada").await;
+    set_state(&m, &t, paused_sub, "pausada").await;
 
     post_many(&m, &t, a, 3, "down").await;
     // Many failures within seconds: the count is met, the time is not.
@@ -204,7 +204,7 @@ async fn a_receiver_down_for_a_week_is_disabled_and_the_others_are_told() {
     // starts the count afresh.
     dead.script(|_| Reply::status(204));
     let back = Instant::now();
-    set_estado(&m, &t, dead_sub, "activa").await;
+    set_state(&m, &t, dead_sub, "activa").await;
     wait_state(&m, dead_sub, "entregada", 5).await;
     let order: Vec<i64> = dead
         .seen()

@@ -16,7 +16,7 @@ use super::{
     subscription, wait_suspended,
 };
 use crate::{
-    deliveries::set_estado,
+    deliveries::set_state,
     dispatch::{motor, post_many, receiver::Receiver, states, subscribe, wait_state, WAIT},
     subscriptions::{call, create},
     util::{TestMotor, ADMIN_TOKEN},
@@ -88,7 +88,7 @@ async fn publica_https_is_enforced_at_create_and_at_connect() {
     // Back to estandar and reactivated: everything, in order.
     let (status, _) = patch_app(&m, t.app, json!({"politica_destinos": "estandar"})).await;
     assert_eq!(status, StatusCode::OK);
-    set_estado(&m, &t, sub, "activa").await;
+    set_state(&m, &t, sub, "activa").await;
     wait_state(&m, sub, "entregada", 5).await;
     let seqs: Vec<i64> = r.seen().iter().map(|s| s.seq).collect();
     assert_eq!(seqs, [1, 2, 3, 4, 5]);

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use super::{delivery_id, retry};
 use crate::{
     brokers::clients::RabbitSetup,
-    deliveries::{post, set_estado},
+    deliveries::{post, set_state},
     dispatch::{
         motor,
         receiver::{Receiver, Reply},
@@ -145,7 +145,7 @@ async fn a_failed_delivery_is_retried_as_a_new_delivery_with_replay_of() {
     // Only fallida: an entregada delivery is a 409, and so is a pendiente one.
     let (status, body) = retry(&m, &t.token, &new_id, Some("k2"), None).await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
-    set_estado(&m, &t, sub, "pausada").await;
+    set_state(&m, &t, sub, "pausada").await;
     post(&m, &t, instance, json!({"type": "a.b", "data": {"n": 3}})).await;
     let pending = list(
         &m,
@@ -178,7 +178,7 @@ async fn a_failed_delivery_is_retried_as_a_new_delivery_with_replay_of() {
     assert_eq!(status, StatusCode::FORBIDDEN);
 
     // Reactivation sends the paused retry (and the pending live one).
-    set_estado(&m, &t, sub, "activa").await;
+    set_state(&m, &t, sub, "activa").await;
     let paused_id = delivery_id(&paused_retry).to_string();
     r.wait_for("the paused retry", WAIT, |seen| {
         seen.iter().any(|s| s.delivery_id == paused_id)

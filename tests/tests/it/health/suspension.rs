@@ -18,7 +18,7 @@ use serde_json::json;
 
 use super::{patch_app, wait_suspended};
 use crate::{
-    deliveries::set_estado,
+    deliveries::set_state,
     dispatch::{
         motor, post_many,
         receiver::{Receiver, Reply, Seen},
@@ -93,7 +93,7 @@ async fn a_host_removed_from_the_list_under_load_suspends_and_loses_nothing() {
     let (status, _) = patch_app(&m, t.app, json!({"destinos_permitidos": ["127.0.0.1"]})).await;
     assert_eq!(status, StatusCode::OK);
     tokio::time::sleep(CACHE).await;
-    set_estado(&m, &t, sub, "activa").await;
+    set_state(&m, &t, sub, "activa").await;
     wait_state(&m, sub, "entregada", 340).await;
     let seen = r.seen();
     for instance in &t.instances {
@@ -144,7 +144,7 @@ async fn a_name_repointed_to_a_blocked_address_suspends_and_loses_nothing() {
     // Reactivated while it points at the same address through NAT64: still
     // blocked.
     set_host(&name, &["64:ff9b::a9fe:a9fe".parse().unwrap()]);
-    set_estado(&m, &t, sub, "activa").await;
+    set_state(&m, &t, sub, "activa").await;
     wait_suspended(&m, &t.token, sub, "destino_bloqueado").await;
     sends_nothing(&r).await;
     nothing_lost(&m, sub, 6).await;
@@ -152,7 +152,7 @@ async fn a_name_repointed_to_a_blocked_address_suspends_and_loses_nothing() {
     // Back to the receiver: the three waiting, in order.
     set_host(&name, &[ip]);
     let back = Instant::now();
-    set_estado(&m, &t, sub, "activa").await;
+    set_state(&m, &t, sub, "activa").await;
     wait_state(&m, sub, "entregada", 6).await;
     assert_eq!(order_since(&r.seen(), a, back), [4, 5, 6]);
     set_host(&name, &[]);
@@ -196,7 +196,7 @@ async fn a_key_that_no_longer_opens_suspends_with_sin_secreto() {
     // it, in order.
     let new_key = rotate_trusted(&m, &t, sub, &r).await;
     let back = Instant::now();
-    set_estado(&m, &t, sub, "activa").await;
+    set_state(&m, &t, sub, "activa").await;
     wait_state(&m, sub, "entregada", 5).await;
     let seen = r.seen();
     assert_eq!(order_since(&seen, a, back), [3, 4, 5]);

@@ -49,7 +49,7 @@ async fn admin_keyed(
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
-fn campo(body: &Value) -> &str {
+fn error_field(body: &Value) -> &str {
     body["error"]["campo"].as_str().unwrap_or_default()
 }
 
@@ -191,7 +191,7 @@ async fn the_operator_lists_retries_and_manages_across_apps() {
         )
         .await;
         assert_eq!(
-            (status, campo(&body)),
+            (status, error_field(&body)),
             (StatusCode::UNPROCESSABLE_ENTITY, field),
             "{body}"
         );
@@ -240,7 +240,7 @@ async fn the_operator_lists_retries_and_manages_across_apps() {
     );
     let (status, body) = admin(&m, Method::GET, "/v1/admin/dlq?app_id=x", None).await;
     assert_eq!(
-        (status, campo(&body)),
+        (status, error_field(&body)),
         (StatusCode::UNPROCESSABLE_ENTITY, "query.app_id")
     );
 
@@ -278,7 +278,7 @@ async fn the_operator_lists_retries_and_manages_across_apps() {
     ] {
         let (status, answer) = admin_keyed(&m, Method::POST, retry, Some(body), key).await;
         assert_eq!(
-            (status, campo(&answer)),
+            (status, error_field(&answer)),
             (StatusCode::UNPROCESSABLE_ENTITY, field),
             "{answer}"
         );

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::scrape_until;
 use crate::dispatch::{motor, subscribe, WAIT};
 use crate::{
-    deliveries::{post, set_estado},
+    deliveries::{post, set_state},
     dispatch::receiver::{Receiver, Reply},
 };
 
@@ -35,7 +35,7 @@ async fn a_known_run_is_counted_exactly() {
     });
     let live = subscribe(&m, &t, &r, json!({})).await;
     let paused = subscribe(&m, &t, &r, json!({"nombre": "pausada"})).await;
-    set_estado(&m, &t, paused, "pausada").await;
+    set_state(&m, &t, paused, "pausada").await;
 
     for (tag, source) in [("ok", "s-ok"), ("gone", "s-gone"), ("flaky", "s-flaky")] {
         post(

@@ -7,7 +7,7 @@
 use std::{process::Command, time::Duration};
 
 use motor::serve::Role;
-use motor_domain::reconcile::Umbrales;
+use motor_domain::reconcile::Thresholds;
 use motor_engine::{reconcile_once, ReconcileConfig};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -20,7 +20,7 @@ use crate::{
     util::{TestDb, TestMotor, ADMIN_TOKEN},
 };
 
-const ONE_SECOND: Umbrales = Umbrales {
+const ONE_SECOND: Thresholds = Thresholds {
     pendiente_segundos: 1,
     carril_segundos: 1,
     outbox_segundos: 1,

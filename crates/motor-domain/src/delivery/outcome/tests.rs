@@ -27,7 +27,7 @@ fn fail(s: u16) -> Outcome {
 #[test]
 fn statuses_at_every_class_boundary() {
     let redirect = Outcome::Fail {
-        error: ErrorCode::Redireccion,
+        error: ErrorCode::Redirect,
     };
     let cases = [
         (100, retry(100)),
@@ -48,7 +48,7 @@ fn statuses_at_every_class_boundary() {
         (
             401,
             Outcome::Suspend {
-                motivo: Motivo::Rechazo401,
+                motivo: SuspensionReason::Rejected401,
                 error: ErrorCode::Http(401),
             },
         ),
@@ -56,7 +56,7 @@ fn statuses_at_every_class_boundary() {
         (
             403,
             Outcome::Suspend {
-                motivo: Motivo::Rechazo403,
+                motivo: SuspensionReason::Rejected403,
                 error: ErrorCode::Http(403),
             },
         ),
@@ -129,7 +129,7 @@ fn retry_after_is_honoured_on_429_and_503_only() {
     assert_eq!(
         Outcome::from_status(301, Some("120"), now()),
         Outcome::Fail {
-            error: ErrorCode::Redireccion
+            error: ErrorCode::Redirect
         }
     );
 }
@@ -145,45 +145,45 @@ fn transport_failures() {
         (T::Timeout, retry(ErrorCode::Timeout), "timeout"),
         (
             T::ConnectionRefused,
-            retry(ErrorCode::ConexionRechazada),
+            retry(ErrorCode::ConnectionRefused),
             "conexion_rechazada",
         ),
         (
             T::ConnectionReset,
-            retry(ErrorCode::ConexionCortada),
+            retry(ErrorCode::ConnectionReset),
             "conexion_cortada",
         ),
         (T::Dns, retry(ErrorCode::Dns), "dns"),
         (T::Tls, retry(ErrorCode::Tls), "tls"),
-        (T::Network, retry(ErrorCode::Red), "red"),
+        (T::Network, retry(ErrorCode::Network), "red"),
         (
             T::Redirect,
             Outcome::Fail {
-                error: ErrorCode::Redireccion,
+                error: ErrorCode::Redirect,
             },
             "redireccion",
         ),
         (
             T::DestinationNotAllowed,
             Outcome::Suspend {
-                motivo: Motivo::DestinoNoPermitido,
-                error: ErrorCode::DestinoNoPermitido,
+                motivo: SuspensionReason::DestinationNotAllowed,
+                error: ErrorCode::DestinationNotAllowed,
             },
             "destino_no_permitido",
         ),
         (
             T::DestinationBlocked,
             Outcome::Suspend {
-                motivo: Motivo::DestinoBloqueado,
-                error: ErrorCode::DestinoBloqueado,
+                motivo: SuspensionReason::DestinationBlocked,
+                error: ErrorCode::DestinationBlocked,
             },
             "destino_bloqueado",
         ),
         (
             T::NoSecret,
             Outcome::Suspend {
-                motivo: Motivo::SinSecreto,
-                error: ErrorCode::SinSecreto,
+                motivo: SuspensionReason::NoSecret,
+                error: ErrorCode::NoSecret,
             },
             "sin_secreto",
         ),
@@ -197,7 +197,7 @@ fn transport_failures() {
         (
             T::BrokerNack,
             Outcome::Retry {
-                error: ErrorCode::BrokerRechazo,
+                error: ErrorCode::BrokerRejected,
                 retry_after: None,
             },
             "broker_rechazo",
@@ -205,7 +205,7 @@ fn transport_failures() {
         (
             T::BrokerUnroutable,
             Outcome::Retry {
-                error: ErrorCode::BrokerSinRuta,
+                error: ErrorCode::BrokerUnroutable,
                 retry_after: None,
             },
             "broker_sin_ruta",
@@ -213,7 +213,7 @@ fn transport_failures() {
         (
             T::NoStream,
             Outcome::Retry {
-                error: ErrorCode::SinStream,
+                error: ErrorCode::NoStream,
                 retry_after: None,
             },
             "sin_stream",
@@ -221,8 +221,8 @@ fn transport_failures() {
         (
             T::CredentialsRefused,
             Outcome::Suspend {
-                motivo: Motivo::RechazoCredenciales,
-                error: ErrorCode::RechazoCredenciales,
+                motivo: SuspensionReason::CredentialsRejected,
+                error: ErrorCode::CredentialsRejected,
             },
             "rechazo_credenciales",
         ),
@@ -262,30 +262,30 @@ fn codes_are_spelled_as_the_contract() {
         (ErrorCode::Http(404), "http_404"),
         (ErrorCode::Http(101), "http_101"),
         (ErrorCode::Timeout, "timeout"),
-        (ErrorCode::ConexionRechazada, "conexion_rechazada"),
-        (ErrorCode::ConexionCortada, "conexion_cortada"),
+        (ErrorCode::ConnectionRefused, "conexion_rechazada"),
+        (ErrorCode::ConnectionReset, "conexion_cortada"),
         (ErrorCode::Dns, "dns"),
         (ErrorCode::Tls, "tls"),
-        (ErrorCode::Red, "red"),
-        (ErrorCode::Redireccion, "redireccion"),
-        (ErrorCode::DestinoNoPermitido, "destino_no_permitido"),
-        (ErrorCode::DestinoBloqueado, "destino_bloqueado"),
-        (ErrorCode::SinSecreto, "sin_secreto"),
+        (ErrorCode::Network, "red"),
+        (ErrorCode::Redirect, "redireccion"),
+        (ErrorCode::DestinationNotAllowed, "destino_no_permitido"),
+        (ErrorCode::DestinationBlocked, "destino_bloqueado"),
+        (ErrorCode::NoSecret, "sin_secreto"),
         (ErrorCode::Url, "url"),
     ];
     for (code, s) in all {
         assert_eq!(code.to_string(), s);
         assert_eq!(ErrorCode::parse(s), Some(code));
-        assert_eq!(UltimoError::new(code).to_string(), s);
-        let agotada = format!("{s}_agotada");
-        assert_eq!(UltimoError::agotada(code).to_string(), agotada);
+        assert_eq!(LastError::new(code).to_string(), s);
+        let exhausted = format!("{s}_agotada");
+        assert_eq!(LastError::exhausted(code).to_string(), exhausted);
         assert_eq!(
-            UltimoError::parse(&agotada),
-            Some(UltimoError::agotada(code))
+            LastError::parse(&exhausted),
+            Some(LastError::exhausted(code))
         );
         assert_eq!(
-            serde_json::to_value(UltimoError::agotada(code)).unwrap(),
-            serde_json::json!(agotada)
+            serde_json::to_value(LastError::exhausted(code)).unwrap(),
+            serde_json::json!(exhausted)
         );
     }
 }
@@ -306,9 +306,9 @@ fn unknown_codes_are_refused() {
         "connection refused",
         "https://example.com",
     ] {
-        assert_eq!(UltimoError::parse(s), None, "{s:?}");
-        assert!(s.parse::<UltimoError>().is_err());
-        assert!(serde_json::from_value::<UltimoError>(serde_json::json!(s)).is_err());
+        assert_eq!(LastError::parse(s), None, "{s:?}");
+        assert!(s.parse::<LastError>().is_err());
+        assert!(serde_json::from_value::<LastError>(serde_json::json!(s)).is_err());
     }
 }
 
@@ -318,7 +318,7 @@ proptest! {
         let outcome = status(s);
         match s {
             200..=299 => prop_assert_eq!(outcome, Outcome::Delivered),
-            300..=399 => prop_assert_eq!(outcome, Outcome::Fail { error: ErrorCode::Redireccion }),
+            300..=399 => prop_assert_eq!(outcome, Outcome::Fail { error: ErrorCode::Redirect }),
             401 | 403 => {
                 let suspended = matches!(outcome, Outcome::Suspend { error: ErrorCode::Http(e), .. } if e == s);
                 prop_assert!(suspended);
@@ -330,16 +330,16 @@ proptest! {
     }
 
     #[test]
-    fn every_http_code_round_trips(s in 0u16..=u16::MAX, agotada: bool) {
-        let e = UltimoError { code: ErrorCode::Http(s), agotada };
-        prop_assert_eq!(UltimoError::parse(&e.to_string()), Some(e));
+    fn every_http_code_round_trips(s in 0u16..=u16::MAX, exhausted: bool) {
+        let e = LastError { code: ErrorCode::Http(s), exhausted };
+        prop_assert_eq!(LastError::parse(&e.to_string()), Some(e));
         let json = serde_json::to_string(&e).unwrap();
-        prop_assert_eq!(serde_json::from_str::<UltimoError>(&json).unwrap(), e);
+        prop_assert_eq!(serde_json::from_str::<LastError>(&json).unwrap(), e);
     }
 
     #[test]
     fn parsing_any_string_never_panics(s in ".{0,40}") {
-        if let Some(e) = UltimoError::parse(&s) {
+        if let Some(e) = LastError::parse(&s) {
             prop_assert_eq!(e.to_string(), s);
         }
     }

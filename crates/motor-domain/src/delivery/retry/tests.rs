@@ -137,7 +137,7 @@ fn the_docs_example_503_with_retry_after_35() {
             tier: Tier::S30,
         }
     );
-    assert_eq!(decision.estado(), Estado::Pendiente);
+    assert_eq!(decision.estado(), DeliveryState::Pending);
     assert_eq!(decision.ultimo_error().unwrap().to_string(), "http_503");
 }
 
@@ -176,7 +176,7 @@ fn every_outcome_decides() {
     let late = at(73 * 3_600_000);
 
     assert_eq!(d(Outcome::Delivered, at(5)), Decision::Delivered);
-    assert_eq!(Decision::Delivered.estado(), Estado::Entregada);
+    assert_eq!(Decision::Delivered.estado(), DeliveryState::Delivered);
     assert_eq!(Decision::Delivered.ultimo_error(), None);
 
     let suspend = Outcome::from_status(401, None, t0());
@@ -185,17 +185,17 @@ fn every_outcome_decides() {
         assert_eq!(
             decision,
             Decision::Suspend {
-                motivo: Motivo::Rechazo401,
+                motivo: SuspensionReason::Rejected401,
                 error: ErrorCode::Http(401)
             }
         );
-        assert_eq!(decision.estado(), Estado::Pendiente);
+        assert_eq!(decision.estado(), DeliveryState::Pending);
         assert_eq!(decision.ultimo_error().unwrap().to_string(), "http_401");
     }
 
     for now in [at(5), late] {
         let decision = d(Outcome::from_status(410, None, t0()), now);
-        assert_eq!(decision.estado(), Estado::Fallida);
+        assert_eq!(decision.estado(), DeliveryState::Failed);
         assert_eq!(decision.ultimo_error().unwrap().to_string(), "http_410");
         let decision = d(Outcome::from_status(302, None, t0()), now);
         assert_eq!(decision.ultimo_error().unwrap().to_string(), "redireccion");
@@ -215,7 +215,7 @@ fn every_outcome_decides() {
         }
     );
     let decision = d(Outcome::from_transport(TransportFailure::Timeout), late);
-    assert_eq!(decision.estado(), Estado::Fallida);
+    assert_eq!(decision.estado(), DeliveryState::Failed);
     assert_eq!(
         decision.ultimo_error().unwrap().to_string(),
         "timeout_agotada"
@@ -224,7 +224,7 @@ fn every_outcome_decides() {
     assert_eq!(
         decision,
         Decision::Fail {
-            error: UltimoError::agotada(ErrorCode::Http(503))
+            error: LastError::exhausted(ErrorCode::Http(503))
         }
     );
     assert_eq!(
@@ -238,9 +238,9 @@ fn giving_up_flips_exactly_at_72_hours() {
     let horizon = TimeDelta::hours(72);
     let d = |now| p().decide(t0(), now, 40, http_503(None), Jitter::NONE);
     let one_ns = TimeDelta::nanoseconds(1);
-    assert_eq!(d(t0() + horizon - one_ns).estado(), Estado::Pendiente);
-    assert_eq!(d(t0() + horizon).estado(), Estado::Fallida);
-    assert_eq!(d(t0() + horizon + one_ns).estado(), Estado::Fallida);
+    assert_eq!(d(t0() + horizon - one_ns).estado(), DeliveryState::Pending);
+    assert_eq!(d(t0() + horizon).estado(), DeliveryState::Failed);
+    assert_eq!(d(t0() + horizon + one_ns).estado(), DeliveryState::Failed);
     // A clock behind the creation time is not 72 h later.
     assert!(!p().exhausted(t0(), t0() - TimeDelta::days(10)));
     assert!(!p().exhausted(t0(), t0()));
@@ -427,7 +427,7 @@ proptest! {
                 prop_assert_eq!(next_attempt, attempt + 1);
             }
             Decision::Fail { error } => {
-                prop_assert!(error.agotada);
+                prop_assert!(error.exhausted);
                 prop_assert!(policy.exhausted(at(0), at(now_ms)));
             }
             other => prop_assert!(false, "{:?}", other),
@@ -455,7 +455,7 @@ proptest! {
         // Half the cases straddle the horizon closely.
         for age in [age_ms, horizon - 1 + age_ms % 3] {
             let decision = policy.decide(at(0), at(age), attempt, http_503(None), Jitter::NONE);
-            prop_assert_eq!(decision.estado() == Estado::Fallida, age >= horizon, "age {} horizon {}", age, horizon);
+            prop_assert_eq!(decision.estado() == DeliveryState::Failed, age >= horizon, "age {} horizon {}", age, horizon);
         }
     }
 
