@@ -16,7 +16,10 @@ async fn get_healthz() -> impl IntoResponse {
     responses((status = 200, body = crate::openapi::HealthSchema),
               (status = 503, body = crate::openapi::HealthSchema)))]
 async fn get_readyz(State(state): State<AppState>) -> impl IntoResponse {
-    match sqlx::query("SELECT 1").execute(&state.pool).await {
+    match sqlx::query_scalar!("SELECT 1 AS ready")
+        .fetch_one(&state.pool)
+        .await
+    {
         Ok(_) => (StatusCode::OK, Json(json!({"status": "ok"}))),
         Err(e) => {
             tracing::warn!(error = %e, "not ready: postgres");

@@ -84,6 +84,9 @@ impl Inbox {
 
     /// Creates the table ([`SCHEMA`]) if it is not there.
     pub async fn create(&self) -> Result<(), sqlx::Error> {
+        // Unchecked at compile time, like every statement of this crate: it
+        // runs on the receiver's own database, not Motor's (whose schema
+        // `.sqlx/` describes).
         sqlx::query(SCHEMA).execute(&self.pool).await.map(drop)
     }
 

@@ -1,13 +1,23 @@
 //! Operator alerts: opened by the delivery engine when it suspends a
 //! subscription, closed by the operator or by the reactivation.
 
+use motor_domain::time::Timestamp;
 use motor_domain::{alert::Alert, subscription::SubscriptionId, AppId};
-use sqlx::{postgres::PgRow, PgConnection, PgExecutor, Row};
+use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
 use crate::{Result, StoreError};
 
-const COLUMNS: &str = "id, app_id, subscription_id, motivo, detalle, abierta_en, cerrada_en";
+/// An `alerts` row.
+struct AlertRow {
+    id: Uuid,
+    app_id: Option<Uuid>,
+    subscription_id: Option<Uuid>,
+    reason: String,
+    detail: String,
+    opened_at: Timestamp,
+    closed_at: Option<Timestamp>,
+}
 
 /// Opens an alert; an open alert for the same subscription and motivo is
 /// kept instead of opening a second one.
@@ -18,16 +28,16 @@ pub async fn open(
     motivo: &str,
     detalle: &str,
 ) -> Result<()> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO alerts (id, app_id, subscription_id, motivo, detalle)
          VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (subscription_id, motivo) WHERE cerrada_en IS NULL DO NOTHING",
+         ON CONFLICT (subscription_id, motivo) WHERE cerrado_en IS NULL DO NOTHING",
+        Uuid::now_v7(),
+        Uuid::from(app),
+        subscription.map(|s| *s.as_uuid()),
+        motivo,
+        detalle,
     )
-    .bind(Uuid::now_v7())
-    .bind(Uuid::from(app))
-    .bind(subscription.map(|s| *s.as_uuid()))
-    .bind(motivo)
-    .bind(detalle)
     .execute(conn)
     .await?;
     Ok(())
@@ -38,10 +48,10 @@ pub async fn close_for_subscription(
     conn: &mut PgConnection,
     subscription: SubscriptionId,
 ) -> Result<u64> {
-    Ok(sqlx::query(
-        "UPDATE alerts SET cerrada_en = now() WHERE subscription_id = $1 AND cerrada_en IS NULL",
+    Ok(sqlx::query!(
+        "UPDATE alerts SET cerrado_en = now() WHERE subscription_id = $1 AND cerrado_en IS NULL",
+        subscription.as_uuid(),
     )
-    .bind(subscription.as_uuid())
     .execute(conn)
     .await?
     .rows_affected())
@@ -55,43 +65,47 @@ pub async fn list(
     app: Option<AppId>,
     limit: i64,
 ) -> Result<Vec<Alert>> {
-    let rows = sqlx::query(&format!(
-        "SELECT {COLUMNS} FROM alerts
-         WHERE ($1::boolean IS NULL OR (cerrada_en IS NULL) = $1)
-           AND ($2::uuid IS NULL OR app_id = $2)
-         ORDER BY abierta_en DESC, id DESC
-         LIMIT $3"
-    ))
-    .bind(abiertas)
-    .bind(app.map(Uuid::from))
-    .bind(limit)
+    let rows = sqlx::query_as!(
+        AlertRow,
+        r#"SELECT id, app_id, subscription_id, motivo AS reason, detalle AS detail,
+                  abierto_en AS opened_at, cerrado_en AS closed_at
+           FROM alerts
+           WHERE ($1::boolean IS NULL OR (cerrado_en IS NULL) = $1)
+             AND ($2::uuid IS NULL OR app_id = $2)
+           ORDER BY abierto_en DESC, id DESC
+           LIMIT $3"#,
+        abiertas,
+        app.map(Uuid::from),
+        limit,
+    )
     .fetch_all(db)
     .await?;
-    Ok(rows.iter().map(from_row).collect())
+    Ok(rows.into_iter().map(alert).collect())
 }
 
 /// Closes one alert; closing a closed alert keeps its first closing time.
 pub async fn close(db: impl PgExecutor<'_>, id: Uuid) -> Result<Alert> {
-    sqlx::query(&format!(
-        "UPDATE alerts SET cerrada_en = COALESCE(cerrada_en, now()) WHERE id = $1 RETURNING {COLUMNS}"
-    ))
-    .bind(id)
+    sqlx::query_as!(
+        AlertRow,
+        r#"UPDATE alerts SET cerrado_en = COALESCE(cerrado_en, now()) WHERE id = $1
+           RETURNING id, app_id, subscription_id, motivo AS reason, detalle AS detail,
+                     abierto_en AS opened_at, cerrado_en AS closed_at"#,
+        id,
+    )
     .fetch_optional(db)
     .await?
-    .map(|r| from_row(&r))
+    .map(alert)
     .ok_or(StoreError::NotFound("alert"))
 }
 
-fn from_row(row: &PgRow) -> Alert {
+fn alert(row: AlertRow) -> Alert {
     Alert {
-        id: row.get("id"),
-        app_id: row.get::<Option<Uuid>, _>("app_id").map(AppId::from_uuid),
-        suscripcion_id: row
-            .get::<Option<Uuid>, _>("subscription_id")
-            .map(SubscriptionId::from_uuid),
-        motivo: row.get("motivo"),
-        detalle: row.get("detalle"),
-        abierta_en: row.get("abierta_en"),
-        cerrada_en: row.get("cerrada_en"),
+        id: row.id,
+        app_id: row.app_id.map(AppId::from_uuid),
+        suscripcion_id: row.subscription_id.map(SubscriptionId::from_uuid),
+        motivo: row.reason,
+        detalle: row.detail,
+        abierta_en: row.opened_at,
+        cerrada_en: row.closed_at,
     }
 }

@@ -18,7 +18,7 @@
 //!   part of the lane when ordered, every delivery when not, none while the
 //!   subscription is paused or suspended.
 //! - A claim that finds a lower-seq delivery of its ordered lane still open
-//!   marks the delivery parked (`parked_at`). The head's finish claims the
+//!   marks the delivery parked (`aparcado_en`). The head's finish claims the
 //!   next delivery of its lane in its own transaction and hands it to the
 //!   same dispatcher ([`Next::Claim`]: a lane with a backlog costs one
 //!   commit per delivery, and nothing travels through Kafka); when it does
@@ -43,7 +43,7 @@ use motor_domain::{
     time::Timestamp,
     InstanceId,
 };
-use sqlx::{postgres::PgRow, PgConnection, Row};
+use sqlx::PgConnection;
 use uuid::Uuid;
 
 pub use claim::{claim, Claim, Claimed, Skip};
@@ -65,7 +65,8 @@ pub(crate) async fn fan_out_system(
     except: SubscriptionId,
     system: InstanceId,
 ) -> Result<usize> {
-    let rows = sqlx::query(
+    let rows = sqlx::query_as!(
+        JobRow,
         "WITH newest AS (
              SELECT event_id, seq FROM events WHERE instance_id = $3 ORDER BY seq DESC LIMIT 1
          )
@@ -74,14 +75,15 @@ pub(crate) async fn fan_out_system(
          FROM subscriptions s, newest n
          WHERE s.app_id = $1 AND s.estado = 'activa' AND s.id <> $2
          ORDER BY s.id
-         RETURNING id, subscription_id, instance_id, lane, seq, intentos, proximo_intento",
+         RETURNING id, subscription_id, instance_id, lane, seq, intentos AS attempts_made,
+                   proximo_intento AS due",
+        Uuid::from(app),
+        except.as_uuid(),
+        Uuid::from(system),
     )
-    .bind(Uuid::from(app))
-    .bind(except.as_uuid())
-    .bind(Uuid::from(system))
     .fetch_all(&mut *conn)
     .await?;
-    let jobs: Vec<DeliveryJob> = rows.iter().map(next_job).collect();
+    let jobs: Vec<DeliveryJob> = rows.into_iter().map(JobRow::next_job).collect();
     enqueue(conn, &jobs).await?;
     Ok(jobs.len())
 }
@@ -96,50 +98,40 @@ async fn enqueue(conn: &mut PgConnection, jobs: &[DeliveryJob]) -> Result<()> {
     outbox::insert(conn, jobs.iter().map(|j| OutboxRecord::job(j, now))).await
 }
 
-/// The job for the next attempt of a delivery row that returned
-/// `id, subscription_id, instance_id, lane, seq, intentos, proximo_intento`:
-/// attempt `intentos + 1`, due at `proximo_intento` or now, whichever is
-/// later.
-fn next_job(row: &PgRow) -> DeliveryJob {
-    let lane: String = row.get("lane");
-    let intentos: i32 = row.get("intentos");
-    let due: Option<Timestamp> = row.get("proximo_intento");
-    DeliveryJob {
-        delivery_id: DeliveryId::from_uuid(row.get("id")),
-        subscription_id: SubscriptionId::from_uuid(row.get("subscription_id")),
-        instance_id: InstanceId::from_uuid(row.get("instance_id")),
-        // The column only ever holds Lane's own text.
-        lane: lane.parse().unwrap_or(Lane::Live),
-        seq: row.get("seq"),
-        attempt: u32::try_from(intentos).unwrap_or(0) + 1,
-        due_at: due.map_or_else(Utc::now, |d| d.max(Utc::now())),
-    }
+/// A delivery row as a statement that writes a job for it returns it:
+/// `RETURNING id, subscription_id, instance_id, lane, seq,
+/// intentos AS attempts_made, proximo_intento AS due`.
+pub(crate) struct JobRow {
+    pub id: Uuid,
+    pub subscription_id: Uuid,
+    pub instance_id: Uuid,
+    pub lane: String,
+    pub seq: i64,
+    pub attempts_made: i32,
+    pub due: Option<Timestamp>,
 }
 
-/// The SQL condition "`d` may be attempted now, lanes aside": its
-/// subscription `s` is `activa` and not held by a receiver's `Retry-After`
-/// (`crate::throttle`), no live lease holds it, and it is due.
-const CLAIMABLE_NOW: &str = "s.estado = 'activa'
-    AND (d.lease_until IS NULL OR d.lease_until <= now())
-    AND d.proximo_intento <= now()
-    AND NOT EXISTS (
-        SELECT 1 FROM subscription_throttle t WHERE t.subscription_id = s.id AND t.hasta > now())";
-
-/// [`next_job`] for the other modules of the crate.
-pub(crate) fn next_job_of(row: &PgRow) -> DeliveryJob {
-    next_job(row)
+impl JobRow {
+    /// The job for the row's next attempt: attempt `intentos + 1`, due at
+    /// `proximo_intento` or now, whichever is later.
+    pub(crate) fn next_job(self) -> DeliveryJob {
+        DeliveryJob {
+            delivery_id: DeliveryId::from_uuid(self.id),
+            subscription_id: SubscriptionId::from_uuid(self.subscription_id),
+            instance_id: InstanceId::from_uuid(self.instance_id),
+            // The column only ever holds Lane's own text.
+            lane: self.lane.parse().unwrap_or(Lane::Live),
+            seq: self.seq,
+            attempt: u32::try_from(self.attempts_made).unwrap_or(0) + 1,
+            due_at: self.due.map_or_else(Utc::now, |d| d.max(Utc::now())),
+        }
+    }
 }
 
 /// [`enqueue`] for the other modules of the crate.
 pub(crate) async fn enqueue_jobs(conn: &mut PgConnection, jobs: &[DeliveryJob]) -> Result<()> {
     enqueue(conn, jobs).await
 }
-
-/// The SQL condition "no lower-seq delivery of `d`'s lane is open".
-const LANE_IS_FREE: &str = "NOT EXISTS (
-    SELECT 1 FROM deliveries b
-    WHERE b.subscription_id = d.subscription_id AND b.instance_id = d.instance_id
-      AND b.lane = d.lane AND b.estado = 'pendiente' AND b.seq < d.seq)";
 
 /// A statement that runs on every attempt or every sweeper pass, whose cost
 /// must not grow with the backlog: its name (the function that runs it),
@@ -155,7 +147,8 @@ pub struct HotStatement {
     pub sql: String,
 }
 
-/// Every [`HotStatement`] of this module.
+/// Every [`HotStatement`] of this module: the texts its functions run
+/// (`sql/*.sql`, checked against the schema when the crate is built).
 #[doc(hidden)]
 pub fn hot_statements() -> Vec<HotStatement> {
     let hot = |name, params, sql: &str| HotStatement {
@@ -165,45 +158,69 @@ pub fn hot_statements() -> Vec<HotStatement> {
         sql: sql.to_owned(),
     };
     vec![
-        hot("claim", "uuid, bigint, interval", &claim::try_claim_sql()),
-        hot("park_or_why_not", "uuid, bigint", claim::PARK_OR_WHY_NOT),
+        hot(
+            "claim",
+            "uuid, bigint, interval",
+            include_str!("deliveries/sql/claim.sql"),
+        ),
+        hot(
+            "park_or_why_not",
+            "uuid, bigint",
+            include_str!("deliveries/sql/park_or_why_not.sql"),
+        ),
         hot(
             "record_attempt",
             "uuid, integer, text, integer, text, timestamptz",
-            finish::RECORD_ATTEMPT,
+            include_str!("deliveries/sql/record_attempt.sql"),
         ),
         hot(
             "delivered_claiming_next",
             "uuid, integer, integer, timestamptz, integer, text[], interval",
-            &finish::delivered_claiming_next_sql(),
+            include_str!("deliveries/sql/delivered_claiming_next.sql"),
         ),
         hot(
             "claim_next",
             "uuid, uuid, text, interval",
-            &finish::claim_next_sql(),
+            include_str!("deliveries/sql/claim_next.sql"),
         ),
-        hot("release_next", "uuid, uuid, text", finish::RELEASE_NEXT),
+        hot(
+            "release_next",
+            "uuid, uuid, text",
+            include_str!("deliveries/sql/release_next.sql"),
+        ),
         hot(
             "record_delivered_many",
             "uuid[], integer[], integer[], timestamptz[], integer[], text[], interval",
-            &finish_many::record_delivered_many_sql(),
+            include_str!("deliveries/sql/record_delivered_many.sql"),
         ),
         hot(
             "fan_out",
             "uuid[], bigint[], bigint[], interval",
-            fan_out::FAN_OUT,
+            include_str!("deliveries/sql/fan_out.sql"),
         ),
-        hot("release", "uuid, text", &sweep::release_sql()),
+        hot(
+            "release",
+            "uuid, text",
+            include_str!("deliveries/sql/release.sql"),
+        ),
         HotStatement {
             setup: sweep::DUE_LANE_HEADS_SETUP,
             ..hot(
                 "due_lane_heads",
                 "interval, bigint",
-                &sweep::due_lane_heads_sql(),
+                include_str!("deliveries/sql/due_lane_heads.sql"),
             )
         },
-        hot("requeue", "uuid[]", &sweep::requeue_sql()),
-        hot("purge_delivered", "bigint, bigint", sweep::PURGE_DELIVERED),
+        hot(
+            "requeue",
+            "uuid[]",
+            include_str!("deliveries/sql/requeue.sql"),
+        ),
+        hot(
+            "purge_delivered",
+            "bigint, bigint",
+            include_str!("deliveries/sql/purge_delivered.sql"),
+        ),
     ]
 }
 

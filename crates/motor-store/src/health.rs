@@ -20,7 +20,7 @@ use motor_domain::{
     time::{self, Timestamp},
     AppId,
 };
-use sqlx::{PgConnection, PgExecutor, Row};
+use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
 use crate::{deliveries, ledger, operator, settings, subscriptions, Result};
@@ -35,19 +35,19 @@ pub async fn record_failure(
     subscription: SubscriptionId,
     at: Timestamp,
 ) -> Result<bool> {
-    let row = sqlx::query(
+    let row = sqlx::query!(
         "INSERT INTO subscription_health (subscription_id, fallando_desde, fallos_consecutivos)
          VALUES ($1, $2, 1)
          ON CONFLICT (subscription_id) DO UPDATE
              SET fallos_consecutivos = subscription_health.fallos_consecutivos + 1
          RETURNING fallando_desde, fallos_consecutivos",
+        subscription.as_uuid(),
+        at,
     )
-    .bind(subscription.as_uuid())
-    .bind(at)
     .fetch_one(&mut *conn)
     .await?;
-    let since: Timestamp = row.get("fallando_desde");
-    let failures: i64 = row.get("fallos_consecutivos");
+    let since: Timestamp = row.fallando_desde;
+    let failures: i64 = row.fallos_consecutivos;
     let settings = settings::load(&mut *conn).await?;
     if !settings.sustained_failure(since, failures, chrono::Utc::now()) {
         return Ok(false);
@@ -58,10 +58,12 @@ pub async fn record_failure(
 /// A success (or a reactivation): the subscription's failures are
 /// forgotten. Probes the key only when it is healthy.
 pub async fn forget(db: impl PgExecutor<'_>, subscriptions: &[Uuid]) -> Result<()> {
-    sqlx::query("DELETE FROM subscription_health WHERE subscription_id = ANY ($1)")
-        .bind(subscriptions)
-        .execute(db)
-        .await?;
+    sqlx::query!(
+        "DELETE FROM subscription_health WHERE subscription_id = ANY ($1)",
+        subscriptions
+    )
+    .execute(db)
+    .await?;
     Ok(())
 }
 
@@ -88,13 +90,16 @@ async fn disable(
     {
         return Ok(false);
     }
-    let row =
-        sqlx::query("SELECT app_id, nombre, url, suspendida_en FROM subscriptions WHERE id = $1")
-            .bind(subscription.as_uuid())
-            .fetch_one(&mut *conn)
-            .await?;
-    let app = AppId::from_uuid(row.get("app_id"));
-    let url: String = row.get("url");
+    // Just suspended, so suspendido_en is set.
+    let row = sqlx::query!(
+        r#"SELECT app_id, nombre, url, suspendido_en AS "suspendido_en!" FROM subscriptions
+           WHERE id = $1"#,
+        subscription.as_uuid(),
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    let app = AppId::from_uuid(row.app_id);
+    let url = row.url;
     let host = Destination::parse(&url, "url")
         .ok()
         .map(|d| match d.host_port().0 {
@@ -103,10 +108,10 @@ async fn disable(
         });
     let counts = deliveries::read::counts(&mut *conn, &[subscription]).await?;
     let (pendientes, fallidas) = counts.first().copied().unwrap_or_default();
-    let disabled_at: Timestamp = row.get("suspendida_en");
+    let disabled_at: Timestamp = row.suspendido_en;
     let data = serde_json::json!({
         "suscripcion_id": subscription,
-        "nombre": row.get::<String, _>("nombre"),
+        "nombre": row.nombre,
         "url_host": host,
         "fallando_desde": time::format(&since),
         "desactivada_en": time::format(&disabled_at),

@@ -4,7 +4,7 @@
 //! with one key are serialised.
 
 use motor_domain::{AppId, InstanceId};
-use sqlx::{PgConnection, Row};
+use sqlx::PgConnection;
 use uuid::Uuid;
 
 use crate::Result;
@@ -23,19 +23,19 @@ pub async fn find(
     instance: InstanceId,
     key: &str,
 ) -> Result<Option<StoredAnswer>> {
-    let row = sqlx::query(
+    let row = sqlx::query!(
         "SELECT request_hash, status, response FROM idempotency_keys
          WHERE app_id = $1 AND instance_id = $2 AND key = $3",
+        Uuid::from(app),
+        Uuid::from(instance),
+        key,
     )
-    .bind(Uuid::from(app))
-    .bind(Uuid::from(instance))
-    .bind(key)
     .fetch_optional(conn)
     .await?;
     Ok(row.map(|row| StoredAnswer {
-        request_hash: row.get("request_hash"),
-        status: row.get::<i16, _>("status") as u16,
-        response: row.get("response"),
+        request_hash: row.request_hash,
+        status: row.status as u16,
+        response: row.response,
     }))
 }
 
@@ -46,16 +46,16 @@ pub async fn save(
     key: &str,
     answer: &StoredAnswer,
 ) -> Result<()> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO idempotency_keys (app_id, instance_id, key, request_hash, status, response)
          VALUES ($1, $2, $3, $4, $5, $6)",
+        Uuid::from(app),
+        Uuid::from(instance),
+        key,
+        &answer.request_hash,
+        answer.status as i16,
+        &answer.response,
     )
-    .bind(Uuid::from(app))
-    .bind(Uuid::from(instance))
-    .bind(key)
-    .bind(&answer.request_hash)
-    .bind(answer.status as i16)
-    .bind(&answer.response)
     .execute(conn)
     .await?;
     Ok(())

@@ -22,7 +22,7 @@ use std::str::FromStr;
 
 use sqlx::{
     migrate::Migrator,
-    postgres::{PgConnectOptions, PgPoolOptions},
+    postgres::{types::PgInterval, PgConnectOptions, PgPoolOptions},
     ConnectOptions, Connection, Executor, PgConnection, PgPool,
 };
 
@@ -42,6 +42,18 @@ pub enum StoreError {
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// A duration as a Postgres `interval` parameter of a checked statement
+/// (`query!` takes `PgInterval` for one); a duration beyond an interval's
+/// range (about 292,000 years of microseconds) is clamped to the largest.
+fn interval(duration: std::time::Duration) -> PgInterval {
+    let delta = chrono::TimeDelta::from_std(duration).unwrap_or(chrono::TimeDelta::MAX);
+    PgInterval::try_from(delta).unwrap_or(PgInterval {
+        months: 0,
+        days: 0,
+        microseconds: i64::MAX,
+    })
+}
 
 /// Connects a pool.
 pub async fn connect(url: &str, max_connections: u32) -> Result<PgPool> {
@@ -66,13 +78,15 @@ pub async fn create_database_if_missing(url: &str) -> Result<()> {
         return Ok(());
     }
     let mut admin = PgConnection::connect_with(&options.clone().database("postgres")).await?;
-    let exists: bool =
-        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
-            .bind(&name)
-            .fetch_one(&mut admin)
-            .await?;
+    let exists = sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1) AS "exists!""#,
+        &name
+    )
+    .fetch_one(&mut admin)
+    .await?;
     if !exists {
         let quoted = format!("\"{}\"", name.replace('"', "\"\""));
+        // Dynamic: a database's name cannot be a parameter.
         admin
             .execute(format!("CREATE DATABASE {quoted}").as_str())
             .await?;

@@ -4,7 +4,7 @@
 //! per scrape): a database too slow to answer leaves the previous values
 //! in place instead of piling up work.
 
-use sqlx::{PgPool, Row};
+use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::Result;
@@ -30,43 +30,40 @@ pub struct Backlog {
 /// Reads a [`Backlog`], naming at most `top` subscriptions.
 pub async fn backlog(pool: &PgPool, top: i64) -> Result<Backlog> {
     let mut tx = pool.begin().await?;
-    sqlx::query("SET LOCAL statement_timeout = '5s'")
+    sqlx::query!("SET LOCAL statement_timeout = '5s'")
         .execute(&mut *tx)
         .await?;
-    let counts = sqlx::query(
-        "SELECT (SELECT count(*) FROM deliveries WHERE estado = 'fallida') AS dlq,
-                (SELECT count(*) FROM deliveries WHERE estado = 'pendiente') AS pending,
-                (SELECT count(*) FROM outbox) AS outbox_depth,
-                COALESCE(EXTRACT(EPOCH FROM now() - (SELECT created_at FROM outbox ORDER BY id LIMIT 1)), 0)::float8
-                    AS outbox_oldest",
+    let counts = sqlx::query!(
+        r#"SELECT (SELECT count(*) FROM deliveries WHERE estado = 'fallida') AS "dlq!",
+                  (SELECT count(*) FROM deliveries WHERE estado = 'pendiente') AS "pending!",
+                  (SELECT count(*) FROM outbox) AS "outbox_depth!",
+                  COALESCE(EXTRACT(EPOCH FROM now() - (SELECT creado_en FROM outbox ORDER BY id LIMIT 1)), 0)::float8
+                      AS "outbox_oldest!""#,
     )
     .fetch_one(&mut *tx)
     .await?;
-    let oldest = sqlx::query(
-        "SELECT subscription_id, EXTRACT(EPOCH FROM now() - min(creada_en))::float8 AS age
-         FROM deliveries WHERE estado = 'pendiente'
-         GROUP BY subscription_id ORDER BY min(creada_en) LIMIT $1",
+    let oldest = sqlx::query!(
+        r#"SELECT subscription_id, EXTRACT(EPOCH FROM now() - min(creado_en))::float8 AS "age!"
+           FROM deliveries WHERE estado = 'pendiente'
+           GROUP BY subscription_id ORDER BY min(creado_en) LIMIT $1"#,
+        top,
     )
-    .bind(top)
     .fetch_all(&mut *tx)
     .await?;
     let subscriptions =
-        sqlx::query("SELECT estado, count(*) AS n FROM subscriptions GROUP BY estado")
+        sqlx::query!(r#"SELECT estado, count(*) AS "n!" FROM subscriptions GROUP BY estado"#)
             .fetch_all(&mut *tx)
             .await?;
     tx.commit().await?;
     Ok(Backlog {
-        dlq: counts.get("dlq"),
-        pending: counts.get("pending"),
+        dlq: counts.dlq,
+        pending: counts.pending,
         oldest_pending: oldest
-            .iter()
-            .map(|r| (r.get("subscription_id"), r.get::<f64, _>("age").max(0.0)))
+            .into_iter()
+            .map(|r| (r.subscription_id, r.age.max(0.0)))
             .collect(),
-        outbox_depth: counts.get("outbox_depth"),
-        outbox_oldest_seconds: counts.get::<f64, _>("outbox_oldest").max(0.0),
-        subscriptions: subscriptions
-            .iter()
-            .map(|r| (r.get("estado"), r.get("n")))
-            .collect(),
+        outbox_depth: counts.outbox_depth,
+        outbox_oldest_seconds: counts.outbox_oldest.max(0.0),
+        subscriptions: subscriptions.into_iter().map(|r| (r.estado, r.n)).collect(),
     })
 }

@@ -9,7 +9,7 @@ use motor_domain::{
     time::Timestamp,
     AppId, InstanceId, Scope,
 };
-use sqlx::{PgExecutor, Row};
+use sqlx::PgExecutor;
 use uuid::Uuid;
 
 use crate::{Result, StoreError};
@@ -22,43 +22,54 @@ pub async fn create_app(
 ) -> Result<App> {
     // The app and its system instance (the ledger of the events Motor
     // publishes to the app's subscriptions), in one statement.
-    let row = sqlx::query(&format!(
-        "WITH app AS (
-             INSERT INTO apps (id, nombre, destinos_permitidos, politica_destinos)
-             VALUES ($1, $2, $3, $4)
-             RETURNING {APP_COLUMNS}
-         ), system AS (
-             INSERT INTO instances (id, app_id, nombre, sistema)
-             SELECT $5, id, 'sistema', true FROM app
-         )
-         SELECT * FROM app"
-    ))
-    .bind(Uuid::from(AppId::new()))
-    .bind(nombre)
-    .bind(destinos)
-    .bind(politica.as_str())
-    .bind(Uuid::from(InstanceId::new()))
+    let row = sqlx::query_as!(
+        AppRow,
+        r#"WITH app AS (
+               INSERT INTO apps (id, nombre, destinos_permitidos, politica_destinos)
+               VALUES ($1, $2, $3, $4)
+               RETURNING id, nombre, destinos_permitidos, politica_destinos, creado_en
+           ), system AS (
+               INSERT INTO instances (id, app_id, nombre, sistema)
+               SELECT $5, id, 'sistema', true FROM app
+           )
+           SELECT id AS "id!", nombre AS "name!", destinos_permitidos AS "allowed_destinations!",
+                  politica_destinos AS "destination_policy!", creado_en AS "created_at!"
+           FROM app"#,
+        Uuid::from(AppId::new()),
+        nombre,
+        destinos,
+        politica.as_str(),
+        Uuid::from(InstanceId::new()),
+    )
     .fetch_one(db)
     .await?;
-    Ok(app_from_row(&row))
+    Ok(app(row))
 }
 
 pub async fn list_apps(db: impl PgExecutor<'_>) -> Result<Vec<App>> {
-    let rows = sqlx::query(&format!(
-        "SELECT {APP_COLUMNS} FROM apps ORDER BY creada_en, id"
-    ))
+    let rows = sqlx::query_as!(
+        AppRow,
+        "SELECT id, nombre AS name, destinos_permitidos AS allowed_destinations,
+                politica_destinos AS destination_policy, creado_en AS created_at
+         FROM apps ORDER BY creado_en, id"
+    )
     .fetch_all(db)
     .await?;
-    Ok(rows.iter().map(app_from_row).collect())
+    Ok(rows.into_iter().map(app).collect())
 }
 
 pub async fn get_app(db: impl PgExecutor<'_>, id: AppId) -> Result<App> {
-    sqlx::query(&format!("SELECT {APP_COLUMNS} FROM apps WHERE id = $1"))
-        .bind(Uuid::from(id))
-        .fetch_optional(db)
-        .await?
-        .map(|row| app_from_row(&row))
-        .ok_or(StoreError::NotFound("app"))
+    sqlx::query_as!(
+        AppRow,
+        "SELECT id, nombre AS name, destinos_permitidos AS allowed_destinations,
+                politica_destinos AS destination_policy, creado_en AS created_at
+         FROM apps WHERE id = $1",
+        Uuid::from(id),
+    )
+    .fetch_optional(db)
+    .await?
+    .map(app)
+    .ok_or(StoreError::NotFound("app"))
 }
 
 /// Changes the given fields; `None` leaves a field as it is.
@@ -69,34 +80,42 @@ pub async fn update_app(
     destinos: Option<&[String]>,
     politica: Option<DestinationPolicy>,
 ) -> Result<App> {
-    sqlx::query(&format!(
+    sqlx::query_as!(
+        AppRow,
         "UPDATE apps SET nombre = COALESCE($2, nombre),
                          destinos_permitidos = COALESCE($3, destinos_permitidos),
                          politica_destinos = COALESCE($4, politica_destinos)
          WHERE id = $1
-         RETURNING {APP_COLUMNS}"
-    ))
-    .bind(Uuid::from(id))
-    .bind(nombre)
-    .bind(destinos)
-    .bind(politica.map(DestinationPolicy::as_str))
+         RETURNING id, nombre AS name, destinos_permitidos AS allowed_destinations,
+                   politica_destinos AS destination_policy, creado_en AS created_at",
+        Uuid::from(id),
+        nombre,
+        destinos,
+        politica.map(DestinationPolicy::as_str),
+    )
     .fetch_optional(db)
     .await?
-    .map(|row| app_from_row(&row))
+    .map(app)
     .ok_or(StoreError::NotFound("app"))
 }
 
-const APP_COLUMNS: &str = "id, nombre, destinos_permitidos, politica_destinos, creada_en";
+/// An `apps` row.
+struct AppRow {
+    id: Uuid,
+    name: String,
+    allowed_destinations: Vec<String>,
+    destination_policy: String,
+    created_at: Timestamp,
+}
 
-fn app_from_row(row: &sqlx::postgres::PgRow) -> App {
+fn app(row: AppRow) -> App {
     App {
-        id: AppId::from_uuid(row.get("id")),
-        nombre: row.get("nombre"),
-        destinos_permitidos: row.get("destinos_permitidos"),
+        id: AppId::from_uuid(row.id),
+        nombre: row.name,
+        destinos_permitidos: row.allowed_destinations,
         // The column's CHECK admits only the policies' own text.
-        politica_destinos: DestinationPolicy::parse(row.get("politica_destinos"))
-            .unwrap_or_default(),
-        creada_en: row.get("creada_en"),
+        politica_destinos: DestinationPolicy::parse(&row.destination_policy).unwrap_or_default(),
+        creada_en: row.created_at,
     }
 }
 
@@ -106,14 +125,14 @@ pub async fn create_instance(
     nombre: &str,
 ) -> Result<Instance> {
     let id = InstanceId::new();
-    let inserted = sqlx::query(
+    let generation = sqlx::query_scalar!(
         "INSERT INTO instances (id, app_id, nombre)
          SELECT $1, id, $3 FROM apps WHERE id = $2
          RETURNING generation",
+        Uuid::from(id),
+        Uuid::from(app),
+        nombre,
     )
-    .bind(Uuid::from(id))
-    .bind(Uuid::from(app))
-    .bind(nombre)
     .fetch_optional(db)
     .await?
     .ok_or(StoreError::NotFound("app"))?;
@@ -121,25 +140,25 @@ pub async fn create_instance(
         id,
         app_id: app,
         nombre: nombre.to_owned(),
-        generation: inserted.get("generation"),
+        generation,
     })
 }
 
 pub async fn list_instances(db: impl PgExecutor<'_>, app: AppId) -> Result<Vec<Instance>> {
-    let rows = sqlx::query(
+    let rows = sqlx::query!(
         "SELECT id, app_id, nombre, generation FROM instances WHERE app_id = $1 AND NOT sistema
-         ORDER BY creada_en, id",
+         ORDER BY creado_en, id",
+        Uuid::from(app),
     )
-    .bind(Uuid::from(app))
     .fetch_all(db)
     .await?;
     Ok(rows
-        .iter()
+        .into_iter()
         .map(|row| Instance {
-            id: InstanceId::from_uuid(row.get("id")),
-            app_id: AppId::from_uuid(row.get("app_id")),
-            nombre: row.get("nombre"),
-            generation: row.get("generation"),
+            id: InstanceId::from_uuid(row.id),
+            app_id: AppId::from_uuid(row.app_id),
+            nombre: row.nombre,
+            generation: row.generation,
         })
         .collect())
 }
@@ -150,30 +169,36 @@ pub async fn instance_owner(
     db: impl PgExecutor<'_>,
     instance: InstanceId,
 ) -> Result<Option<(AppId, bool)>> {
-    let row = sqlx::query("SELECT app_id, sistema FROM instances WHERE id = $1")
-        .bind(Uuid::from(instance))
-        .fetch_optional(db)
-        .await?;
-    Ok(row.map(|r| (AppId::from_uuid(r.get("app_id")), r.get("sistema"))))
+    let row = sqlx::query!(
+        "SELECT app_id, sistema FROM instances WHERE id = $1",
+        Uuid::from(instance)
+    )
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(|r| (AppId::from_uuid(r.app_id), r.sistema)))
 }
 
 /// The app's system instance: the ledger of the events Motor publishes to
 /// the app's subscriptions.
 pub async fn system_instance(db: impl PgExecutor<'_>, app: AppId) -> Result<InstanceId> {
-    let id: Uuid = sqlx::query_scalar("SELECT id FROM instances WHERE app_id = $1 AND sistema")
-        .bind(Uuid::from(app))
-        .fetch_optional(db)
-        .await?
-        .ok_or(StoreError::NotFound("system instance"))?;
+    let id: Uuid = sqlx::query_scalar!(
+        "SELECT id FROM instances WHERE app_id = $1 AND sistema",
+        Uuid::from(app)
+    )
+    .fetch_optional(db)
+    .await?
+    .ok_or(StoreError::NotFound("system instance"))?;
     Ok(InstanceId::from_uuid(id))
 }
 
 /// The app an instance belongs to, if the instance exists.
 pub async fn instance_app(db: impl PgExecutor<'_>, instance: InstanceId) -> Result<Option<AppId>> {
-    let app: Option<Uuid> = sqlx::query_scalar("SELECT app_id FROM instances WHERE id = $1")
-        .bind(Uuid::from(instance))
-        .fetch_optional(db)
-        .await?;
+    let app: Option<Uuid> = sqlx::query_scalar!(
+        "SELECT app_id FROM instances WHERE id = $1",
+        Uuid::from(instance)
+    )
+    .fetch_optional(db)
+    .await?;
     Ok(app.map(AppId::from_uuid))
 }
 
@@ -189,20 +214,20 @@ pub async fn create_key(
     let issued = IssuedKey::generate();
     let scope_names: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
     let instance_ids: Vec<Uuid> = instancias.iter().map(|i| Uuid::from(*i)).collect();
-    let row = sqlx::query(
+    let row = sqlx::query_scalar!(
         "WITH app AS (SELECT id FROM apps WHERE id = $2),
               owned AS (SELECT count(*) AS n FROM instances WHERE app_id = $2 AND id = ANY($6))
          INSERT INTO api_keys (key_id, app_id, nombre, token_hash, scopes, instancias)
          SELECT $1, app.id, $3, $4, $5, $6 FROM app, owned
          WHERE owned.n = cardinality($6::uuid[])
          RETURNING key_id",
+        &issued.key_id,
+        Uuid::from(app),
+        nombre,
+        issued.token_hash(),
+        &scope_names as &[&str],
+        &instance_ids,
     )
-    .bind(&issued.key_id)
-    .bind(Uuid::from(app))
-    .bind(nombre)
-    .bind(issued.token_hash())
-    .bind(&scope_names)
-    .bind(&instance_ids)
     .fetch_optional(db)
     .await?;
     if row.is_none() {
@@ -217,34 +242,34 @@ pub async fn create_key(
 }
 
 pub async fn list_keys(db: impl PgExecutor<'_>, app: AppId) -> Result<Vec<ApiKeyInfo>> {
-    let rows = sqlx::query(
-        "SELECT key_id, nombre, scopes, instancias, creada_en, revocada_en
-         FROM api_keys WHERE app_id = $1 ORDER BY creada_en, key_id",
+    let rows = sqlx::query!(
+        "SELECT key_id, nombre, scopes, instancias, creado_en, revocado_en
+         FROM api_keys WHERE app_id = $1 ORDER BY creado_en, key_id",
+        Uuid::from(app),
     )
-    .bind(Uuid::from(app))
     .fetch_all(db)
     .await?;
     Ok(rows
-        .iter()
+        .into_iter()
         .map(|row| ApiKeyInfo {
-            key_id: row.get("key_id"),
-            nombre: row.get("nombre"),
-            scopes: parse_scopes(row.get("scopes")),
-            instancias: instances_of(row.get("instancias")),
-            creada_en: row.get("creada_en"),
-            revocada_en: row.get::<Option<Timestamp>, _>("revocada_en"),
+            key_id: row.key_id,
+            nombre: row.nombre,
+            scopes: parse_scopes(row.scopes),
+            instancias: instances_of(row.instancias),
+            creada_en: row.creado_en,
+            revocada_en: row.revocado_en,
         })
         .collect())
 }
 
 /// Revokes a key of the app; revoking twice is not an error.
 pub async fn revoke_key(db: impl PgExecutor<'_>, app: AppId, key_id: &str) -> Result<()> {
-    let found = sqlx::query(
-        "UPDATE api_keys SET revocada_en = COALESCE(revocada_en, now())
+    let found = sqlx::query!(
+        "UPDATE api_keys SET revocado_en = COALESCE(revocado_en, now())
          WHERE app_id = $1 AND key_id = $2",
+        Uuid::from(app),
+        key_id,
     )
-    .bind(Uuid::from(app))
-    .bind(key_id)
     .execute(db)
     .await?;
     if found.rows_affected() == 0 {
@@ -255,18 +280,18 @@ pub async fn revoke_key(db: impl PgExecutor<'_>, app: AppId, key_id: &str) -> Re
 
 /// The live (not revoked) key whose token hashes to `token_hash`.
 pub async fn authenticate(db: impl PgExecutor<'_>, token_hash: &[u8]) -> Result<Option<Principal>> {
-    let row = sqlx::query(
+    let row = sqlx::query!(
         "SELECT key_id, app_id, scopes, instancias FROM api_keys
-         WHERE token_hash = $1 AND revocada_en IS NULL",
+         WHERE token_hash = $1 AND revocado_en IS NULL",
+        token_hash,
     )
-    .bind(token_hash)
     .fetch_optional(db)
     .await?;
     Ok(row.map(|row| Principal {
-        key_id: row.get("key_id"),
-        app_id: AppId::from_uuid(row.get("app_id")),
-        scopes: parse_scopes(row.get("scopes")),
-        instancias: instances_of(row.get("instancias")),
+        key_id: row.key_id,
+        app_id: AppId::from_uuid(row.app_id),
+        scopes: parse_scopes(row.scopes),
+        instancias: instances_of(row.instancias),
     }))
 }
 

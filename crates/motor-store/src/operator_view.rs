@@ -4,7 +4,7 @@
 //! subscription and error code, and selections of the DLQ to retry.
 
 use motor_domain::{subscription::SubscriptionId, time::Timestamp, AppId, EventId};
-use sqlx::{PgExecutor, Row};
+use sqlx::PgExecutor;
 use uuid::Uuid;
 
 use crate::Result;
@@ -49,75 +49,111 @@ pub struct OpDelivery {
     pub entregada_en: Option<Timestamp>,
 }
 
-const SELECT: &str = "SELECT d.id, d.app_id, d.subscription_id, s.nombre AS suscripcion,
-        d.instance_id, i.nombre AS instancia, d.event_id, d.seq, e.type, d.lane, d.estado,
-        d.intentos, d.proximo_intento, d.ultimo_status, d.ultimo_error, d.creada_en,
-        d.entregada_en
-    FROM deliveries d
-    JOIN subscriptions s ON s.id = d.subscription_id
-    JOIN instances i ON i.id = d.instance_id
-    JOIN events e ON e.event_id = d.event_id";
+/// A delivery joined with its names, as [`deliveries`], [`delivery`] and
+/// [`siblings`] select it.
+struct OpDeliveryRow {
+    id: Uuid,
+    app_id: Uuid,
+    subscription_id: Uuid,
+    subscription_name: String,
+    instance_id: Uuid,
+    instance_name: String,
+    event_id: Uuid,
+    seq: i64,
+    event_type: String,
+    lane: String,
+    state: String,
+    attempts: i32,
+    next_attempt: Option<Timestamp>,
+    last_status: Option<i32>,
+    last_error: Option<String>,
+    created_at: Timestamp,
+    delivered_at: Option<Timestamp>,
+}
 
 /// Deliveries matching `filter`, newest id first; `limit` rows at most.
 pub async fn deliveries(
     db: impl PgExecutor<'_>,
     filter: &DeliveryFilter,
 ) -> Result<Vec<OpDelivery>> {
-    let rows = sqlx::query(&format!(
-        "{SELECT}
+    let rows = sqlx::query_as!(
+        OpDeliveryRow,
+        "SELECT d.id, d.app_id, d.subscription_id, s.nombre AS subscription_name,
+                d.instance_id, i.nombre AS instance_name, d.event_id, d.seq, e.type AS event_type,
+                d.lane, d.estado AS state, d.intentos AS attempts,
+                d.proximo_intento AS next_attempt, d.ultimo_status AS last_status,
+                d.ultimo_error AS last_error, d.creado_en AS created_at,
+                d.entregado_en AS delivered_at
+         FROM deliveries d
+         JOIN subscriptions s ON s.id = d.subscription_id
+         JOIN instances i ON i.id = d.instance_id
+         JOIN events e ON e.event_id = d.event_id
          WHERE (cardinality($1::text[]) = 0 OR d.estado = ANY ($1))
            AND ($2::uuid IS NULL OR d.app_id = $2)
            AND ($3::uuid IS NULL OR d.subscription_id = $3)
            AND ($4::uuid IS NULL OR d.instance_id = $4)
            AND (cardinality($5::text[]) = 0 OR d.ultimo_error = ANY ($5))
-           AND ($6::timestamptz IS NULL OR d.creada_en >= $6)
-           AND ($7::timestamptz IS NULL OR d.creada_en < $7)
+           AND ($6::timestamptz IS NULL OR d.creado_en >= $6)
+           AND ($7::timestamptz IS NULL OR d.creado_en < $7)
            AND ($8::uuid IS NULL OR d.id < $8)
          ORDER BY d.id DESC
-         LIMIT $9"
-    ))
-    .bind(&filter.estados)
-    .bind(filter.app)
-    .bind(filter.subscription)
-    .bind(filter.instance)
-    .bind(&filter.errores)
-    .bind(filter.desde)
-    .bind(filter.hasta)
-    .bind(filter.before)
-    .bind(filter.limit)
+         LIMIT $9",
+        &filter.estados,
+        filter.app,
+        filter.subscription,
+        filter.instance,
+        &filter.errores,
+        filter.desde,
+        filter.hasta,
+        filter.before,
+        filter.limit,
+    )
     .fetch_all(db)
     .await?;
-    Ok(rows.iter().map(from_row).collect())
+    Ok(rows.into_iter().map(op_delivery).collect())
 }
 
 /// One delivery, any app.
 pub async fn delivery(db: impl PgExecutor<'_>, id: Uuid) -> Result<Option<OpDelivery>> {
-    let row = sqlx::query(&format!("{SELECT} WHERE d.id = $1"))
-        .bind(id)
-        .fetch_optional(db)
-        .await?;
-    Ok(row.as_ref().map(from_row))
+    let row = sqlx::query_as!(
+        OpDeliveryRow,
+        "SELECT d.id, d.app_id, d.subscription_id, s.nombre AS subscription_name,
+                d.instance_id, i.nombre AS instance_name, d.event_id, d.seq, e.type AS event_type,
+                d.lane, d.estado AS state, d.intentos AS attempts,
+                d.proximo_intento AS next_attempt, d.ultimo_status AS last_status,
+                d.ultimo_error AS last_error, d.creado_en AS created_at,
+                d.entregado_en AS delivered_at
+         FROM deliveries d
+         JOIN subscriptions s ON s.id = d.subscription_id
+         JOIN instances i ON i.id = d.instance_id
+         JOIN events e ON e.event_id = d.event_id
+         WHERE d.id = $1",
+        id,
+    )
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(op_delivery))
 }
 
-fn from_row(r: &sqlx::postgres::PgRow) -> OpDelivery {
+fn op_delivery(r: OpDeliveryRow) -> OpDelivery {
     OpDelivery {
-        id: r.get("id"),
-        app_id: r.get("app_id"),
-        subscription_id: r.get("subscription_id"),
-        suscripcion: r.get("suscripcion"),
-        instance_id: r.get("instance_id"),
-        instancia: r.get("instancia"),
-        event_id: r.get("event_id"),
-        seq: r.get("seq"),
-        event_type: r.get("type"),
-        lane: r.get("lane"),
-        estado: r.get("estado"),
-        intentos: r.get("intentos"),
-        proximo_intento: r.get("proximo_intento"),
-        ultimo_status: r.get("ultimo_status"),
-        ultimo_error: r.get("ultimo_error"),
-        creada_en: r.get("creada_en"),
-        entregada_en: r.get("entregada_en"),
+        id: r.id,
+        app_id: r.app_id,
+        subscription_id: r.subscription_id,
+        suscripcion: r.subscription_name,
+        instance_id: r.instance_id,
+        instancia: r.instance_name,
+        event_id: r.event_id,
+        seq: r.seq,
+        event_type: r.event_type,
+        lane: r.lane,
+        estado: r.state,
+        intentos: r.attempts,
+        proximo_intento: r.next_attempt,
+        ultimo_status: r.last_status,
+        ultimo_error: r.last_error,
+        creada_en: r.created_at,
+        entregada_en: r.delivered_at,
     }
 }
 
@@ -137,29 +173,31 @@ pub struct DlqGroup {
 /// The DLQ by subscription and error code, largest groups first;
 /// `app` narrows it to one app.
 pub async fn dlq(db: impl PgExecutor<'_>, app: Option<Uuid>) -> Result<Vec<DlqGroup>> {
-    let rows = sqlx::query(
-        "SELECT g.*, s.app_id, s.nombre AS suscripcion, s.estado
-         FROM (SELECT subscription_id, ultimo_error, count(*) AS fallidas,
-                      max(actualizada_en) AS ultima_en
-               FROM deliveries WHERE estado = 'fallida'
-                 AND ($1::uuid IS NULL OR app_id = $1)
-               GROUP BY subscription_id, ultimo_error) g
-         JOIN subscriptions s ON s.id = g.subscription_id
-         ORDER BY g.fallidas DESC, g.subscription_id, g.ultimo_error",
+    let rows = sqlx::query!(
+        r#"SELECT g.subscription_id AS "subscription_id!", g.ultimo_error,
+                  g.fallidas AS "failed!", g.ultima_en AS "last_at!", s.app_id,
+                  s.nombre AS subscription_name, s.estado
+           FROM (SELECT subscription_id, ultimo_error, count(*) AS fallidas,
+                        max(actualizado_en) AS ultima_en
+                 FROM deliveries WHERE estado = 'fallida'
+                   AND ($1::uuid IS NULL OR app_id = $1)
+                 GROUP BY subscription_id, ultimo_error) g
+           JOIN subscriptions s ON s.id = g.subscription_id
+           ORDER BY g.fallidas DESC, g.subscription_id, g.ultimo_error"#,
+        app,
     )
-    .bind(app)
     .fetch_all(db)
     .await?;
     Ok(rows
-        .iter()
+        .into_iter()
         .map(|r| DlqGroup {
-            app_id: r.get("app_id"),
-            subscription_id: r.get("subscription_id"),
-            suscripcion: r.get("suscripcion"),
-            estado: r.get("estado"),
-            ultimo_error: r.get("ultimo_error"),
-            fallidas: r.get("fallidas"),
-            ultima_en: r.get("ultima_en"),
+            app_id: r.app_id,
+            subscription_id: r.subscription_id,
+            suscripcion: r.subscription_name,
+            estado: r.estado,
+            ultimo_error: r.ultimo_error,
+            fallidas: r.failed,
+            ultima_en: r.last_at,
         })
         .collect())
 }
@@ -181,7 +219,7 @@ pub async fn failed_selection(
     db: impl PgExecutor<'_>,
     selection: &DlqSelection,
 ) -> Result<Vec<(AppId, SubscriptionId, EventId)>> {
-    let rows = sqlx::query(
+    let rows = sqlx::query!(
         "SELECT d.app_id, d.subscription_id, d.event_id FROM deliveries d
          JOIN subscriptions s ON s.id = d.subscription_id AND s.estado <> 'eliminada'
          WHERE d.estado = 'fallida'
@@ -189,23 +227,23 @@ pub async fn failed_selection(
            AND ($2::uuid IS NULL OR d.app_id = $2)
            AND (cardinality($3::text[]) = 0 OR d.ultimo_error = ANY ($3))
            AND (cardinality($4::uuid[]) = 0 OR d.id = ANY ($4))
-         ORDER BY d.creada_en, d.id
+         ORDER BY d.creado_en, d.id
          LIMIT $5",
+        selection.subscription,
+        selection.app,
+        &selection.errores,
+        &selection.delivery_ids,
+        selection.limit,
     )
-    .bind(selection.subscription)
-    .bind(selection.app)
-    .bind(&selection.errores)
-    .bind(&selection.delivery_ids)
-    .bind(selection.limit)
     .fetch_all(db)
     .await?;
     Ok(rows
-        .iter()
+        .into_iter()
         .map(|r| {
             (
-                AppId::from_uuid(r.get("app_id")),
-                SubscriptionId::from_uuid(r.get("subscription_id")),
-                EventId::from_uuid(r.get("event_id")),
+                AppId::from_uuid(r.app_id),
+                SubscriptionId::from_uuid(r.subscription_id),
+                EventId::from_uuid(r.event_id),
             )
         })
         .collect())
@@ -213,10 +251,10 @@ pub async fn failed_selection(
 
 /// The app of a subscription (`None`: no such subscription).
 pub async fn subscription_app(db: impl PgExecutor<'_>, id: Uuid) -> Result<Option<AppId>> {
-    let app: Option<Uuid> = sqlx::query_scalar("SELECT app_id FROM subscriptions WHERE id = $1")
-        .bind(id)
-        .fetch_optional(db)
-        .await?;
+    let app: Option<Uuid> =
+        sqlx::query_scalar!("SELECT app_id FROM subscriptions WHERE id = $1", id)
+            .fetch_optional(db)
+            .await?;
     Ok(app.map(AppId::from_uuid))
 }
 
@@ -242,10 +280,10 @@ pub struct OpSubscription {
 /// Every subscription of every app but the deleted ones, suspended first,
 /// then paused, then by app and name; with their open counts.
 pub async fn subscriptions(db: impl PgExecutor<'_>) -> Result<Vec<OpSubscription>> {
-    let rows = sqlx::query(
-        "SELECT s.id, s.app_id, a.nombre AS app, s.nombre, s.url, s.estado, s.motivo,
-                s.suspendida_en, s.ordenado,
-                COALESCE(c.pendientes, 0) AS pendientes, COALESCE(c.fallidas, 0) AS fallidas,
+    let rows = sqlx::query!(
+        r#"SELECT s.id, s.app_id, a.nombre AS app, s.nombre, s.url, s.estado, s.motivo,
+                s.suspendido_en, s.ordenado,
+                COALESCE(c.pendientes, 0) AS "pending!", COALESCE(c.fallidas, 0) AS "failed!",
                 (SELECT d.ultimo_error FROM deliveries d
                  WHERE d.subscription_id = s.id AND d.estado = 'pendiente'
                    AND d.ultimo_error IS NOT NULL
@@ -259,25 +297,25 @@ pub async fn subscriptions(db: impl PgExecutor<'_>) -> Result<Vec<OpSubscription
                     GROUP BY subscription_id) c ON c.subscription_id = s.id
          WHERE s.estado <> 'eliminada'
          ORDER BY CASE s.estado WHEN 'suspendida' THEN 0 WHEN 'pausada' THEN 1 ELSE 2 END,
-                  a.nombre, s.nombre, s.id",
+                  a.nombre, s.nombre, s.id"#,
     )
     .fetch_all(db)
     .await?;
     Ok(rows
-        .iter()
+        .into_iter()
         .map(|r| OpSubscription {
-            id: r.get("id"),
-            app_id: r.get("app_id"),
-            app: r.get("app"),
-            nombre: r.get("nombre"),
-            url: r.get("url"),
-            estado: r.get("estado"),
-            motivo: r.get("motivo"),
-            suspendida_en: r.get("suspendida_en"),
-            ordenado: r.get("ordenado"),
-            pendientes: r.get("pendientes"),
-            fallidas: r.get("fallidas"),
-            fallando_con: r.get("fallando_con"),
+            id: r.id,
+            app_id: r.app_id,
+            app: r.app,
+            nombre: r.nombre,
+            url: r.url,
+            estado: r.estado,
+            motivo: r.motivo,
+            suspendida_en: r.suspendido_en,
+            ordenado: r.ordenado,
+            pendientes: r.pending,
+            fallidas: r.failed,
+            fallando_con: r.fallando_con,
         })
         .collect())
 }
@@ -285,14 +323,25 @@ pub async fn subscriptions(db: impl PgExecutor<'_>) -> Result<Vec<OpSubscription
 /// The other deliveries of one event to one subscription (a retry's or a
 /// replay's), newest first.
 pub async fn siblings(db: impl PgExecutor<'_>, of: &OpDelivery) -> Result<Vec<OpDelivery>> {
-    let rows = sqlx::query(&format!(
-        "{SELECT} WHERE d.event_id = $1 AND d.subscription_id = $2 AND d.id <> $3
-         ORDER BY d.id DESC LIMIT 50"
-    ))
-    .bind(of.event_id)
-    .bind(of.subscription_id)
-    .bind(of.id)
+    let rows = sqlx::query_as!(
+        OpDeliveryRow,
+        "SELECT d.id, d.app_id, d.subscription_id, s.nombre AS subscription_name,
+                d.instance_id, i.nombre AS instance_name, d.event_id, d.seq, e.type AS event_type,
+                d.lane, d.estado AS state, d.intentos AS attempts,
+                d.proximo_intento AS next_attempt, d.ultimo_status AS last_status,
+                d.ultimo_error AS last_error, d.creado_en AS created_at,
+                d.entregado_en AS delivered_at
+         FROM deliveries d
+         JOIN subscriptions s ON s.id = d.subscription_id
+         JOIN instances i ON i.id = d.instance_id
+         JOIN events e ON e.event_id = d.event_id
+         WHERE d.event_id = $1 AND d.subscription_id = $2 AND d.id <> $3
+         ORDER BY d.id DESC LIMIT 50",
+        of.event_id,
+        of.subscription_id,
+        of.id,
+    )
     .fetch_all(db)
     .await?;
-    Ok(rows.iter().map(from_row).collect())
+    Ok(rows.into_iter().map(op_delivery).collect())
 }

@@ -3,7 +3,7 @@
 //! and deletes what the broker acknowledged.
 
 use motor_domain::{outbox::OutboxRecord, OUTBOX_SHARDS};
-use sqlx::{types::Json, PgConnection, PgExecutor, Row};
+use sqlx::{types::Json, PgConnection, PgExecutor};
 
 use crate::Result;
 
@@ -21,17 +21,8 @@ pub struct PendingRecord {
     pub headers: Vec<(String, String)>,
 }
 
-/// The one `INSERT` into the outbox: records from [`Columns`] bound as
-/// `$1…$5`, kept in the order given. The ledger embeds it in its own
-/// statement (one round trip under the instance's lock).
-pub(crate) const INSERT_FROM_COLUMNS: &str =
-    "INSERT INTO outbox (shard, topic, key, payload, headers)
-     SELECT shard, topic, key, payload, headers
-     FROM UNNEST($1::int[], $2::text[], $3::text[], $4::bytea[], $5::jsonb[])
-          WITH ORDINALITY AS t(shard, topic, key, payload, headers, n)
-     ORDER BY n";
-
-/// Records as column arrays, for one multi-row insert.
+/// Records as column arrays, for one multi-row insert (`$1…$5` of
+/// [`insert`], and of the ledger's append).
 #[derive(Debug, Default)]
 pub(crate) struct Columns {
     pub shards: Vec<i32>,
@@ -81,14 +72,21 @@ pub async fn insert(
     if columns.is_empty() {
         return Ok(());
     }
-    sqlx::query(INSERT_FROM_COLUMNS)
-        .bind(&columns.shards)
-        .bind(&columns.topics)
-        .bind(&columns.keys)
-        .bind(&columns.payloads)
-        .bind(&columns.headers)
-        .execute(conn)
-        .await?;
+    // The ledger's append has the same INSERT inside its own statement.
+    sqlx::query!(
+        "INSERT INTO outbox (shard, topic, key, payload, headers)
+         SELECT shard, topic, key, payload, headers
+         FROM UNNEST($1::int[], $2::text[], $3::text[], $4::bytea[], $5::jsonb[])
+              WITH ORDINALITY AS t(shard, topic, key, payload, headers, n)
+         ORDER BY n",
+        &columns.shards,
+        &columns.topics as &[&str],
+        &columns.keys,
+        &columns.payloads,
+        &columns.headers as &[Json<_>],
+    )
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
@@ -98,24 +96,25 @@ pub async fn fetch(
     shards: &[i32],
     limit: i64,
 ) -> Result<Vec<PendingRecord>> {
-    let rows = sqlx::query(
-        "SELECT id, topic, key, payload, headers FROM outbox
-         WHERE shard = ANY($1) ORDER BY id LIMIT $2",
+    let rows = sqlx::query!(
+        r#"SELECT id, topic, key, payload,
+                  headers AS "headers: Json<serde_json::Map<String, serde_json::Value>>"
+           FROM outbox
+           WHERE shard = ANY($1) ORDER BY id LIMIT $2"#,
+        shards,
+        limit,
     )
-    .bind(shards)
-    .bind(limit)
     .fetch_all(db)
     .await?;
     Ok(rows
         .into_iter()
         .map(|row| {
-            let Json(headers): Json<serde_json::Map<String, serde_json::Value>> =
-                row.get("headers");
+            let Json(headers) = row.headers;
             PendingRecord {
-                id: row.get("id"),
-                topic: row.get("topic"),
-                key: row.get("key"),
-                payload: row.get("payload"),
+                id: row.id,
+                topic: row.topic,
+                key: row.key,
+                payload: row.payload,
                 headers: headers
                     .into_iter()
                     .map(|(k, v)| match v {
@@ -130,8 +129,7 @@ pub async fn fetch(
 
 /// Deletes published records.
 pub async fn delete(db: impl PgExecutor<'_>, ids: &[i64]) -> Result<u64> {
-    let done = sqlx::query("DELETE FROM outbox WHERE id = ANY($1)")
-        .bind(ids)
+    let done = sqlx::query!("DELETE FROM outbox WHERE id = ANY($1)", ids)
         .execute(db)
         .await?;
     Ok(done.rows_affected())
@@ -139,26 +137,28 @@ pub async fn delete(db: impl PgExecutor<'_>, ids: &[i64]) -> Result<u64> {
 
 /// Records waiting to be published.
 pub async fn pending(db: impl PgExecutor<'_>) -> Result<i64> {
-    Ok(sqlx::query_scalar("SELECT count(*) FROM outbox")
-        .fetch_one(db)
-        .await?)
+    Ok(
+        sqlx::query_scalar!(r#"SELECT count(*) AS "count!" FROM outbox"#)
+            .fetch_one(db)
+            .await?,
+    )
 }
 
 /// Tries to take a shard for this session; held until released or until the
 /// connection closes (so a killed relay frees its shards at once).
 pub async fn try_lock_shard(conn: &mut PgConnection, shard: i32) -> Result<bool> {
-    Ok(sqlx::query_scalar("SELECT pg_try_advisory_lock($1, $2)")
-        .bind(SHARD_LOCK_CLASS)
-        .bind(shard)
-        .fetch_one(conn)
-        .await?)
+    Ok(sqlx::query_scalar!(
+        r#"SELECT pg_try_advisory_lock($1, $2) AS "locked!""#,
+        SHARD_LOCK_CLASS,
+        shard
+    )
+    .fetch_one(conn)
+    .await?)
 }
 
 pub async fn unlock_shard(conn: &mut PgConnection, shard: i32) -> Result<()> {
-    sqlx::query("SELECT pg_advisory_unlock($1, $2)")
-        .bind(SHARD_LOCK_CLASS)
-        .bind(shard)
-        .execute(conn)
+    sqlx::query_scalar!("SELECT pg_advisory_unlock($1, $2)", SHARD_LOCK_CLASS, shard)
+        .fetch_one(conn)
         .await?;
     Ok(())
 }
@@ -167,11 +167,11 @@ pub async fn unlock_shard(conn: &mut PgConnection, shard: i32) -> Result<()> {
 /// lock connection carries `application_name = relay_app_name`), so each
 /// can take its fair share of [`OUTBOX_SHARDS`].
 pub async fn live_relays(db: impl PgExecutor<'_>, relay_app_name: &str) -> Result<i64> {
-    Ok(sqlx::query_scalar(
-        "SELECT count(*) FROM pg_stat_activity
-         WHERE datname = current_database() AND application_name = $1",
+    Ok(sqlx::query_scalar!(
+        r#"SELECT count(*) AS "count!" FROM pg_stat_activity
+           WHERE datname = current_database() AND application_name = $1"#,
+        relay_app_name,
     )
-    .bind(relay_app_name)
     .fetch_one(db)
     .await?)
 }

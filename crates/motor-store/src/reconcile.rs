@@ -14,7 +14,7 @@ use std::time::Duration;
 use motor_domain::reconcile::{
     OutboxBacklog, Report, StalledLane, StrandedDelivery, Thresholds, RECONCILE_REASON,
 };
-use sqlx::{PgConnection, Row};
+use sqlx::PgConnection;
 use uuid::Uuid;
 
 use crate::{deliveries, Pool, Result};
@@ -29,9 +29,8 @@ const LOCK: i64 = 0x7265_636f_6e63_696c;
 pub async fn find(pool: &Pool, umbrales: Thresholds) -> Result<Report> {
     let pendientes = stuck_deliveries(pool, umbrales).await?;
     let mut tx = pool.begin().await?;
-    sqlx::query("SELECT pg_advisory_xact_lock($1)")
-        .bind(LOCK)
-        .execute(&mut *tx)
+    sqlx::query_scalar!("SELECT pg_advisory_xact_lock($1)", LOCK)
+        .fetch_one(&mut *tx)
         .await?;
     let carriles = stuck_lanes(&mut tx, umbrales).await?;
     let outbox = outbox_behind(&mut tx, umbrales).await?;
@@ -50,23 +49,25 @@ async fn stuck_deliveries(pool: &Pool, umbrales: Thresholds) -> Result<Vec<Stran
     )
     .await?;
     let ids: Vec<Uuid> = ids.iter().map(|id| *id.as_uuid()).collect();
-    let rows = sqlx::query(
-        "SELECT id, subscription_id, app_id, instance_id, seq, proximo_intento
-         FROM deliveries WHERE id = ANY ($1) AND estado = 'pendiente'
-         ORDER BY proximo_intento, id",
+    // `pendiente` rows always have a `proximo_intento` (the table's CHECK).
+    let rows = sqlx::query!(
+        r#"SELECT id, subscription_id, app_id, instance_id, seq,
+                  proximo_intento AS "proximo_intento!"
+           FROM deliveries WHERE id = ANY ($1) AND estado = 'pendiente'
+           ORDER BY proximo_intento, id"#,
+        &ids,
     )
-    .bind(&ids)
     .fetch_all(pool)
     .await?;
     Ok(rows
-        .iter()
+        .into_iter()
         .map(|r| StrandedDelivery {
-            delivery_id: r.get::<Uuid, _>("id").to_string(),
-            suscripcion_id: r.get::<Uuid, _>("subscription_id").to_string(),
-            app_id: r.get::<Uuid, _>("app_id").to_string(),
-            instancia_id: r.get::<Uuid, _>("instance_id").to_string(),
-            seq: r.get("seq"),
-            vencida_en: r.get("proximo_intento"),
+            delivery_id: r.id.to_string(),
+            suscripcion_id: r.subscription_id.to_string(),
+            app_id: r.app_id.to_string(),
+            instancia_id: r.instance_id.to_string(),
+            seq: r.seq,
+            vencida_en: r.proximo_intento,
         })
         .collect())
 }
@@ -77,8 +78,8 @@ async fn stuck_deliveries(pool: &Pool, umbrales: Thresholds) -> Result<Vec<Stran
 /// forgets lanes that have none, and returns the lanes whose head is older
 /// than the threshold.
 async fn stuck_lanes(conn: &mut PgConnection, umbrales: Thresholds) -> Result<Vec<StalledLane>> {
-    let rows = sqlx::query(
-        "WITH RECURSIVE heads AS (
+    let rows = sqlx::query!(
+        r#"WITH RECURSIVE heads AS (
              (SELECT d.subscription_id, d.instance_id, d.lane, d.id FROM deliveries d
               WHERE d.estado = 'pendiente'
               ORDER BY d.subscription_id, d.instance_id, d.lane, d.seq
@@ -108,28 +109,30 @@ async fn stuck_lanes(conn: &mut PgConnection, umbrales: Thresholds) -> Result<Ve
                                   THEN w.desde ELSE now() END
              RETURNING w.subscription_id, w.instance_id, w.lane, w.delivery_id, w.desde
          )
-         SELECT seen.*, d.app_id, d.seq, d.intentos, d.ultimo_error
+         SELECT seen.subscription_id AS "subscription_id!", seen.instance_id AS "instance_id!",
+                seen.lane AS "lane!", seen.delivery_id AS "delivery_id!", seen.desde AS "desde!",
+                d.app_id, d.seq, d.intentos, d.ultimo_error
          FROM seen JOIN deliveries d ON d.id = seen.delivery_id
          WHERE seen.desde <= now() - make_interval(secs => $1)
          ORDER BY seen.desde, seen.delivery_id
-         LIMIT $2",
+         LIMIT $2"#,
+        umbrales.carril_segundos as f64,
+        REPORT_LIMIT,
     )
-    .bind(umbrales.carril_segundos as f64)
-    .bind(REPORT_LIMIT)
     .fetch_all(&mut *conn)
     .await?;
     Ok(rows
-        .iter()
+        .into_iter()
         .map(|r| StalledLane {
-            suscripcion_id: r.get::<Uuid, _>("subscription_id").to_string(),
-            app_id: r.get::<Uuid, _>("app_id").to_string(),
-            instancia_id: r.get::<Uuid, _>("instance_id").to_string(),
-            carril: r.get("lane"),
-            delivery_id: r.get::<Uuid, _>("delivery_id").to_string(),
-            seq: r.get("seq"),
-            intentos: r.get("intentos"),
-            ultimo_error: r.get("ultimo_error"),
-            cabeza_desde: r.get("desde"),
+            suscripcion_id: r.subscription_id.to_string(),
+            app_id: r.app_id.to_string(),
+            instancia_id: r.instance_id.to_string(),
+            carril: r.lane,
+            delivery_id: r.delivery_id.to_string(),
+            seq: r.seq,
+            intentos: r.intentos,
+            ultimo_error: r.ultimo_error,
+            cabeza_desde: r.desde,
         })
         .collect())
 }
@@ -140,19 +143,18 @@ async fn outbox_behind(
     conn: &mut PgConnection,
     umbrales: Thresholds,
 ) -> Result<Option<OutboxBacklog>> {
-    let row = sqlx::query(
-        "SELECT (SELECT count(*) FROM (SELECT 1 FROM outbox
-                   WHERE created_at <= now() - make_interval(secs => $1) LIMIT 100000) o) AS filas,
-                COALESCE(EXTRACT(EPOCH FROM now() - (SELECT created_at FROM outbox ORDER BY id LIMIT 1)), 0)::float8
-                    AS edad",
+    let row = sqlx::query!(
+        r#"SELECT (SELECT count(*) FROM (SELECT 1 FROM outbox
+                     WHERE creado_en <= now() - make_interval(secs => $1) LIMIT 100000) o) AS "rows!",
+                  COALESCE(EXTRACT(EPOCH FROM now() - (SELECT creado_en FROM outbox ORDER BY id LIMIT 1)), 0)::float8
+                      AS "age!""#,
+        umbrales.outbox_segundos as f64,
     )
-    .bind(umbrales.outbox_segundos as f64)
     .fetch_one(&mut *conn)
     .await?;
-    let filas: i64 = row.get("filas");
-    Ok((filas > 0).then(|| OutboxBacklog {
-        filas,
-        antiguedad_segundos: row.get("edad"),
+    Ok((row.rows > 0).then_some(OutboxBacklog {
+        filas: row.rows,
+        antiguedad_segundos: row.age,
     }))
 }
 
@@ -176,29 +178,29 @@ pub async fn apply_alerts(pool: &Pool, report: &Report) -> Result<AlertChanges> 
             continue;
         };
         stuck.push(subscription);
-        changes.opened_or_updated += sqlx::query(
+        changes.opened_or_updated += sqlx::query!(
             "INSERT INTO alerts (id, app_id, subscription_id, motivo, detalle)
              VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (subscription_id, motivo) WHERE cerrada_en IS NULL
+             ON CONFLICT (subscription_id, motivo) WHERE cerrado_en IS NULL
              DO UPDATE SET detalle = EXCLUDED.detalle
              WHERE alerts.detalle IS DISTINCT FROM EXCLUDED.detalle",
+            Uuid::now_v7(),
+            app,
+            subscription,
+            RECONCILE_REASON,
+            detalle,
         )
-        .bind(Uuid::now_v7())
-        .bind(app)
-        .bind(subscription)
-        .bind(RECONCILE_REASON)
-        .bind(detalle)
         .execute(&mut *tx)
         .await?
         .rows_affected();
     }
-    changes.closed += sqlx::query(
-        "UPDATE alerts SET cerrada_en = now()
-         WHERE motivo = $1 AND cerrada_en IS NULL AND subscription_id IS NOT NULL
+    changes.closed += sqlx::query!(
+        "UPDATE alerts SET cerrado_en = now()
+         WHERE motivo = $1 AND cerrado_en IS NULL AND subscription_id IS NOT NULL
            AND NOT (subscription_id = ANY ($2))",
+        RECONCILE_REASON,
+        &stuck,
     )
-    .bind(RECONCILE_REASON)
-    .bind(&stuck)
     .execute(&mut *tx)
     .await?
     .rows_affected();
@@ -208,26 +210,26 @@ pub async fn apply_alerts(pool: &Pool, report: &Report) -> Result<AlertChanges> 
                 "{} filas del outbox sin publicar hace más de {} s (la más antigua: {:.0} s)",
                 o.filas, report.umbrales.outbox_segundos, o.antiguedad_segundos
             );
-            changes.opened_or_updated += sqlx::query(
+            changes.opened_or_updated += sqlx::query!(
                 "INSERT INTO alerts (id, app_id, subscription_id, motivo, detalle)
                  VALUES ($1, NULL, NULL, $2, $3)
-                 ON CONFLICT (motivo) WHERE cerrada_en IS NULL AND subscription_id IS NULL
+                 ON CONFLICT (motivo) WHERE cerrado_en IS NULL AND subscription_id IS NULL
                  DO UPDATE SET detalle = EXCLUDED.detalle
                  WHERE alerts.detalle IS DISTINCT FROM EXCLUDED.detalle",
+                Uuid::now_v7(),
+                RECONCILE_REASON,
+                detalle,
             )
-            .bind(Uuid::now_v7())
-            .bind(RECONCILE_REASON)
-            .bind(detalle)
             .execute(&mut *tx)
             .await?
             .rows_affected();
         }
         None => {
-            changes.closed += sqlx::query(
-                "UPDATE alerts SET cerrada_en = now()
-                 WHERE motivo = $1 AND cerrada_en IS NULL AND subscription_id IS NULL",
+            changes.closed += sqlx::query!(
+                "UPDATE alerts SET cerrado_en = now()
+                 WHERE motivo = $1 AND cerrado_en IS NULL AND subscription_id IS NULL",
+                RECONCILE_REASON,
             )
-            .bind(RECONCILE_REASON)
             .execute(&mut *tx)
             .await?
             .rows_affected();

@@ -13,7 +13,7 @@ use motor_domain::{
     time::Timestamp,
     AppId, EventId, InstanceId,
 };
-use sqlx::{postgres::PgRow, types::Json, PgConnection, Row};
+use sqlx::PgConnection;
 use uuid::Uuid;
 
 use crate::{deliveries, Result, StoreError};
@@ -41,18 +41,27 @@ pub struct NewReplay<'a> {
     pub request: &'a ReplayRequest,
 }
 
-const COLUMNS: &str = "id, subscription_id, request_hash, entregas, creado_en";
+/// A `replays` row as [`find`] and [`insert_replay`] return it.
+struct ReplayRow {
+    id: Uuid,
+    subscription_id: Uuid,
+    request_hash: Vec<u8>,
+    deliveries: i32,
+    created_at: Timestamp,
+}
 
 /// The replay the app already made with this Idempotency-Key, if any.
 pub async fn find(conn: &mut PgConnection, app: AppId, key: &str) -> Result<Option<StoredReplay>> {
-    let row = sqlx::query(&format!(
-        "SELECT {COLUMNS} FROM replays WHERE app_id = $1 AND idempotency_key = $2"
-    ))
-    .bind(Uuid::from(app))
-    .bind(key)
+    let row = sqlx::query_as!(
+        ReplayRow,
+        "SELECT id, subscription_id, request_hash, entregas AS deliveries, creado_en AS created_at
+         FROM replays WHERE app_id = $1 AND idempotency_key = $2",
+        Uuid::from(app),
+        key,
+    )
     .fetch_optional(conn)
     .await?;
-    Ok(row.as_ref().map(from_row))
+    Ok(row.map(stored))
 }
 
 /// The distinct instances of those of `events` that are the app's (events
@@ -64,12 +73,12 @@ pub async fn instances_of(
     events: &[EventId],
 ) -> Result<Vec<InstanceId>> {
     let ids: Vec<Uuid> = events.iter().map(|e| Uuid::from(*e)).collect();
-    let found: Vec<Uuid> = sqlx::query_scalar(
+    let found: Vec<Uuid> = sqlx::query_scalar!(
         "SELECT DISTINCT e.instance_id FROM events e JOIN instances i ON i.id = e.instance_id
          WHERE e.event_id = ANY ($1) AND i.app_id = $2",
+        &ids,
+        Uuid::from(app),
     )
-    .bind(&ids)
-    .bind(Uuid::from(app))
     .fetch_all(conn)
     .await?;
     Ok(found.into_iter().map(InstanceId::from_uuid).collect())
@@ -91,42 +100,61 @@ pub async fn create(conn: &mut PgConnection, new: &NewReplay<'_>) -> Result<Stor
     let lane = Lane::Replay(id).to_string();
     // One statement per form, so each uses its index (the ledger's primary
     // key for a range, events_event_id_key for ids).
-    let selected = match &new.request.selection {
-        Selection::Range { .. } => "e.instance_id = $4 AND e.seq BETWEEN $5 AND $6",
-        Selection::Events(_) => "e.event_id = ANY ($4::uuid[])",
-    };
-    let sql = format!(
-        "INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane,
-                                 replay_of)
-         SELECT motor_uuid_v7(), s.id, s.app_id, e.instance_id, e.event_id, e.seq, $3,
-                (SELECT o.id FROM deliveries o
-                 WHERE o.subscription_id = s.id AND o.lane = 'live' AND o.event_id = e.event_id)
-         FROM events e
-         JOIN instances i ON i.id = e.instance_id
-         JOIN subscriptions s ON s.app_id = i.app_id
-         WHERE s.id = $1 AND s.app_id = $2 AND {selected}
-           AND (cardinality(s.instancias) = 0 OR e.instance_id = ANY (s.instancias))
-           AND (cardinality(s.tipos) = 0 OR e.type = ANY (s.tipos))
-         ORDER BY e.instance_id, e.seq"
-    );
-    let insert = sqlx::query(&sql)
-        .bind(new.subscription.as_uuid())
-        .bind(Uuid::from(new.app))
-        .bind(&lane);
     let insert = match &new.request.selection {
         Selection::Range {
             instancia_id,
             desde_seq,
             hasta_seq,
-        } => insert
-            .bind(Uuid::from(*instancia_id))
-            .bind(*desde_seq)
-            .bind(*hasta_seq),
+        } => {
+            sqlx::query!(
+            "INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane,
+                                     replay_of)
+             SELECT motor_uuid_v7(), s.id, s.app_id, e.instance_id, e.event_id, e.seq, $3,
+                    (SELECT o.id FROM deliveries o
+                     WHERE o.subscription_id = s.id AND o.lane = 'live' AND o.event_id = e.event_id)
+             FROM events e
+             JOIN instances i ON i.id = e.instance_id
+             JOIN subscriptions s ON s.app_id = i.app_id
+             WHERE s.id = $1 AND s.app_id = $2
+               AND e.instance_id = $4 AND e.seq BETWEEN $5 AND $6
+               AND (cardinality(s.instancias) = 0 OR e.instance_id = ANY (s.instancias))
+               AND (cardinality(s.tipos) = 0 OR e.type = ANY (s.tipos))
+             ORDER BY e.instance_id, e.seq",
+            new.subscription.as_uuid(),
+            Uuid::from(new.app),
+            &lane,
+            Uuid::from(*instancia_id),
+            *desde_seq,
+            *hasta_seq,
+        )
+            .execute(&mut *conn)
+            .await?
+        }
         Selection::Events(ids) => {
-            insert.bind(ids.iter().map(|e| Uuid::from(*e)).collect::<Vec<_>>())
+            sqlx::query!(
+            "INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane,
+                                     replay_of)
+             SELECT motor_uuid_v7(), s.id, s.app_id, e.instance_id, e.event_id, e.seq, $3,
+                    (SELECT o.id FROM deliveries o
+                     WHERE o.subscription_id = s.id AND o.lane = 'live' AND o.event_id = e.event_id)
+             FROM events e
+             JOIN instances i ON i.id = e.instance_id
+             JOIN subscriptions s ON s.app_id = i.app_id
+             WHERE s.id = $1 AND s.app_id = $2
+               AND e.event_id = ANY ($4::uuid[])
+               AND (cardinality(s.instancias) = 0 OR e.instance_id = ANY (s.instancias))
+               AND (cardinality(s.tipos) = 0 OR e.type = ANY (s.tipos))
+             ORDER BY e.instance_id, e.seq",
+            new.subscription.as_uuid(),
+            Uuid::from(new.app),
+            &lane,
+            &ids.iter().map(|e| Uuid::from(*e)).collect::<Vec<_>>(),
+        )
+            .execute(&mut *conn)
+            .await?
         }
     };
-    let created = insert.execute(&mut *conn).await?.rows_affected();
+    let created = insert.rows_affected();
     let pedido = serde_json::to_value(&new.request.selection).expect("a selection serialises");
     let audit = Audit {
         id,
@@ -150,21 +178,23 @@ async fn insert_replay(
     pedido: &serde_json::Value,
     created: u64,
 ) -> Result<StoredReplay> {
-    let row = sqlx::query(&format!(
+    let row = sqlx::query_as!(
+        ReplayRow,
         "INSERT INTO replays (id, subscription_id, app_id, idempotency_key, request_hash,
                               solicitado_por, pedido, motivo, entregas)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-         RETURNING {COLUMNS}"
-    ))
-    .bind(new.id.as_uuid())
-    .bind(new.subscription.as_uuid())
-    .bind(Uuid::from(new.app))
-    .bind(new.idempotency_key)
-    .bind(new.request_hash)
-    .bind(new.solicitado_por)
-    .bind(Json(pedido))
-    .bind(new.motivo)
-    .bind(i32::try_from(created).unwrap_or(i32::MAX))
+         RETURNING id, subscription_id, request_hash, entregas AS deliveries,
+                   creado_en AS created_at",
+        new.id.as_uuid(),
+        new.subscription.as_uuid(),
+        Uuid::from(new.app),
+        new.idempotency_key,
+        new.request_hash,
+        new.solicitado_por,
+        pedido,
+        new.motivo,
+        i32::try_from(created).unwrap_or(i32::MAX),
+    )
     .fetch_one(&mut *conn)
     .await
     .map_err(|e| match &e {
@@ -173,7 +203,7 @@ async fn insert_replay(
         }
         _ => StoreError::Database(e),
     })?;
-    Ok(from_row(&row))
+    Ok(stored(row))
 }
 
 /// What the audit row of a replay or a manual retry records.
@@ -212,7 +242,7 @@ pub async fn create_retry(
 ) -> Result<(StoredReplay, DeliveryId)> {
     let id = ReplayId::new();
     let lane = Lane::Replay(id);
-    let delivery: Uuid = sqlx::query_scalar(
+    let delivery: Uuid = sqlx::query_scalar!(
         "INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane,
                                  replay_of)
          SELECT motor_uuid_v7(), o.subscription_id, o.app_id, o.instance_id, o.event_id, o.seq,
@@ -220,10 +250,10 @@ pub async fn create_retry(
          FROM deliveries o
          WHERE o.id = $1 AND o.app_id = $2
          RETURNING id",
+        new.delivery.as_uuid(),
+        Uuid::from(new.app),
+        lane.to_string(),
     )
-    .bind(new.delivery.as_uuid())
-    .bind(Uuid::from(new.app))
-    .bind(lane.to_string())
     .fetch_optional(&mut *conn)
     .await?
     .ok_or(StoreError::NotFound("delivery"))?;
@@ -248,23 +278,23 @@ pub async fn retry_delivery(
     conn: &mut PgConnection,
     replay: ReplayId,
 ) -> Result<Option<DeliveryId>> {
-    let found: Option<Uuid> = sqlx::query_scalar(
+    let found: Option<Uuid> = sqlx::query_scalar!(
         "SELECT d.id FROM replays r JOIN deliveries d
              ON d.subscription_id = r.subscription_id AND d.lane = r.id::text
          WHERE r.id = $1 LIMIT 1",
+        replay.as_uuid(),
     )
-    .bind(replay.as_uuid())
     .fetch_optional(conn)
     .await?;
     Ok(found.map(DeliveryId::from_uuid))
 }
 
-fn from_row(row: &PgRow) -> StoredReplay {
+fn stored(row: ReplayRow) -> StoredReplay {
     StoredReplay {
-        id: ReplayId::from_uuid(row.get("id")),
-        subscription_id: SubscriptionId::from_uuid(row.get("subscription_id")),
-        request_hash: row.get("request_hash"),
-        entregas: i64::from(row.get::<i32, _>("entregas")),
-        creado_en: row.get("creado_en"),
+        id: ReplayId::from_uuid(row.id),
+        subscription_id: SubscriptionId::from_uuid(row.subscription_id),
+        request_hash: row.request_hash,
+        entregas: i64::from(row.deliveries),
+        creado_en: row.created_at,
     }
 }

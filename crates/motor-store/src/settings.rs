@@ -7,20 +7,17 @@ use motor_domain::{
     AppId,
 };
 use serde_json::Value;
-use sqlx::{PgConnection, PgExecutor, Row};
+use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
 use crate::Result;
 
 /// The settings in force (defaults for keys never set).
 pub async fn load(db: impl PgExecutor<'_>) -> Result<Settings> {
-    let rows = sqlx::query("SELECT key, value FROM settings")
+    let rows = sqlx::query!("SELECT key, value FROM settings")
         .fetch_all(db)
         .await?;
-    let pairs: Vec<(String, Value)> = rows
-        .iter()
-        .map(|r| (r.get("key"), r.get("value")))
-        .collect();
+    let pairs: Vec<(String, Value)> = rows.into_iter().map(|r| (r.key, r.value)).collect();
     Ok(Settings::from_rows(
         pairs.iter().map(|(k, v)| (k.as_str(), v)),
     ))
@@ -29,12 +26,12 @@ pub async fn load(db: impl PgExecutor<'_>) -> Result<Settings> {
 /// Stores validated changes; the caller commits them together.
 pub async fn save(conn: &mut PgConnection, changes: &[Change]) -> Result<()> {
     for change in changes {
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO settings (key, value) VALUES ($1, $2)
-             ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, actualizada_en = now()",
+             ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, actualizado_en = now()",
+            change.key(),
+            change.value(),
         )
-        .bind(change.key())
-        .bind(change.value())
         .execute(&mut *conn)
         .await?;
     }
@@ -43,12 +40,12 @@ pub async fn save(conn: &mut PgConnection, changes: &[Change]) -> Result<()> {
 
 /// The app's closed catalogue of event types; `None` = any type.
 pub async fn event_catalogue(db: impl PgExecutor<'_>, app: AppId) -> Result<Option<Vec<String>>> {
-    Ok(
-        sqlx::query_scalar("SELECT tipos FROM app_event_types WHERE app_id = $1")
-            .bind(Uuid::from(app))
-            .fetch_optional(db)
-            .await?,
+    Ok(sqlx::query_scalar!(
+        "SELECT tipos FROM app_event_types WHERE app_id = $1",
+        Uuid::from(app)
     )
+    .fetch_optional(db)
+    .await?)
 }
 
 /// Sets (or, with `None`, removes) the app's catalogue.
@@ -59,20 +56,22 @@ pub async fn set_event_catalogue(
 ) -> Result<()> {
     match tipos {
         Some(tipos) => {
-            sqlx::query(
+            sqlx::query!(
                 "INSERT INTO app_event_types (app_id, tipos) VALUES ($1, $2)
-                 ON CONFLICT (app_id) DO UPDATE SET tipos = EXCLUDED.tipos, actualizada_en = now()",
+                 ON CONFLICT (app_id) DO UPDATE SET tipos = EXCLUDED.tipos, actualizado_en = now()",
+                Uuid::from(app),
+                tipos,
             )
-            .bind(Uuid::from(app))
-            .bind(tipos)
             .execute(db)
             .await?;
         }
         None => {
-            sqlx::query("DELETE FROM app_event_types WHERE app_id = $1")
-                .bind(Uuid::from(app))
-                .execute(db)
-                .await?;
+            sqlx::query!(
+                "DELETE FROM app_event_types WHERE app_id = $1",
+                Uuid::from(app)
+            )
+            .execute(db)
+            .await?;
         }
     }
     Ok(())
@@ -95,16 +94,16 @@ pub async fn check_master_key(
     db: impl PgExecutor<'_> + Copy,
     key: &SealingKey,
 ) -> Result<MasterKeyCheck> {
-    let inserted = sqlx::query(
+    let inserted = sqlx::query!(
         "INSERT INTO master_key_canary (id, sealed) VALUES (1, $1) ON CONFLICT (id) DO NOTHING",
+        key.seal_canary(),
     )
-    .bind(key.seal_canary())
     .execute(db)
     .await?;
     if inserted.rows_affected() == 1 {
         return Ok(MasterKeyCheck::Initialised);
     }
-    let sealed: Vec<u8> = sqlx::query_scalar("SELECT sealed FROM master_key_canary WHERE id = 1")
+    let sealed: Vec<u8> = sqlx::query_scalar!("SELECT sealed FROM master_key_canary WHERE id = 1")
         .fetch_one(db)
         .await?;
     Ok(if key.opens_canary(&sealed) {

@@ -11,16 +11,34 @@ use motor_domain::{
         NewSubscription, Subscription, SubscriptionId, SubscriptionKey, SubscriptionState,
         SuspensionReason,
     },
+    time::Timestamp,
     AppId, InstanceId,
 };
-use sqlx::{postgres::PgRow, PgConnection, PgExecutor, Row};
+use sqlx::{postgres::types::PgInterval, PgConnection, PgExecutor};
 use uuid::Uuid;
 
 use crate::{alerts, deliveries, Result, StoreError};
 
-const COLUMNS: &str = "id, app_id, nombre, url, instancias, tipos, ordenado, firma, estado,
-                       motivo, suspendida_en, version, creada_en, actualizada_en,
-                       credenciales IS NOT NULL AS con_credenciales, max_por_segundo";
+/// A `subscriptions` row as [`get`] and [`list`] select it (secrets
+/// left out: only whether it has broker credentials).
+struct SubscriptionRow {
+    id: Uuid,
+    app_id: Uuid,
+    name: String,
+    url: String,
+    instances: Vec<Uuid>,
+    types: Vec<String>,
+    ordered: bool,
+    signing_profile: String,
+    state: String,
+    reason: Option<String>,
+    suspended_at: Option<Timestamp>,
+    version: i64,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    has_credentials: bool,
+    max_per_second: Option<i32>,
+}
 
 pub use motor_domain::keyring::SealedKey;
 
@@ -37,21 +55,21 @@ pub async fn insert(
 ) -> Result<Subscription> {
     let instancias: Vec<Uuid> = new.instancias.iter().map(|i| Uuid::from(*i)).collect();
     let tipos: Vec<&str> = new.tipos.iter().map(|t| t.as_str()).collect();
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO subscriptions (id, app_id, nombre, url, instancias, tipos, ordenado, firma,
                                     credenciales, max_por_segundo)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        id.as_uuid(),
+        Uuid::from(app),
+        &new.nombre,
+        new.url.as_str(),
+        &instancias,
+        &tipos as &[&str],
+        new.ordenado,
+        new.firma.as_str(),
+        sealed_credentials,
+        new.max_por_segundo.map(|n| n as i32),
     )
-    .bind(id.as_uuid())
-    .bind(Uuid::from(app))
-    .bind(&new.nombre)
-    .bind(new.url.as_str())
-    .bind(&instancias)
-    .bind(&tipos)
-    .bind(new.ordenado)
-    .bind(new.firma.as_str())
-    .bind(sealed_credentials)
-    .bind(new.max_por_segundo.map(|n| n as i32))
     .execute(&mut *conn)
     .await?;
     insert_key(&mut *conn, id, key_id, sealed).await?;
@@ -64,12 +82,12 @@ async fn insert_key(
     key_id: &SigningKeyId,
     sealed: &[u8],
 ) -> Result<()> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO subscription_keys (key_id, subscription_id, sealed) VALUES ($1, $2, $3)",
+        key_id.as_str(),
+        id.as_uuid(),
+        sealed,
     )
-    .bind(key_id.as_str())
-    .bind(id.as_uuid())
-    .bind(sealed)
     .execute(conn)
     .await?;
     Ok(())
@@ -77,15 +95,23 @@ async fn insert_key(
 
 /// One subscription of the app (any state, `eliminada` included).
 pub async fn get(conn: &mut PgConnection, app: AppId, id: SubscriptionId) -> Result<Subscription> {
-    let row = sqlx::query(&format!(
-        "SELECT {COLUMNS} FROM subscriptions WHERE id = $1 AND app_id = $2"
-    ))
-    .bind(id.as_uuid())
-    .bind(Uuid::from(app))
+    // The same columns as `list`.
+    let row = sqlx::query_as!(
+        SubscriptionRow,
+        r#"SELECT id, app_id, nombre AS name, url, instancias AS instances, tipos AS types,
+                ordenado AS ordered, firma AS signing_profile, estado AS state,
+                motivo AS reason, suspendido_en AS suspended_at, version,
+                creado_en AS created_at, actualizado_en AS updated_at,
+                credenciales IS NOT NULL AS "has_credentials!",
+                max_por_segundo AS max_per_second
+           FROM subscriptions WHERE id = $1 AND app_id = $2"#,
+        id.as_uuid(),
+        Uuid::from(app),
+    )
     .fetch_optional(&mut *conn)
     .await?
     .ok_or(StoreError::NotFound("subscription"))?;
-    let mut sub = from_row(&row);
+    let mut sub = subscription(row);
     sub.claves = claves(&mut *conn, &[id]).await?.remove(0);
     (sub.pendientes, sub.fallidas) = deliveries::read::counts(&mut *conn, &[id]).await?[0];
     Ok(sub)
@@ -93,12 +119,14 @@ pub async fn get(conn: &mut PgConnection, app: AppId, id: SubscriptionId) -> Res
 
 /// Locks a subscription of the app for a change in this transaction.
 pub async fn lock(conn: &mut PgConnection, app: AppId, id: SubscriptionId) -> Result<Subscription> {
-    sqlx::query("SELECT 1 FROM subscriptions WHERE id = $1 AND app_id = $2 FOR NO KEY UPDATE")
-        .bind(id.as_uuid())
-        .bind(Uuid::from(app))
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or(StoreError::NotFound("subscription"))?;
+    sqlx::query!(
+        "SELECT 1 AS locked FROM subscriptions WHERE id = $1 AND app_id = $2 FOR NO KEY UPDATE",
+        id.as_uuid(),
+        Uuid::from(app),
+    )
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(StoreError::NotFound("subscription"))?;
     get(conn, app, id).await
 }
 
@@ -109,15 +137,23 @@ pub async fn list(
     estados: &[SubscriptionState],
 ) -> Result<Vec<Subscription>> {
     let estados: Vec<&str> = estados.iter().map(|e| e.as_str()).collect();
-    let rows = sqlx::query(&format!(
-        "SELECT {COLUMNS} FROM subscriptions WHERE app_id = $1 AND estado = ANY($2)
-         ORDER BY creada_en, id"
-    ))
-    .bind(Uuid::from(app))
-    .bind(&estados)
+    // The same columns as `get`.
+    let rows = sqlx::query_as!(
+        SubscriptionRow,
+        r#"SELECT id, app_id, nombre AS name, url, instancias AS instances, tipos AS types,
+                ordenado AS ordered, firma AS signing_profile, estado AS state,
+                motivo AS reason, suspendido_en AS suspended_at, version,
+                creado_en AS created_at, actualizado_en AS updated_at,
+                credenciales IS NOT NULL AS "has_credentials!",
+                max_por_segundo AS max_per_second
+           FROM subscriptions WHERE app_id = $1 AND estado = ANY($2)
+           ORDER BY creado_en, id"#,
+        Uuid::from(app),
+        &estados as &[&str],
+    )
     .fetch_all(&mut *conn)
     .await?;
-    let mut subs: Vec<Subscription> = rows.iter().map(from_row).collect();
+    let mut subs: Vec<Subscription> = rows.into_iter().map(subscription).collect();
     let ids: Vec<SubscriptionId> = subs.iter().map(|s| s.id).collect();
     let counts = deliveries::read::counts(&mut *conn, &ids).await?;
     for ((sub, claves), counts) in subs
@@ -135,25 +171,25 @@ pub async fn list(
 /// `version` and returns it as stored.
 pub async fn save(conn: &mut PgConnection, sub: &Subscription) -> Result<Subscription> {
     let instancias: Vec<Uuid> = sub.instancias.iter().map(|i| Uuid::from(*i)).collect();
-    let found = sqlx::query(
+    let found = sqlx::query!(
         "UPDATE subscriptions
          SET nombre = $3, url = $4, instancias = $5, tipos = $6, ordenado = $7, estado = $8,
-             motivo = $9, suspendida_en = $10, firma = $11, max_por_segundo = $12,
-             version = version + 1, actualizada_en = now()
+             motivo = $9, suspendido_en = $10, firma = $11, max_por_segundo = $12,
+             version = version + 1, actualizado_en = now()
          WHERE id = $1 AND version = $2",
+        sub.id.as_uuid(),
+        sub.version,
+        &sub.nombre,
+        &sub.url,
+        &instancias,
+        &sub.tipos,
+        sub.ordenado,
+        sub.estado.as_str(),
+        sub.motivo.map(SuspensionReason::as_str),
+        sub.suspendida_en,
+        sub.firma.as_str(),
+        sub.max_por_segundo.map(|n| n as i32),
     )
-    .bind(sub.id.as_uuid())
-    .bind(sub.version)
-    .bind(&sub.nombre)
-    .bind(&sub.url)
-    .bind(&instancias)
-    .bind(&sub.tipos)
-    .bind(sub.ordenado)
-    .bind(sub.estado.as_str())
-    .bind(sub.motivo.map(SuspensionReason::as_str))
-    .bind(sub.suspendida_en)
-    .bind(sub.firma.as_str())
-    .bind(sub.max_por_segundo.map(|n| n as i32))
     .execute(&mut *conn)
     .await?;
     if found.rows_affected() == 0 {
@@ -172,11 +208,13 @@ pub async fn set_credentials(
     id: SubscriptionId,
     sealed: Option<&[u8]>,
 ) -> Result<()> {
-    sqlx::query("UPDATE subscriptions SET credenciales = $2 WHERE id = $1")
-        .bind(id.as_uuid())
-        .bind(sealed)
-        .execute(conn)
-        .await?;
+    sqlx::query!(
+        "UPDATE subscriptions SET credenciales = $2 WHERE id = $1",
+        id.as_uuid(),
+        sealed,
+    )
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
@@ -186,13 +224,13 @@ pub async fn sealed_credentials(
     db: impl PgExecutor<'_>,
     id: SubscriptionId,
 ) -> Result<Option<Vec<u8>>> {
-    Ok(
-        sqlx::query_scalar("SELECT credenciales FROM subscriptions WHERE id = $1")
-            .bind(id.as_uuid())
-            .fetch_optional(db)
-            .await?
-            .flatten(),
+    Ok(sqlx::query_scalar!(
+        "SELECT credenciales FROM subscriptions WHERE id = $1",
+        id.as_uuid()
     )
+    .fetch_optional(db)
+    .await?
+    .flatten())
 }
 
 /// Rotates the signing key of a locked subscription: the current key
@@ -207,19 +245,19 @@ pub async fn rotate(
     window: Duration,
 ) -> Result<Subscription> {
     let id = sub.id;
-    sqlx::query(
+    sqlx::query!(
         "DELETE FROM subscription_keys
          WHERE subscription_id = $1 AND vence_en IS NOT NULL AND vence_en <= now()",
+        id.as_uuid(),
     )
-    .bind(id.as_uuid())
     .execute(&mut *conn)
     .await?;
-    sqlx::query(
+    sqlx::query!(
         "UPDATE subscription_keys SET vence_en = CASE WHEN vence_en IS NULL THEN now() + $2 ELSE now() END
          WHERE subscription_id = $1",
+        id.as_uuid(),
+        PgInterval::try_from(window).map_err(sqlx::Error::Encode)?,
     )
-    .bind(id.as_uuid())
-    .bind(window)
     .execute(&mut *conn)
     .await?;
     insert_key(&mut *conn, id, new_key, sealed).await?;
@@ -229,33 +267,33 @@ pub async fn rotate(
 /// Deletes every key of a subscription (it was deleted: nothing will be
 /// signed for it again, so its sealed secrets need not be kept).
 pub async fn forget_keys(conn: &mut PgConnection, id: SubscriptionId) -> Result<u64> {
-    Ok(
-        sqlx::query("DELETE FROM subscription_keys WHERE subscription_id = $1")
-            .bind(id.as_uuid())
-            .execute(conn)
-            .await?
-            .rows_affected(),
+    Ok(sqlx::query!(
+        "DELETE FROM subscription_keys WHERE subscription_id = $1",
+        id.as_uuid()
     )
+    .execute(conn)
+    .await?
+    .rows_affected())
 }
 
 /// Live keys of a subscription, sealed, newest first: what the delivery
 /// engine opens to sign.
 pub async fn live_keys(db: impl PgExecutor<'_>, id: SubscriptionId) -> Result<Vec<SealedKey>> {
-    let rows = sqlx::query(
+    let rows = sqlx::query!(
         "SELECT key_id, sealed, creado_en, vence_en FROM subscription_keys
          WHERE subscription_id = $1 AND (vence_en IS NULL OR vence_en > now())
          ORDER BY creado_en DESC, key_id DESC",
+        id.as_uuid(),
     )
-    .bind(id.as_uuid())
     .fetch_all(db)
     .await?;
     Ok(rows
-        .iter()
+        .into_iter()
         .map(|r| SealedKey {
-            key_id: r.get("key_id"),
-            sealed: r.get("sealed"),
-            creado_en: r.get("creado_en"),
-            vence_en: r.get("vence_en"),
+            key_id: r.key_id,
+            sealed: r.sealed,
+            creado_en: r.creado_en,
+            vence_en: r.vence_en,
         })
         .collect())
 }
@@ -271,30 +309,32 @@ pub struct Signing {
 /// A subscription's [`Signing`], read in one statement; `None` if there is
 /// no such subscription.
 pub async fn signing(db: impl PgExecutor<'_>, id: SubscriptionId) -> Result<Option<Signing>> {
-    let rows = sqlx::query(
-        "SELECT s.firma, k.key_id, k.sealed, k.creado_en, k.vence_en
-         FROM subscriptions s
-         LEFT JOIN subscription_keys k
-                ON k.subscription_id = s.id AND (k.vence_en IS NULL OR k.vence_en > now())
-         WHERE s.id = $1
-         ORDER BY k.creado_en DESC, k.key_id DESC",
+    // A subscription without live keys is one row of NULL key columns.
+    let rows = sqlx::query!(
+        r#"SELECT s.firma, k.key_id AS "key_id?", k.sealed AS "sealed?",
+                  k.creado_en AS "creado_en?", k.vence_en
+           FROM subscriptions s
+           LEFT JOIN subscription_keys k
+                  ON k.subscription_id = s.id AND (k.vence_en IS NULL OR k.vence_en > now())
+           WHERE s.id = $1
+           ORDER BY k.creado_en DESC, k.key_id DESC"#,
+        id.as_uuid(),
     )
-    .bind(id.as_uuid())
     .fetch_all(db)
     .await?;
     let Some(first) = rows.first() else {
         return Ok(None);
     };
     Ok(Some(Signing {
-        firma: firma(first),
+        firma: signing_profile(&first.firma),
         keys: rows
-            .iter()
+            .into_iter()
             .filter_map(|r| {
                 Some(SealedKey {
-                    key_id: r.get::<Option<String>, _>("key_id")?,
-                    sealed: r.get("sealed"),
-                    creado_en: r.get("creado_en"),
-                    vence_en: r.get("vence_en"),
+                    key_id: r.key_id?,
+                    sealed: r.sealed?,
+                    creado_en: r.creado_en?,
+                    vence_en: r.vence_en,
                 })
             })
             .collect(),
@@ -302,19 +342,19 @@ pub async fn signing(db: impl PgExecutor<'_>, id: SubscriptionId) -> Result<Opti
 }
 
 /// The table's CHECK admits only the three spellings.
-fn firma(row: &PgRow) -> SigningProfile {
-    SigningProfile::parse(row.get("firma")).unwrap_or_default()
+fn signing_profile(firma: &str) -> SigningProfile {
+    SigningProfile::parse(firma).unwrap_or_default()
 }
 
 /// Whether a subscription delivers in lane order; `None` if there is no
 /// such subscription. The delivery engine bounds unordered ones' attempts.
 pub async fn is_ordered(db: impl PgExecutor<'_>, id: SubscriptionId) -> Result<Option<bool>> {
-    Ok(
-        sqlx::query_scalar("SELECT ordenado FROM subscriptions WHERE id = $1")
-            .bind(id.as_uuid())
-            .fetch_optional(db)
-            .await?,
+    Ok(sqlx::query_scalar!(
+        "SELECT ordenado FROM subscriptions WHERE id = $1",
+        id.as_uuid()
     )
+    .fetch_optional(db)
+    .await?)
 }
 
 /// Suspends a subscription (the delivery engine's call) and opens an
@@ -326,21 +366,21 @@ pub async fn suspend(
     motivo: SuspensionReason,
     detalle: &str,
 ) -> Result<bool> {
-    let row = sqlx::query(
+    let app = sqlx::query_scalar!(
         "UPDATE subscriptions
-         SET estado = 'suspendida', motivo = $2, suspendida_en = now(),
-             version = version + 1, actualizada_en = now()
+         SET estado = 'suspendida', motivo = $2, suspendido_en = now(),
+             version = version + 1, actualizado_en = now()
          WHERE id = $1 AND estado IN ('activa', 'pausada')
          RETURNING app_id",
+        id.as_uuid(),
+        motivo.as_str(),
     )
-    .bind(id.as_uuid())
-    .bind(motivo.as_str())
     .fetch_optional(&mut *conn)
     .await?;
-    let Some(row) = row else {
+    let Some(app) = app else {
         return Ok(false);
     };
-    let app = AppId::from_uuid(row.get("app_id"));
+    let app = AppId::from_uuid(app);
     alerts::open(conn, app, Some(id), motivo.as_str(), detalle).await?;
     Ok(true)
 }
@@ -352,12 +392,13 @@ pub async fn owned_instances(
     ids: &[InstanceId],
 ) -> Result<Vec<InstanceId>> {
     let ids: Vec<Uuid> = ids.iter().map(|i| Uuid::from(*i)).collect();
-    let rows: Vec<Uuid> =
-        sqlx::query_scalar("SELECT id FROM instances WHERE app_id = $1 AND id = ANY($2)")
-            .bind(Uuid::from(app))
-            .bind(&ids)
-            .fetch_all(db)
-            .await?;
+    let rows: Vec<Uuid> = sqlx::query_scalar!(
+        "SELECT id FROM instances WHERE app_id = $1 AND id = ANY($2)",
+        Uuid::from(app),
+        &ids,
+    )
+    .fetch_all(db)
+    .await?;
     Ok(rows.into_iter().map(InstanceId::from_uuid).collect())
 }
 
@@ -367,57 +408,56 @@ async fn claves(
     ids: &[SubscriptionId],
 ) -> Result<Vec<Vec<SubscriptionKey>>> {
     let uuids: Vec<Uuid> = ids.iter().map(|i| *i.as_uuid()).collect();
-    let rows = sqlx::query(
+    let rows = sqlx::query!(
         "SELECT subscription_id, key_id, creado_en, vence_en FROM subscription_keys
          WHERE subscription_id = ANY($1) AND (vence_en IS NULL OR vence_en > now())
          ORDER BY creado_en DESC, key_id DESC",
+        &uuids,
     )
-    .bind(&uuids)
     .fetch_all(conn)
     .await?;
     let mut out: Vec<Vec<SubscriptionKey>> = vec![Vec::new(); ids.len()];
     for row in rows {
-        let sub: Uuid = row.get("subscription_id");
-        let key_id: String = row.get("key_id");
-        let Some(key_id) = SigningKeyId::parse(&key_id) else {
+        let Some(key_id) = SigningKeyId::parse(&row.key_id) else {
             continue;
         };
-        if let Some(i) = uuids.iter().position(|u| *u == sub) {
+        if let Some(i) = uuids.iter().position(|u| *u == row.subscription_id) {
             out[i].push(SubscriptionKey {
                 key_id,
-                creado_en: row.get("creado_en"),
-                vence_en: row.get("vence_en"),
+                creado_en: row.creado_en,
+                vence_en: row.vence_en,
             });
         }
     }
     Ok(out)
 }
 
-fn from_row(row: &PgRow) -> Subscription {
-    let estado: String = row.get("estado");
-    let motivo: Option<String> = row.get("motivo");
-    let instancias: Vec<Uuid> = row.get("instancias");
+fn subscription(row: SubscriptionRow) -> Subscription {
     Subscription {
-        id: SubscriptionId::from_uuid(row.get("id")),
-        cliente_id: AppId::from_uuid(row.get("app_id")),
-        nombre: row.get("nombre"),
-        url: row.get("url"),
-        credenciales: row.get("con_credenciales"),
-        instancias: instancias.into_iter().map(InstanceId::from_uuid).collect(),
-        tipos: row.get("tipos"),
-        ordenado: row.get("ordenado"),
-        firma: firma(row),
-        max_por_segundo: row.get::<Option<i32>, _>("max_por_segundo").map(i64::from),
+        id: SubscriptionId::from_uuid(row.id),
+        cliente_id: AppId::from_uuid(row.app_id),
+        nombre: row.name,
+        url: row.url,
+        credenciales: row.has_credentials,
+        instancias: row
+            .instances
+            .into_iter()
+            .map(InstanceId::from_uuid)
+            .collect(),
+        tipos: row.types,
+        ordenado: row.ordered,
+        firma: signing_profile(&row.signing_profile),
+        max_por_segundo: row.max_per_second.map(i64::from),
         // The table's CHECK constraints admit only known values.
-        estado: SubscriptionState::parse(&estado).unwrap_or(SubscriptionState::Suspended),
-        motivo: motivo.as_deref().and_then(SuspensionReason::parse),
-        suspendida_en: row.get("suspendida_en"),
-        version: row.get("version"),
+        estado: SubscriptionState::parse(&row.state).unwrap_or(SubscriptionState::Suspended),
+        motivo: row.reason.as_deref().and_then(SuspensionReason::parse),
+        suspendida_en: row.suspended_at,
+        version: row.version,
         claves: Vec::new(),
         // Counted from the deliveries by `get` and `list`.
         pendientes: 0,
         fallidas: 0,
-        creada_en: row.get("creada_en"),
-        actualizada_en: row.get("actualizada_en"),
+        creada_en: row.created_at,
+        actualizada_en: row.updated_at,
     }
 }

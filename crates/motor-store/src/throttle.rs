@@ -19,7 +19,7 @@ use motor_domain::{
 };
 use sqlx::{PgConnection, PgExecutor};
 
-use crate::{Pool, Result};
+use crate::{deliveries::JobRow, interval, Pool, Result};
 
 /// Holds `subscription` until `until` (a later hold already in place
 /// stays), and marks attempt `numero` of `delivery` — the one whose answer
@@ -32,20 +32,20 @@ pub async fn hold(
     until: Timestamp,
 ) -> Result<()> {
     let mut tx = pool.begin().await?;
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO subscription_throttle (subscription_id, hasta) VALUES ($1, $2)
          ON CONFLICT (subscription_id) DO UPDATE
              SET hasta = greatest(subscription_throttle.hasta, EXCLUDED.hasta)",
+        subscription.as_uuid(),
+        until,
     )
-    .bind(subscription.as_uuid())
-    .bind(until)
     .execute(&mut *tx)
     .await?;
-    sqlx::query(
+    sqlx::query!(
         "UPDATE delivery_attempts SET throttled = true WHERE delivery_id = $1 AND numero = $2",
+        delivery.as_uuid(),
+        i32::try_from(numero).unwrap_or(i32::MAX),
     )
-    .bind(delivery.as_uuid())
-    .bind(i32::try_from(numero).unwrap_or(i32::MAX))
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
@@ -57,10 +57,10 @@ pub async fn held_until(
     db: impl PgExecutor<'_>,
     subscription: SubscriptionId,
 ) -> Result<Option<Timestamp>> {
-    Ok(sqlx::query_scalar(
+    Ok(sqlx::query_scalar!(
         "SELECT hasta FROM subscription_throttle WHERE subscription_id = $1 AND hasta > now()",
+        subscription.as_uuid(),
     )
-    .bind(subscription.as_uuid())
     .fetch_optional(db)
     .await?)
 }
@@ -74,22 +74,24 @@ pub(crate) async fn defer(
     attempt: u32,
     until: Timestamp,
 ) -> Result<Option<DeliveryJob>> {
-    let row = sqlx::query(
+    let row = sqlx::query_as!(
+        JobRow,
         "UPDATE deliveries SET proximo_intento = greatest(proximo_intento, $3),
-                               parked_at = NULL, actualizada_en = now()
-         WHERE id = $1 AND estado = 'pendiente' AND intentos = $2 - 1
-           AND (lease_until IS NULL OR lease_until <= now())
-         RETURNING id, subscription_id, instance_id, lane, seq, intentos, proximo_intento",
+                               aparcado_en = NULL, actualizado_en = now()
+         WHERE id = $1 AND estado = 'pendiente' AND intentos = $2::bigint - 1
+           AND (reservado_hasta IS NULL OR reservado_hasta <= now())
+         RETURNING id, subscription_id, instance_id, lane, seq, intentos AS attempts_made,
+                   proximo_intento AS due",
+        delivery.as_uuid(),
+        i64::from(attempt),
+        until,
     )
-    .bind(delivery.as_uuid())
-    .bind(i64::from(attempt))
-    .bind(until)
     .fetch_optional(&mut *conn)
     .await?;
     let Some(row) = row else {
         return Ok(None);
     };
-    let job = crate::deliveries::next_job_of(&row);
+    let job = row.next_job();
     crate::deliveries::enqueue_jobs(conn, std::slice::from_ref(&job)).await?;
     Ok(Some(job))
 }
@@ -104,30 +106,31 @@ pub async fn take_token(
     rate: i64,
 ) -> Result<Option<std::time::Duration>> {
     let rate = rate.max(1) as f64;
-    let taken: Option<f64> = sqlx::query_scalar(
-        "INSERT INTO subscription_rate AS r (subscription_id, tokens, actualizado)
-         VALUES ($1, $2 - 1, now())
+    let taken: Option<f64> = sqlx::query_scalar!(
+        "INSERT INTO subscription_rate AS r (subscription_id, tokens, actualizado_en)
+         VALUES ($1, $2::float8 - 1, now())
          ON CONFLICT (subscription_id) DO UPDATE
-             SET tokens = least($2, r.tokens + extract(epoch FROM now() - r.actualizado) * $2) - 1,
-                 actualizado = now()
-             WHERE least($2, r.tokens + extract(epoch FROM now() - r.actualizado) * $2) >= 1
+             SET tokens = least($2::float8, r.tokens + extract(epoch FROM now() - r.actualizado_en) * $2::float8) - 1,
+                 actualizado_en = now()
+             WHERE least($2::float8, r.tokens + extract(epoch FROM now() - r.actualizado_en) * $2::float8) >= 1
          RETURNING tokens",
+        subscription.as_uuid(),
+        rate,
     )
-    .bind(subscription.as_uuid())
-    .bind(rate)
     .fetch_optional(pool)
     .await?;
     if taken.is_some() {
         return Ok(None);
     }
-    let have: f64 = sqlx::query_scalar(
-        "SELECT least($2, tokens + extract(epoch FROM now() - actualizado) * $2)
+    let have: f64 = sqlx::query_scalar!(
+        "SELECT least($2::float8, tokens + extract(epoch FROM now() - actualizado_en) * $2::float8)
          FROM subscription_rate WHERE subscription_id = $1",
+        subscription.as_uuid(),
+        rate,
     )
-    .bind(subscription.as_uuid())
-    .bind(rate)
     .fetch_optional(pool)
     .await?
+    .flatten()
     .unwrap_or(0.0);
     let wait = ((1.0 - have).max(0.0) / rate).max(0.001);
     Ok(Some(std::time::Duration::from_secs_f64(wait)))
@@ -142,19 +145,21 @@ pub async fn give_back(
     wait: std::time::Duration,
 ) -> Result<()> {
     let mut tx = pool.begin().await?;
-    let row = sqlx::query(
-        "UPDATE deliveries SET lease_until = NULL, proximo_intento = now() + $3,
-                               actualizada_en = now()
-         WHERE id = $1 AND estado = 'pendiente' AND intentos = $2 - 1
-         RETURNING id, subscription_id, instance_id, lane, seq, intentos, proximo_intento",
+    let row = sqlx::query_as!(
+        JobRow,
+        "UPDATE deliveries SET reservado_hasta = NULL, proximo_intento = now() + $3,
+                               actualizado_en = now()
+         WHERE id = $1 AND estado = 'pendiente' AND intentos = $2::bigint - 1
+         RETURNING id, subscription_id, instance_id, lane, seq, intentos AS attempts_made,
+                   proximo_intento AS due",
+        delivery.as_uuid(),
+        i64::from(attempt),
+        interval(wait),
     )
-    .bind(delivery.as_uuid())
-    .bind(i64::from(attempt))
-    .bind(chrono::TimeDelta::from_std(wait).unwrap_or(chrono::TimeDelta::MAX))
     .fetch_optional(&mut *tx)
     .await?;
     if let Some(row) = row {
-        let job = crate::deliveries::next_job_of(&row);
+        let job = row.next_job();
         crate::deliveries::enqueue_jobs(&mut tx, std::slice::from_ref(&job)).await?;
     }
     tx.commit().await?;

@@ -114,7 +114,7 @@ async fn build_base(pool: &Pool, backlog: i64) {
          VALUES ('{o}', '{APP}', 'ordered', 'http://127.0.0.1/', true),
                 ('{u}', '{APP}', 'unordered', 'http://127.0.0.1/', false),
                 ('{s}', '{APP}', 'small', 'http://127.0.0.1/', true);
-         INSERT INTO events (instance_id, seq, event_id, type, received_at, envelope)
+         INSERT INTO events (instance_id, seq, event_id, type, recibido_en, envelope)
              SELECT ('00000000-0000-0000-0001-' || lpad((1 + g % {INSTANCES})::text, 12, '0'))::uuid,
                     1 + g / {INSTANCES}, gen_random_uuid(), 'bench', now(), '{{}}'
              FROM generate_series(0, {events} - 1) g;",
@@ -135,7 +135,7 @@ async fn build_deliveries(pool: &Pool, sub: i64, open: i64, parked: bool) {
         pool,
         &format!(
             "INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq,
-                                     estado, proximo_intento, entregada_en, parked_at, creada_en)
+                                     estado, proximo_intento, entregado_en, aparcado_en, creado_en)
              SELECT motor_uuid_v7(), '{sub}', '{APP}', e.instance_id, e.event_id, e.seq,
                     CASE WHEN e.seq <= {DELIVERED} THEN 'entregada' ELSE 'pendiente' END,
                     CASE WHEN e.seq > {DELIVERED}
@@ -160,7 +160,7 @@ async fn set_state(pool: &Pool, subs: &[i64], estado: &str) {
         exec(
             pool,
             &format!(
-                "UPDATE subscriptions SET estado = '{estado}', (motivo, suspendida_en) = ({motivo})
+                "UPDATE subscriptions SET estado = '{estado}', (motivo, suspendido_en) = ({motivo})
                  WHERE id = '{}'",
                 subscription(*sub)
             ),

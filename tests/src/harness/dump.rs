@@ -14,8 +14,8 @@ pub async fn dump(pool: &PgPool) -> anyhow::Result<Vec<Row>> {
     let mut rows = Vec::new();
     let subs: Vec<(String, String, bool, String, Vec<String>, i64)> = sqlx::query_as(&format!(
         "SELECT id::text, url, ordenado, estado, instancias::text[], {} FROM subscriptions \
-         ORDER BY creada_en",
-        us("creada_en")
+         ORDER BY creado_en",
+        us("creado_en")
     ))
     .fetch_all(pool)
     .await?;
@@ -31,7 +31,7 @@ pub async fn dump(pool: &PgPool) -> anyhow::Result<Vec<Row>> {
     }
     let events: Vec<(String, i64, String, i64)> = sqlx::query_as(&format!(
         "SELECT instance_id::text, seq, event_id::text, {} FROM events ORDER BY instance_id, seq",
-        us("received_at")
+        us("recibido_en")
     ))
     .fetch_all(pool)
     .await?;
@@ -72,9 +72,9 @@ pub async fn dump(pool: &PgPool) -> anyhow::Result<Vec<Row>> {
         "SELECT id::text, subscription_id::text, instance_id::text, event_id::text, seq, lane, \
          estado, intentos, ultimo_status, ultimo_error, {}, {}, {} FROM deliveries \
          ORDER BY subscription_id, instance_id, lane, seq",
-        us("creada_en"),
-        us("actualizada_en"),
-        us("entregada_en")
+        us("creado_en"),
+        us("actualizado_en"),
+        us("entregado_en")
     ))
     .fetch_all(pool)
     .await?;

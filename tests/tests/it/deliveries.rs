@@ -215,7 +215,7 @@ async fn fan_out_covers_exactly_the_matching_subscriptions() {
 
     // Every delivery starts pendiente, no attempts, due now, unleased, live.
     let rows = sqlx::query(
-        "SELECT d.estado, d.intentos, d.lane, d.lease_until IS NULL AS free,
+        "SELECT d.estado, d.intentos, d.lane, d.reservado_hasta IS NULL AS free,
                 d.proximo_intento <= now() AS due, d.app_id, e.event_id = d.event_id AS same_event
          FROM deliveries d JOIN events e ON e.instance_id = d.instance_id AND e.seq = d.seq",
     )

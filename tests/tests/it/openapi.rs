@@ -277,7 +277,7 @@ async fn documented_shapes_are_the_answered_shapes() {
         Some(json!({"type": "t", "data": 2})),
     )
     .await;
-    sqlx::query("UPDATE events SET received_at = now() - interval '1000 hours'")
+    sqlx::query("UPDATE events SET recibido_en = now() - interval '1000 hours'")
         .execute(&m.db.pool)
         .await
         .unwrap();

@@ -165,7 +165,7 @@ async fn expired_cursors_are_410_with_the_first_resumable_one() {
     let i = t.instances[0];
     append(&m.db.pool, i, "x", 20).await;
     // Events 1–10 were received 100 h ago, past the default 72 h.
-    sqlx::query("UPDATE events SET received_at = now() - interval '100 hours' WHERE seq <= 10")
+    sqlx::query("UPDATE events SET recibido_en = now() - interval '100 hours' WHERE seq <= 10")
         .execute(&m.db.pool)
         .await
         .unwrap();
@@ -201,7 +201,7 @@ async fn expired_cursors_are_410_with_the_first_resumable_one() {
     let mut sse = Sse::open(&m.http, &m.url(""), &t.token, i, "?desde=3", None).await;
     assert_eq!(sse.next_event(&mut comments).await.unwrap().0, 4);
     // Nothing after the cursor: resumable however old it is.
-    sqlx::query("UPDATE events SET received_at = now() - interval '1000 hours'")
+    sqlx::query("UPDATE events SET recibido_en = now() - interval '1000 hours'")
         .execute(&m.db.pool)
         .await
         .unwrap();
@@ -222,7 +222,7 @@ async fn a_cursor_whose_next_event_was_redacted_is_410() {
     append(&m.db.pool, i, "x", 12).await;
     // Events 1–5 received 2 days ago (inside the 72 h stream window), and
     // content kept for 1 day: retention redacts them.
-    sqlx::query("UPDATE events SET received_at = now() - interval '2 days' WHERE seq <= 5")
+    sqlx::query("UPDATE events SET recibido_en = now() - interval '2 days' WHERE seq <= 5")
         .execute(&m.db.pool)
         .await
         .unwrap();

@@ -10,10 +10,10 @@ use motor_domain::{
     time::Timestamp,
     AppId, EventId, InstanceId,
 };
-use sqlx::{postgres::PgRow, PgExecutor, Row};
+use sqlx::PgExecutor;
+use uuid::Uuid;
 
-use super::{CLAIMABLE_NOW, LANE_IS_FREE};
-use crate::{Pool, Result};
+use crate::{interval, Pool, Result};
 
 /// What the sender needs for one attempt of a delivery it claimed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,10 +99,9 @@ pub async fn claim(
     attempt: u32,
     lease: Duration,
 ) -> Result<Claim> {
-    let lease = chrono::TimeDelta::from_std(lease).unwrap_or(chrono::TimeDelta::MAX);
     for _ in 0..3 {
         if let Some(row) = try_claim(pool, delivery, attempt, lease).await? {
-            return Ok(Claim::Claimed(Box::new(claimed(&row, attempt))));
+            return Ok(Claim::Claimed(Box::new(row.claimed(attempt))));
         }
         match park_or_why_not(pool, delivery, attempt).await? {
             Parking::Parked => return Ok(Claim::Parked),
@@ -120,42 +119,77 @@ pub async fn claim(
     Ok(Claim::Skipped(Skip::Contended))
 }
 
-/// What a claim returns, for [`claimed`] (`d` the delivery, `s` its
-/// subscription, `e` its event).
-pub(super) const CLAIMED_COLUMNS: &str = "d.id, d.subscription_id, d.app_id, d.instance_id, \
-     d.event_id, d.lane, d.seq, d.replay_of, d.creada_en, d.lease_until, s.url, s.ordenado, s.max_por_segundo, \
-     s.version AS subscription_version, e.envelope";
+/// A claimed delivery as `sql/claim.sql` returns it (and `claim_next`,
+/// `delivered_claiming_next`, `record_delivered_many` for the next one):
+/// `d` the delivery, `s` its subscription, `e` its event.
+pub(super) struct ClaimedRow {
+    pub id: Uuid,
+    pub subscription_id: Uuid,
+    pub app_id: Uuid,
+    pub instance_id: Uuid,
+    pub event_id: Uuid,
+    pub lane: String,
+    pub seq: i64,
+    pub replay_of: Option<Uuid>,
+    pub created_at: Timestamp,
+    pub lease_until: Timestamp,
+    pub url: String,
+    pub ordered: bool,
+    pub max_per_second: Option<i32>,
+    pub subscription_version: i64,
+    pub envelope: String,
+    /// `intentos` after the claim: the claim is for the next attempt.
+    pub attempts_made: i32,
+}
 
-/// The compare-and-set. Two concurrent claims both reach the row; the
-/// second waits for the first's commit, re-checks the row and finds the
-/// lease taken.
+impl ClaimedRow {
+    /// The claim of attempt `attempt`.
+    pub(super) fn claimed(self, attempt: u32) -> Claimed {
+        Claimed {
+            delivery_id: DeliveryId::from_uuid(self.id),
+            subscription_id: SubscriptionId::from_uuid(self.subscription_id),
+            app_id: AppId::from_uuid(self.app_id),
+            instance_id: InstanceId::from_uuid(self.instance_id),
+            event_id: EventId::from_uuid(self.event_id),
+            lane: self.lane.parse().unwrap_or(Lane::Live),
+            seq: self.seq,
+            replay_of: self.replay_of.map(DeliveryId::from_uuid),
+            attempt,
+            destination: Destination::parse(&self.url, "url").ok(),
+            ordenado: self.ordered,
+            max_por_segundo: self.max_per_second.map(i64::from),
+            subscription_version: self.subscription_version,
+            envelope: self.envelope,
+            creada_en: self.created_at,
+            lease_until: self.lease_until,
+        }
+    }
+
+    /// The claim of the delivery's next attempt (`intentos + 1`).
+    pub(super) fn claimed_next(self) -> Claimed {
+        let attempt = u32::try_from(self.attempts_made).unwrap_or(0) + 1;
+        self.claimed(attempt)
+    }
+}
+
+/// The compare-and-set (`sql/claim.sql`). Two concurrent claims both reach
+/// the row; the second waits for the first's commit, re-checks the row and
+/// finds the lease taken.
 async fn try_claim(
     db: impl PgExecutor<'_>,
     delivery: DeliveryId,
     attempt: u32,
-    lease: chrono::TimeDelta,
-) -> Result<Option<PgRow>> {
-    Ok(sqlx::query(&try_claim_sql())
-        .bind(delivery.as_uuid())
-        .bind(i64::from(attempt))
-        .bind(lease)
-        .fetch_optional(db)
-        .await?)
-}
-
-/// The statement of [`try_claim`]: `$1` delivery, `$2` attempt, `$3`
-/// lease.
-pub(super) fn try_claim_sql() -> String {
-    format!(
-        "UPDATE deliveries d
-         SET lease_until = now() + $3, parked_at = NULL, actualizada_en = now()
-         FROM subscriptions s, events e
-         WHERE d.id = $1 AND s.id = d.subscription_id AND e.event_id = d.event_id
-           AND d.estado = 'pendiente' AND d.intentos = $2 - 1
-           AND {CLAIMABLE_NOW}
-           AND (NOT s.ordenado OR {LANE_IS_FREE})
-         RETURNING {CLAIMED_COLUMNS}"
+    lease: Duration,
+) -> Result<Option<ClaimedRow>> {
+    Ok(sqlx::query_file_as!(
+        ClaimedRow,
+        "src/deliveries/sql/claim.sql",
+        delivery.as_uuid(),
+        i64::from(attempt),
+        interval(lease),
     )
+    .fetch_optional(db)
+    .await?)
 }
 
 /// What a failed compare-and-set found.
@@ -175,91 +209,46 @@ enum Parking {
 /// this mark (and then sees it and releases this delivery); otherwise says
 /// why it cannot be claimed. One statement: the reasons are read as of its
 /// start, so a head that finished while the park waited shows as
-/// `Claimable` and the caller claims again.
+/// `Claimable` and the caller claims again. `sql/park_or_why_not.sql`.
 async fn park_or_why_not(
     db: impl PgExecutor<'_>,
     delivery: DeliveryId,
     attempt: u32,
 ) -> Result<Parking> {
-    let row = sqlx::query(PARK_OR_WHY_NOT)
-        .bind(delivery.as_uuid())
-        .bind(i64::from(attempt))
-        .fetch_optional(db)
-        .await?;
+    let row = sqlx::query_file!(
+        "src/deliveries/sql/park_or_why_not.sql",
+        delivery.as_uuid(),
+        i64::from(attempt),
+    )
+    .fetch_optional(db)
+    .await?;
     let Some(row) = row else {
         return Ok(Parking::Skip(Skip::Stale));
     };
-    if row.get::<bool, _>("parked") {
+    if row.parked {
         return Ok(Parking::Parked);
     }
-    let now: Timestamp = row.get("now");
-    let intentos: i32 = row.get("intentos");
-    if row.get::<&str, _>("estado") != "pendiente" || i64::from(intentos) != i64::from(attempt) - 1
-    {
+    let now: Timestamp = row.now;
+    if row.estado != "pendiente" || i64::from(row.intentos) != i64::from(attempt) - 1 {
         return Ok(Parking::Skip(Skip::Stale));
     }
-    let subscription_state: String = row.get("sub_estado");
-    let subscription_state =
-        SubscriptionState::parse(&subscription_state).unwrap_or(SubscriptionState::Suspended);
-    if subscription_state != SubscriptionState::Active {
-        return Ok(Parking::Skip(Skip::Inactive(subscription_state)));
+    let state =
+        SubscriptionState::parse(&row.subscription_state).unwrap_or(SubscriptionState::Suspended);
+    if state != SubscriptionState::Active {
+        return Ok(Parking::Skip(Skip::Inactive(state)));
     }
-    if let Some(lease) = row.get::<Option<Timestamp>, _>("lease_until") {
+    if let Some(lease) = row.reservado_hasta {
         if lease > now {
             return Ok(Parking::Skip(Skip::Leased(lease)));
         }
     }
-    if let Some(due) = row.get::<Option<Timestamp>, _>("proximo_intento") {
+    if let Some(due) = row.proximo_intento {
         if due > now {
             return Ok(Parking::Skip(Skip::NotDue(due)));
         }
     }
-    if let Some(until) = row.get::<Option<Timestamp>, _>("held_until") {
+    if let Some(until) = row.held_until {
         return Ok(Parking::Held(until));
     }
     Ok(Parking::Claimable)
-}
-
-/// The statement of [`park_or_why_not`]: `$1` delivery, `$2` attempt.
-pub(super) const PARK_OR_WHY_NOT: &str = "WITH parked AS (
-             UPDATE deliveries d SET parked_at = now()
-             FROM subscriptions s
-             WHERE d.id = $1 AND s.id = d.subscription_id AND s.ordenado AND s.estado = 'activa'
-               AND d.estado = 'pendiente' AND d.intentos = $2 - 1
-               AND EXISTS (
-                   SELECT 1 FROM deliveries b
-                   WHERE b.subscription_id = d.subscription_id AND b.instance_id = d.instance_id
-                     AND b.lane = d.lane AND b.estado = 'pendiente' AND b.seq < d.seq
-                   FOR SHARE)
-             RETURNING d.id
-         )
-         SELECT EXISTS (SELECT 1 FROM parked) AS parked, d.estado, d.intentos, d.lease_until,
-                d.proximo_intento, s.estado AS sub_estado, now() AS now,
-                (SELECT t.hasta FROM subscription_throttle t
-                 WHERE t.subscription_id = d.subscription_id AND t.hasta > now()) AS held_until
-         FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
-         WHERE d.id = $1";
-
-pub(super) fn claimed(row: &PgRow, attempt: u32) -> Claimed {
-    let lane: String = row.get("lane");
-    Claimed {
-        delivery_id: DeliveryId::from_uuid(row.get("id")),
-        subscription_id: SubscriptionId::from_uuid(row.get("subscription_id")),
-        app_id: AppId::from_uuid(row.get("app_id")),
-        instance_id: InstanceId::from_uuid(row.get("instance_id")),
-        event_id: EventId::from_uuid(row.get("event_id")),
-        lane: lane.parse().unwrap_or(Lane::Live),
-        seq: row.get("seq"),
-        replay_of: row
-            .get::<Option<uuid::Uuid>, _>("replay_of")
-            .map(DeliveryId::from_uuid),
-        attempt,
-        destination: Destination::parse(row.get("url"), "url").ok(),
-        ordenado: row.get("ordenado"),
-        max_por_segundo: row.get::<Option<i32>, _>("max_por_segundo").map(i64::from),
-        subscription_version: row.get("subscription_version"),
-        envelope: row.get("envelope"),
-        creada_en: row.get("creada_en"),
-        lease_until: row.get("lease_until"),
-    }
 }

@@ -10,13 +10,12 @@ use motor_domain::{
     destination::Destination,
     outbox::{OutboxRecord, Topic},
     subscription::SubscriptionId,
-    time::Timestamp,
     AppId, EventId, InstanceId,
 };
-use sqlx::{PgConnection, Row};
+use sqlx::PgConnection;
 
 use super::Claimed;
-use crate::{outbox, Result};
+use crate::{interval, outbox, Result};
 
 /// First attempts a commit hands to the dispatcher of its own process, once
 /// it has committed (never before: a receiver must not see an event that
@@ -74,42 +73,43 @@ pub(crate) async fn fan_out(
     ranges: &[(InstanceId, i64, i64)],
     lease: Option<Duration>,
 ) -> Result<Handed> {
-    let lease = lease.map(|l| chrono::TimeDelta::from_std(l).unwrap_or(chrono::TimeDelta::MAX));
     let instances: Vec<uuid::Uuid> = ranges.iter().map(|r| *r.0.as_uuid()).collect();
     let after: Vec<i64> = ranges.iter().map(|r| r.1).collect();
     let up_to: Vec<i64> = ranges.iter().map(|r| r.2).collect();
-    let rows = sqlx::query(FAN_OUT)
-        .bind(&instances)
-        .bind(&after)
-        .bind(&up_to)
-        .bind(lease)
-        .fetch_all(&mut *conn)
-        .await?;
+    let rows = sqlx::query_file!(
+        "src/deliveries/sql/fan_out.sql",
+        &instances,
+        &after,
+        &up_to,
+        lease.map(interval),
+    )
+    .fetch_all(&mut *conn)
+    .await?;
     let mut handed = Handed::default();
     let mut jobs = Vec::new();
-    for r in rows.iter().filter(|r| r.get::<bool, _>("activa")) {
-        let delivery_id = DeliveryId::from_uuid(r.get("id"));
-        let subscription_id = SubscriptionId::from_uuid(r.get("subscription_id"));
-        let seq: i64 = r.get("seq");
-        let instance = InstanceId::from_uuid(r.get("instance_id"));
-        if let Some(lease_until) = r.get::<Option<Timestamp>, _>("lease_until") {
+    for r in rows.into_iter().filter(|r| r.active) {
+        let delivery_id = DeliveryId::from_uuid(r.id);
+        let subscription_id = SubscriptionId::from_uuid(r.subscription_id);
+        let seq = r.seq;
+        let instance = InstanceId::from_uuid(r.instance_id);
+        if let Some(lease_until) = r.lease_until {
             handed.claimed.push(Claimed {
                 delivery_id,
                 subscription_id,
-                app_id: AppId::from_uuid(r.get("app_id")),
+                app_id: AppId::from_uuid(r.app_id),
                 instance_id: instance,
-                event_id: EventId::from_uuid(r.get("event_id")),
+                event_id: EventId::from_uuid(r.event_id),
                 lane: Lane::Live,
                 seq,
                 replay_of: None,
                 attempt: 1,
-                destination: Destination::parse(r.get("url"), "url").ok(),
-                ordenado: r.get("ordenado"),
-                max_por_segundo: r.get::<Option<i32>, _>("max_por_segundo").map(i64::from),
-                subscription_version: r.get("subscription_version"),
+                destination: Destination::parse(&r.url, "url").ok(),
+                ordenado: r.ordered,
+                max_por_segundo: r.max_per_second.map(i64::from),
+                subscription_version: r.subscription_version,
                 // The caller holds the envelope it just stored.
                 envelope: String::new(),
-                creada_en: r.get("creada_en"),
+                creada_en: r.created_at,
                 lease_until,
             });
             continue;
@@ -121,9 +121,9 @@ pub(crate) async fn fan_out(
             lane: Lane::Live,
             seq,
             attempt: 1,
-            due_at: r.get::<Timestamp, _>("proximo_intento"),
+            due_at: r.due,
         };
-        if lease.is_some() && !r.get::<bool, _>("ordenado") {
+        if lease.is_some() && !r.ordered {
             handed.jobs.push(job.clone());
         }
         jobs.push(job);
@@ -149,62 +149,3 @@ pub trait AfterCommit: Send + Sync {
     /// never before.
     fn committed(&self, handed: Handed);
 }
-
-/// The statement of [`fan_out`]: `$1` instances, `$2` the seq each range
-/// starts after, `$3` the seq it ends at, `$4` the lease of a claim at
-/// insert (`NULL`: none).
-pub(super) const FAN_OUT: &str =
-        "WITH candidates AS (
-             SELECT motor_uuid_v7() AS id, s.id AS subscription_id, s.app_id, e.instance_id,
-                    e.event_id, e.seq, s.estado, s.ordenado,
-                    row_number() OVER (PARTITION BY s.id, e.instance_id ORDER BY e.seq) AS nth
-             FROM UNNEST($1::uuid[], $2::bigint[], $3::bigint[]) AS r(instance_id, after_seq, up_to_seq)
-             -- OFFSET 0 keeps the range an index condition per instance
-             -- (flattened, the planner reads every event of the instance).
-             CROSS JOIN LATERAL (
-                 SELECT * FROM events e
-                 WHERE e.instance_id = r.instance_id
-                   AND e.seq > r.after_seq AND e.seq <= r.up_to_seq
-                 OFFSET 0) e
-             JOIN instances i ON i.id = e.instance_id
-             JOIN subscriptions s ON s.app_id = i.app_id
-             WHERE s.estado <> 'eliminada' AND NOT i.sistema
-               AND (cardinality(s.instancias) = 0 OR e.instance_id = ANY (s.instancias))
-               AND (cardinality(s.tipos) = 0 OR e.type = ANY (s.tipos))
-         ), busy AS (
-             -- Ordered lanes that already hold an open delivery: one probe
-             -- of the open-lane index per lane (the ORDER BY keeps it one).
-             SELECT c.subscription_id, c.instance_id
-             FROM candidates c
-             CROSS JOIN LATERAL (
-                 SELECT 1 FROM deliveries b
-                 WHERE b.subscription_id = c.subscription_id AND b.instance_id = c.instance_id
-                   AND b.lane = 'live' AND b.estado = 'pendiente'
-                 ORDER BY b.seq
-                 LIMIT 1) open
-             WHERE $4::interval IS NOT NULL AND c.nth = 1 AND c.ordenado AND c.estado = 'activa'
-         ), created AS (
-             INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane,
-                                     parked_at, lease_until)
-             SELECT c.id, c.subscription_id, c.app_id, c.instance_id, c.event_id, c.seq, 'live',
-                    CASE WHEN c.estado <> 'activa' THEN now() END,
-                    CASE WHEN $4::interval IS NOT NULL AND c.estado = 'activa' AND c.ordenado
-                              AND c.nth = 1
-                              AND NOT EXISTS (
-                                  SELECT 1 FROM subscription_throttle t
-                                  WHERE t.subscription_id = c.subscription_id
-                                    AND t.hasta > now())
-                              AND NOT EXISTS (
-                                  SELECT 1 FROM busy
-                                  WHERE busy.subscription_id = c.subscription_id
-                                    AND busy.instance_id = c.instance_id)
-                         THEN now() + $4 END
-             FROM candidates c
-             ORDER BY c.instance_id, c.seq, c.subscription_id
-             RETURNING id, subscription_id, app_id, instance_id, event_id, seq, proximo_intento,
-                       lease_until, creada_en
-         )
-         SELECT c.*, s.estado = 'activa' AS activa, s.ordenado, s.url, s.max_por_segundo,
-                s.version AS subscription_version
-         FROM created c JOIN subscriptions s ON s.id = c.subscription_id
-         ORDER BY c.instance_id, c.seq, c.subscription_id";

@@ -8,10 +8,11 @@ use motor_domain::{
     outbox::{DeadLetter, OutboxRecord, Topic},
     time::Timestamp,
 };
-use sqlx::{PgConnection, Row};
+use sqlx::PgConnection;
+use uuid::Uuid;
 
-use super::{claim::CLAIMED_COLUMNS, enqueue, next_job, Claimed, CLAIMABLE_NOW};
-use crate::{health, outbox, subscriptions, Pool, Result};
+use super::{claim::ClaimedRow, enqueue, Claimed, JobRow};
+use crate::{health, interval, outbox, subscriptions, Pool, Result};
 
 /// One attempt as the sender saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,30 +94,32 @@ pub async fn record_attempt(
         Decision::Suspend { .. } => Some(chrono::Utc::now()),
         Decision::Delivered | Decision::Fail { .. } => None,
     };
-    let updated = sqlx::query(RECORD_ATTEMPT)
-        .bind(claimed.delivery_id.as_uuid())
-        .bind(i32::try_from(claimed.attempt).unwrap_or(i32::MAX))
-        .bind(estado.as_str())
-        .bind(attempt.status.map(i32::from))
-        .bind(decision.ultimo_error().map(|e| e.to_string()))
-        .bind(proximo)
-        .execute(&mut *tx)
-        .await?;
+    let updated = sqlx::query_file!(
+        "src/deliveries/sql/record_attempt.sql",
+        claimed.delivery_id.as_uuid(),
+        i32::try_from(claimed.attempt).unwrap_or(i32::MAX),
+        estado.as_str(),
+        attempt.status.map(i32::from),
+        decision.ultimo_error().map(|e| e.to_string()),
+        proximo,
+    )
+    .execute(&mut *tx)
+    .await?;
     if updated.rows_affected() == 0 {
         tx.rollback().await?;
         return Ok(Recorded::Stale);
     }
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO delivery_attempts (delivery_id, numero, iniciado_en, duracion_ms, status, error, key_ids)
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        claimed.delivery_id.as_uuid(),
+        i32::try_from(claimed.attempt).unwrap_or(i32::MAX),
+        attempt.iniciado_en,
+        i32::try_from(attempt.duracion_ms).unwrap_or(i32::MAX),
+        attempt.status.map(i32::from),
+        attempt.error.map(|e| e.to_string()),
+        &attempt.key_ids,
     )
-    .bind(claimed.delivery_id.as_uuid())
-    .bind(i32::try_from(claimed.attempt).unwrap_or(i32::MAX))
-    .bind(attempt.iniciado_en)
-    .bind(i32::try_from(attempt.duracion_ms).unwrap_or(i32::MAX))
-    .bind(attempt.status.map(i32::from))
-    .bind(attempt.error.map(|e| e.to_string()))
-    .bind(&attempt.key_ids)
     .execute(&mut *tx)
     .await?;
 
@@ -188,14 +191,56 @@ pub async fn record_attempt(
     })
 }
 
-/// The state change of [`record_attempt`]: `$1` delivery, `$2` attempt,
-/// `$3` estado, `$4` status, `$5` error, `$6` proximo_intento.
-pub(super) const RECORD_ATTEMPT: &str = "UPDATE deliveries
-         SET estado = $3, intentos = $2, ultimo_status = $4, ultimo_error = $5,
-             proximo_intento = $6, lease_until = NULL, parked_at = NULL,
-             entregada_en = CASE WHEN $3 = 'entregada' THEN now() END,
-             actualizada_en = now()
-         WHERE id = $1 AND estado = 'pendiente' AND intentos = $2 - 1";
+/// What the fused finish statements return per recorded delivery
+/// (`sql/delivered_claiming_next.sql`, `sql/record_delivered_many.sql`):
+/// the input, whether it was recorded (`head`), whether the lane's next
+/// delivery was parked, and that next delivery's [`ClaimedRow`] columns,
+/// all NULL when it was not claimed.
+pub(super) struct FinishedRow {
+    pub input_id: Option<Uuid>,
+    pub head: Option<Uuid>,
+    pub following_parked: Option<bool>,
+    pub id: Option<Uuid>,
+    pub subscription_id: Option<Uuid>,
+    pub app_id: Option<Uuid>,
+    pub instance_id: Option<Uuid>,
+    pub event_id: Option<Uuid>,
+    pub lane: Option<String>,
+    pub seq: Option<i64>,
+    pub replay_of: Option<Uuid>,
+    pub created_at: Option<Timestamp>,
+    pub lease_until: Option<Timestamp>,
+    pub url: Option<String>,
+    pub ordered: Option<bool>,
+    pub max_per_second: Option<i32>,
+    pub subscription_version: Option<i64>,
+    pub envelope: Option<String>,
+    pub attempts_made: Option<i32>,
+}
+
+impl FinishedRow {
+    /// The next delivery of the lane, when it was claimed.
+    pub(super) fn next(&mut self) -> Option<ClaimedRow> {
+        Some(ClaimedRow {
+            id: self.id?,
+            subscription_id: self.subscription_id?,
+            app_id: self.app_id?,
+            instance_id: self.instance_id?,
+            event_id: self.event_id?,
+            lane: self.lane.take()?,
+            seq: self.seq?,
+            replay_of: self.replay_of,
+            created_at: self.created_at?,
+            lease_until: self.lease_until?,
+            url: self.url.take()?,
+            ordered: self.ordered?,
+            max_per_second: self.max_per_second,
+            subscription_version: self.subscription_version?,
+            envelope: self.envelope.take()?,
+            attempts_made: self.attempts_made?,
+        })
+    }
+}
 
 /// The common case of [`record_attempt`] — delivered, and the next
 /// delivery of the lane claimed — in one statement: no transaction block,
@@ -209,28 +254,26 @@ async fn delivered_claiming_next(
     attempt: &Attempt,
     lease: Duration,
 ) -> Result<Recorded> {
-    let lease = chrono::TimeDelta::from_std(lease).unwrap_or(chrono::TimeDelta::MAX);
-    let row = sqlx::query(&delivered_claiming_next_sql())
-        .bind(claimed.delivery_id.as_uuid())
-        .bind(i32::try_from(claimed.attempt).unwrap_or(i32::MAX))
-        .bind(attempt.status.map(i32::from))
-        .bind(attempt.iniciado_en)
-        .bind(i32::try_from(attempt.duracion_ms).unwrap_or(i32::MAX))
-        .bind(&attempt.key_ids)
-        .bind(lease)
-        .fetch_optional(pool)
-        .await?;
-    let Some(row) = row else {
+    let row = sqlx::query_file_as!(
+        FinishedRow,
+        "src/deliveries/sql/delivered_claiming_next.sql",
+        claimed.delivery_id.as_uuid(),
+        i32::try_from(claimed.attempt).unwrap_or(i32::MAX),
+        attempt.status.map(i32::from),
+        attempt.iniciado_en,
+        i32::try_from(attempt.duracion_ms).unwrap_or(i32::MAX),
+        &attempt.key_ids,
+        interval(lease),
+    )
+    .fetch_optional(pool)
+    .await?;
+    let Some(mut row) = row else {
         return Ok(Recorded::Stale);
     };
     let (mut next, mut released) = (None, None);
-    if row.get::<Option<uuid::Uuid>, _>("id").is_some() {
-        let intentos: i32 = row.get("intentos");
-        next = Some(Box::new(super::claim::claimed(
-            &row,
-            u32::try_from(intentos).unwrap_or(0) + 1,
-        )));
-    } else if row.get::<Option<bool>, _>("following_parked") == Some(true) {
+    if let Some(claimed_next) = row.next() {
+        next = Some(Box::new(claimed_next.claimed_next()));
+    } else if row.following_parked == Some(true) {
         let mut tx = pool.begin().await?;
         released = release_next(&mut tx, claimed).await?;
         tx.commit().await?;
@@ -243,44 +286,6 @@ async fn delivered_claiming_next(
     })
 }
 
-/// The statement of [`delivered_claiming_next`]: `$1` delivery, `$2`
-/// attempt, `$3` status, `$4` iniciado_en, `$5` duracion_ms, `$6` key ids,
-/// `$7` lease of the next claim.
-pub(super) fn delivered_claiming_next_sql() -> String {
-    format!(
-        "WITH head AS (
-             UPDATE deliveries
-             SET estado = 'entregada', intentos = $2, ultimo_status = $3, ultimo_error = NULL,
-                 proximo_intento = NULL, lease_until = NULL, parked_at = NULL,
-                 entregada_en = now(), actualizada_en = now()
-             WHERE id = $1 AND estado = 'pendiente' AND intentos = $2 - 1
-             RETURNING id, subscription_id, instance_id, lane
-         ), attempt AS (
-             INSERT INTO delivery_attempts (delivery_id, numero, iniciado_en, duracion_ms, status, error, key_ids)
-             SELECT id, $2, $4, $5, $3, NULL, $6 FROM head
-         ), healed AS (
-             DELETE FROM subscription_health
-             WHERE subscription_id = (SELECT subscription_id FROM head)
-         ), following AS (
-             SELECT f.id, f.parked_at IS NOT NULL AS parked
-             FROM head h, LATERAL (
-                 SELECT id, parked_at FROM deliveries f
-                 WHERE f.subscription_id = h.subscription_id AND f.instance_id = h.instance_id
-                   AND f.lane = h.lane AND f.estado = 'pendiente' AND f.id <> h.id
-                 ORDER BY f.seq LIMIT 1) f
-         ), next AS (
-             UPDATE deliveries d
-             SET lease_until = now() + $7, parked_at = NULL, actualizada_en = now()
-             FROM following f, subscriptions s, events e
-             WHERE d.id = f.id AND s.id = d.subscription_id AND e.event_id = d.event_id
-               AND s.ordenado AND {CLAIMABLE_NOW}
-             RETURNING {CLAIMED_COLUMNS}, d.intentos
-         )
-         SELECT h.id AS head, f.parked AS following_parked, n.*
-         FROM head h LEFT JOIN following f ON true LEFT JOIN next n ON true"
-    )
-}
-
 /// Claims the lowest open delivery of the claimed one's lane (the new head)
 /// when it is due, unleased and its subscription still `activa` and
 /// ordered. Runs after the head's update, in its transaction.
@@ -289,38 +294,17 @@ async fn claim_next(
     claimed: &Claimed,
     lease: Duration,
 ) -> Result<Option<Box<Claimed>>> {
-    let lease = chrono::TimeDelta::from_std(lease).unwrap_or(chrono::TimeDelta::MAX);
-    let row = sqlx::query(&claim_next_sql())
-        .bind(claimed.subscription_id.as_uuid())
-        .bind(claimed.instance_id.as_uuid())
-        .bind(claimed.lane.to_string())
-        .bind(lease)
-        .fetch_optional(&mut *conn)
-        .await?;
-    Ok(row.map(|row| {
-        let intentos: i32 = row.get("intentos");
-        Box::new(super::claim::claimed(
-            &row,
-            u32::try_from(intentos).unwrap_or(0) + 1,
-        ))
-    }))
-}
-
-/// The statement of [`claim_next`]: `$1` subscription, `$2` instance,
-/// `$3` lane, `$4` lease.
-pub(super) fn claim_next_sql() -> String {
-    format!(
-        "UPDATE deliveries d
-         SET lease_until = now() + $4, parked_at = NULL, actualizada_en = now()
-         FROM subscriptions s, events e
-         WHERE d.id = (
-             SELECT id FROM deliveries
-             WHERE subscription_id = $1 AND instance_id = $2 AND lane = $3 AND estado = 'pendiente'
-             ORDER BY seq LIMIT 1)
-           AND s.id = d.subscription_id AND e.event_id = d.event_id
-           AND s.ordenado AND {CLAIMABLE_NOW}
-         RETURNING {CLAIMED_COLUMNS}, d.intentos"
+    let row = sqlx::query_file_as!(
+        ClaimedRow,
+        "src/deliveries/sql/claim_next.sql",
+        claimed.subscription_id.as_uuid(),
+        claimed.instance_id.as_uuid(),
+        claimed.lane.to_string(),
+        interval(lease),
     )
+    .fetch_optional(&mut *conn)
+    .await?;
+    Ok(row.map(|row| Box::new(row.claimed_next())))
 }
 
 /// Writes the job of the lowest open delivery of the claimed one's lane if
@@ -330,27 +314,19 @@ pub(super) async fn release_next(
     conn: &mut PgConnection,
     claimed: &Claimed,
 ) -> Result<Option<DeliveryId>> {
-    let row = sqlx::query(RELEASE_NEXT)
-        .bind(claimed.subscription_id.as_uuid())
-        .bind(claimed.instance_id.as_uuid())
-        .bind(claimed.lane.to_string())
-        .fetch_optional(&mut *conn)
-        .await?;
+    let row = sqlx::query_file_as!(
+        JobRow,
+        "src/deliveries/sql/release_next.sql",
+        claimed.subscription_id.as_uuid(),
+        claimed.instance_id.as_uuid(),
+        claimed.lane.to_string(),
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
     let Some(row) = row else {
         return Ok(None);
     };
-    let job = next_job(&row);
+    let job = row.next_job();
     enqueue(conn, std::slice::from_ref(&job)).await?;
-    Ok(Some(DeliveryId::from_uuid(row.get("id"))))
+    Ok(Some(job.delivery_id))
 }
-
-/// The statement of [`release_next`]: `$1` subscription, `$2` instance,
-/// `$3` lane.
-pub(super) const RELEASE_NEXT: &str =
-    "UPDATE deliveries SET parked_at = NULL, actualizada_en = now()
-         WHERE id = (
-             SELECT id FROM deliveries
-             WHERE subscription_id = $1 AND instance_id = $2 AND lane = $3 AND estado = 'pendiente'
-             ORDER BY seq LIMIT 1)
-           AND parked_at IS NOT NULL
-         RETURNING id, subscription_id, instance_id, lane, seq, intentos, proximo_intento";

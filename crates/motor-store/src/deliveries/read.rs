@@ -7,7 +7,7 @@ use motor_domain::{
     time::Timestamp,
     AppId, EventId, InstanceId,
 };
-use sqlx::{postgres::PgRow, PgExecutor, Row};
+use sqlx::PgExecutor;
 use uuid::Uuid;
 
 use super::uuids;
@@ -65,71 +65,106 @@ pub struct AttemptRow {
     pub throttled: bool,
 }
 
-const SELECT: &str = "SELECT d.id, d.subscription_id, s.nombre AS suscripcion, d.instance_id,
-        i.nombre AS instancia, d.event_id, d.seq, e.type, d.lane, d.estado, d.intentos,
-        d.proximo_intento, d.ultimo_status, d.ultimo_error, d.creada_en, d.entregada_en,
-        d.replay_of
-    FROM deliveries d
-    JOIN subscriptions s ON s.id = d.subscription_id
-    JOIN instances i ON i.id = d.instance_id
-    JOIN events e ON e.event_id = d.event_id";
+/// A delivery joined with its names, as [`list`] and [`get`] select it.
+struct DeliveryRow {
+    id: Uuid,
+    subscription_id: Uuid,
+    subscription_name: String,
+    instance_id: Uuid,
+    instance_name: String,
+    event_id: Uuid,
+    seq: i64,
+    event_type: String,
+    lane: String,
+    state: String,
+    attempts: i32,
+    next_attempt: Option<Timestamp>,
+    last_status: Option<i32>,
+    last_error: Option<String>,
+    created_at: Timestamp,
+    delivered_at: Option<Timestamp>,
+    replay_of: Option<Uuid>,
+}
 
 /// A page of the app's deliveries, newest first (creation time, then seq,
 /// then id, descending). Asks for `limit` rows; ask for one more to learn
 /// whether a next page exists.
 pub async fn list(db: impl PgExecutor<'_>, filter: &Filter) -> Result<Vec<Delivery>> {
     let estados: Vec<&str> = filter.estados.iter().map(|e| e.as_str()).collect();
-    let rows = sqlx::query(&format!(
-        "{SELECT}
+    // The same columns as `get`.
+    let rows = sqlx::query_as!(
+        DeliveryRow,
+        "SELECT d.id, d.subscription_id, s.nombre AS subscription_name, d.instance_id,
+                i.nombre AS instance_name, d.event_id, d.seq, e.type AS event_type, d.lane,
+                d.estado AS state, d.intentos AS attempts, d.proximo_intento AS next_attempt,
+                d.ultimo_status AS last_status, d.ultimo_error AS last_error,
+                d.creado_en AS created_at, d.entregado_en AS delivered_at, d.replay_of
+         FROM deliveries d
+         JOIN subscriptions s ON s.id = d.subscription_id
+         JOIN instances i ON i.id = d.instance_id
+         JOIN events e ON e.event_id = d.event_id
          WHERE d.app_id = $1
            AND (cardinality($2::text[]) = 0 OR d.estado = ANY ($2))
            AND ($3::uuid IS NULL OR d.subscription_id = $3)
            AND ($4::uuid IS NULL OR d.instance_id = $4)
            AND (cardinality($5::uuid[]) = 0 OR d.instance_id = ANY ($5))
-         ORDER BY d.creada_en DESC, d.seq DESC, d.id DESC
-         OFFSET $6 LIMIT $7"
-    ))
-    .bind(filter.app.as_uuid())
-    .bind(&estados)
-    .bind(filter.subscription.map(|s| *s.as_uuid()))
-    .bind(filter.instance.map(Uuid::from))
-    .bind(uuids(&filter.restricted_to))
-    .bind(filter.offset)
-    .bind(filter.limit)
+         ORDER BY d.creado_en DESC, d.seq DESC, d.id DESC
+         OFFSET $6 LIMIT $7",
+        filter.app.as_uuid(),
+        &estados as &[&str],
+        filter.subscription.map(|s| *s.as_uuid()),
+        filter.instance.map(Uuid::from),
+        &uuids(&filter.restricted_to),
+        filter.offset,
+        filter.limit,
+    )
     .fetch_all(db)
     .await?;
-    Ok(rows.iter().map(from_row).collect())
+    Ok(rows.into_iter().map(delivery).collect())
 }
 
 /// One delivery of the app.
 pub async fn get(db: impl PgExecutor<'_>, app: AppId, id: DeliveryId) -> Result<Option<Delivery>> {
-    let row = sqlx::query(&format!("{SELECT} WHERE d.id = $1 AND d.app_id = $2"))
-        .bind(id.as_uuid())
-        .bind(app.as_uuid())
-        .fetch_optional(db)
-        .await?;
-    Ok(row.as_ref().map(from_row))
+    // The same columns as `list`.
+    let row = sqlx::query_as!(
+        DeliveryRow,
+        "SELECT d.id, d.subscription_id, s.nombre AS subscription_name, d.instance_id,
+                i.nombre AS instance_name, d.event_id, d.seq, e.type AS event_type, d.lane,
+                d.estado AS state, d.intentos AS attempts, d.proximo_intento AS next_attempt,
+                d.ultimo_status AS last_status, d.ultimo_error AS last_error,
+                d.creado_en AS created_at, d.entregado_en AS delivered_at, d.replay_of
+         FROM deliveries d
+         JOIN subscriptions s ON s.id = d.subscription_id
+         JOIN instances i ON i.id = d.instance_id
+         JOIN events e ON e.event_id = d.event_id
+         WHERE d.id = $1 AND d.app_id = $2",
+        id.as_uuid(),
+        app.as_uuid(),
+    )
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(delivery))
 }
 
 /// A delivery's attempts, in order.
 pub async fn attempts(db: impl PgExecutor<'_>, id: DeliveryId) -> Result<Vec<AttemptRow>> {
-    let rows = sqlx::query(
+    let rows = sqlx::query!(
         "SELECT numero, iniciado_en, duracion_ms, status, error, key_ids, throttled
          FROM delivery_attempts WHERE delivery_id = $1 ORDER BY numero",
+        id.as_uuid(),
     )
-    .bind(id.as_uuid())
     .fetch_all(db)
     .await?;
     Ok(rows
-        .iter()
+        .into_iter()
         .map(|r| AttemptRow {
-            numero: r.get("numero"),
-            iniciado_en: r.get("iniciado_en"),
-            duracion_ms: r.get("duracion_ms"),
-            status: r.get("status"),
-            error: r.get("error"),
-            key_ids: r.get("key_ids"),
-            throttled: r.get("throttled"),
+            numero: r.numero,
+            iniciado_en: r.iniciado_en,
+            duracion_ms: r.duracion_ms,
+            status: r.status,
+            error: r.error,
+            key_ids: r.key_ids,
+            throttled: r.throttled,
         })
         .collect())
 }
@@ -138,50 +173,45 @@ pub async fn attempts(db: impl PgExecutor<'_>, id: DeliveryId) -> Result<Vec<Att
 /// subscription shows as `pendientes` and `fallidas`.
 pub async fn counts(db: impl PgExecutor<'_>, ids: &[SubscriptionId]) -> Result<Vec<(i64, i64)>> {
     let wanted: Vec<Uuid> = ids.iter().map(|i| *i.as_uuid()).collect();
-    let rows = sqlx::query(
-        "SELECT subscription_id,
-                count(*) FILTER (WHERE estado = 'pendiente') AS pendientes,
-                count(*) FILTER (WHERE estado = 'fallida') AS fallidas
-         FROM deliveries
-         WHERE subscription_id = ANY ($1) AND estado IN ('pendiente', 'fallida')
-         GROUP BY subscription_id",
+    let rows = sqlx::query!(
+        r#"SELECT subscription_id,
+                  count(*) FILTER (WHERE estado = 'pendiente') AS "pending!",
+                  count(*) FILTER (WHERE estado = 'fallida') AS "failed!"
+           FROM deliveries
+           WHERE subscription_id = ANY ($1) AND estado IN ('pendiente', 'fallida')
+           GROUP BY subscription_id"#,
+        &wanted,
     )
-    .bind(&wanted)
     .fetch_all(db)
     .await?;
     let mut out = vec![(0, 0); ids.len()];
     for row in rows {
-        let sub: Uuid = row.get("subscription_id");
-        if let Some(i) = wanted.iter().position(|u| *u == sub) {
-            out[i] = (row.get("pendientes"), row.get("fallidas"));
+        if let Some(i) = wanted.iter().position(|u| *u == row.subscription_id) {
+            out[i] = (row.pending, row.failed);
         }
     }
     Ok(out)
 }
 
-fn from_row(row: &PgRow) -> Delivery {
-    let lane: String = row.get("lane");
-    let estado: String = row.get("estado");
+fn delivery(row: DeliveryRow) -> Delivery {
     Delivery {
-        id: DeliveryId::from_uuid(row.get("id")),
-        subscription_id: SubscriptionId::from_uuid(row.get("subscription_id")),
-        suscripcion: row.get("suscripcion"),
-        instance_id: InstanceId::from_uuid(row.get("instance_id")),
-        instancia: row.get("instancia"),
-        event_id: EventId::from_uuid(row.get("event_id")),
-        seq: row.get("seq"),
-        event_type: row.get("type"),
-        lane: lane.parse().unwrap_or(Lane::Live),
+        id: DeliveryId::from_uuid(row.id),
+        subscription_id: SubscriptionId::from_uuid(row.subscription_id),
+        suscripcion: row.subscription_name,
+        instance_id: InstanceId::from_uuid(row.instance_id),
+        instancia: row.instance_name,
+        event_id: EventId::from_uuid(row.event_id),
+        seq: row.seq,
+        event_type: row.event_type,
+        lane: row.lane.parse().unwrap_or(Lane::Live),
         // The table's CHECK admits only these.
-        estado: DeliveryState::parse(&estado).unwrap_or(DeliveryState::Pending),
-        intentos: row.get("intentos"),
-        proximo_intento: row.get("proximo_intento"),
-        ultimo_status: row.get("ultimo_status"),
-        ultimo_error: row.get("ultimo_error"),
-        creada_en: row.get("creada_en"),
-        entregada_en: row.get("entregada_en"),
-        replay_of: row
-            .get::<Option<Uuid>, _>("replay_of")
-            .map(DeliveryId::from_uuid),
+        estado: DeliveryState::parse(&row.state).unwrap_or(DeliveryState::Pending),
+        intentos: row.attempts,
+        proximo_intento: row.next_attempt,
+        ultimo_status: row.last_status,
+        ultimo_error: row.last_error,
+        creada_en: row.created_at,
+        entregada_en: row.delivered_at,
+        replay_of: row.replay_of.map(DeliveryId::from_uuid),
     }
 }

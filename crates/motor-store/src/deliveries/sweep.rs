@@ -11,16 +11,8 @@ use motor_domain::{
 use sqlx::{Acquire, PgConnection, PgExecutor, Postgres};
 use uuid::Uuid;
 
-use super::{enqueue, next_job, uuids, CLAIMABLE_NOW, LANE_IS_FREE};
-use crate::{Pool, Result};
-
-/// What the sweeper's lane walk keeps of each lane head.
-const HEAD_COLUMNS: &str =
-    "d.subscription_id, d.instance_id, d.lane, d.id, d.lease_until, d.proximo_intento";
-
-/// Columns [`next_job`] reads.
-const JOB_COLUMNS: &str =
-    "d.id, d.subscription_id, d.instance_id, d.lane, d.seq, d.intentos, d.proximo_intento";
+use super::{enqueue, uuids, JobRow};
+use crate::{interval, Pool, Result};
 
 /// Writes a job for the head of every lane of an `activa` subscription (for
 /// an unordered one, for every open delivery), skipping deliveries whose
@@ -60,49 +52,18 @@ async fn release(
     subscription: SubscriptionId,
     lane: Option<Lane>,
 ) -> Result<Vec<DeliveryJob>> {
-    let rows = sqlx::query(&release_sql())
-        .bind(subscription.as_uuid())
-        .bind(lane.map(|l| l.to_string()))
-        .fetch_all(&mut *conn)
-        .await?;
-    let mut jobs: Vec<DeliveryJob> = rows.iter().map(next_job).collect();
+    let rows = sqlx::query_file_as!(
+        JobRow,
+        "src/deliveries/sql/release.sql",
+        subscription.as_uuid(),
+        lane.map(|l| l.to_string()),
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut jobs: Vec<DeliveryJob> = rows.into_iter().map(JobRow::next_job).collect();
     jobs.sort_by_key(|j| (*j.instance_id.as_uuid(), j.seq));
     enqueue(conn, &jobs).await?;
     Ok(jobs)
-}
-
-/// The statement of [`release`]: `$1` subscription, `$2` lane or NULL.
-pub(super) fn release_sql() -> String {
-    format!(
-        "WITH RECURSIVE lanes AS (
-             (SELECT d.instance_id, d.lane, d.id FROM deliveries d
-              WHERE d.subscription_id = $1 AND d.estado = 'pendiente'
-              ORDER BY d.instance_id, d.lane, d.seq
-              LIMIT 1)
-             UNION ALL
-             SELECT n.* FROM lanes h CROSS JOIN LATERAL (
-                 SELECT d.instance_id, d.lane, d.id FROM deliveries d
-                 WHERE d.subscription_id = $1 AND d.estado = 'pendiente'
-                   AND (d.instance_id, d.lane) > (h.instance_id, h.lane)
-                 ORDER BY d.instance_id, d.lane, d.seq
-                 LIMIT 1) n
-         ), heads AS (
-             SELECT h.id FROM lanes h JOIN subscriptions s ON s.id = $1
-             WHERE s.ordenado AND s.estado = 'activa' AND ($2::text IS NULL OR h.lane = $2)
-             UNION ALL
-             SELECT d.id FROM subscriptions s CROSS JOIN LATERAL (
-                 SELECT d.id FROM deliveries d
-                 WHERE d.subscription_id = s.id AND d.estado = 'pendiente'
-                   AND ($2::text IS NULL OR d.lane = $2)
-                 OFFSET 0) d
-             WHERE s.id = $1 AND NOT s.ordenado AND s.estado = 'activa'
-         )
-         UPDATE deliveries d SET parked_at = NULL, actualizada_en = now()
-         WHERE d.id = ANY (ARRAY(SELECT id FROM heads))
-           AND d.estado = 'pendiente'
-           AND (d.lease_until IS NULL OR d.lease_until <= now())
-         RETURNING {JOB_COLUMNS}"
-    )
 }
 
 /// Deliveries that should be moving but may have no live job: `pendiente`,
@@ -144,59 +105,24 @@ pub async fn due_lane_heads<'c>(
     stale_after: Duration,
     limit: i64,
 ) -> Result<Vec<DeliveryId>> {
-    let stale_after = chrono::TimeDelta::from_std(stale_after).unwrap_or(chrono::TimeDelta::MAX);
     let mut tx = db.begin().await?;
-    sqlx::query(DUE_LANE_HEADS_SETUP).execute(&mut *tx).await?;
-    let ids: Vec<Uuid> = sqlx::query_scalar(&due_lane_heads_sql())
-        .bind(stale_after)
-        .bind(limit)
-        .fetch_all(&mut *tx)
+    // DUE_LANE_HEADS_SETUP's text.
+    sqlx::query!("SET LOCAL enable_bitmapscan = off")
+        .execute(&mut *tx)
         .await?;
+    let ids: Vec<Uuid> = sqlx::query_file_scalar!(
+        "src/deliveries/sql/due_lane_heads.sql",
+        interval(stale_after),
+        limit,
+    )
+    .fetch_all(&mut *tx)
+    .await?;
     tx.commit().await?;
     Ok(ids.into_iter().map(DeliveryId::from_uuid).collect())
 }
 
 /// What [`due_lane_heads`] sets in its transaction before its statement.
 pub(super) const DUE_LANE_HEADS_SETUP: &str = "SET LOCAL enable_bitmapscan = off";
-
-/// The statement of [`due_lane_heads`]: `$1` stale_after, `$2` limit.
-pub(super) fn due_lane_heads_sql() -> String {
-    format!(
-        "WITH RECURSIVE heads AS (
-             (SELECT {HEAD_COLUMNS} FROM deliveries d
-              WHERE d.estado = 'pendiente'
-              ORDER BY d.subscription_id, d.instance_id, d.lane, d.seq
-              LIMIT 1)
-             UNION ALL
-             SELECT n.* FROM heads h CROSS JOIN LATERAL (
-                 SELECT {HEAD_COLUMNS} FROM deliveries d
-                 WHERE d.estado = 'pendiente'
-                   AND (d.subscription_id, d.instance_id, d.lane)
-                       > (h.subscription_id, h.instance_id, h.lane)
-                 ORDER BY d.subscription_id, d.instance_id, d.lane, d.seq
-                 LIMIT 1) n
-         )
-         SELECT id FROM (
-             SELECT h.id, h.proximo_intento
-             FROM heads h JOIN subscriptions s ON s.id = h.subscription_id
-             WHERE s.estado = 'activa' AND s.ordenado
-               AND ((h.lease_until IS NULL AND h.proximo_intento <= now() - $1)
-                    OR h.lease_until <= now())
-             UNION ALL
-             SELECT u.id, u.proximo_intento
-             FROM subscriptions s CROSS JOIN LATERAL (
-                 SELECT d.id, d.proximo_intento FROM deliveries d
-                 WHERE d.subscription_id = s.id
-                   AND d.proximo_intento <= now() - $1
-                   AND (d.lease_until IS NULL OR d.lease_until <= now())
-                 ORDER BY d.proximo_intento, d.id
-                 LIMIT $2) u
-             WHERE s.estado = 'activa' AND NOT s.ordenado
-         ) due
-         ORDER BY proximo_intento, id
-         LIMIT $2"
-    )
-}
 
 /// Writes a fresh job for each of `ids` that is still a due, unleased (or
 /// lease-expired) lane head of an `activa` subscription, in one
@@ -213,33 +139,14 @@ pub(super) fn due_lane_heads_sql() -> String {
 /// 21,000 open rows, while every claim of the locked ones waited).
 pub async fn requeue(pool: &Pool, ids: &[DeliveryId]) -> Result<Vec<DeliveryJob>> {
     let mut tx = pool.begin().await?;
-    let rows = sqlx::query(&requeue_sql())
-        .bind(uuids(ids))
+    let rows = sqlx::query_file_as!(JobRow, "src/deliveries/sql/requeue.sql", &uuids(ids))
         .fetch_all(&mut *tx)
         .await?;
-    let mut jobs: Vec<DeliveryJob> = rows.iter().map(next_job).collect();
+    let mut jobs: Vec<DeliveryJob> = rows.into_iter().map(JobRow::next_job).collect();
     jobs.sort_by_key(|j| (*j.instance_id.as_uuid(), j.seq));
     enqueue(&mut tx, &jobs).await?;
     tx.commit().await?;
     Ok(jobs)
-}
-
-/// The statement of [`requeue`]: `$1` the ids.
-pub(super) fn requeue_sql() -> String {
-    format!(
-        "WITH locked AS MATERIALIZED (
-             SELECT id, subscription_id, instance_id, lane, seq, estado, lease_until, proximo_intento
-             FROM deliveries WHERE id = ANY ($1)
-             FOR UPDATE SKIP LOCKED
-         )
-         UPDATE deliveries d
-         SET proximo_intento = now(), lease_until = NULL, parked_at = NULL, actualizada_en = now()
-         WHERE d.id = ANY (ARRAY(
-             SELECT d.id FROM locked d JOIN subscriptions s ON s.id = d.subscription_id
-             WHERE d.estado = 'pendiente' AND {CLAIMABLE_NOW}
-               AND (NOT s.ordenado OR {LANE_IS_FREE})))
-         RETURNING {JOB_COLUMNS}"
-    )
 }
 
 /// Retention: deletes up to `limit` `entregada` deliveries (with their
@@ -251,18 +158,9 @@ pub(super) fn requeue_sql() -> String {
 /// key: a pass reads what it deletes, however many rows are pending or
 /// failed.
 pub async fn purge_delivered(db: impl PgExecutor<'_>, days: i64, limit: i64) -> Result<u64> {
-    let done = sqlx::query(PURGE_DELIVERED)
-        .bind(days)
-        .bind(limit)
+    let days = i32::try_from(days).unwrap_or(i32::MAX);
+    let done = sqlx::query_file!("src/deliveries/sql/purge_delivered.sql", days, limit)
         .execute(db)
         .await?;
     Ok(done.rows_affected())
 }
-
-/// The statement of [`purge_delivered`]: `$1` days, `$2` limit.
-pub(super) const PURGE_DELIVERED: &str = "DELETE FROM deliveries WHERE id = ANY (ARRAY(
-             SELECT id FROM deliveries
-             WHERE estado = 'entregada' AND entregada_en < now() - make_interval(days => $1::int)
-             ORDER BY entregada_en
-             LIMIT $2
-             FOR UPDATE SKIP LOCKED))";

@@ -13,7 +13,7 @@ pub mod stream;
 mod write;
 
 use motor_domain::{ledger::LedgerQuery, InstanceId, NewEvent};
-use sqlx::{PgConnection, PgExecutor, Row};
+use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
 use crate::{deliveries::Handed, Result, StoreError};
@@ -40,16 +40,17 @@ pub struct Appended {
 
 /// Locks the instance row for the rest of the transaction.
 pub async fn lock_instance(conn: &mut PgConnection, id: InstanceId) -> Result<LockedInstance> {
-    let row =
-        sqlx::query("SELECT generation, last_seq FROM instances WHERE id = $1 FOR NO KEY UPDATE")
-            .bind(Uuid::from(id))
-            .fetch_optional(&mut *conn)
-            .await?
-            .ok_or(StoreError::NotFound("instance"))?;
+    let row = sqlx::query!(
+        "SELECT generation, last_seq FROM instances WHERE id = $1 FOR NO KEY UPDATE",
+        Uuid::from(id)
+    )
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(StoreError::NotFound("instance"))?;
     Ok(LockedInstance {
         id,
-        generation: row.get("generation"),
-        last_seq: row.get("last_seq"),
+        generation: row.generation,
+        last_seq: row.last_seq,
     })
 }
 
@@ -130,22 +131,22 @@ pub async fn append_batch(
     let mut ids: Vec<Uuid> = requests.iter().map(|r| Uuid::from(r.instance)).collect();
     ids.sort();
     ids.dedup();
-    let rows = sqlx::query(
+    let rows = sqlx::query!(
         "SELECT id, generation, last_seq FROM instances WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE",
+        &ids,
     )
-    .bind(&ids)
     .fetch_all(&mut *conn)
     .await?;
     let mut locked: HashMap<InstanceId, LockedInstance> = rows
-        .iter()
+        .into_iter()
         .map(|row| {
-            let id = InstanceId::from_uuid(row.get("id"));
+            let id = InstanceId::from_uuid(row.id);
             (
                 id,
                 LockedInstance {
                     id,
-                    generation: row.get("generation"),
-                    last_seq: row.get("last_seq"),
+                    generation: row.generation,
+                    last_seq: row.last_seq,
                 },
             )
         })
@@ -164,22 +165,22 @@ pub async fn read_page(
     query: &LedgerQuery,
 ) -> Result<(Vec<(i64, String)>, bool)> {
     let types: Vec<&str> = query.types.iter().map(|t| t.as_str()).collect();
-    let rows = sqlx::query(
+    let rows = sqlx::query!(
         "SELECT seq, envelope FROM events
          WHERE instance_id = $1 AND seq > $2 AND (cardinality($3::text[]) = 0 OR type = ANY($3))
          ORDER BY seq LIMIT $4",
+        Uuid::from(instance),
+        query.after_seq,
+        &types as &[&str],
+        query.limit + 1,
     )
-    .bind(Uuid::from(instance))
-    .bind(query.after_seq)
-    .bind(&types)
-    .bind(query.limit + 1)
     .fetch_all(db)
     .await?;
     let has_more = rows.len() as i64 > query.limit;
     let page = rows
         .into_iter()
         .take(query.limit as usize)
-        .map(|row| (row.get("seq"), row.get("envelope")))
+        .map(|row| (row.seq, row.envelope))
         .collect();
     Ok((page, has_more))
 }

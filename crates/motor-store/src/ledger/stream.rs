@@ -3,7 +3,7 @@
 //! tail's one query for every followed instance at once.
 
 use motor_domain::{time::Timestamp, InstanceId};
-use sqlx::{PgExecutor, Row};
+use sqlx::PgExecutor;
 use uuid::Uuid;
 
 use crate::{Pool, Result};
@@ -20,12 +20,12 @@ pub struct StreamEvent {
 /// it is committed and visible: `last_seq` moves in the transaction that
 /// inserts them.
 pub async fn last_seq(db: impl PgExecutor<'_>, instance: InstanceId) -> Result<Option<i64>> {
-    Ok(
-        sqlx::query_scalar("SELECT last_seq FROM instances WHERE id = $1")
-            .bind(Uuid::from(instance))
-            .fetch_optional(db)
-            .await?,
+    Ok(sqlx::query_scalar!(
+        "SELECT last_seq FROM instances WHERE id = $1",
+        Uuid::from(instance)
     )
+    .fetch_optional(db)
+    .await?)
 }
 
 /// Whether a stream may resume after `cursor`: the next event (if any)
@@ -36,25 +36,26 @@ async fn resumable(
     cursor: i64,
     cutoff: Timestamp,
 ) -> Result<bool> {
-    let received: Option<Timestamp> =
-        sqlx::query_scalar("SELECT received_at FROM events WHERE instance_id = $1 AND seq = $2")
-            .bind(Uuid::from(instance))
-            .bind(cursor + 1)
-            .fetch_optional(pool)
-            .await?;
+    let received: Option<Timestamp> = sqlx::query_scalar!(
+        "SELECT recibido_en FROM events WHERE instance_id = $1 AND seq = $2",
+        Uuid::from(instance),
+        cursor + 1,
+    )
+    .fetch_optional(pool)
+    .await?;
     Ok(received.is_none_or(|at| at >= cutoff))
 }
 
 /// Every seq up to this one has had its content redacted by retention
 /// (the redaction walks each instance's ledger in seq order); 0: none.
 async fn redacted_upto(pool: &Pool, instance: InstanceId) -> Result<i64> {
-    Ok(
-        sqlx::query_scalar("SELECT hasta_seq FROM redaction_marks WHERE instance_id = $1")
-            .bind(Uuid::from(instance))
-            .fetch_optional(pool)
-            .await?
-            .unwrap_or(0),
+    Ok(sqlx::query_scalar!(
+        "SELECT hasta_seq FROM redaction_marks WHERE instance_id = $1",
+        Uuid::from(instance)
     )
+    .fetch_optional(pool)
+    .await?
+    .unwrap_or(0))
 }
 
 /// Whether `cursor` (at most `last`) is still resumable at `cutoff`: its
@@ -78,9 +79,9 @@ pub async fn is_resumable(
 
 /// The first cursor still resumable at `cutoff` (`primer_cursor`): past
 /// the instance's redacted prefix and past the window, the latter found by a
-/// binary search over seq by primary key (`received_at` follows seq, give
+/// binary search over seq by primary key (`recibido_en` follows seq, give
 /// or take the clocks of concurrent writers), so it costs a few lookups
-/// whatever the ledger's size, with no index on `received_at`. The answer
+/// whatever the ledger's size, with no index on `recibido_en`. The answer
 /// is always itself resumable.
 pub async fn first_resumable(
     pool: &Pool,
@@ -128,20 +129,21 @@ pub async fn read_range(
     types: &[&str],
     limit: i64,
 ) -> Result<Vec<StreamEvent>> {
-    let rows = sqlx::query(
-        "SELECT seq, type, envelope FROM events
-         WHERE instance_id = $1 AND seq > $2 AND seq <= $3
-           AND (cardinality($4::text[]) = 0 OR type = ANY($4))
-         ORDER BY seq LIMIT $5",
+    let rows = sqlx::query_as!(
+        StreamEvent,
+        r#"SELECT seq, type AS event_type, envelope FROM events
+           WHERE instance_id = $1 AND seq > $2 AND seq <= $3
+             AND (cardinality($4::text[]) = 0 OR type = ANY($4))
+           ORDER BY seq LIMIT $5"#,
+        Uuid::from(instance),
+        after,
+        upto,
+        types as &[&str],
+        limit,
     )
-    .bind(Uuid::from(instance))
-    .bind(after)
-    .bind(upto)
-    .bind(types)
-    .bind(limit)
     .fetch_all(db)
     .await?;
-    Ok(rows.iter().map(stream_event).collect())
+    Ok(rows)
 }
 
 /// The live tail's poll: for each `(instance, after)`, its next events
@@ -154,31 +156,30 @@ pub async fn read_after_many(
 ) -> Result<Vec<(InstanceId, StreamEvent)>> {
     let ids: Vec<Uuid> = instances.iter().map(|(i, _)| Uuid::from(*i)).collect();
     let afters: Vec<i64> = instances.iter().map(|(_, a)| *a).collect();
-    let rows = sqlx::query(
-        "SELECT w.id, e.seq, e.type, e.envelope
-         FROM unnest($1::uuid[], $2::bigint[]) AS w(id, after)
-         CROSS JOIN LATERAL (
-             SELECT seq, type, envelope FROM events
-             WHERE instance_id = w.id AND seq > w.after
-             ORDER BY seq LIMIT $3
-         ) e
-         ORDER BY w.id, e.seq",
+    let rows = sqlx::query!(
+        r#"SELECT w.id AS "id!", e.seq, e.type, e.envelope
+           FROM unnest($1::uuid[], $2::bigint[]) AS w(id, after)
+           CROSS JOIN LATERAL (
+               SELECT seq, type, envelope FROM events
+               WHERE instance_id = w.id AND seq > w.after
+               ORDER BY seq LIMIT $3
+           ) e
+           ORDER BY w.id, e.seq"#,
+        &ids,
+        &afters,
+        limit,
     )
-    .bind(&ids)
-    .bind(&afters)
-    .bind(limit)
     .fetch_all(db)
     .await?;
     Ok(rows
-        .iter()
-        .map(|row| (InstanceId::from_uuid(row.get("id")), stream_event(row)))
+        .into_iter()
+        .map(|row| {
+            let event = StreamEvent {
+                seq: row.seq,
+                event_type: row.r#type,
+                envelope: row.envelope,
+            };
+            (InstanceId::from_uuid(row.id), event)
+        })
         .collect())
-}
-
-fn stream_event(row: &sqlx::postgres::PgRow) -> StreamEvent {
-    StreamEvent {
-        seq: row.get("seq"),
-        event_type: row.get("type"),
-        envelope: row.get("envelope"),
-    }
 }

@@ -11,7 +11,7 @@ use motor_domain::{
     outbox::OutboxRecord,
     time, EventId, InstanceId,
 };
-use sqlx::{PgConnection, Row};
+use sqlx::{types::Json, PgConnection};
 use uuid::Uuid;
 
 use super::{Appended, LockedInstance, Request};
@@ -123,24 +123,21 @@ async fn known_sources(
     if sources.is_empty() {
         return Ok(HashMap::new());
     }
-    let rows = sqlx::query(
-        "SELECT e.instance_id, e.source_id, e.envelope
-         FROM UNNEST($1::uuid[], $2::text[]) AS k(instance_id, source_id)
-         JOIN events e ON e.instance_id = k.instance_id AND e.source_id = k.source_id",
+    let rows = sqlx::query!(
+        r#"SELECT e.instance_id, e.source_id AS "source_id!", e.envelope
+           FROM UNNEST($1::uuid[], $2::text[]) AS k(instance_id, source_id)
+           JOIN events e ON e.instance_id = k.instance_id AND e.source_id = k.source_id"#,
+        &instances,
+        &sources as &[&str],
     )
-    .bind(&instances)
-    .bind(&sources)
     .fetch_all(conn)
     .await?;
     Ok(rows
         .into_iter()
         .map(|row| {
             (
-                (
-                    InstanceId::from_uuid(row.get("instance_id")),
-                    row.get("source_id"),
-                ),
-                row.get("envelope"),
+                (InstanceId::from_uuid(row.instance_id), row.source_id),
+                row.envelope,
             )
         })
         .collect())
@@ -183,34 +180,38 @@ impl NewRows {
         let records = &self.records;
         let range_ids: Vec<Uuid> = ranges.iter().map(|r| Uuid::from(r.0)).collect();
         let last_seqs: Vec<i64> = ranges.iter().map(|r| r.2).collect();
-        sqlx::query(&format!(
+        // `published` is `outbox::insert`'s statement.
+        sqlx::query!(
             "WITH stored AS (
-                 INSERT INTO events (instance_id, seq, event_id, type, source_id, received_at, envelope)
+                 INSERT INTO events (instance_id, seq, event_id, type, source_id, recibido_en, envelope)
                  SELECT instance_id, seq, event_id, type, source_id, $6, envelope
                  FROM UNNEST($7::uuid[], $8::bigint[], $9::uuid[], $10::text[], $11::text[], $12::text[])
                       AS t(instance_id, seq, event_id, type, source_id, envelope)
              ), published AS (
-                 {}
+                 INSERT INTO outbox (shard, topic, key, payload, headers)
+                 SELECT shard, topic, key, payload, headers
+                 FROM UNNEST($1::int[], $2::text[], $3::text[], $4::bytea[], $5::jsonb[])
+                      WITH ORDINALITY AS t(shard, topic, key, payload, headers, n)
+                 ORDER BY n
              )
              UPDATE instances i SET last_seq = r.last_seq
              FROM UNNEST($13::uuid[], $14::bigint[]) AS r(id, last_seq)
              WHERE i.id = r.id",
-            outbox::INSERT_FROM_COLUMNS
-        ))
-        .bind(&records.shards)
-        .bind(&records.topics)
-        .bind(&records.keys)
-        .bind(&records.payloads)
-        .bind(&records.headers)
-        .bind(received_at)
-        .bind(&self.instances)
-        .bind(&self.seqs)
-        .bind(&self.event_ids)
-        .bind(&self.types)
-        .bind(&self.sources)
-        .bind(&self.envelopes)
-        .bind(&range_ids)
-        .bind(&last_seqs)
+            &records.shards,
+            &records.topics as &[&str],
+            &records.keys,
+            &records.payloads,
+            &records.headers as &[Json<_>],
+            received_at,
+            &self.instances,
+            &self.seqs,
+            &self.event_ids,
+            &self.types,
+            &self.sources as &[Option<String>],
+            &self.envelopes,
+            &range_ids,
+            &last_seqs,
+        )
         .execute(&mut *conn)
         .await?;
         Ok(())

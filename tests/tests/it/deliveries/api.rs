@@ -64,7 +64,7 @@ async fn set_state(pool: &Pool, id: DeliveryId, estado: &str) {
     sqlx::query(
         "UPDATE deliveries SET estado = $2,
              proximo_intento = CASE WHEN $2 = 'pendiente' THEN proximo_intento END,
-             entregada_en = CASE WHEN $2 = 'entregada' THEN now() END
+             entregado_en = CASE WHEN $2 = 'entregada' THEN now() END
          WHERE id = $1",
     )
     .bind(id.as_uuid())

@@ -79,7 +79,7 @@ async fn a_heads_finish_claims_the_next_of_its_lane_with_no_job() {
     assert_eq!(c2.envelope, envelope);
     let r2 = row(pool, a2).await;
     assert!(r2
-        .get::<Option<chrono::DateTime<Utc>>, _>("parked_at")
+        .get::<Option<chrono::DateTime<Utc>>, _>("aparcado_en")
         .is_none());
     assert_eq!(jobs(pool, "deliveries").await.len(), 0);
     let dlq: i64 = sqlx::query_scalar("SELECT count(*) FROM outbox WHERE topic = 'dlq'")
@@ -127,16 +127,16 @@ async fn a_heads_finish_claims_the_next_of_its_lane_with_no_job() {
     assert_eq!(r3.get::<String, _>("estado"), "entregada");
     assert_eq!(r3.get::<Option<i32>, _>("ultimo_status"), Some(204));
     assert!(r3
-        .get::<Option<chrono::DateTime<Utc>>, _>("entregada_en")
+        .get::<Option<chrono::DateTime<Utc>>, _>("entregado_en")
         .is_some());
     assert!(r3
-        .get::<Option<chrono::DateTime<Utc>>, _>("lease_until")
+        .get::<Option<chrono::DateTime<Utc>>, _>("reservado_hasta")
         .is_none());
     // Instance b's lane was never touched by a's.
     let r = row(pool, b1).await;
     assert_eq!(r.get::<String, _>("estado"), "pendiente");
     assert!(r
-        .get::<Option<chrono::DateTime<Utc>>, _>("lease_until")
+        .get::<Option<chrono::DateTime<Utc>>, _>("reservado_hasta")
         .is_none());
     assert_eq!(jobs(pool, "deliveries").await.len(), 0);
     m.stop().await;
@@ -194,7 +194,7 @@ async fn a_retry_or_an_inactive_subscription_claims_nothing_and_parked_ones_are_
     );
     let r2 = row(pool, a2).await;
     assert!(r2
-        .get::<Option<chrono::DateTime<Utc>>, _>("lease_until")
+        .get::<Option<chrono::DateTime<Utc>>, _>("reservado_hasta")
         .is_none());
     assert_eq!(jobs(pool, "deliveries").await.len(), 1);
     m.stop().await;
@@ -221,7 +221,7 @@ async fn unordered_subscriptions_never_chain() {
     // Seq 2 is its own job's business.
     let r2 = row(pool, a2).await;
     assert!(r2
-        .get::<Option<chrono::DateTime<Utc>>, _>("lease_until")
+        .get::<Option<chrono::DateTime<Utc>>, _>("reservado_hasta")
         .is_none());
     claim_ok(pool, a2, 1).await;
     m.stop().await;
@@ -245,11 +245,13 @@ async fn a_next_claimed_by_a_process_that_died_comes_back_through_the_sweeper() 
         .await
         .unwrap();
     assert!(!swept.contains(&a2), "{swept:?}");
-    sqlx::query("UPDATE deliveries SET lease_until = now() - interval '1 second' WHERE id = $1")
-        .bind(a2.as_uuid())
-        .execute(pool)
-        .await
-        .unwrap();
+    sqlx::query(
+        "UPDATE deliveries SET reservado_hasta = now() - interval '1 second' WHERE id = $1",
+    )
+    .bind(a2.as_uuid())
+    .execute(pool)
+    .await
+    .unwrap();
     let swept = due_lane_heads(pool, Duration::from_secs(1), 100)
         .await
         .unwrap();
@@ -348,7 +350,7 @@ async fn many_heads_recorded_at_once_each_claim_their_own_next() {
     // b is untouched: its head still leased to its first claim.
     assert!(row(pool, b2)
         .await
-        .get::<Option<chrono::DateTime<Utc>>, _>("lease_until")
+        .get::<Option<chrono::DateTime<Utc>>, _>("reservado_hasta")
         .is_none());
     m.stop().await;
 }

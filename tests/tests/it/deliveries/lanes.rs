@@ -101,8 +101,8 @@ pub(super) fn released(r: Recorded) -> Option<DeliveryId> {
 
 pub(super) async fn row(pool: &Pool, id: DeliveryId) -> sqlx::postgres::PgRow {
     sqlx::query(
-        "SELECT estado, intentos, ultimo_status, ultimo_error, proximo_intento, lease_until,
-                parked_at, entregada_en FROM deliveries WHERE id = $1",
+        "SELECT estado, intentos, ultimo_status, ultimo_error, proximo_intento, reservado_hasta,
+                aparcado_en, entregado_en FROM deliveries WHERE id = $1",
     )
     .bind(id.as_uuid())
     .fetch_one(pool)
@@ -210,7 +210,7 @@ async fn an_ordered_lane_parks_behind_its_head_and_the_heads_finish_releases_it(
     );
     assert!(row(&m.db.pool, a2)
         .await
-        .get::<Option<chrono::DateTime<Utc>>, _>("parked_at")
+        .get::<Option<chrono::DateTime<Utc>>, _>("aparcado_en")
         .is_some());
     let cb = claim_ok(&m.db.pool, b1, 1).await;
     assert_eq!(released(finish(&m.db.pool, &cb, 204).await), None);
@@ -243,13 +243,13 @@ async fn an_ordered_lane_parks_behind_its_head_and_the_heads_finish_releases_it(
     let r = row(&m.db.pool, a1).await;
     assert_eq!(r.get::<String, _>("estado"), "entregada");
     assert!(r
-        .get::<Option<chrono::DateTime<Utc>>, _>("entregada_en")
+        .get::<Option<chrono::DateTime<Utc>>, _>("entregado_en")
         .is_some());
     assert!(r
         .get::<Option<chrono::DateTime<Utc>>, _>("proximo_intento")
         .is_none());
     assert!(r
-        .get::<Option<chrono::DateTime<Utc>>, _>("lease_until")
+        .get::<Option<chrono::DateTime<Utc>>, _>("reservado_hasta")
         .is_none());
 
     assert_eq!(

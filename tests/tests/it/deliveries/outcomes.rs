@@ -79,7 +79,7 @@ async fn a_fallida_head_goes_to_the_dlq_and_unblocks_its_lane() {
     );
     let c3 = claim_ok(&m.db.pool, d3, 1).await;
     finish(&m.db.pool, &c3, 302).await;
-    sqlx::query("UPDATE deliveries SET creada_en = now() - interval '73 hours' WHERE id = $1")
+    sqlx::query("UPDATE deliveries SET creado_en = now() - interval '73 hours' WHERE id = $1")
         .bind(d4.as_uuid())
         .execute(&m.db.pool)
         .await
@@ -166,7 +166,7 @@ async fn a_retry_keeps_the_head_pendiente_and_schedules_the_next_attempt_in_a_ti
         "{proximo} {due_at}"
     );
     assert!(r
-        .get::<Option<chrono::DateTime<Utc>>, _>("lease_until")
+        .get::<Option<chrono::DateTime<Utc>>, _>("reservado_hasta")
         .is_none());
     let retry = jobs_for(&m.db.pool, "retry.1h", d1).await;
     assert_eq!(retry.len(), 1);
@@ -266,7 +266,7 @@ async fn a_401_suspends_the_subscription_with_an_alert_and_keeps_the_delivery() 
     events(&m, &t, a, 1).await;
     assert!(jobs(&m.db.pool, "deliveries").await.is_empty());
     // Reactivated, the lane's head (seq 1, attempt 2) gets a job at once.
-    sqlx::query("UPDATE subscriptions SET estado = 'activa', motivo = NULL, suspendida_en = NULL WHERE id = $1")
+    sqlx::query("UPDATE subscriptions SET estado = 'activa', motivo = NULL, suspendido_en = NULL WHERE id = $1")
         .bind(sub.as_uuid())
         .execute(&m.db.pool)
         .await

@@ -62,12 +62,12 @@ async fn build(conn: &mut PgConnection) {
          INSERT INTO instances (id, app_id, nombre)
              SELECT ('00000000-0000-0000-0001-' || lpad(i::text, 12, '0'))::uuid, '{APP}', 'i' || i
              FROM generate_series(1, {INSTANCES}) i;
-         INSERT INTO subscriptions (id, app_id, nombre, url, ordenado, estado, motivo, suspendida_en)
+         INSERT INTO subscriptions (id, app_id, nombre, url, ordenado, estado, motivo, suspendido_en)
          VALUES ('{o}', '{APP}', 'ordered', 'http://127.0.0.1/', true, 'activa', NULL, NULL),
                 ('{u}', '{APP}', 'unordered', 'http://127.0.0.1/', false, 'activa', NULL, NULL),
                 ('{s}', '{APP}', 'suspended', 'http://127.0.0.1/', true, 'suspendida',
                  'rechazo_401', now());
-         INSERT INTO events (instance_id, seq, event_id, type, received_at, envelope)
+         INSERT INTO events (instance_id, seq, event_id, type, recibido_en, envelope)
              SELECT ('00000000-0000-0000-0001-' || lpad((1 + g % {INSTANCES})::text, 12, '0'))::uuid,
                     1 + g / {INSTANCES}, gen_random_uuid(), 'plans', now(), '{{}}'
              FROM generate_series(0, {events} - 1) g;",
@@ -85,7 +85,7 @@ async fn build(conn: &mut PgConnection) {
     let deliveries = |sub: i64, delivered_days: i64, parked: bool, up_to: i64| {
         format!(
             "INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq,
-                                     estado, proximo_intento, entregada_en, parked_at, creada_en)
+                                     estado, proximo_intento, entregado_en, aparcado_en, creado_en)
              SELECT motor_uuid_v7(), '{sub}', '{APP}', e.instance_id, e.event_id, e.seq,
                     CASE WHEN e.seq <= {DELIVERED} THEN 'entregada' ELSE 'pendiente' END,
                     CASE WHEN e.seq > {DELIVERED}
@@ -154,7 +154,7 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
         .await
         .unwrap();
     sqlx::query(
-        "INSERT INTO events (instance_id, seq, event_id, type, received_at, envelope)
+        "INSERT INTO events (instance_id, seq, event_id, type, recibido_en, envelope)
          VALUES ($1, $2, gen_random_uuid(), 'plans', now(), '{}')",
     )
     .bind(i1)

@@ -127,7 +127,7 @@ async fn the_sweeper_finds_expired_leases_and_lost_wake_ups() {
     // A lost wake-up: seq 2 was parked but its release never came (say the
     // head's finish raced the park). Once stale it is swept, and a requeue
     // holds it off the sweep while its job travels.
-    sqlx::query("UPDATE deliveries SET proximo_intento = now() - interval '5 minutes', parked_at = now() WHERE id = $1")
+    sqlx::query("UPDATE deliveries SET proximo_intento = now() - interval '5 minutes', aparcado_en = now() WHERE id = $1")
         .bind(a2.as_uuid())
         .execute(pool)
         .await
@@ -138,7 +138,7 @@ async fn the_sweeper_finds_expired_leases_and_lost_wake_ups() {
     assert!(due_lane_heads(pool, stale, 100).await.unwrap().is_empty());
     let r = row(pool, a2).await;
     assert!(r
-        .get::<Option<chrono::DateTime<Utc>>, _>("parked_at")
+        .get::<Option<chrono::DateTime<Utc>>, _>("aparcado_en")
         .is_none());
 
     // Requeue re-checks: a delivered or paused delivery is not requeued.
@@ -171,9 +171,9 @@ async fn retention_deletes_old_delivered_rows_and_never_the_dlq() {
         sqlx::query(
             "UPDATE deliveries SET estado = $3,
                  proximo_intento = CASE WHEN $3 = 'pendiente' THEN proximo_intento END,
-                 entregada_en = CASE WHEN $3 = 'entregada' THEN now() - make_interval(days => $4) END,
+                 entregado_en = CASE WHEN $3 = 'entregada' THEN now() - make_interval(days => $4) END,
                  ultimo_error = CASE WHEN $3 = 'fallida' THEN 'http_404' END,
-                 creada_en = now() - make_interval(days => $4)
+                 creado_en = now() - make_interval(days => $4)
              WHERE subscription_id = $1 AND seq = $2",
         )
         .bind(sub.as_uuid())

@@ -58,7 +58,7 @@ async fn old_content_is_redacted_everywhere_it_is_read() {
 
     // Nothing happens while it is off, even to old events.
     sqlx::query(
-        "UPDATE events SET received_at = received_at - interval '2 days'
+        "UPDATE events SET recibido_en = recibido_en - interval '2 days'
          WHERE instance_id = $1 AND seq <= 2",
     )
     .bind(instance.as_uuid())

@@ -48,7 +48,7 @@ async fn reconciliation_alerts(m: &TestMotor) -> Vec<Value> {
 /// Marks a delivery `entregada` as a dispatcher would.
 async fn deliver(m: &TestMotor, sub: impl std::fmt::Display, seq: i64) {
     let n = sqlx::query(
-        "UPDATE deliveries SET estado = 'entregada', entregada_en = now(),
+        "UPDATE deliveries SET estado = 'entregada', entregado_en = now(),
                 proximo_intento = NULL, intentos = intentos + 1
          WHERE subscription_id = $1::uuid AND seq = $2 AND estado = 'pendiente'",
     )

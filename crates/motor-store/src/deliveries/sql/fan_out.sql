@@ -1,0 +1,61 @@
+-- The fan-out of new events: $1 instances, $2 the seq each range starts
+-- after, $3 the seq it ends at, $4 the lease of a claim at insert (NULL:
+-- none). A new `pendiente` delivery is due at once (proximo_intento's
+-- default).
+WITH candidates AS (
+    SELECT motor_uuid_v7() AS id, s.id AS subscription_id, s.app_id, e.instance_id,
+           e.event_id, e.seq, s.estado, s.ordenado,
+           row_number() OVER (PARTITION BY s.id, e.instance_id ORDER BY e.seq) AS nth
+    FROM UNNEST($1::uuid[], $2::bigint[], $3::bigint[]) AS r(instance_id, after_seq, up_to_seq)
+    -- OFFSET 0 keeps the range an index condition per instance
+    -- (flattened, the planner reads every event of the instance).
+    CROSS JOIN LATERAL (
+        SELECT * FROM events e
+        WHERE e.instance_id = r.instance_id
+          AND e.seq > r.after_seq AND e.seq <= r.up_to_seq
+        OFFSET 0) e
+    JOIN instances i ON i.id = e.instance_id
+    JOIN subscriptions s ON s.app_id = i.app_id
+    WHERE s.estado <> 'eliminada' AND NOT i.sistema
+      AND (cardinality(s.instancias) = 0 OR e.instance_id = ANY (s.instancias))
+      AND (cardinality(s.tipos) = 0 OR e.type = ANY (s.tipos))
+), busy AS (
+    -- Ordered lanes that already hold an open delivery: one probe
+    -- of the open-lane index per lane (the ORDER BY keeps it one).
+    SELECT c.subscription_id, c.instance_id
+    FROM candidates c
+    CROSS JOIN LATERAL (
+        SELECT 1 FROM deliveries b
+        WHERE b.subscription_id = c.subscription_id AND b.instance_id = c.instance_id
+          AND b.lane = 'live' AND b.estado = 'pendiente'
+        ORDER BY b.seq
+        LIMIT 1) open
+    WHERE $4::interval IS NOT NULL AND c.nth = 1 AND c.ordenado AND c.estado = 'activa'
+), created AS (
+    INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane,
+                            aparcado_en, reservado_hasta)
+    SELECT c.id, c.subscription_id, c.app_id, c.instance_id, c.event_id, c.seq, 'live',
+           CASE WHEN c.estado <> 'activa' THEN now() END,
+           CASE WHEN $4::interval IS NOT NULL AND c.estado = 'activa' AND c.ordenado
+                     AND c.nth = 1
+                     AND NOT EXISTS (
+                         SELECT 1 FROM subscription_throttle t
+                         WHERE t.subscription_id = c.subscription_id
+                           AND t.hasta > now())
+                     AND NOT EXISTS (
+                         SELECT 1 FROM busy
+                         WHERE busy.subscription_id = c.subscription_id
+                           AND busy.instance_id = c.instance_id)
+                THEN now() + $4 END
+    FROM candidates c
+    ORDER BY c.instance_id, c.seq, c.subscription_id
+    RETURNING id, subscription_id, app_id, instance_id, event_id, seq, proximo_intento,
+              reservado_hasta, creado_en
+)
+SELECT c.id AS "id!", c.subscription_id AS "subscription_id!", c.app_id AS "app_id!",
+       c.instance_id AS "instance_id!", c.event_id AS "event_id!", c.seq AS "seq!",
+       c.proximo_intento AS "due!", c.reservado_hasta AS "lease_until?",
+       c.creado_en AS "created_at!", s.estado = 'activa' AS "active!", s.ordenado AS ordered,
+       s.url, s.max_por_segundo AS max_per_second, s.version AS subscription_version
+FROM created c JOIN subscriptions s ON s.id = c.subscription_id
+ORDER BY c.instance_id, c.seq, c.subscription_id

@@ -1,0 +1,63 @@
+-- Group commit of delivered attempts, each with its lane's next delivery
+-- claimed: $1 delivery ids, $2 attempt numbers, $3 statuses, $4 start
+-- times, $5 durations (ms), $6 key ids (comma-joined), $7 the next one's
+-- lease. One row per input; `head` NULL: that delivery was no longer at
+-- its attempt. The next one's columns are claim.sql's, NULL when none was
+-- claimed.
+WITH input AS (
+    SELECT * FROM UNNEST($1::uuid[], $2::int[], $3::int[], $4::timestamptz[], $5::int[],
+                         $6::text[])
+        AS t(id, numero, status, iniciado_en, duracion_ms, key_ids)
+), head AS (
+    UPDATE deliveries d
+    SET estado = 'entregada', intentos = i.numero, ultimo_status = i.status,
+        ultimo_error = NULL, proximo_intento = NULL, reservado_hasta = NULL,
+        aparcado_en = NULL, entregado_en = now(), actualizado_en = now()
+    FROM input i
+    WHERE d.id = i.id AND d.estado = 'pendiente' AND d.intentos = i.numero - 1
+    RETURNING d.id, d.subscription_id, d.instance_id, d.lane
+), attempt AS (
+    INSERT INTO delivery_attempts (delivery_id, numero, iniciado_en, duracion_ms, status,
+                                   error, key_ids)
+    SELECT h.id, i.numero, i.iniciado_en, i.duracion_ms, i.status, NULL,
+           string_to_array(i.key_ids, ',')
+    FROM head h JOIN input i ON i.id = h.id
+), healed AS (
+    -- A success forgets its subscription's failures (a probe of
+    -- the key when it had none).
+    DELETE FROM subscription_health
+    WHERE subscription_id IN (SELECT subscription_id FROM head)
+), following AS (
+    SELECT h.id AS head, f.id, f.aparcado_en IS NOT NULL AS parked
+    FROM head h, LATERAL (
+        SELECT id, aparcado_en FROM deliveries f
+        WHERE f.subscription_id = h.subscription_id AND f.instance_id = h.instance_id
+          AND f.lane = h.lane AND f.estado = 'pendiente' AND f.id <> h.id
+        ORDER BY f.seq LIMIT 1) f
+), next AS (
+    UPDATE deliveries d
+    SET reservado_hasta = now() + $7, aparcado_en = NULL, actualizado_en = now()
+    FROM following f, subscriptions s, events e
+    WHERE d.id = f.id AND s.id = d.subscription_id AND e.event_id = d.event_id
+      AND s.ordenado AND s.estado = 'activa'
+      AND (d.reservado_hasta IS NULL OR d.reservado_hasta <= now())
+      AND d.proximo_intento <= now()
+      AND NOT EXISTS (
+          SELECT 1 FROM subscription_throttle t WHERE t.subscription_id = s.id AND t.hasta > now())
+    RETURNING d.id, d.subscription_id, d.app_id, d.instance_id, d.event_id, d.lane, d.seq,
+              d.replay_of, d.creado_en, d.reservado_hasta, s.url, s.ordenado,
+              s.max_por_segundo, s.version AS subscription_version, e.envelope, d.intentos,
+              f.head AS after_head
+)
+SELECT i.id AS "input_id?", h.id AS "head?", f.parked AS "following_parked?",
+       n.id AS "id?", n.subscription_id AS "subscription_id?", n.app_id AS "app_id?",
+       n.instance_id AS "instance_id?", n.event_id AS "event_id?", n.lane AS "lane?",
+       n.seq AS "seq?", n.replay_of AS "replay_of?", n.creado_en AS "created_at?",
+       n.reservado_hasta AS "lease_until?", n.url AS "url?", n.ordenado AS "ordered?",
+       n.max_por_segundo AS "max_per_second?",
+       n.subscription_version AS "subscription_version?", n.envelope AS "envelope?",
+       n.intentos AS "attempts_made?"
+FROM input i
+LEFT JOIN head h ON h.id = i.id
+LEFT JOIN following f ON f.head = h.id
+LEFT JOIN next n ON n.after_head = h.id

@@ -1,0 +1,32 @@
+-- The heads to release: every lane's head of an ordered `activa`
+-- subscription, every open delivery of an unordered one; $1 subscription,
+-- $2 lane or NULL (every lane).
+WITH RECURSIVE lanes AS (
+    (SELECT d.instance_id, d.lane, d.id FROM deliveries d
+     WHERE d.subscription_id = $1 AND d.estado = 'pendiente'
+     ORDER BY d.instance_id, d.lane, d.seq
+     LIMIT 1)
+    UNION ALL
+    SELECT n.* FROM lanes h CROSS JOIN LATERAL (
+        SELECT d.instance_id, d.lane, d.id FROM deliveries d
+        WHERE d.subscription_id = $1 AND d.estado = 'pendiente'
+          AND (d.instance_id, d.lane) > (h.instance_id, h.lane)
+        ORDER BY d.instance_id, d.lane, d.seq
+        LIMIT 1) n
+), heads AS (
+    SELECT h.id FROM lanes h JOIN subscriptions s ON s.id = $1
+    WHERE s.ordenado AND s.estado = 'activa' AND ($2::text IS NULL OR h.lane = $2)
+    UNION ALL
+    SELECT d.id FROM subscriptions s CROSS JOIN LATERAL (
+        SELECT d.id FROM deliveries d
+        WHERE d.subscription_id = s.id AND d.estado = 'pendiente'
+          AND ($2::text IS NULL OR d.lane = $2)
+        OFFSET 0) d
+    WHERE s.id = $1 AND NOT s.ordenado AND s.estado = 'activa'
+)
+UPDATE deliveries d SET aparcado_en = NULL, actualizado_en = now()
+WHERE d.id = ANY (ARRAY(SELECT id FROM heads))
+  AND d.estado = 'pendiente'
+  AND (d.reservado_hasta IS NULL OR d.reservado_hasta <= now())
+RETURNING d.id, d.subscription_id, d.instance_id, d.lane, d.seq, d.intentos AS attempts_made,
+          d.proximo_intento AS due
