@@ -1,6 +1,8 @@
-//! Motor's integration tests, against real Postgres and a real
-//! Kafka-protocol broker (start it with `scripts/broker`). Each test gets a
-//! fresh database and its own topic prefix.
+//! Motor's system tests, against real Postgres and a real Kafka-protocol
+//! broker (start it with `scripts/broker`), RabbitMQ, NATS and receivers of
+//! their own: Motor in-process (`util::TestMotor`) or as `motor` processes
+//! (`util::MotorProcess`). Each test gets a fresh database and its own topic
+//! prefix. What they share beyond `util` is the crate's `harness`.
 
 mod admin;
 mod auth;
