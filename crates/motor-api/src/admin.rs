@@ -7,8 +7,7 @@ use axum::{
     extract::{Path, State},
     http::StatusCode,
     response::IntoResponse,
-    routing::{delete, get},
-    Json, Router,
+    Json,
 };
 use motor_domain::{
     destination::DestinationPolicy,
@@ -20,6 +19,8 @@ use motor_domain::{
 use motor_store::{operator as store, Pool, StoreError};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
+
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     auth::Operator,
@@ -186,7 +187,7 @@ pub async fn revoke_key(pool: &Pool, app: AppId, key_id: &str) -> Result<(), Api
 #[utoipa::path(post, path = "/v1/admin/apps", tag = "admin",
     security(("admin_token" = [])), request_body = CreateApp,
     responses((status = 201, body = crate::openapi::AppSchema),
-              (status = 401, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ErrorBody)))]
+              (status = 401, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
 async fn post_app(
     _: Operator,
     State(state): State<AppState>,
@@ -201,7 +202,7 @@ async fn post_app(
 
 #[utoipa::path(get, path = "/v1/admin/apps", tag = "admin",
     security(("admin_token" = [])),
-    responses((status = 200, body = AppList), (status = 401, body = crate::openapi::ErrorBody)))]
+    responses((status = 200, body = AppList), (status = 401, body = crate::error::ErrorBody)))]
 async fn get_apps(_: Operator, State(state): State<AppState>) -> Result<Json<AppList>, ApiError> {
     Ok(Json(list_apps(&state.pool).await?))
 }
@@ -209,7 +210,7 @@ async fn get_apps(_: Operator, State(state): State<AppState>) -> Result<Json<App
 #[utoipa::path(get, path = "/v1/admin/apps/{id}", tag = "admin",
     security(("admin_token" = [])), params(("id" = String, Path, format = Uuid, description = "App id")),
     responses((status = 200, body = crate::openapi::AppSchema),
-              (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
+              (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
 async fn get_one_app(
     _: Operator,
     State(state): State<AppState>,
@@ -220,8 +221,8 @@ async fn get_one_app(
 
 #[utoipa::path(patch, path = "/v1/admin/apps/{id}", tag = "admin",
     security(("admin_token" = [])), params(("id" = String, Path, format = Uuid, description = "App id")), request_body = UpdateApp,
-    responses((status = 200, body = crate::openapi::AppSchema), (status = 401, body = crate::openapi::ErrorBody),
-              (status = 404, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ErrorBody)))]
+    responses((status = 200, body = crate::openapi::AppSchema), (status = 401, body = crate::error::ErrorBody),
+              (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
 async fn patch_app(
     _: Operator,
     State(state): State<AppState>,
@@ -235,8 +236,8 @@ async fn patch_app(
 
 #[utoipa::path(post, path = "/v1/admin/apps/{id}/instances", tag = "admin",
     security(("admin_token" = [])), params(("id" = String, Path, format = Uuid, description = "App id")), request_body = CreateInstance,
-    responses((status = 201, body = crate::openapi::InstanceSchema), (status = 401, body = crate::openapi::ErrorBody),
-              (status = 404, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ErrorBody)))]
+    responses((status = 201, body = crate::openapi::InstanceSchema), (status = 401, body = crate::error::ErrorBody),
+              (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
 async fn post_instance(
     _: Operator,
     State(state): State<AppState>,
@@ -253,8 +254,8 @@ async fn post_instance(
 
 #[utoipa::path(get, path = "/v1/admin/apps/{id}/instances", tag = "admin",
     security(("admin_token" = [])), params(("id" = String, Path, format = Uuid, description = "App id")),
-    responses((status = 200, body = InstanceList), (status = 401, body = crate::openapi::ErrorBody),
-              (status = 404, body = crate::openapi::ErrorBody)))]
+    responses((status = 200, body = InstanceList), (status = 401, body = crate::error::ErrorBody),
+              (status = 404, body = crate::error::ErrorBody)))]
 async fn get_instances(
     _: Operator,
     State(state): State<AppState>,
@@ -267,8 +268,8 @@ async fn get_instances(
 
 #[utoipa::path(post, path = "/v1/admin/apps/{id}/keys", tag = "admin",
     security(("admin_token" = [])), params(("id" = String, Path, format = Uuid, description = "App id")), request_body = CreateKey,
-    responses((status = 201, body = crate::openapi::CreatedKeySchema), (status = 401, body = crate::openapi::ErrorBody),
-              (status = 404, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ErrorBody)))]
+    responses((status = 201, body = crate::openapi::CreatedKeySchema), (status = 401, body = crate::error::ErrorBody),
+              (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
 async fn post_key(
     _: Operator,
     State(state): State<AppState>,
@@ -285,8 +286,8 @@ async fn post_key(
 
 #[utoipa::path(get, path = "/v1/admin/apps/{id}/keys", tag = "admin",
     security(("admin_token" = [])), params(("id" = String, Path, format = Uuid, description = "App id")),
-    responses((status = 200, body = KeyList), (status = 401, body = crate::openapi::ErrorBody),
-              (status = 404, body = crate::openapi::ErrorBody)))]
+    responses((status = 200, body = KeyList), (status = 401, body = crate::error::ErrorBody),
+              (status = 404, body = crate::error::ErrorBody)))]
 async fn get_keys(
     _: Operator,
     State(state): State<AppState>,
@@ -298,7 +299,7 @@ async fn get_keys(
 #[utoipa::path(delete, path = "/v1/admin/apps/{id}/keys/{key_id}", tag = "admin",
     security(("admin_token" = [])),
     params(("id" = String, Path, format = Uuid, description = "App id"), ("key_id" = String, Path)),
-    responses((status = 204), (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody)))]
+    responses((status = 204), (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
 async fn delete_key(
     _: Operator,
     State(state): State<AppState>,
@@ -308,14 +309,11 @@ async fn delete_key(
     Ok(StatusCode::NO_CONTENT)
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/admin/apps", get(get_apps).post(post_app))
-        .route("/v1/admin/apps/{id}", get(get_one_app).patch(patch_app))
-        .route(
-            "/v1/admin/apps/{id}/instances",
-            get(get_instances).post(post_instance),
-        )
-        .route("/v1/admin/apps/{id}/keys", get(get_keys).post(post_key))
-        .route("/v1/admin/apps/{id}/keys/{key_id}", delete(delete_key))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(get_apps, post_app))
+        .routes(routes!(get_one_app, patch_app))
+        .routes(routes!(get_instances, post_instance))
+        .routes(routes!(get_keys, post_key))
+        .routes(routes!(delete_key))
 }

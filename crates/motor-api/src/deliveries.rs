@@ -12,8 +12,7 @@ use std::collections::HashMap;
 
 use axum::{
     extract::{rejection::QueryRejection, Path, Query, State},
-    routing::get,
-    Json, Router,
+    Json,
 };
 use motor_domain::{
     delivery::{DeliveryId, DeliveryState},
@@ -22,6 +21,8 @@ use motor_domain::{
 use motor_store::deliveries::read::{self, AttemptRow, Delivery, Filter};
 use serde::Serialize;
 use utoipa::ToSchema;
+
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     auth::Caller,
@@ -219,8 +220,8 @@ impl ListQuery {
            ("por_pagina" = Option<i64>, Query, description = "1–200, default 50")),
     responses(
         (status = 200, body = EntregaList),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
-        (status = 422, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn get_deliveries(
     State(state): State<AppState>,
@@ -263,8 +264,8 @@ pub(crate) async fn get_deliveries(
     params(("id" = String, Path, format = Uuid, description = "Delivery id")),
     responses(
         (status = 200, body = EntregaDetalle),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
-        (status = 404, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn get_one_delivery(
     State(state): State<AppState>,
@@ -284,10 +285,10 @@ pub(crate) async fn get_one_delivery(
     }))
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/deliveries", get(get_deliveries))
-        .route("/v1/deliveries/{id}", get(get_one_delivery))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(get_deliveries))
+        .routes(routes!(get_one_delivery))
 }
 
 #[cfg(test)]

@@ -25,11 +25,13 @@ pub mod subscriptions;
 
 use std::sync::Arc;
 
-use axum::{extract::FromRef, Router};
+use axum::{extract::FromRef, Extension, Router};
 use motor_destinations::Destinations;
 use motor_domain::seal::SealingKey;
 use motor_metrics::Metrics;
 use motor_store::{deliveries::AfterCommit, Pool};
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
 
 pub use error::ApiError;
 
@@ -61,9 +63,11 @@ impl FromRef<AppState> for Pool {
     }
 }
 
-/// Every route of the API.
-pub fn router(state: AppState) -> Router {
-    Router::new()
+/// Every documented route: each resource registers its handlers with
+/// `routes!`, which also files their OpenAPI operations, so the document
+/// is exactly what is served.
+fn api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(health::router())
         .merge(events::router())
         .merge(streams::router())
@@ -77,7 +81,25 @@ pub fn router(state: AppState) -> Router {
         .merge(settings::router())
         .merge(openapi::router())
         .merge(operator::router())
+}
+
+/// The OpenAPI 3.1 document of every route.
+pub fn openapi_document() -> utoipa::openapi::OpenApi {
+    openapi::finish(api().split_for_parts().1)
+}
+
+/// The document as committed in `schemas/openapi.json`.
+pub fn openapi_json() -> String {
+    openapi::render(&openapi_document())
+}
+
+/// Every route of the API.
+pub fn router(state: AppState) -> Router {
+    let (routes, doc) = api().split_for_parts();
+    let served = serde_json::to_string(&openapi::finish(doc)).expect("the document serialises");
+    routes
         .merge(console::router())
         .fallback(|| async { ApiError::NotFound("route") })
+        .layer(Extension(openapi::Served(served.into())))
         .with_state(state)
 }

@@ -7,8 +7,7 @@
 use axum::{
     body::Body,
     extract::{rejection::QueryRejection, Path, Query, State},
-    routing::{get, post},
-    Json, Router,
+    Json,
 };
 use motor_domain::{
     alert::Alert, event::EventType, settings::parse_patch, settings::Settings, AppId, FieldError,
@@ -17,6 +16,8 @@ use motor_store::{alerts, operator, settings as store, Pool};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
+
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     auth::Operator,
@@ -188,7 +189,7 @@ pub async fn set_catalogue(
 /// The settings in force, defaults included.
 #[utoipa::path(get, path = "/v1/admin/settings", tag = "admin",
     security(("admin_token" = [])),
-    responses((status = 200, body = Settings), (status = 401, body = crate::openapi::ErrorBody)))]
+    responses((status = 200, body = Settings), (status = 401, body = crate::error::ErrorBody)))]
 pub(crate) async fn get_admin_settings(
     _: Operator,
     State(state): State<AppState>,
@@ -203,7 +204,7 @@ pub(crate) async fn get_admin_settings(
     request_body = SettingsPatch,
     responses(
         (status = 200, body = Settings),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn patch_admin_settings(
     _: Operator,
@@ -220,7 +221,7 @@ pub(crate) async fn patch_admin_settings(
     params(AlertQuery),
     responses(
         (status = 200, body = AlertList),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn get_alerts(
     _: Operator,
@@ -237,7 +238,7 @@ pub(crate) async fn get_alerts(
     params(("id" = String, Path, format = Uuid)),
     responses(
         (status = 200, body = Alert),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn post_close_alert(
     _: Operator,
@@ -255,7 +256,7 @@ pub(crate) async fn post_close_alert(
     params(("id" = String, Path, format = Uuid)),
     responses(
         (status = 200, body = EventCatalogue),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn get_event_types(
     _: Operator,
@@ -274,8 +275,8 @@ pub(crate) async fn get_event_types(
     request_body = EventCatalogue,
     responses(
         (status = 200, body = EventCatalogue),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
-        (status = 422, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn put_event_types(
     _: Operator,
@@ -288,18 +289,12 @@ pub(crate) async fn put_event_types(
     Ok(Json(set_catalogue(&state.pool, app, input).await?))
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route(
-            "/v1/admin/settings",
-            get(get_admin_settings).patch(patch_admin_settings),
-        )
-        .route("/v1/admin/alerts", get(get_alerts))
-        .route("/v1/admin/alerts/{id}/close", post(post_close_alert))
-        .route(
-            "/v1/admin/apps/{id}/event-types",
-            get(get_event_types).put(put_event_types),
-        )
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(get_admin_settings, patch_admin_settings))
+        .routes(routes!(get_alerts))
+        .routes(routes!(post_close_alert))
+        .routes(routes!(get_event_types, put_event_types))
 }
 
 #[cfg(test)]

@@ -10,26 +10,17 @@ pub mod query;
 pub mod reconcile;
 pub mod subscriptions;
 
-use axum::{
-    routing::{get, post},
-    Router,
-};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/admin/deliveries", get(deliveries::get_deliveries))
-        .route("/v1/admin/deliveries/{id}", get(deliveries::get_delivery))
-        .route("/v1/admin/dlq", get(dlq::get_dlq))
-        .route("/v1/admin/dlq/retry", post(dlq::post_retry))
-        .route(
-            "/v1/admin/subscriptions/{id}/pause",
-            post(subscriptions::post_pause),
-        )
-        .route(
-            "/v1/admin/subscriptions/{id}/reactivate",
-            post(subscriptions::post_reactivate),
-        )
-        .route("/v1/admin/reconciliacion", get(reconcile::get_report))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(deliveries::get_deliveries))
+        .routes(routes!(deliveries::get_delivery))
+        .routes(routes!(dlq::get_dlq))
+        .routes(routes!(dlq::post_retry))
+        .routes(routes!(subscriptions::post_pause))
+        .routes(routes!(subscriptions::post_reactivate))
+        .routes(routes!(reconcile::get_report))
 }

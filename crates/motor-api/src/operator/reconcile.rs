@@ -13,7 +13,7 @@ use crate::{auth::Operator, error::ApiError, AppState};
     security(("admin_token" = [])),
     responses(
         (status = 200, body = Report),
-        (status = 401, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn get_report(
     _: Operator,

@@ -43,8 +43,8 @@ pub async fn set_state(state: &AppState, id: Uuid, estado: &str) -> Result<Subsc
     params(("id" = String, Path, format = Uuid)),
     responses(
         (status = 200, body = Subscription),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
-        (status = 409, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
+        (status = 409, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn post_pause(
     _: Operator,
@@ -63,8 +63,8 @@ pub(crate) async fn post_pause(
     params(("id" = String, Path, format = Uuid)),
     responses(
         (status = 200, body = Subscription),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
-        (status = 409, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
+        (status = 409, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn post_reactivate(
     _: Operator,
