@@ -4,7 +4,6 @@
 //! type answers every failure the same way.
 
 pub mod admin;
-pub mod admin_subscriptions;
 pub mod auth;
 pub mod console;
 pub mod deliveries;
@@ -12,15 +11,9 @@ pub mod error;
 pub mod events;
 pub mod extract;
 pub mod health;
-pub mod intake;
 pub mod openapi;
-pub mod operator;
-pub mod probe;
 pub mod replays;
-pub mod retries;
-pub mod settings;
 pub mod streams;
-pub mod subscription_rules;
 pub mod subscriptions;
 
 use std::sync::Arc;
@@ -50,7 +43,7 @@ pub struct AppState {
     /// woken right after an ingest commit; `None` when neither runs here.
     pub after_commit: Option<Arc<dyn AfterCommit>>,
     /// Group commit of producer requests.
-    pub intake: intake::Intake,
+    pub intake: events::intake::Intake,
     /// The app of each instance seen (it never changes).
     pub instance_apps: Arc<auth::InstanceApps>,
     /// The event streams of this process and their live tail.
@@ -74,13 +67,8 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(deliveries::router())
         .merge(admin::router())
         .merge(subscriptions::router())
-        .merge(probe::router())
-        .merge(admin_subscriptions::router())
         .merge(replays::router())
-        .merge(retries::router())
-        .merge(settings::router())
         .merge(openapi::router())
-        .merge(operator::router())
 }
 
 /// The OpenAPI 3.1 document of every route.

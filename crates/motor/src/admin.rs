@@ -3,8 +3,8 @@
 
 use clap::Subcommand;
 use motor_api::{
+    admin::settings::{self, AlertQuery, EventCatalogue},
     admin::{self, CreateApp, CreateInstance, CreateKey, UpdateApp},
-    settings::{self, AlertQuery, EventCatalogue},
     ApiError,
 };
 use motor_domain::AppId;

@@ -3,6 +3,10 @@
 //! A secret's value appears in exactly two kinds of response — create and
 //! rotate — and is sealed before it reaches the store.
 
+pub mod admin;
+pub mod probe;
+pub mod rules;
+
 use axum::{
     body::Body,
     extract::{rejection::QueryRejection, Path, Query, State},
@@ -29,12 +33,12 @@ pub use self::dto::{
     CreateSubscription, Credenciales, ListQuery, Secreto, SubscriptionList, SubscriptionWithSecret,
     UpdateSubscription,
 };
-pub use crate::subscription_rules::Access;
+pub use crate::subscriptions::rules::Access;
 use crate::{
     auth::Caller,
     error::ApiError,
     extract::{comma_list, parse_json, path_id, read_body},
-    subscription_rules::{check_destination, check_types, refuse_deleted},
+    subscriptions::rules::{check_destination, check_types, refuse_deleted},
     AppState,
 };
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -441,6 +445,8 @@ pub fn router() -> OpenApiRouter<AppState> {
             delete_one_subscription
         ))
         .routes(routes!(post_rotate))
+        .merge(probe::router())
+        .merge(admin::router())
 }
 
 #[cfg(test)]

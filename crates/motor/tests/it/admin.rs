@@ -307,7 +307,7 @@ async fn motor_admin_prints_the_api_json() {
 
 #[tokio::test]
 async fn motor_admin_settings_alerts_and_event_types() {
-    use motor_api::settings::{self, AlertQuery};
+    use motor_api::admin::settings::{self, AlertQuery};
 
     let db = crate::util::TestDb::new().await;
     let pool = &db.pool;

@@ -34,7 +34,7 @@ use crate::{
     auth::{Caller, Operator},
     error::ApiError,
     extract::{parse_json, path_id, read_body},
-    subscription_rules::{refuse_deleted, Access},
+    subscriptions::rules::{refuse_deleted, Access},
     AppState,
 };
 

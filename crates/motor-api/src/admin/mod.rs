@@ -2,6 +2,9 @@
 //! instances and API keys. The operations are plain functions so that
 //! `motor admin` runs the very same code from the shell.
 
+pub mod operator;
+pub mod settings;
+
 use axum::{
     body::Body,
     extract::{Path, State},
@@ -316,4 +319,6 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(get_instances, post_instance))
         .routes(routes!(get_keys, post_key))
         .routes(routes!(delete_key))
+        .merge(settings::router())
+        .merge(operator::router())
 }

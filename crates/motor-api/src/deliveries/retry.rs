@@ -41,7 +41,7 @@ use crate::{
     error::ApiError,
     extract::{parse_json, path_id, read_body},
     replays::idempotency_key,
-    subscription_rules::refuse_deleted,
+    subscriptions::rules::refuse_deleted,
     AppState,
 };
 

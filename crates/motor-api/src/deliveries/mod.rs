@@ -8,6 +8,8 @@
 //! `X-MW-Key-Id` header of that attempt; a delivery of an instance outside a
 //! key's restriction is a 404, a filter naming such an instance a 403.
 
+pub mod retry;
+
 use std::collections::HashMap;
 
 use axum::{
@@ -289,6 +291,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(get_deliveries))
         .routes(routes!(get_one_delivery))
+        .merge(retry::router())
 }
 
 #[cfg(test)]

@@ -35,7 +35,7 @@ use crate::{
     auth::Caller,
     error::ApiError,
     extract::path_id,
-    subscription_rules::refuse_deleted,
+    subscriptions::rules::refuse_deleted,
     subscriptions::{manager, Access},
     AppState,
 };

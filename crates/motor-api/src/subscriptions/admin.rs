@@ -20,7 +20,7 @@ use crate::{
     auth::Operator,
     error::ApiError,
     extract::{parse_json, path_id, read_body},
-    probe::{self, TestResult},
+    subscriptions::probe::{self, TestResult},
     subscriptions::{self as subs, Access, ListQuery, SubscriptionList, SubscriptionWithSecret},
     AppState,
 };

@@ -2,6 +2,8 @@
 //! one event or a batch in one transaction; `GET` pages through the ledger.
 //! Both answer the stored envelope bytes, unchanged.
 
+pub mod intake;
+
 use std::collections::HashMap;
 
 use axum::{

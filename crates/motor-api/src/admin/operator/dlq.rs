@@ -27,7 +27,7 @@ use crate::{
     error::ApiError,
     extract::{parse_json, read_body},
     replays::{create_replay, idempotency_key, CreateReplay, Replay, OPERATOR},
-    subscription_rules::Access,
+    subscriptions::rules::Access,
     AppState,
 };
 

@@ -15,7 +15,7 @@ use crate::{
     auth::Operator,
     error::ApiError,
     extract::path_id,
-    subscription_rules::Access,
+    subscriptions::rules::Access,
     subscriptions::{self as subs, UpdateSubscription},
     AppState,
 };
