@@ -1,6 +1,9 @@
 //! `GET /v1/admin/alerts` and `POST /v1/admin/alerts/{id}/close`: what
 //! the engine opened when it suspended a subscription.
 
+use crate::subscriptions::SubscriptionIdSchema;
+use motor_domain::time::Timestamp;
+
 use axum::{
     extract::{rejection::QueryRejection, Path, Query, State},
     Json,
@@ -19,6 +22,7 @@ pub const MAX_ALERTS: i64 = 500;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AlertList {
+    #[schema(value_type = Vec<AlertSchema>)]
     pub alerts: Vec<Alert>,
 }
 
@@ -83,7 +87,7 @@ mod handlers {
         security(("admin_token" = [])),
         params(("id" = String, Path, format = Uuid)),
         responses(
-            (status = 200, body = Alert),
+            (status = 200, body = crate::admin::alerts::AlertSchema),
             (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         ))]
     pub(super) async fn close_alert(
@@ -101,4 +105,32 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(handlers::list_alerts))
         .routes(routes!(handlers::close_alert))
+}
+
+// ---- OpenAPI schemas of the domain types this resource answers with -----
+//
+// The domain crate knows no OpenAPI: these mirror its types field for
+// field (the snapshot and drift tests compare them with real answers).
+
+#[derive(Serialize, ToSchema)]
+#[schema(as = Alert)]
+pub struct AlertSchema {
+    #[schema(value_type = String, format = Uuid)]
+    pub id: uuid::Uuid,
+    /// `null` for an alert about the whole installation (reconciliation
+    /// found the outbox behind).
+    #[schema(value_type = Option<String>, format = Uuid, required = true)]
+    pub app_id: Option<AppId>,
+    #[schema(required = true)]
+    pub suscripcion_id: Option<SubscriptionIdSchema>,
+    /// What happened: a suspension `motivo` (`rechazo_401`, …), or
+    /// `reconciliacion` (work that should be moving is not; closed by the
+    /// engine once it moves again).
+    pub motivo: String,
+    pub detalle: String,
+    #[schema(value_type = String, format = DateTime)]
+    pub abierta_en: Timestamp,
+    /// `null` while the alert is open.
+    #[schema(value_type = Option<String>, format = DateTime, required = true)]
+    pub cerrada_en: Option<Timestamp>,
 }

@@ -2,6 +2,8 @@
 //! destinations, timeouts, retention, ...). Per-app allowed destinations
 //! live on the app itself (`PATCH /v1/admin/apps/{id}`).
 
+use serde::Serialize;
+
 use axum::{body::Body, extract::State, Json};
 use motor_domain::{settings::parse_patch, settings::Settings};
 use motor_store::{settings as store, Pool};
@@ -82,7 +84,7 @@ mod handlers {
     /// The settings in force, defaults included.
     #[utoipa::path(get, path = "/v1/admin/settings", tag = "admin",
         security(("admin_token" = [])),
-        responses((status = 200, body = Settings), (status = 401, body = crate::error::ErrorBody)))]
+        responses((status = 200, body = crate::admin::settings::SettingsSchema), (status = 401, body = crate::error::ErrorBody)))]
     pub(super) async fn get_settings(
         _: Operator,
         State(state): State<AppState>,
@@ -96,7 +98,7 @@ mod handlers {
         security(("admin_token" = [])),
         request_body = SettingsPatch,
         responses(
-            (status = 200, body = Settings),
+            (status = 200, body = crate::admin::settings::SettingsSchema),
             (status = 401, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
         ))]
     pub(super) async fn update_settings(
@@ -111,6 +113,52 @@ mod handlers {
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(handlers::get_settings, handlers::update_settings))
+}
+
+// ---- OpenAPI schemas of the domain types this resource answers with -----
+//
+// The domain crate knows no OpenAPI: these mirror its types field for
+// field (the snapshot and drift tests compare them with real answers).
+
+#[derive(Serialize, ToSchema)]
+#[schema(as = Settings)]
+pub struct SettingsSchema {
+    /// Hosts (any port) or host:port every app may deliver to, on top of
+    /// the app's own list.
+    #[serde(rename = "webhooks.destinos_permitidos")]
+    pub destinos_permitidos: Vec<String>,
+    /// Timeout of one webhook attempt, 1–60 s.
+    #[serde(rename = "webhooks.timeout_segundos")]
+    pub timeout_segundos: i64,
+    /// How long a rotated-out secret keeps signing, 5–1440 min.
+    #[serde(rename = "webhooks.ventana_rotacion_minutos")]
+    pub ventana_rotacion_minutos: i64,
+    /// Days an `entregada` delivery is kept, 1–3650.
+    #[serde(rename = "retencion.dias_entregados")]
+    pub dias_entregados: i64,
+    /// Whether a NATS destination whose subject no JetStream stream
+    /// captures may fall back to core NATS (fire and forget: delivered once
+    /// the server has the message, with no persistence). Default `false`:
+    /// such a delivery fails with `sin_stream` and is retried.
+    #[serde(rename = "brokers.nats_sin_jetstream")]
+    pub nats_sin_jetstream: bool,
+    /// Hours a stream cursor stays resumable, 1–720: a cursor whose next
+    /// event was received earlier than this is answered 410.
+    #[serde(rename = "streams.retencion_horas")]
+    pub retencion_horas_streams: i64,
+    /// Days an event's `data` is kept, 1–3650; `null` (the default) keeps
+    /// it forever. Older events keep their seq and envelope fields with
+    /// `data` = `{"motivo":"retencion","redactado":true}`.
+    #[serde(rename = "retencion.dias_contenido")]
+    pub dias_contenido: Option<i64>,
+    /// A subscription whose attempts have all failed for this many hours,
+    /// 1–720 …
+    #[serde(rename = "webhooks.desactivar_tras_horas")]
+    pub desactivar_tras_horas: i64,
+    /// … and at least this many attempts in a row (1–100 000) is suspended
+    /// with `fallos_sostenidos`.
+    #[serde(rename = "webhooks.desactivar_tras_fallos")]
+    pub desactivar_tras_fallos: i64,
 }
 
 #[cfg(test)]
