@@ -10,8 +10,7 @@ use axum::{
     extract::{Path, State},
     http::{HeaderMap, StatusCode},
     response::IntoResponse,
-    routing::post,
-    Json, Router,
+    Json,
 };
 use motor_domain::{
     delivery::ReplayId,
@@ -29,11 +28,13 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
+use utoipa_axum::{router::OpenApiRouter, routes};
+
 use crate::{
     auth::{Caller, Operator},
     error::ApiError,
     extract::{parse_json, path_id, read_body},
-    subscription_rules::{refuse_deleted, Access},
+    subscriptions::rules::{refuse_deleted, Access},
     AppState,
 };
 
@@ -202,9 +203,9 @@ pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<String, ApiError> {
     request_body = CreateReplay,
     responses(
         (status = 202, body = Replay),
-        (status = 400, body = crate::openapi::ErrorBody), (status = 401, body = crate::openapi::ErrorBody),
-        (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
-        (status = 409, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ErrorBody),
+        (status = 400, body = crate::error::ErrorBody), (status = 401, body = crate::error::ErrorBody),
+        (status = 403, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
+        (status = 409, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn post_replay(
     State(state): State<AppState>,
@@ -231,9 +232,9 @@ pub(crate) async fn post_replay(
     request_body = CreateReplay,
     responses(
         (status = 202, body = Replay),
-        (status = 400, body = crate::openapi::ErrorBody), (status = 401, body = crate::openapi::ErrorBody),
-        (status = 404, body = crate::openapi::ErrorBody), (status = 409, body = crate::openapi::ErrorBody),
-        (status = 422, body = crate::openapi::ErrorBody),
+        (status = 400, body = crate::error::ErrorBody), (status = 401, body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn post_app_replay(
     _: Operator,
@@ -255,11 +256,8 @@ pub(crate) async fn post_app_replay(
     Ok((StatusCode::ACCEPTED, Json(replay)))
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/subscriptions/{id}/replays", post(post_replay))
-        .route(
-            "/v1/admin/apps/{id}/subscriptions/{sid}/replays",
-            post(post_app_replay),
-        )
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(post_replay))
+        .routes(routes!(post_app_replay))
 }

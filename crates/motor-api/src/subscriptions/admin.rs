@@ -9,17 +9,18 @@ use axum::{
     extract::{rejection::QueryRejection, Path, Query, State},
     http::StatusCode,
     response::IntoResponse,
-    routing::{get, post},
-    Json, Router,
+    Json,
 };
 use motor_domain::{subscription::Subscription, AppId, FieldError};
 use motor_store::operator;
+
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     auth::Operator,
     error::ApiError,
     extract::{parse_json, path_id, read_body},
-    probe::{self, TestResult},
+    subscriptions::probe::{self, TestResult},
     subscriptions::{self as subs, Access, ListQuery, SubscriptionList, SubscriptionWithSecret},
     AppState,
 };
@@ -41,8 +42,8 @@ async fn access(state: &AppState, raw: &str) -> Result<Access, ApiError> {
     request_body = subs::CreateSubscription,
     responses(
         (status = 201, body = SubscriptionWithSecret),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
-        (status = 422, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn post_app_subscription(
     _: Operator,
@@ -62,8 +63,8 @@ pub(crate) async fn post_app_subscription(
     params(("id" = String, Path, format = Uuid, description = "App id"), ListQuery),
     responses(
         (status = 200, body = SubscriptionList),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
-        (status = 422, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn get_app_subscriptions(
     _: Operator,
@@ -83,8 +84,8 @@ pub(crate) async fn get_app_subscriptions(
     security(("admin_token" = [])),
     params(("id" = String, Path, format = Uuid, description = "App id"), ("sid" = String, Path, format = Uuid, description = "Subscription id")),
     responses(
-        (status = 200, body = Subscription),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
+        (status = 200, body = crate::subscriptions::SubscriptionSchema),
+        (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn get_app_subscription(
     _: Operator,
@@ -102,9 +103,9 @@ pub(crate) async fn get_app_subscription(
     params(("id" = String, Path, format = Uuid, description = "App id"), ("sid" = String, Path, format = Uuid, description = "Subscription id")),
     request_body = subs::UpdateSubscription,
     responses(
-        (status = 200, body = Subscription),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
-        (status = 409, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ErrorBody),
+        (status = 200, body = crate::subscriptions::SubscriptionSchema),
+        (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
+        (status = 409, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn patch_app_subscription(
     _: Operator,
@@ -126,7 +127,7 @@ pub(crate) async fn patch_app_subscription(
     params(("id" = String, Path, format = Uuid, description = "App id"), ("sid" = String, Path, format = Uuid, description = "Subscription id")),
     responses(
         (status = 204),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn delete_app_subscription(
     _: Operator,
@@ -145,8 +146,8 @@ pub(crate) async fn delete_app_subscription(
     params(("id" = String, Path, format = Uuid, description = "App id"), ("sid" = String, Path, format = Uuid, description = "Subscription id")),
     responses(
         (status = 200, body = SubscriptionWithSecret),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
-        (status = 409, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
+        (status = 409, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn post_app_rotate(
     _: Operator,
@@ -164,8 +165,8 @@ pub(crate) async fn post_app_rotate(
     params(("id" = String, Path, format = Uuid, description = "App id"), ("sid" = String, Path, format = Uuid, description = "Subscription id")),
     responses(
         (status = 200, body = TestResult),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
-        (status = 409, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
+        (status = 409, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn post_app_test(
     _: Operator,
@@ -177,24 +178,14 @@ pub(crate) async fn post_app_test(
     Ok(Json(probe::test_subscription(&state, &access, id).await?))
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route(
-            "/v1/admin/apps/{id}/subscriptions",
-            get(get_app_subscriptions).post(post_app_subscription),
-        )
-        .route(
-            "/v1/admin/apps/{id}/subscriptions/{sid}",
-            get(get_app_subscription)
-                .patch(patch_app_subscription)
-                .delete(delete_app_subscription),
-        )
-        .route(
-            "/v1/admin/apps/{id}/subscriptions/{sid}/rotate",
-            post(post_app_rotate),
-        )
-        .route(
-            "/v1/admin/apps/{id}/subscriptions/{sid}/test",
-            post(post_app_test),
-        )
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(get_app_subscriptions, post_app_subscription))
+        .routes(routes!(
+            get_app_subscription,
+            patch_app_subscription,
+            delete_app_subscription
+        ))
+        .routes(routes!(post_app_rotate))
+        .routes(routes!(post_app_test))
 }

@@ -8,12 +8,16 @@
 //! `X-MW-Key-Id` header of that attempt; a delivery of an instance outside a
 //! key's restriction is a 404, a filter naming such an instance a 403.
 
+mod dto;
+pub mod retry;
+
+pub use self::dto::DeliveryStateSchema;
+
 use std::collections::HashMap;
 
 use axum::{
     extract::{rejection::QueryRejection, Path, Query, State},
-    routing::get,
-    Json, Router,
+    Json,
 };
 use motor_domain::{
     delivery::{DeliveryId, DeliveryState},
@@ -22,6 +26,8 @@ use motor_domain::{
 use motor_store::deliveries::read::{self, AttemptRow, Delivery, Filter};
 use serde::Serialize;
 use utoipa::ToSchema;
+
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     auth::Caller,
@@ -53,6 +59,7 @@ pub struct Entrega {
     /// The event's type.
     #[serde(rename = "type")]
     pub event_type: String,
+    #[schema(value_type = DeliveryStateSchema)]
     pub estado: DeliveryState,
     /// Attempts made so far.
     pub intentos: i32,
@@ -219,8 +226,8 @@ impl ListQuery {
            ("por_pagina" = Option<i64>, Query, description = "1–200, default 50")),
     responses(
         (status = 200, body = EntregaList),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
-        (status = 422, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn get_deliveries(
     State(state): State<AppState>,
@@ -263,8 +270,8 @@ pub(crate) async fn get_deliveries(
     params(("id" = String, Path, format = Uuid, description = "Delivery id")),
     responses(
         (status = 200, body = EntregaDetalle),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
-        (status = 404, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn get_one_delivery(
     State(state): State<AppState>,
@@ -284,10 +291,11 @@ pub(crate) async fn get_one_delivery(
     }))
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/deliveries", get(get_deliveries))
-        .route("/v1/deliveries/{id}", get(get_one_delivery))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(get_deliveries))
+        .routes(routes!(get_one_delivery))
+        .merge(retry::router())
 }
 
 #[cfg(test)]

@@ -17,8 +17,7 @@ use axum::{
     extract::{Path, State},
     http::{HeaderMap, StatusCode},
     response::IntoResponse,
-    routing::post,
-    Json, Router,
+    Json,
 };
 use motor_domain::{
     delivery::{DeliveryId, DeliveryState},
@@ -34,13 +33,15 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
+use utoipa_axum::{router::OpenApiRouter, routes};
+
 use crate::{
     auth::Caller,
     deliveries::Entrega,
     error::ApiError,
     extract::{parse_json, path_id, read_body},
     replays::idempotency_key,
-    subscription_rules::refuse_deleted,
+    subscriptions::rules::refuse_deleted,
     AppState,
 };
 
@@ -81,10 +82,10 @@ fn parse_reason(raw: Option<&str>) -> Result<String, FieldError> {
     request_body(content = Option<CreateRetry>, description = "Optional"),
     responses(
         (status = 202, body = Entrega, description = "The new delivery"),
-        (status = 400, body = crate::openapi::ErrorBody), (status = 401, body = crate::openapi::ErrorBody),
-        (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
-        (status = 409, body = crate::openapi::ErrorBody, description = "The delivery is not `fallida`, its subscription was deleted, or the key was used with another request"),
-        (status = 422, body = crate::openapi::ErrorBody),
+        (status = 400, body = crate::error::ErrorBody), (status = 401, body = crate::error::ErrorBody),
+        (status = 403, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
+        (status = 409, body = crate::error::ErrorBody, description = "The delivery is not `fallida`, its subscription was deleted, or the key was used with another request"),
+        (status = 422, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn post_retry(
     State(state): State<AppState>,
@@ -148,8 +149,8 @@ pub(crate) async fn post_retry(
     Ok((StatusCode::ACCEPTED, Json(Entrega::from(delivery))))
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/v1/deliveries/{id}/retry", post(post_retry))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(post_retry))
 }
 
 #[cfg(test)]

@@ -12,8 +12,7 @@
 
 use axum::{
     extract::{Path, State},
-    routing::post,
-    Json, Router,
+    Json,
 };
 use bytes::Bytes;
 use motor_destinations::{attempt, Attempt};
@@ -30,11 +29,13 @@ use motor_store::{operator, settings, subscriptions as store};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use utoipa_axum::{router::OpenApiRouter, routes};
+
 use crate::{
     auth::Caller,
     error::ApiError,
     extract::path_id,
-    subscription_rules::refuse_deleted,
+    subscriptions::rules::refuse_deleted,
     subscriptions::{manager, Access},
     AppState,
 };
@@ -145,8 +146,8 @@ pub async fn test_subscription(
     params(("id" = String, Path, format = Uuid)),
     responses(
         (status = 200, body = TestResult),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
-        (status = 404, body = crate::openapi::ErrorBody), (status = 409, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn post_test(
     State(state): State<AppState>,
@@ -158,6 +159,6 @@ pub(crate) async fn post_test(
     Ok(Json(test_subscription(&state, &access, id).await?))
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/v1/subscriptions/{id}/test", post(post_test))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(post_test))
 }

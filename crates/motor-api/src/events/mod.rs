@@ -2,6 +2,8 @@
 //! one event or a batch in one transaction; `GET` pages through the ledger.
 //! Both answer the stored envelope bytes, unchanged.
 
+pub mod intake;
+
 use std::collections::HashMap;
 
 use axum::{
@@ -9,8 +11,6 @@ use axum::{
     extract::{Path, Query, State},
     http::{HeaderMap, StatusCode},
     response::{IntoResponse, Response},
-    routing::post,
-    Router,
 };
 use motor_domain::{event::EventBatch, ledger::LedgerQuery, FieldError, Scope};
 use motor_store::{
@@ -19,6 +19,8 @@ use motor_store::{
 };
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{auth::Caller, error::ApiError, extract::read_body, AppState};
 
@@ -56,10 +58,10 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     responses(
         (status = 201, body = crate::openapi::EventsOutput, description = "Stored (object in, object out; array in, array out)"),
         (status = 200, body = crate::openapi::EventsOutput, description = "Nothing new: every source_id was already stored"),
-        (status = 400, body = crate::openapi::ErrorBody), (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
-        (status = 404, body = crate::openapi::ErrorBody), (status = 409, body = crate::openapi::ErrorBody), (status = 413, body = crate::openapi::ErrorBody),
-        (status = 422, body = crate::openapi::ErrorBody),
-        (status = 503, body = crate::openapi::ErrorBody, description = "The database is out of reach or every connection busy; retry after `Retry-After` seconds"),
+        (status = 400, body = crate::error::ErrorBody), (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody), (status = 413, body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody),
+        (status = 503, body = crate::error::ErrorBody, description = "The database is out of reach or every connection busy; retry after `Retry-After` seconds"),
     ))]
 async fn post_events(
     State(state): State<AppState>,
@@ -173,8 +175,8 @@ fn count(
            ("types" = Option<String>, Query, description = "Comma list of up to 20 event types")),
     responses(
         (status = 200, body = crate::openapi::LedgerPage),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
-        (status = 422, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody),
     ))]
 async fn get_events(
     State(state): State<AppState>,
@@ -202,9 +204,6 @@ async fn get_events(
     ))
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new().route(
-        "/v1/instances/{id}/events",
-        post(post_events).get(get_events),
-    )
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(post_events, get_events))
 }

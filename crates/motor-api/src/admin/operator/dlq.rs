@@ -27,7 +27,7 @@ use crate::{
     error::ApiError,
     extract::{parse_json, read_body},
     replays::{create_replay, idempotency_key, CreateReplay, Replay, OPERATOR},
-    subscription_rules::Access,
+    subscriptions::rules::Access,
     AppState,
 };
 
@@ -91,7 +91,7 @@ pub async fn summary(state: &AppState, app: Option<Uuid>) -> Result<DlqResumen, 
     params(DlqQuery),
     responses(
         (status = 200, body = DlqResumen),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn get_dlq(
     _: Operator,
@@ -256,8 +256,8 @@ pub async fn retry(
     request_body = RetryDlq,
     responses(
         (status = 202, body = RetryDlqResult),
-        (status = 400, body = crate::openapi::ErrorBody), (status = 401, body = crate::openapi::ErrorBody),
-        (status = 409, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ErrorBody),
+        (status = 400, body = crate::error::ErrorBody), (status = 401, body = crate::error::ErrorBody),
+        (status = 409, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn post_retry(
     _: Operator,

@@ -15,7 +15,7 @@ use crate::{
     auth::Operator,
     error::ApiError,
     extract::path_id,
-    subscription_rules::Access,
+    subscriptions::rules::Access,
     subscriptions::{self as subs, UpdateSubscription},
     AppState,
 };
@@ -42,9 +42,9 @@ pub async fn set_state(state: &AppState, id: Uuid, estado: &str) -> Result<Subsc
     security(("admin_token" = [])),
     params(("id" = String, Path, format = Uuid)),
     responses(
-        (status = 200, body = Subscription),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
-        (status = 409, body = crate::openapi::ErrorBody),
+        (status = 200, body = crate::subscriptions::SubscriptionSchema),
+        (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
+        (status = 409, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn post_pause(
     _: Operator,
@@ -62,9 +62,9 @@ pub(crate) async fn post_pause(
     security(("admin_token" = [])),
     params(("id" = String, Path, format = Uuid)),
     responses(
-        (status = 200, body = Subscription),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
-        (status = 409, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ErrorBody),
+        (status = 200, body = crate::subscriptions::SubscriptionSchema),
+        (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
+        (status = 409, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn post_reactivate(
     _: Operator,

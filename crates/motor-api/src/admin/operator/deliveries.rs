@@ -137,7 +137,7 @@ pub async fn detail(state: &AppState, id: uuid::Uuid) -> Result<EntregaOperadorD
     ),
     responses(
         (status = 200, body = EntregaOperadorList),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 422, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn get_deliveries(
     _: Operator,
@@ -154,7 +154,7 @@ pub(crate) async fn get_deliveries(
     params(("id" = String, Path, format = Uuid)),
     responses(
         (status = 200, body = EntregaOperadorDetalle),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 404, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn get_delivery(
     _: Operator,
