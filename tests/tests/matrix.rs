@@ -4,25 +4,13 @@
 
 use motor_system_tests::scenarios::{self, Size};
 
-fn scenario(name: &str) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let report = runtime
-        .block_on(scenarios::run(name, Size::Full))
-        .unwrap_or_else(|e| panic!("{name}: {e:#}"));
-    assert!(report.ok(), "{report}");
-}
-
 macro_rules! matrix {
     ($($test:ident => $name:literal,)*) => {
         $(
             #[test]
             #[ignore = "the full fault matrix: scripts/faults"]
             fn $test() {
-                scenario($name);
+                scenarios::run_and_check($name, Size::Full);
             }
         )*
 

@@ -12,15 +12,7 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn scenario(name: &str) {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let report = runtime
-        .block_on(scenarios::run(name, Size::Quick))
-        .unwrap_or_else(|e| panic!("{name}: {e:#}"));
-    assert!(report.ok(), "{report}");
+    scenarios::run_and_check(name, Size::Quick);
 }
 
 #[test]

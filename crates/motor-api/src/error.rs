@@ -48,6 +48,26 @@ struct Inner<'a> {
     field: Option<&'a str>,
 }
 
+/// Every error answer: `{"error": {"code", "message", "campo"?}}`.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ErrorDetail {
+    /// `json_invalido` (400), `no_autenticado` (401), `sin_permiso` (403),
+    /// `no_encontrado` (404), `conflicto` (409), `demasiado_grande` (413),
+    /// `validacion` (422), `no_disponible` (503).
+    #[schema(example = "validacion")]
+    pub code: String,
+    pub message: String,
+    /// The field at fault, such as `body.url` or `body.instancias[3]`.
+    #[schema(example = "body.url")]
+    #[serde(rename = "campo")]
+    pub field: Option<String>,
+}
+
 impl ApiError {
     pub fn status_code(&self) -> StatusCode {
         match self {

@@ -1,7 +1,9 @@
 //! Liveness, readiness and metrics.
 
-use axum::{extract::State, http::StatusCode, response::IntoResponse, routing::get, Json, Router};
+use axum::{extract::State, http::StatusCode, response::IntoResponse, Json};
 use serde_json::json;
+
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::AppState;
 
@@ -46,9 +48,9 @@ async fn get_metrics(State(state): State<AppState>) -> impl IntoResponse {
     )
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/healthz", get(get_healthz))
-        .route("/readyz", get(get_readyz))
-        .route("/metrics", get(get_metrics))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(get_healthz))
+        .routes(routes!(get_readyz))
+        .routes(routes!(get_metrics))
 }

@@ -4,7 +4,6 @@
 //! type answers every failure the same way.
 
 pub mod admin;
-pub mod admin_subscriptions;
 pub mod auth;
 pub mod console;
 pub mod deliveries;
@@ -12,24 +11,20 @@ pub mod error;
 pub mod events;
 pub mod extract;
 pub mod health;
-pub mod intake;
 pub mod openapi;
-pub mod operator;
-pub mod probe;
 pub mod replays;
-pub mod retries;
-pub mod settings;
 pub mod streams;
-pub mod subscription_rules;
 pub mod subscriptions;
 
 use std::sync::Arc;
 
-use axum::{extract::FromRef, Router};
+use axum::{extract::FromRef, Extension, Router};
 use motor_destinations::Destinations;
 use motor_domain::seal::SealingKey;
 use motor_metrics::Metrics;
 use motor_store::{deliveries::AfterCommit, Pool};
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
 
 pub use error::ApiError;
 
@@ -48,7 +43,7 @@ pub struct AppState {
     /// woken right after an ingest commit; `None` when neither runs here.
     pub after_commit: Option<Arc<dyn AfterCommit>>,
     /// Group commit of producer requests.
-    pub intake: intake::Intake,
+    pub intake: events::intake::Intake,
     /// The app of each instance seen (it never changes).
     pub instance_apps: Arc<auth::InstanceApps>,
     /// The event streams of this process and their live tail.
@@ -61,23 +56,38 @@ impl FromRef<AppState> for Pool {
     }
 }
 
-/// Every route of the API.
-pub fn router(state: AppState) -> Router {
-    Router::new()
+/// Every documented route: each resource registers its handlers with
+/// `routes!`, which also files their OpenAPI operations, so the document
+/// is exactly what is served.
+fn api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(health::router())
         .merge(events::router())
         .merge(streams::router())
         .merge(deliveries::router())
         .merge(admin::router())
         .merge(subscriptions::router())
-        .merge(probe::router())
-        .merge(admin_subscriptions::router())
         .merge(replays::router())
-        .merge(retries::router())
-        .merge(settings::router())
         .merge(openapi::router())
-        .merge(operator::router())
+}
+
+/// The OpenAPI 3.1 document of every route.
+pub fn openapi_document() -> utoipa::openapi::OpenApi {
+    openapi::finish(api().split_for_parts().1)
+}
+
+/// The document as committed in `schemas/openapi.json`.
+pub fn openapi_json() -> String {
+    openapi::render(&openapi_document())
+}
+
+/// Every route of the API.
+pub fn router(state: AppState) -> Router {
+    let (routes, doc) = api().split_for_parts();
+    let served = serde_json::to_string(&openapi::finish(doc)).expect("the document serialises");
+    routes
         .merge(console::router())
         .fallback(|| async { ApiError::NotFound("route") })
+        .layer(Extension(openapi::Served(served.into())))
         .with_state(state)
 }

@@ -3,7 +3,9 @@
 //! fails when the two drift (regenerate with `MOTOR_UPDATE_OPENAPI=1`).
 //! It is also served at `GET /v1/openapi.json`.
 
-use axum::{routing::get, Json, Router};
+use std::sync::Arc;
+
+use axum::{http::header, response::IntoResponse, Extension};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::{
@@ -14,103 +16,12 @@ use utoipa::{
     Modify, OpenApi, ToSchema,
 };
 
-use crate::AppState;
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-/// Every error answer: `{"error": {"code", "message", "campo"?}}`.
-#[derive(Serialize, ToSchema)]
-pub struct ErrorBody {
-    pub error: ErrorDetail,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct ErrorDetail {
-    /// `json_invalido` (400), `no_autenticado` (401), `sin_permiso` (403),
-    /// `no_encontrado` (404), `conflicto` (409), `demasiado_grande` (413),
-    /// `validacion` (422), `no_disponible` (503).
-    #[schema(example = "validacion")]
-    pub code: String,
-    pub message: String,
-    /// The field at fault, such as `body.url` or `body.instancias[3]`.
-    #[schema(example = "body.url")]
-    #[serde(rename = "campo")]
-    pub field: Option<String>,
-}
-
-// ---- Schemas of types the domain crate shows -----------------------------
-//
-// These mirror domain types that carry no OpenAPI derive. The OpenAPI test
-// compares each with what the API really answers, so they cannot drift.
-
-/// An app (tenant).
-#[derive(Serialize, ToSchema)]
-#[schema(as = App)]
-pub struct AppSchema {
-    #[schema(format = Uuid)]
-    pub id: String,
-    pub nombre: String,
-    /// Hosts (any port) or host:port this app may deliver to, on top of
-    /// the global list.
-    pub destinos_permitidos: Vec<String>,
-    /// `estandar` or `publica_https` (HTTPS on port 443 to public IPv4
-    /// addresses only).
-    #[schema(example = "estandar")]
-    pub politica_destinos: String,
-    #[schema(format = DateTime)]
-    pub creada_en: String,
-}
-
-/// An instance: one ledger with its own gapless `seq`.
-#[derive(Serialize, ToSchema)]
-#[schema(as = Instance)]
-pub struct InstanceSchema {
-    #[schema(format = Uuid)]
-    pub id: String,
-    #[schema(format = Uuid)]
-    pub app_id: String,
-    pub nombre: String,
-    pub generation: i64,
-}
-
-#[derive(Serialize, ToSchema)]
-#[schema(as = Scope)]
-pub enum ScopeSchema {
-    #[serde(rename = "events:write")]
-    EventsWrite,
-    #[serde(rename = "events:read")]
-    EventsRead,
-    #[serde(rename = "subscriptions:manage")]
-    SubscriptionsManage,
-    #[serde(rename = "deliveries:replay")]
-    DeliveriesReplay,
-}
-
-/// An API key as listed: never its token.
-#[derive(Serialize, ToSchema)]
-#[schema(as = ApiKeyInfo)]
-pub struct ApiKeyInfoSchema {
-    pub key_id: String,
-    pub nombre: String,
-    pub scopes: Vec<ScopeSchema>,
-    /// Empty: every instance of the app.
-    #[schema(format = Uuid)]
-    pub instancias: Vec<String>,
-    #[schema(format = DateTime)]
-    pub creada_en: String,
-    #[schema(format = DateTime)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub revocada_en: Option<String>,
-}
-
-/// A new API key: the only time its token is shown.
-#[derive(Serialize, ToSchema)]
-#[schema(as = CreatedKey)]
-pub struct CreatedKeySchema {
-    pub key_id: String,
-    pub token: String,
-    pub scopes: Vec<ScopeSchema>,
-    #[schema(format = Uuid)]
-    pub instancias: Vec<String>,
-}
+use crate::{
+    error::{ErrorBody, ErrorDetail},
+    AppState,
+};
 
 #[derive(Serialize, ToSchema)]
 #[schema(as = Health)]
@@ -308,57 +219,6 @@ impl Modify for CommonAnswers {
                        subscriptions, and the operator API.",
         license(name = "Apache-2.0", identifier = "Apache-2.0"),
     ),
-    modifiers(&Security, &CommonAnswers),
-    paths(
-        crate::health::get_healthz,
-        crate::health::get_readyz,
-        crate::health::get_metrics,
-        crate::events::post_events,
-        crate::events::get_events,
-        crate::streams::get_stream,
-        crate::subscriptions::post_subscription,
-        crate::subscriptions::get_subscriptions,
-        crate::subscriptions::get_one_subscription,
-        crate::subscriptions::patch_subscription,
-        crate::subscriptions::delete_one_subscription,
-        crate::subscriptions::post_rotate,
-        crate::probe::post_test,
-        crate::replays::post_replay,
-        crate::deliveries::get_deliveries,
-        crate::deliveries::get_one_delivery,
-        crate::retries::post_retry,
-        crate::settings::get_admin_settings,
-        crate::settings::patch_admin_settings,
-        crate::settings::get_alerts,
-        crate::settings::post_close_alert,
-        crate::settings::get_event_types,
-        crate::settings::put_event_types,
-        crate::admin::post_app,
-        crate::admin::get_apps,
-        crate::admin::get_one_app,
-        crate::admin::patch_app,
-        crate::admin::post_instance,
-        crate::admin::get_instances,
-        crate::admin::post_key,
-        crate::admin::get_keys,
-        crate::admin::delete_key,
-        crate::admin_subscriptions::post_app_subscription,
-        crate::admin_subscriptions::get_app_subscriptions,
-        crate::admin_subscriptions::get_app_subscription,
-        crate::admin_subscriptions::patch_app_subscription,
-        crate::admin_subscriptions::delete_app_subscription,
-        crate::admin_subscriptions::post_app_rotate,
-        crate::admin_subscriptions::post_app_test,
-        crate::replays::post_app_replay,
-        crate::operator::deliveries::get_deliveries,
-        crate::operator::deliveries::get_delivery,
-        crate::operator::dlq::get_dlq,
-        crate::operator::dlq::post_retry,
-        crate::operator::subscriptions::post_pause,
-        crate::operator::subscriptions::post_reactivate,
-        crate::operator::reconcile::get_report,
-        serve_document,
-    ),
     components(schemas(ErrorBody, ErrorDetail)),
     tags(
         (name = "health", description = "Liveness, readiness and metrics"),
@@ -370,9 +230,17 @@ impl Modify for CommonAnswers {
 )]
 pub struct ApiDoc;
 
-/// The document as committed: pretty JSON with a final newline.
-pub fn document() -> String {
-    let mut json = ApiDoc::openapi()
+/// Completes the document the routes assembled: the security schemes and
+/// the answers every route of a kind can give.
+pub fn finish(mut doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
+    Security.modify(&mut doc);
+    CommonAnswers.modify(&mut doc);
+    doc
+}
+
+/// Renders the document as committed: pretty JSON with a final newline.
+pub fn render(doc: &utoipa::openapi::OpenApi) -> String {
+    let mut json = doc
         .to_pretty_json()
         .expect("the OpenAPI document serialises");
     json.push('\n');
@@ -395,13 +263,21 @@ pub fn envelope_schema() -> String {
     json
 }
 
+/// The finished document, as served (compact JSON); the router adds it as
+/// an extension, since it is assembled from the routes themselves.
+#[derive(Clone)]
+pub struct Served(pub Arc<str>);
+
 /// This document.
 #[utoipa::path(get, path = "/v1/openapi.json", tag = "health",
     responses((status = 200, description = "The OpenAPI 3.1 document", content_type = "application/json")))]
-async fn serve_document() -> Json<utoipa::openapi::OpenApi> {
-    Json(ApiDoc::openapi())
+async fn serve_document(Extension(Served(doc)): Extension<Served>) -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        doc.to_string(),
+    )
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/v1/openapi.json", get(serve_document))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(serve_document))
 }

@@ -8,6 +8,7 @@ pub mod deliveries;
 pub mod health;
 pub mod idempotency;
 pub mod ledger;
+pub mod lifecycle;
 pub mod observe;
 pub mod operator;
 pub mod operator_view;

@@ -193,7 +193,7 @@ pub async fn run(
             sealing: sealing.clone(),
             destinations: motor_destinations::Destinations::new(),
             after_commit: after_commit.clone(),
-            intake: motor_api::intake::Intake::start(pool.clone(), after_commit),
+            intake: motor_api::events::intake::Intake::start(pool.clone(), after_commit),
             instance_apps: Arc::default(),
             streams: streams.clone(),
         };

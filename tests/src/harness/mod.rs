@@ -52,6 +52,16 @@ pub fn histories_dir() -> PathBuf {
         .unwrap_or_else(|_| std::env::temp_dir().join("motor-faults"))
 }
 
+/// Drops database `name` on the Postgres server at `server` (a URL
+/// without a database name), whoever is still connected.
+pub async fn drop_database(server: &str, name: &str) -> anyhow::Result<()> {
+    let mut admin = PgConnection::connect(&format!("{server}/postgres")).await?;
+    admin
+        .execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str())
+        .await?;
+    Ok(())
+}
+
 /// How a run is set up.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
@@ -107,8 +117,26 @@ pub struct Run {
     started: Instant,
 }
 
-fn short_id() -> String {
-    uuid::Uuid::new_v4().simple().to_string()[..10].to_owned()
+/// A random 12-character id: database names, topic prefixes, tags.
+pub fn short_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()[..12].to_owned()
+}
+
+/// This package's directory (`tests/`) as `cargo test` gives it when it
+/// runs the test: one target dir serves several checkouts, and cargo may
+/// run a binary built from another one (the path it was built with is the
+/// fallback).
+pub fn manifest_dir() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from)
+}
+
+/// The repository's root: `schemas/`, `scripts/`, the crates.
+pub fn repo_root() -> PathBuf {
+    manifest_dir()
+        .parent()
+        .expect("the tests package sits in the repository")
+        .to_owned()
 }
 
 impl Run {
@@ -315,11 +343,7 @@ impl Run {
             settled,
         });
         self.pool.close().await;
-        let mut admin =
-            PgConnection::connect(&format!("{}/postgres", self.config.pg_server)).await?;
-        admin
-            .execute(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.db_name).as_str())
-            .await?;
+        drop_database(&self.config.pg_server, &self.db_name).await?;
         let report = check(&History::read(&self.dir)?)?;
         eprintln!(
             "[{}] {:.1} s; history in {}\n{report}",

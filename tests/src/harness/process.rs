@@ -5,18 +5,21 @@
 use std::{
     path::PathBuf,
     process::{Child, Command, Stdio},
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, OnceLock},
 };
 
 use crate::history::{now_us, Record, Recorder};
 
 /// The `motor` binary: `$MOTOR_BIN`, or `motor` next to (or above) this
 /// executable in the cargo target directory — `cargo test --workspace`
-/// (so `scripts/test`) builds it there, `scripts/faults` builds it first.
+/// (so `scripts/test`) builds it there, `scripts/faults` builds it first,
+/// and under any other `cargo test` [`build_motor`] brings it up to date.
 pub fn motor_bin() -> PathBuf {
     if let Ok(path) = std::env::var("MOTOR_BIN") {
         return PathBuf::from(path);
     }
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(build_motor);
     let exe = std::env::current_exe().expect("current exe");
     for dir in exe.ancestors().skip(1).take(3) {
         let candidate = dir.join("motor");
@@ -29,6 +32,45 @@ pub fn motor_bin() -> PathBuf {
          CARGO_TARGET_DIR) or set MOTOR_BIN",
         exe.display()
     );
+}
+
+/// Builds the `motor` binary (once per test binary) with the cargo that
+/// runs the tests: a package cannot depend on another package's binary, so
+/// `cargo test -p motor-system-tests` alone would otherwise start whatever
+/// `motor` an earlier build left. With this package's `otlp` feature, with
+/// Motor's. Nothing to do when the tests run outside cargo.
+fn build_motor() {
+    let Some(cargo) = std::env::var_os("CARGO") else {
+        return;
+    };
+    let mut command = Command::new(cargo);
+    command.args(["build", "--quiet", "-p", "motor", "--bin", "motor"]);
+    // Without what cargo set for this test: build scripts (ring's) track
+    // such variables, and seeing them here they would rebuild, and again
+    // under the next plain `cargo test`.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let set_for_tests = name == "CARGO"
+            || name == "CARGO_PRIMARY_PACKAGE"
+            || name == "CARGO_TARGET_TMPDIR"
+            || name == "CARGO_RUSTC_CURRENT_DIR"
+            || [
+                "CARGO_PKG_",
+                "CARGO_MANIFEST_",
+                "CARGO_BIN_",
+                "CARGO_CRATE_",
+            ]
+            .iter()
+            .any(|prefix| name.starts_with(prefix));
+        if set_for_tests {
+            command.env_remove(name.as_ref());
+        }
+    }
+    if cfg!(feature = "otlp") {
+        command.args(["--features", "motor/otlp"]);
+    }
+    let status = command.status().expect("running cargo build");
+    assert!(status.success(), "cargo build -p motor --bin motor failed");
 }
 
 /// What every process of one run shares.

@@ -1,4 +1,4 @@
-//! Services of a scenario's own, for faults that would hurt everybody
+//! Services of a test's own (a fault scenario's or an `it` test's), for faults that would hurt everybody
 //! else's on the shared ones: a Tansu broker (memory storage: a restart
 //! forgets every topic, group and offset) and a Postgres server in a
 //! temporary directory (stopped in immediate mode: a crash, WAL replay on
@@ -19,8 +19,10 @@ pub fn free_port() -> u16 {
         .expect("a free port")
 }
 
-fn wait_port(addr: &str, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(15);
+/// Waits until something accepts connections on `addr`; fails after
+/// `within` naming `what`.
+pub fn wait_port(addr: &str, what: &str, within: Duration) {
+    let deadline = Instant::now() + within;
     while TcpStream::connect(addr).is_err() {
         assert!(
             Instant::now() < deadline,
@@ -77,7 +79,7 @@ impl PrivateBroker {
             .stderr(Stdio::null())
             .spawn()
             .expect("starting tansu");
-        wait_port(listen, "tansu");
+        wait_port(listen, "tansu", Duration::from_secs(15));
         Self {
             listen: listen.into(),
             advertised: advertised.into(),
@@ -99,7 +101,10 @@ impl Drop for PrivateBroker {
     }
 }
 
-/// A Postgres server of the scenario's own.
+/// A Postgres server of the test's own (the shared one serves other
+/// tests), made with the machine's `initdb` in a temporary directory and
+/// stopped the hard way (`pg_ctl stop -m immediate`: no checkpoint, WAL
+/// replay on the next start — what a crash looks like to its clients).
 pub struct PrivatePostgres {
     dir: PathBuf,
     bin: PathBuf,
@@ -107,6 +112,8 @@ pub struct PrivatePostgres {
 }
 
 impl PrivatePostgres {
+    /// The directory of `initdb` and `pg_ctl`: on PATH, or the newest
+    /// `/usr/lib/postgresql/*/bin` (Debian's layout).
     fn bin() -> PathBuf {
         if let Ok(out) = Command::new("sh")
             .args(["-c", "command -v initdb"])
@@ -126,7 +133,8 @@ impl PrivatePostgres {
         dirs.pop().expect("no initdb found")
     }
 
-    /// Runs a Postgres tool (as `postgres` when we are root).
+    /// Runs a Postgres tool; as root, as the `postgres` user (the server
+    /// refuses to run as root).
     fn run(&self, tool: &str, args: &[&str]) {
         let program = self.bin.join(tool);
         let is_root = Command::new("id")
@@ -159,6 +167,7 @@ impl PrivatePostgres {
         let dir =
             std::env::temp_dir().join(format!("motor-faults-pg-{port}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("pg dir");
+        // The server's own user must own its directory.
         let _ = Command::new("chown")
             .args(["postgres:postgres", &dir.to_string_lossy()])
             .status();
@@ -187,7 +196,7 @@ impl PrivatePostgres {
     pub fn start(&self) {
         let data = self.dir.join("data");
         let options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=100 -c fsync=off",
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off",
             self.port,
             self.dir.display()
         );

@@ -58,6 +58,21 @@ pub const ALL: [&str; 21] = [
     "unordered-in-flight",
 ];
 
+/// Runs scenario `name` on a runtime of its own (two workers: the
+/// machine is shared) and fails unless the checker passes its history:
+/// what each test of the matrix does.
+pub fn run_and_check(name: &str, size: Size) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let report = runtime
+        .block_on(run(name, size))
+        .unwrap_or_else(|e| panic!("{name}: {e:#}"));
+    assert!(report.ok(), "{report}");
+}
+
 /// Runs the scenario called `name`.
 pub async fn run(name: &str, size: Size) -> anyhow::Result<Report> {
     match name {

@@ -19,7 +19,7 @@ use super::{
     Fields,
 };
 use crate::{
-    operator::{dlq, subscriptions},
+    admin::operator::{dlq, subscriptions},
     ApiError, AppState,
 };
 

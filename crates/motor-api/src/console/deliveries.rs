@@ -15,7 +15,7 @@ use super::{
     html::{csrf_field, error_box, esc, estado, ok_box, opt, page, q},
     viewer,
 };
-use crate::{operator::deliveries as op, AppState};
+use crate::{admin::operator::deliveries as op, AppState};
 
 const FILTERS: [(&str, &str); 6] = [
     ("estado", "Estado (pendiente, entregada, fallida)"),

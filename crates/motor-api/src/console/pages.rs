@@ -16,7 +16,7 @@ use super::{
     html::{csrf_field, esc, estado, opt, page, q},
     viewer,
 };
-use crate::{operator::dlq, AppState};
+use crate::{admin::operator::dlq, AppState};
 
 /// Scheme and host of a destination: never its path, query or any
 /// credential.

@@ -18,8 +18,7 @@ use axum::{
     },
     http::{header, HeaderMap, StatusCode},
     response::{IntoResponse, Response},
-    routing::get,
-    Json, Router,
+    Json,
 };
 use motor_domain::{
     stream::{cursor_field, Start, StreamQuery},
@@ -32,6 +31,8 @@ use utoipa::ToSchema;
 
 pub use hub::{Hub, StreamsConfig};
 
+use utoipa_axum::{router::OpenApiRouter, routes};
+
 use crate::{auth::Caller, error::ApiError, AppState};
 
 /// Seconds a client refused for lack of slots is told to wait.
@@ -41,7 +42,7 @@ const RETRY_AFTER_SECS: u32 = 5;
 #[derive(Serialize, ToSchema)]
 pub struct CursorExpired {
     /// `code` is `cursor_vencido`.
-    pub error: crate::openapi::ErrorDetail,
+    pub error: crate::error::ErrorDetail,
     /// The first cursor that can be resumed (`?desde=` it, or restart
     /// with `desde=0`).
     pub primer_cursor: i64,
@@ -81,11 +82,11 @@ pub struct CursorExpired {
         (status = 200, content_type = "text/event-stream", body = String,
          description = "Server-Sent Events: `id: <seq>`, `event: <type>`, `data: <envelope>` per event; `: ping` heartbeats; a last `: fin motivo=… cursor=N` comment"),
         (status = 101, description = "WebSocket: one text frame per envelope; pings every 15 s; close reason `motivo=… cursor=N`"),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
-        (status = 404, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody),
         (status = 410, body = CursorExpired, description = "The cursor is older than the resumption window (`cursor_vencido`)"),
-        (status = 422, body = crate::openapi::ErrorBody, description = "Bad cursor (`campo` `query.desde` or `header.Last-Event-ID`) or types"),
-        (status = 503, body = crate::openapi::ErrorBody, description = "Every stream slot of this process is taken; see `Retry-After`"),
+        (status = 422, body = crate::error::ErrorBody, description = "Bad cursor (`campo` `query.desde` or `header.Last-Event-ID`) or types"),
+        (status = 503, body = crate::error::ErrorBody, description = "Every stream slot of this process is taken; see `Retry-After`"),
     ))]
 async fn get_stream(
     State(state): State<AppState>,
@@ -199,6 +200,6 @@ fn unavailable() -> Response {
         .into_response()
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/v1/instances/{id}/events/stream", get(get_stream))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(get_stream))
 }

@@ -3,13 +3,16 @@
 //! A secret's value appears in exactly two kinds of response — create and
 //! rotate — and is sealed before it reaches the store.
 
+pub mod admin;
+pub mod probe;
+pub mod rules;
+
 use axum::{
     body::Body,
     extract::{rejection::QueryRejection, Path, Query, State},
     http::StatusCode,
     response::IntoResponse,
-    routing::{get, post},
-    Json, Router,
+    Json,
 };
 use motor_domain::{
     credentials::{credentials_aad, BrokerCredentials},
@@ -22,22 +25,24 @@ use motor_domain::{
     },
     FieldError, Scope,
 };
-use motor_store::{alerts, settings, subscriptions as store};
+use motor_store::{lifecycle, settings, subscriptions as store};
 
 mod dto;
 
 pub use self::dto::{
-    CreateSubscription, Credenciales, ListQuery, Secreto, SubscriptionList, SubscriptionWithSecret,
-    UpdateSubscription,
+    CreateSubscription, Credenciales, ListQuery, Secreto, SigningKeyIdSchema, SigningProfileSchema,
+    SubscriptionIdSchema, SubscriptionKeySchema, SubscriptionList, SubscriptionSchema,
+    SubscriptionStateSchema, SubscriptionWithSecret, SuspensionReasonSchema, UpdateSubscription,
 };
-pub use crate::subscription_rules::Access;
+pub use crate::subscriptions::rules::Access;
 use crate::{
     auth::Caller,
     error::ApiError,
     extract::{comma_list, parse_json, path_id, read_body},
-    subscription_rules::{check_destination, check_types, refuse_deleted},
+    subscriptions::rules::{check_destination, check_types, refuse_deleted},
     AppState,
 };
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 fn seal_credentials(key: &SealingKey, id: SubscriptionId, c: &BrokerCredentials) -> Vec<u8> {
     key.seal(&c.to_plaintext(), &credentials_aad(id.as_uuid()))
@@ -241,7 +246,6 @@ pub async fn update_subscription(
             check_destination(&mut tx, access.app, &url).await?;
             next.motivo = None;
             next.suspendida_en = None;
-            alerts::close_for_subscription(&mut tx, id).await?;
         }
         next.estado = estado;
     }
@@ -252,15 +256,8 @@ pub async fn update_subscription(
         store::set_credentials(&mut tx, id, sealed.as_deref()).await?;
     }
     let saved = store::save(&mut tx, &next).await?;
-    if current.estado != SubscriptionState::Active && saved.estado == SubscriptionState::Active {
-        // What accumulated goes out now, in lane order: the head of every
-        // lane gets its job in this transaction (each head's finish
-        // releases the next).
-        motor_store::deliveries::release_lane_heads(&mut tx, id).await?;
-        // A fresh start: failures before the reactivation no longer count
-        // towards disabling it again.
-        motor_store::health::forget(&mut *tx, &[*id.as_uuid()]).await?;
-    }
+    // Reactivation's alerts, lane heads and failure streak.
+    lifecycle::state_changed(&mut tx, id, current.estado, saved.estado).await?;
     tx.commit().await?;
     Ok(saved)
 }
@@ -276,13 +273,14 @@ pub async fn delete_subscription(
     if current.estado == SubscriptionState::Deleted {
         return Ok(());
     }
+    let from = current.estado;
     let mut next = current;
     next.estado = SubscriptionState::Deleted;
     next.motivo = None;
     next.suspendida_en = None;
     store::forget_keys(&mut tx, id).await?;
     store::save(&mut tx, &next).await?;
-    alerts::close_for_subscription(&mut tx, id).await?;
+    lifecycle::state_changed(&mut tx, id, from, next.estado).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -320,8 +318,8 @@ pub(crate) fn manager(caller: &Caller) -> Result<Access, ApiError> {
     request_body = CreateSubscription,
     responses(
         (status = 201, body = SubscriptionWithSecret),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
-        (status = 422, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn post_subscription(
     State(state): State<AppState>,
@@ -340,8 +338,8 @@ pub(crate) async fn post_subscription(
     params(ListQuery),
     responses(
         (status = 200, body = SubscriptionList),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
-        (status = 422, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn get_subscriptions(
     State(state): State<AppState>,
@@ -360,9 +358,9 @@ pub(crate) async fn get_subscriptions(
     security(("api_key" = ["subscriptions:manage"])),
     params(("id" = String, Path, format = Uuid)),
     responses(
-        (status = 200, body = Subscription),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
-        (status = 404, body = crate::openapi::ErrorBody),
+        (status = 200, body = crate::subscriptions::SubscriptionSchema),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn get_one_subscription(
     State(state): State<AppState>,
@@ -381,10 +379,10 @@ pub(crate) async fn get_one_subscription(
     params(("id" = String, Path, format = Uuid)),
     request_body = UpdateSubscription,
     responses(
-        (status = 200, body = Subscription),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
-        (status = 404, body = crate::openapi::ErrorBody), (status = 409, body = crate::openapi::ErrorBody),
-        (status = 422, body = crate::openapi::ErrorBody),
+        (status = 200, body = crate::subscriptions::SubscriptionSchema),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn patch_subscription(
     State(state): State<AppState>,
@@ -405,8 +403,8 @@ pub(crate) async fn patch_subscription(
     params(("id" = String, Path, format = Uuid)),
     responses(
         (status = 204),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
-        (status = 404, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn delete_one_subscription(
     State(state): State<AppState>,
@@ -426,8 +424,8 @@ pub(crate) async fn delete_one_subscription(
     params(("id" = String, Path, format = Uuid)),
     responses(
         (status = 200, body = SubscriptionWithSecret),
-        (status = 401, body = crate::openapi::ErrorBody), (status = 403, body = crate::openapi::ErrorBody),
-        (status = 404, body = crate::openapi::ErrorBody), (status = 409, body = crate::openapi::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn post_rotate(
     State(state): State<AppState>,
@@ -439,19 +437,17 @@ pub(crate) async fn post_rotate(
     Ok(Json(rotate_secret(&state, &access, id).await?))
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route(
-            "/v1/subscriptions",
-            get(get_subscriptions).post(post_subscription),
-        )
-        .route(
-            "/v1/subscriptions/{id}",
-            get(get_one_subscription)
-                .patch(patch_subscription)
-                .delete(delete_one_subscription),
-        )
-        .route("/v1/subscriptions/{id}/rotate", post(post_rotate))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(get_subscriptions, post_subscription))
+        .routes(routes!(
+            get_one_subscription,
+            patch_subscription,
+            delete_one_subscription
+        ))
+        .routes(routes!(post_rotate))
+        .merge(probe::router())
+        .merge(admin::router())
 }
 
 #[cfg(test)]

@@ -1,0 +1,76 @@
+//! `POST /v1/admin/subscriptions/{id}/pause` and `…/reactivate`: the
+//! operator acts on any app's subscription by its id alone — the same
+//! change as a PATCH of `estado` (reactivating a suspended one checks its
+//! destination again, closes its alerts and releases what accumulated).
+
+use axum::{
+    extract::{Path, State},
+    Json,
+};
+use motor_domain::subscription::{Subscription, SubscriptionId};
+use motor_store::operator_view;
+use uuid::Uuid;
+
+use crate::{
+    auth::Operator,
+    error::ApiError,
+    extract::path_id,
+    subscriptions::rules::Access,
+    subscriptions::{self as subs, UpdateSubscription},
+    AppState,
+};
+
+/// Sets a subscription's `estado` (`activa` or `pausada`), whatever its app.
+pub async fn set_state(state: &AppState, id: Uuid, estado: &str) -> Result<Subscription, ApiError> {
+    let app = operator_view::subscription_app(&state.pool, id)
+        .await?
+        .ok_or(ApiError::NotFound("subscription"))?;
+    let access = Access {
+        app,
+        restriction: Vec::new(),
+    };
+    let change = UpdateSubscription {
+        estado: Some(estado.to_owned()),
+        ..Default::default()
+    };
+    subs::update_subscription(state, &access, SubscriptionId::from_uuid(id), change).await
+}
+
+/// Pauses a subscription: its deliveries wait, `pendiente`, until it is
+/// reactivated.
+#[utoipa::path(post, path = "/v1/admin/subscriptions/{id}/pause", tag = "admin",
+    security(("admin_token" = [])),
+    params(("id" = String, Path, format = Uuid)),
+    responses(
+        (status = 200, body = crate::subscriptions::SubscriptionSchema),
+        (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
+        (status = 409, body = crate::error::ErrorBody),
+    ))]
+pub(crate) async fn post_pause(
+    _: Operator,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Subscription>, ApiError> {
+    let id = path_id(&id, "subscription")?;
+    Ok(Json(set_state(&state, id, "pausada").await?))
+}
+
+/// Reactivates a paused or suspended subscription: a suspended one's
+/// destination must pass the rules again (422 on `body.url` otherwise); its
+/// alerts close and what accumulated goes out, in lane order.
+#[utoipa::path(post, path = "/v1/admin/subscriptions/{id}/reactivate", tag = "admin",
+    security(("admin_token" = [])),
+    params(("id" = String, Path, format = Uuid)),
+    responses(
+        (status = 200, body = crate::subscriptions::SubscriptionSchema),
+        (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
+        (status = 409, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
+    ))]
+pub(crate) async fn post_reactivate(
+    _: Operator,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Subscription>, ApiError> {
+    let id = path_id(&id, "subscription")?;
+    Ok(Json(set_state(&state, id, "activa").await?))
+}

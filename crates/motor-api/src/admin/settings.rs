@@ -1,0 +1,188 @@
+//! `GET/PATCH /v1/admin/settings`: the global settings (allowed
+//! destinations, timeouts, retention, ...). Per-app allowed destinations
+//! live on the app itself (`PATCH /v1/admin/apps/{id}`).
+
+use serde::Serialize;
+
+use axum::{body::Body, extract::State, Json};
+use motor_domain::{settings::parse_patch, settings::Settings};
+use motor_store::{settings as store, Pool};
+use serde::Deserialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::{
+    auth::Operator,
+    error::ApiError,
+    extract::{parse_json, read_body},
+    AppState,
+};
+
+/// A settings change: any subset of the keys (documentation of the
+/// `PATCH` body; the handler checks every key and range itself).
+#[derive(Debug, Deserialize, ToSchema)]
+#[allow(dead_code)]
+pub struct SettingsPatch {
+    /// Replaces the global list: host (any port) or host:port entries.
+    #[serde(rename = "webhooks.destinos_permitidos")]
+    pub destinos_permitidos: Option<Vec<String>>,
+    #[serde(rename = "webhooks.timeout_segundos")]
+    #[schema(minimum = 1, maximum = 60)]
+    pub timeout_segundos: Option<i64>,
+    #[serde(rename = "webhooks.ventana_rotacion_minutos")]
+    #[schema(minimum = 5, maximum = 1440)]
+    pub ventana_rotacion_minutos: Option<i64>,
+    #[serde(rename = "retencion.dias_entregados")]
+    #[schema(minimum = 1, maximum = 3650)]
+    pub dias_entregados: Option<i64>,
+    /// Lets a NATS subject no JetStream stream captures fall back to core
+    /// NATS (delivered once the server has it; no persistence).
+    #[serde(rename = "brokers.nats_sin_jetstream")]
+    pub nats_sin_jetstream: Option<bool>,
+    /// Hours a stream cursor stays resumable (`?desde=`, `Last-Event-ID`).
+    #[serde(rename = "streams.retencion_horas")]
+    #[schema(minimum = 1, maximum = 720)]
+    pub retencion_horas_streams: Option<i64>,
+    /// Days an event's `data` is kept; older events keep their seq and
+    /// envelope fields with `data` = `{"motivo":"retencion","redactado":true}`.
+    /// `null` (the default) keeps content forever.
+    #[serde(rename = "retencion.dias_contenido")]
+    #[schema(minimum = 1, maximum = 3650, nullable)]
+    pub dias_contenido: Option<i64>,
+    /// Disabling on sustained failure: hours every attempt must have
+    /// failed (together with `webhooks.desactivar_tras_fallos`).
+    #[serde(rename = "webhooks.desactivar_tras_horas")]
+    #[schema(minimum = 1, maximum = 720)]
+    pub desactivar_tras_horas: Option<i64>,
+    /// Disabling on sustained failure: failed attempts in a row (together
+    /// with `webhooks.desactivar_tras_horas`).
+    #[serde(rename = "webhooks.desactivar_tras_fallos")]
+    #[schema(minimum = 1, maximum = 100000)]
+    pub desactivar_tras_fallos: Option<i64>,
+}
+
+pub async fn get_settings(pool: &Pool) -> Result<Settings, ApiError> {
+    Ok(store::load(pool).await?)
+}
+
+/// Validates every key first, then stores them all in one transaction.
+pub async fn update_settings(pool: &Pool, body: &Value) -> Result<Settings, ApiError> {
+    let changes = parse_patch(body)?;
+    let mut tx = pool.begin().await?;
+    store::save(&mut tx, &changes).await?;
+    let settings = store::load(&mut *tx).await?;
+    tx.commit().await?;
+    Ok(settings)
+}
+
+/// The HTTP handlers, named like the operations they answer with.
+mod handlers {
+    use super::*;
+
+    /// The settings in force, defaults included.
+    #[utoipa::path(get, path = "/v1/admin/settings", tag = "admin",
+        security(("admin_token" = [])),
+        responses((status = 200, body = crate::admin::settings::SettingsSchema), (status = 401, body = crate::error::ErrorBody)))]
+    pub(super) async fn get_settings(
+        _: Operator,
+        State(state): State<AppState>,
+    ) -> Result<Json<Settings>, ApiError> {
+        Ok(Json(super::get_settings(&state.pool).await?))
+    }
+
+    /// Changes any of the settings; every key is checked against its range
+    /// before anything is stored.
+    #[utoipa::path(patch, path = "/v1/admin/settings", tag = "admin",
+        security(("admin_token" = [])),
+        request_body = SettingsPatch,
+        responses(
+            (status = 200, body = crate::admin::settings::SettingsSchema),
+            (status = 401, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
+        ))]
+    pub(super) async fn update_settings(
+        _: Operator,
+        State(state): State<AppState>,
+        body: Body,
+    ) -> Result<Json<Settings>, ApiError> {
+        let value: Value = parse_json(&read_body(body).await?)?;
+        Ok(Json(super::update_settings(&state.pool, &value).await?))
+    }
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(handlers::get_settings, handlers::update_settings))
+}
+
+// ---- OpenAPI schemas of the domain types this resource answers with -----
+//
+// The domain crate knows no OpenAPI: these mirror its types field for
+// field (the snapshot and drift tests compare them with real answers).
+
+#[derive(Serialize, ToSchema)]
+#[schema(as = Settings)]
+pub struct SettingsSchema {
+    /// Hosts (any port) or host:port every app may deliver to, on top of
+    /// the app's own list.
+    #[serde(rename = "webhooks.destinos_permitidos")]
+    pub destinos_permitidos: Vec<String>,
+    /// Timeout of one webhook attempt, 1–60 s.
+    #[serde(rename = "webhooks.timeout_segundos")]
+    pub timeout_segundos: i64,
+    /// How long a rotated-out secret keeps signing, 5–1440 min.
+    #[serde(rename = "webhooks.ventana_rotacion_minutos")]
+    pub ventana_rotacion_minutos: i64,
+    /// Days an `entregada` delivery is kept, 1–3650.
+    #[serde(rename = "retencion.dias_entregados")]
+    pub dias_entregados: i64,
+    /// Whether a NATS destination whose subject no JetStream stream
+    /// captures may fall back to core NATS (fire and forget: delivered once
+    /// the server has the message, with no persistence). Default `false`:
+    /// such a delivery fails with `sin_stream` and is retried.
+    #[serde(rename = "brokers.nats_sin_jetstream")]
+    pub nats_sin_jetstream: bool,
+    /// Hours a stream cursor stays resumable, 1–720: a cursor whose next
+    /// event was received earlier than this is answered 410.
+    #[serde(rename = "streams.retencion_horas")]
+    pub retencion_horas_streams: i64,
+    /// Days an event's `data` is kept, 1–3650; `null` (the default) keeps
+    /// it forever. Older events keep their seq and envelope fields with
+    /// `data` = `{"motivo":"retencion","redactado":true}`.
+    #[serde(rename = "retencion.dias_contenido")]
+    pub dias_contenido: Option<i64>,
+    /// A subscription whose attempts have all failed for this many hours,
+    /// 1–720 …
+    #[serde(rename = "webhooks.desactivar_tras_horas")]
+    pub desactivar_tras_horas: i64,
+    /// … and at least this many attempts in a row (1–100 000) is suspended
+    /// with `fallos_sostenidos`.
+    #[serde(rename = "webhooks.desactivar_tras_fallos")]
+    pub desactivar_tras_fallos: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_documented_patch_has_every_setting() {
+        let schema =
+            serde_json::to_value(<SettingsPatch as utoipa::PartialSchema>::schema()).unwrap();
+        let documented: Vec<&str> = schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(documented, motor_domain::settings::KEYS);
+        let answered = serde_json::to_value(Settings::default()).unwrap();
+        let answered: Vec<&str> = answered
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(answered, motor_domain::settings::KEYS);
+    }
+}

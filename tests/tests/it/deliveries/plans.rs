@@ -1,0 +1,365 @@
+//! The plans of the hot statements (`motor_store::deliveries::hot_statements`)
+//! on a large table: no statement may cost more as the backlog grows. A
+//! small test never sees a bad plan, so this one builds a backlog of
+//! hundreds of thousands of open deliveries (an ordered and an unordered
+//! subscription, one parked behind a suspended subscription, some
+//! delivered), first never analysed (the table the sweeper stalled on) and
+//! then analysed, and reads `EXPLAIN ANALYZE` of every statement, custom
+//! and generic plan, each in a transaction that is rolled back.
+//!
+//! What it asserts is the shape, not the time: no sequential scan of
+//! `deliveries`, no locking subquery run more than once, and no plan node
+//! that reads or discards more than [`BOUND`] rows (a plan that walks the
+//! backlog reads [`OPEN`]).
+
+use std::panic::AssertUnwindSafe;
+
+use futures::FutureExt;
+use serde_json::Value;
+use sqlx::{Connection, Executor, PgConnection, Row};
+use uuid::Uuid;
+
+use motor_system_tests::harness::drop_database;
+
+use crate::util::{pg_server, TestDb};
+
+/// Open deliveries of each of the two active subscriptions.
+const OPEN: i64 = 200_000;
+/// Lanes (instances) they are spread over.
+const INSTANCES: i64 = 10;
+/// Delivered deliveries at the start of each lane.
+const DELIVERED: i64 = 100;
+/// Rows any plan node may produce or discard, per statement: the sweeper's
+/// batch (1,000) with room to spare, a twentieth of the backlog.
+const BOUND: f64 = 10_000.0;
+
+const APP: &str = "00000000-0000-0000-0000-00000000000a";
+
+fn instance(i: i64) -> Uuid {
+    format!("00000000-0000-0000-0001-{i:012}").parse().unwrap()
+}
+
+/// Subscriptions: 1 ordered, 2 unordered, 3 ordered and suspended.
+fn subscription(n: i64) -> Uuid {
+    format!("00000000-0000-0000-0002-{n:012}").parse().unwrap()
+}
+
+const ORDERED: i64 = 1;
+const UNORDERED: i64 = 2;
+const SUSPENDED: i64 = 3;
+
+/// Builds the backlog with set-based inserts, `deliveries` never analysed
+/// (autovacuum off for it, as a table is before its first auto-analyze).
+async fn build(conn: &mut PgConnection) {
+    conn.execute(
+        "ALTER TABLE deliveries SET (autovacuum_enabled = off);
+         ALTER TABLE events SET (autovacuum_enabled = off);",
+    )
+    .await
+    .unwrap();
+    let script = format!(
+        "INSERT INTO apps (id, nombre) VALUES ('{APP}', 'plans');
+         INSERT INTO instances (id, app_id, nombre)
+             SELECT ('00000000-0000-0000-0001-' || lpad(i::text, 12, '0'))::uuid, '{APP}', 'i' || i
+             FROM generate_series(1, {INSTANCES}) i;
+         INSERT INTO subscriptions (id, app_id, nombre, url, ordenado, estado, motivo, suspendido_en)
+         VALUES ('{o}', '{APP}', 'ordered', 'http://127.0.0.1/', true, 'activa', NULL, NULL),
+                ('{u}', '{APP}', 'unordered', 'http://127.0.0.1/', false, 'activa', NULL, NULL),
+                ('{s}', '{APP}', 'suspended', 'http://127.0.0.1/', true, 'suspendida',
+                 'rechazo_401', now());
+         INSERT INTO events (instance_id, seq, event_id, type, recibido_en, envelope)
+             SELECT ('00000000-0000-0000-0001-' || lpad((1 + g % {INSTANCES})::text, 12, '0'))::uuid,
+                    1 + g / {INSTANCES}, gen_random_uuid(), 'plans', now(), '{{}}'
+             FROM generate_series(0, {events} - 1) g;",
+        o = subscription(ORDERED),
+        u = subscription(UNORDERED),
+        s = subscription(SUSPENDED),
+        events = OPEN + DELIVERED * INSTANCES,
+    );
+    conn.execute(script.as_str()).await.unwrap();
+    // Per lane: the first DELIVERED delivered (the ordered subscription's
+    // 40 days ago, due for retention; the unordered one's yesterday), the
+    // rest pendiente and due for an hour (stale), the ordered ones parked
+    // behind their head. The suspended subscription holds a quarter as
+    // many, all parked.
+    let deliveries = |sub: i64, delivered_days: i64, parked: bool, up_to: i64| {
+        format!(
+            "INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq,
+                                     estado, proximo_intento, entregado_en, aparcado_en, creado_en)
+             SELECT motor_uuid_v7(), '{sub}', '{APP}', e.instance_id, e.event_id, e.seq,
+                    CASE WHEN e.seq <= {DELIVERED} THEN 'entregada' ELSE 'pendiente' END,
+                    CASE WHEN e.seq > {DELIVERED}
+                         THEN now() - interval '1 hour' + e.seq * interval '1 ms' END,
+                    CASE WHEN e.seq <= {DELIVERED}
+                         THEN now() - make_interval(days => {delivered_days}) END,
+                    CASE WHEN {parked} AND e.seq > {DELIVERED} + 1 THEN now() END,
+                    now() - make_interval(days => {delivered_days} + 1)
+             FROM events e WHERE e.seq <= {up_to}",
+            sub = subscription(sub),
+        )
+    };
+    let per_lane = OPEN / INSTANCES + DELIVERED;
+    for sql in [
+        deliveries(ORDERED, 40, true, per_lane),
+        deliveries(UNORDERED, 1, false, per_lane),
+        deliveries(SUSPENDED, 40, true, per_lane / 4),
+    ] {
+        conn.execute(sql.as_str()).await.unwrap();
+    }
+}
+
+/// The delivery of a subscription's lane `i` at `seq`.
+async fn at(conn: &mut PgConnection, sub: i64, i: i64, seq: i64) -> Uuid {
+    sqlx::query_scalar(
+        "SELECT id FROM deliveries WHERE subscription_id = $1 AND instance_id = $2 AND seq = $3",
+    )
+    .bind(subscription(sub))
+    .bind(instance(i))
+    .bind(seq)
+    .fetch_one(conn)
+    .await
+    .unwrap()
+}
+
+/// For each hot statement, the arguments (SQL literals) it runs with: what
+/// the engine passes on a backlog like this one.
+async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
+    let head = at(conn, ORDERED, 1, DELIVERED + 1).await;
+    let parked = at(conn, ORDERED, 1, DELIVERED + OPEN / INSTANCES / 2).await;
+    let suspended_head = at(conn, SUSPENDED, 1, DELIVERED + 1).await;
+    // The sweeper's batch, as it would find it, plus lane heads and parked
+    // deliveries of the ordered subscription (which requeue must refuse).
+    let mut swept: Vec<Uuid> = sqlx::query_scalar(
+        "SELECT id FROM deliveries WHERE subscription_id = $1 AND estado = 'pendiente'
+         ORDER BY proximo_intento, id LIMIT 1000",
+    )
+    .bind(subscription(UNORDERED))
+    .fetch_all(&mut *conn)
+    .await
+    .unwrap();
+    for i in 1..=INSTANCES {
+        swept.push(at(conn, ORDERED, i, DELIVERED + 1).await);
+        swept.push(at(conn, ORDERED, i, DELIVERED + 2).await);
+    }
+    let ids = swept
+        .iter()
+        .map(Uuid::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    let (o, s, i1) = (subscription(ORDERED), subscription(SUSPENDED), instance(1));
+    // A new event at the end of lane 1, for the fan-out (once per label).
+    let last: i64 = sqlx::query_scalar("SELECT max(seq) FROM events WHERE instance_id = $1")
+        .bind(i1)
+        .fetch_one(&mut *conn)
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO events (instance_id, seq, event_id, type, recibido_en, envelope)
+         VALUES ($1, $2, gen_random_uuid(), 'plans', now(), '{}')",
+    )
+    .bind(i1)
+    .bind(last + 1)
+    .execute(&mut *conn)
+    .await
+    .unwrap();
+    let heads = INSTANCES as usize;
+    let mut lane_heads = Vec::new();
+    for i in 1..=INSTANCES {
+        lane_heads.push(at(conn, ORDERED, i, DELIVERED + 1).await.to_string());
+    }
+    let lane_heads = lane_heads.join(",");
+    let ones = vec!["1"; heads].join(",");
+    let statuses = vec!["204"; heads].join(",");
+    let times = vec!["now()"; heads].join(",");
+    let durations = vec!["12"; heads].join(",");
+    let key_ids = vec!["'whk_1'"; heads].join(",");
+    vec![
+        ("claim", format!("'{head}', 1, '30 seconds'")),
+        ("claim", format!("'{parked}', 1, '30 seconds'")),
+        ("claim", format!("'{suspended_head}', 1, '30 seconds'")),
+        ("park_or_why_not", format!("'{parked}', 1")),
+        (
+            "record_attempt",
+            format!("'{head}', 1, 'entregada', 204, NULL, NULL"),
+        ),
+        (
+            "record_attempt",
+            format!("'{head}', 1, 'pendiente', 503, 'http_503', now() + interval '5 seconds'"),
+        ),
+        (
+            "delivered_claiming_next",
+            format!("'{head}', 1, 204, now(), 12, '{{whk_1}}', '30 seconds'"),
+        ),
+        (
+            "record_delivered_many",
+            format!(
+                "'{{{lane_heads}}}', '{{{ones}}}', '{{{statuses}}}', ARRAY[{times}], \
+                 '{{{durations}}}', ARRAY[{key_ids}], '30 seconds'"
+            ),
+        ),
+        (
+            "fan_out",
+            format!("'{{{i1}}}', '{{{last}}}', '{{{}}}', '30 seconds'", last + 1),
+        ),
+        ("claim_next", format!("'{o}', '{i1}', 'live', '30 seconds'")),
+        ("release_next", format!("'{o}', '{i1}', 'live'")),
+        ("release", format!("'{o}', NULL")),
+        ("release", format!("'{o}', 'live'")),
+        ("release", format!("'{s}', NULL")),
+        ("due_lane_heads", "'5 seconds', 1000".into()),
+        ("due_lane_heads", "'0 seconds', 1000".into()),
+        ("requeue", format!("'{{{ids}}}'")),
+        ("purge_delivered", "30, 1000".into()),
+        ("purge_delivered", "365, 1000".into()),
+    ]
+}
+
+/// What is wrong with one plan node and, recursively, its children. A plan
+/// without `ANALYZE` is checked only for a locking subquery under a nested
+/// loop (the plan that runs for minutes); with it, the nodes that ran.
+fn faults(node: &Value, under_nested_loop: bool, out: &mut Vec<String>) {
+    let kind = node["Node Type"].as_str().unwrap_or_default();
+    let relation = node["Relation Name"].as_str().unwrap_or_default();
+    let analysed = node.get("Actual Loops").is_some();
+    let loops = node["Actual Loops"].as_f64().unwrap_or(1.0);
+    if analysed && loops == 0.0 {
+        return;
+    }
+    let what = format!(
+        "{kind}{}{}",
+        if relation.is_empty() { "" } else { " on " },
+        relation
+    );
+    if analysed && kind == "Seq Scan" && relation == "deliveries" {
+        out.push(format!("{what}: reads the whole table"));
+    }
+    if kind == "LockRows" && (loops > 1.0 || under_nested_loop) {
+        out.push(format!(
+            "{what}: a locking subquery under a nested loop (ran {loops} times)"
+        ));
+    }
+    if let Some(rows) = node["Actual Rows"].as_f64() {
+        if rows * loops > BOUND {
+            out.push(format!("{what}: {} rows", rows * loops));
+        }
+    }
+    for removed in ["Rows Removed by Filter", "Rows Removed by Join Filter"] {
+        if let Some(rows) = node[removed].as_f64() {
+            if rows * loops > BOUND {
+                out.push(format!("{what}: {removed} {}", rows * loops));
+            }
+        }
+    }
+    let nested = under_nested_loop || kind == "Nested Loop";
+    for child in node["Plans"].as_array().into_iter().flatten() {
+        let inner = child["Parent Relationship"] == "Inner";
+        faults(child, nested && (inner || under_nested_loop), out);
+    }
+}
+
+/// Checks every hot statement with every case, custom and generic plan;
+/// returns what it found wrong.
+async fn check(conn: &mut PgConnection, label: &str) -> Vec<String> {
+    let statements = motor_store::deliveries::hot_statements();
+    let cases = cases(conn).await;
+    let mut problems = Vec::new();
+    // Prepared anew for each label: a plan is made with the statistics of
+    // its time.
+    for s in &statements {
+        conn.execute(format!("PREPARE {label}_{} ({}) AS {}", s.name, s.params, s.sql).as_str())
+            .await
+            .unwrap();
+    }
+    for (name, args) in &cases {
+        let setup = statements
+            .iter()
+            .find(|s| s.name == *name)
+            .unwrap_or_else(|| panic!("no hot statement {name}"))
+            .setup;
+        for mode in ["force_custom_plan", "force_generic_plan"] {
+            let at = format!("{label}, {mode}: {name}({args:.80})");
+            conn.execute(format!("SET plan_cache_mode = {mode}").as_str())
+                .await
+                .unwrap();
+            // The shape first, without running it: a plan that would run
+            // for minutes fails here.
+            let execute = format!("EXECUTE {label}_{name}({args})");
+            let mut found = Vec::new();
+            let mut plan = explain(conn, setup, &format!("EXPLAIN (FORMAT JSON) {execute}")).await;
+            match &plan {
+                Ok(plan) => faults(&plan[0]["Plan"], false, &mut found),
+                Err(e) => found.push(e.clone()),
+            }
+            if found.is_empty() {
+                plan = explain(
+                    conn,
+                    setup,
+                    &format!("EXPLAIN (ANALYZE, FORMAT JSON) {execute}"),
+                )
+                .await;
+                match &plan {
+                    Ok(plan) => faults(&plan[0]["Plan"], false, &mut found),
+                    Err(e) => found.push(e.clone()),
+                }
+            }
+            if !found.is_empty() {
+                let shown = plan
+                    .map(|p| serde_json::to_string_pretty(&p[0]["Plan"]).unwrap_or_default())
+                    .unwrap_or_default();
+                problems.push(format!("{at}\n  - {}\n{shown:.6000}", found.join("\n  - ")));
+            }
+        }
+    }
+    conn.execute("RESET plan_cache_mode").await.unwrap();
+    problems
+}
+
+/// Runs one `EXPLAIN` after the statement's `setup`, in a transaction that
+/// is rolled back, with a statement timeout so a runaway plan fails instead
+/// of hanging.
+async fn explain(conn: &mut PgConnection, setup: &str, sql: &str) -> Result<Value, String> {
+    let mut tx = conn.begin().await.unwrap();
+    tx.execute("SET LOCAL statement_timeout = '20s'")
+        .await
+        .unwrap();
+    if !setup.is_empty() {
+        tx.execute(setup).await.unwrap();
+    }
+    let plan = sqlx::query(sql)
+        .fetch_one(&mut *tx)
+        .await
+        .map(|row| row.get::<sqlx::types::Json<Value>, _>(0).0)
+        .map_err(|e| format!("did not finish: {e}"));
+    tx.rollback().await.unwrap();
+    plan
+}
+
+#[tokio::test]
+async fn hot_statements_keep_bounded_plans_on_a_large_backlog() {
+    let db = TestDb::new().await;
+    // The database is hundreds of MB: dropped whatever happens.
+    let outcome = AssertUnwindSafe(async {
+        let mut conn = PgConnection::connect(&db.url).await.unwrap();
+        let started = std::time::Instant::now();
+        build(&mut conn).await;
+        eprintln!("backlog built in {:?}", started.elapsed());
+        let mut problems = check(&mut conn, "never_analysed").await;
+        conn.execute("ANALYZE deliveries; ANALYZE events; ANALYZE subscriptions")
+            .await
+            .unwrap();
+        problems.extend(check(&mut conn, "analysed").await);
+        conn.close().await.unwrap();
+        problems
+    })
+    .catch_unwind()
+    .await;
+    db.pool.close().await;
+    drop_database(&pg_server(), &db.name).await.unwrap();
+    let problems = outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    assert!(
+        problems.is_empty(),
+        "{} plan(s) grow with the backlog:\n\n{}",
+        problems.len(),
+        problems.join("\n\n")
+    );
+}

@@ -1,0 +1,27 @@
+//! Motor's system tests, against real Postgres and a real Kafka-protocol
+//! broker (start it with `scripts/broker`), RabbitMQ, NATS and receivers of
+//! their own: Motor in-process (`util::TestMotor`) or as `motor` processes
+//! (`util::MotorProcess`). Each test gets a fresh database and its own topic
+//! prefix. What they share beyond `util` is the crate's `harness`.
+
+mod admin;
+mod auth;
+mod brokers;
+mod deliveries;
+mod dispatch;
+mod firma;
+mod health;
+mod ingest;
+mod ledger;
+mod openapi;
+mod operators;
+mod probe;
+mod relay;
+mod replays;
+mod secrets;
+mod settings;
+mod snapshots;
+mod streams;
+mod subscription_access;
+mod subscriptions;
+mod util;

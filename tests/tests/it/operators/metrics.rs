@@ -1,0 +1,139 @@
+//! `/metrics` after a known run: counts exact, histograms populated, the
+//! sampled gauges (DLQ, pending, oldest pending, outbox, subscriptions,
+//! consumer lag, memory) set by the sampler.
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use super::scrape_until;
+use crate::dispatch::{motor, subscribe, WAIT};
+use crate::{
+    deliveries::{post, set_state},
+    dispatch::receiver::{Receiver, Reply},
+};
+
+fn tag(body: &[u8]) -> String {
+    let envelope: Value = serde_json::from_slice(body).unwrap();
+    envelope["data"]["tag"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_known_run_is_counted_exactly() {
+    let m = motor(None).await;
+    let t = m.tenant(1).await;
+    let instance = t.instances[0];
+    let r = Receiver::start().await;
+    // `ok` is delivered at once; `gone` ends fallida (410); `flaky` fails
+    // once with 503 then is delivered (one retry, in the 1 s tier).
+    r.script(|seen| match (tag(&seen.body).as_str(), seen.previous) {
+        ("gone", _) => Reply::status(410),
+        ("flaky", 0) => Reply::status(503),
+        _ => Reply::status(204),
+    });
+    let live = subscribe(&m, &t, &r, json!({})).await;
+    let paused = subscribe(&m, &t, &r, json!({"nombre": "pausada"})).await;
+    set_state(&m, &t, paused, "pausada").await;
+
+    for (tag, source) in [("ok", "s-ok"), ("gone", "s-gone"), ("flaky", "s-flaky")] {
+        post(
+            &m,
+            &t,
+            instance,
+            json!({"type": "message.sent", "data": {"tag": tag}, "source_id": source}),
+        )
+        .await;
+    }
+    // The same provider event again: answered from the ledger (200).
+    let (status, _) = crate::subscriptions::call(
+        &m,
+        reqwest::Method::POST,
+        &format!("/v1/instances/{instance}/events"),
+        &t.token,
+        Some(json!({"type": "message.sent", "data": {"tag": "ok"}, "source_id": "s-ok"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    r.wait_for("4 requests", WAIT, |seen| seen.len() >= 4).await;
+
+    let app = t.app.to_string();
+    let metrics = scrape_until(&m, "the run counted and sampled", |m| {
+        m.get("motor_deliveries_finished_total{estado=\"entregada\"}") == Some(&2.0)
+            && m.get("motor_dlq_size") == Some(&1.0)
+            && m.get("motor_outbox_depth") == Some(&0.0)
+            && m.get("motor_deliveries_pending") == Some(&3.0)
+    })
+    .await;
+    let at = |name: &str| {
+        *metrics
+            .get(name)
+            .unwrap_or_else(|| panic!("no {name} in {metrics:#?}"))
+    };
+    assert_eq!(
+        at(&format!(
+            "motor_app_events_accepted_total{{app_id=\"{app}\"}}"
+        )),
+        3.0
+    );
+    assert_eq!(
+        at(&format!(
+            "motor_app_events_duplicate_total{{app_id=\"{app}\"}}"
+        )),
+        1.0
+    );
+    assert_eq!(at("motor_attempts_total{clase=\"2xx\"}"), 2.0);
+    assert_eq!(at("motor_attempts_total{clase=\"4xx\"}"), 1.0);
+    assert_eq!(at("motor_attempts_total{clase=\"5xx\"}"), 1.0);
+    assert_eq!(at("motor_delivery_attempts_total"), 4.0);
+    assert_eq!(
+        at("motor_deliveries_finished_total{estado=\"fallida\"}"),
+        1.0
+    );
+    assert_eq!(
+        at("motor_deliveries_failed_total{ultimo_error=\"http_410\"}"),
+        1.0
+    );
+    assert_eq!(at("motor_retries_total{tier=\"1s\"}"), 1.0);
+    // Histograms: every producer request, attempt and delivered delivery
+    // observed (three appends and the duplicate's).
+    assert_eq!(at("motor_ingest_ack_duration_seconds_count"), 4.0);
+    assert!(at("motor_ingest_ack_duration_seconds_sum") > 0.0);
+    assert_eq!(at("motor_attempt_duration_seconds_count"), 4.0);
+    assert_eq!(at("motor_delivery_latency_seconds_count"), 2.0);
+    assert!(at("motor_attempt_duration_seconds_sum") > 0.0);
+    assert!(at("motor_delivery_latency_seconds_sum") > 0.0);
+    assert_eq!(
+        at("motor_delivery_latency_seconds_bucket{le=\"+Inf\"}"),
+        2.0
+    );
+    // The retried one waited ≥ 200 ms between its commit and its delivery.
+    assert!(at("motor_delivery_latency_seconds_sum") >= 0.2);
+
+    // Sampled: the paused subscription's three deliveries are pending.
+    assert_eq!(at("motor_deliveries_pending"), 3.0);
+    assert_eq!(at("motor_subscriptions{estado=\"activa\"}"), 1.0);
+    assert_eq!(at("motor_subscriptions{estado=\"pausada\"}"), 1.0);
+    assert_eq!(at("motor_subscriptions{estado=\"suspendida\"}"), 0.0);
+    assert!(
+        at(&format!(
+            "motor_oldest_pending_age_seconds{{subscription_id=\"{paused}\"}}"
+        )) > 0.0
+    );
+    assert!(!metrics
+        .keys()
+        .any(|k| k.contains(&format!("subscription_id=\"{live}\""))));
+    assert_eq!(at("motor_outbox_oldest_age_seconds"), 0.0);
+    assert!(at("motor_process_resident_memory_bytes") > 1e6);
+    assert_eq!(at("motor_streams_open"), 0.0);
+    assert!(at("motor_sampled_at_seconds") > 1.7e9);
+    // Consumer lag of the dispatch group on its topic (read from Kafka).
+    let lag = format!(
+        "motor_consumer_lag{{group=\"{p}.dispatch\",topic=\"{p}.deliveries\"}}",
+        p = m.prefix
+    );
+    let metrics = scrape_until(&m, "consumer lag sampled", |m| m.contains_key(&lag)).await;
+    assert!(metrics[&lag] >= 0.0);
+    m.stop().await;
+}

@@ -1,0 +1,229 @@
+//! The relay, as separate `motor serve --roles relay` processes: killed
+//! with SIGKILL mid-run, and two at once on one outbox. Every event reaches
+//! `{prefix}.events` (duplicates allowed) and, per instance, first
+//! occurrences are in seq order. Plus direct consumption: a plain Kafka
+//! consumer gets the very bytes the ledger API serves.
+
+use std::{collections::HashMap, time::Duration};
+
+use motor::serve::Role;
+use motor_domain::InstanceId;
+use motor_store::Pool;
+use serde_json::{json, value::RawValue, Value};
+
+use crate::util::{
+    append_to_ledger, first_occurrences, read_topic, topic_prefix, wait_outbox_empty, MotorProcess,
+    Tenant, TestDb, TestMotor,
+};
+
+fn relay(db: &TestDb, prefix: &str) -> MotorProcess {
+    MotorProcess::spawn("relay", db, prefix, &[])
+}
+
+/// Appends `total` events over the tenant's instances in batches of 100,
+/// through the library call, round-robin so every instance grows together.
+async fn produce(pool: Pool, instances: Vec<InstanceId>, total: usize) {
+    let batch = 100;
+    for round in 0..total / batch {
+        let instance = instances[round % instances.len()];
+        let events: Vec<Value> = (0..batch)
+            .map(|i| json!({"type": "relay.test", "data": {"round": round, "i": i}}))
+            .collect();
+        append_to_ledger(&pool, instance, &events).await;
+    }
+}
+
+async fn published(pool: &Pool, produced_so_far: i64) -> i64 {
+    produced_so_far - motor_store::outbox::pending(pool).await.unwrap()
+}
+
+async fn event_count(pool: &Pool) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM events")
+        .fetch_one(pool)
+        .await
+        .unwrap()
+}
+
+/// Every (instance, seq) of the ledger is on the topic and first
+/// occurrences are in seq order. Returns (records, duplicates).
+async fn assert_topic_complete(
+    pool: &Pool,
+    prefix: &str,
+    instances: &[InstanceId],
+) -> (usize, usize) {
+    let total = event_count(pool).await as usize;
+    let records = read_topic(&format!("{prefix}.events"), total);
+    let firsts = first_occurrences(&records);
+    let mut unique = 0;
+    for instance in instances {
+        let last: i64 = sqlx::query_scalar("SELECT last_seq FROM instances WHERE id = $1")
+            .bind(uuid::Uuid::from(*instance))
+            .fetch_one(pool)
+            .await
+            .unwrap();
+        let seen = firsts
+            .get(&instance.to_string())
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(
+            seen.len() as i64,
+            last,
+            "instance {instance}: every event on the topic"
+        );
+        let in_order = seen.iter().enumerate().all(|(i, seq)| *seq == i as i64 + 1);
+        assert!(
+            in_order,
+            "instance {instance}: first occurrences out of seq order"
+        );
+        unique += seen.len();
+    }
+    // One partition per instance: the key decides.
+    let mut partition_of: HashMap<&str, i32> = HashMap::new();
+    for r in &records {
+        assert_eq!(
+            *partition_of.entry(&r.key).or_insert(r.partition),
+            r.partition,
+            "key {} in two partitions",
+            r.key
+        );
+    }
+    (records.len(), records.len() - unique)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn relay_killed_mid_run_loses_nothing_and_keeps_order() {
+    const TOTAL: usize = 20_000;
+    let db = TestDb::new().await;
+    let tenant = Tenant::create(&db.pool, 4).await;
+    let prefix = topic_prefix();
+
+    let mut first = relay(&db, &prefix);
+    let producer = tokio::spawn(produce(db.pool.clone(), tenant.instances.clone(), TOTAL));
+
+    // Kill once the relay is well into the run: some published, more coming.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let produced = event_count(&db.pool).await;
+        if produced >= 4_000 && published(&db.pool, produced).await >= 2_000 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "relay made no progress"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    first.kill9();
+    let produced_at_kill = event_count(&db.pool).await;
+    let published_at_kill = published(&db.pool, produced_at_kill).await;
+
+    producer.await.unwrap();
+    let pending = motor_store::outbox::pending(&db.pool).await.unwrap();
+    assert!(
+        pending > 0,
+        "the kill must leave work behind (published {published_at_kill} of {produced_at_kill})"
+    );
+
+    let _relay = relay(&db, &prefix);
+    wait_outbox_empty(&db.pool, Duration::from_secs(120)).await;
+    let (records, duplicates) = assert_topic_complete(&db.pool, &prefix, &tenant.instances).await;
+    assert!(records >= TOTAL);
+    eprintln!("relay crash: {records} records, {duplicates} duplicates, killed after {published_at_kill} published");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_relays_share_the_outbox_and_keep_order() {
+    const TOTAL: usize = 20_000;
+    let db = TestDb::new().await;
+    let tenant = Tenant::create(&db.pool, 8).await;
+    let prefix = topic_prefix();
+
+    let _a = relay(&db, &prefix);
+    let _b = relay(&db, &prefix);
+    produce(db.pool.clone(), tenant.instances.clone(), TOTAL).await;
+    wait_outbox_empty(&db.pool, Duration::from_secs(120)).await;
+
+    // Both relays hold shards: the advisory locks are split between two
+    // sessions, and together they cover every shard.
+    let holders: Vec<(i32, Vec<i64>)> = sqlx::query_as(
+        "SELECT l.pid, array_agg(l.objid::bigint ORDER BY l.objid) FROM pg_locks l
+         JOIN pg_stat_activity a ON a.pid = l.pid
+         WHERE l.locktype = 'advisory' AND a.datname = current_database()
+         GROUP BY l.pid",
+    )
+    .fetch_all(&db.pool)
+    .await
+    .unwrap();
+    assert_eq!(holders.len(), 2, "two relays hold shards: {holders:?}");
+    let mut shards: Vec<i64> = holders.into_iter().flat_map(|(_, s)| s).collect();
+    shards.sort();
+    let all: Vec<i64> = (0..motor_domain::OUTBOX_SHARDS as i64).collect();
+    assert_eq!(shards, all, "together they own every shard, once");
+
+    let (records, _) = assert_topic_complete(&db.pool, &prefix, &tenant.instances).await;
+    assert!(records >= TOTAL);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn plain_consumer_gets_the_ledger_bytes() {
+    let m = TestMotor::start(&[Role::Api, Role::Relay]).await;
+    let t = m.tenant(2).await;
+    for (n, instance) in t.instances.iter().enumerate() {
+        for i in 0..3 {
+            let body = json!([{"type": "message.sent", "data": {"texto": "hola ñandú", "i": i, "n": n}},
+                              {"type": "message.updated", "data": {"estado": "leido"}, "command_id": "c-9"}]);
+            let res = m
+                .http
+                .post(m.url(&format!("/v1/instances/{instance}/events")))
+                .bearer_auth(&t.token)
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(res.status(), 201);
+        }
+    }
+    wait_outbox_empty(&m.db.pool, Duration::from_secs(30)).await;
+    let records = read_topic(&format!("{}.events", m.prefix), 12);
+
+    #[derive(serde::Deserialize)]
+    struct Page<'a> {
+        #[serde(borrow)]
+        events: Vec<&'a RawValue>,
+    }
+    let mut compared = 0;
+    for instance in &t.instances {
+        let text = m
+            .http
+            .get(m.url(&format!("/v1/instances/{instance}/events?limit=500")))
+            .bearer_auth(&t.token)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let page: Page<'_> = serde_json::from_str(&text).unwrap();
+        let on_topic: Vec<&crate::util::KafkaRecord> = records
+            .iter()
+            .filter(|r| r.key == instance.to_string())
+            .collect();
+        assert_eq!(on_topic.len(), page.events.len());
+        for (record, api) in on_topic.iter().zip(&page.events) {
+            assert_eq!(
+                std::str::from_utf8(&record.payload).unwrap(),
+                api.get(),
+                "Kafka value and ledger API must be byte-identical"
+            );
+            let envelope: Value = serde_json::from_str(api.get()).unwrap();
+            assert_eq!(
+                record.headers["event_id"],
+                envelope["event_id"].as_str().unwrap()
+            );
+            assert_eq!(record.headers["seq"], envelope["seq"].to_string());
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 12);
+    m.stop().await;
+}

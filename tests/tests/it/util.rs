@@ -1,0 +1,459 @@
+//! Test harness: fresh databases, an in-process API on port 0, fixtures
+//! made through the operator API code, and a plain Kafka reader.
+
+#![allow(dead_code)]
+
+use std::{
+    collections::HashMap,
+    net::SocketAddr,
+    time::{Duration, Instant},
+};
+
+use motor::{config::Config, serve::Role};
+use motor_api::admin::{self, CreateApp, CreateInstance, CreateKey};
+use motor_domain::{operator::Instance, AppId, InstanceId, NewEvent};
+use motor_store::Pool;
+use motor_system_tests::harness;
+pub use motor_system_tests::harness::{manifest_dir, pg_server, process::motor_bin, repo_root};
+use rdkafka::{
+    consumer::{BaseConsumer, Consumer},
+    message::{Headers, Message},
+    ClientConfig, TopicPartitionList,
+};
+use sqlx::{Connection, Executor, PgConnection};
+use tokio_util::sync::CancellationToken;
+
+/// A fresh, migrated database.
+pub struct TestDb {
+    pub name: String,
+    pub url: String,
+    pub pool: Pool,
+}
+
+impl TestDb {
+    pub async fn new() -> Self {
+        Self::on(&pg_server()).await
+    }
+
+    /// A fresh database on the Postgres server at `server` (a URL without
+    /// a database name).
+    pub async fn on(server: &str) -> Self {
+        let name = format!("motor_test_{}", harness::short_id());
+        let mut admin = PgConnection::connect(&format!("{server}/postgres"))
+            .await
+            .expect("postgres must be running (see scripts/test)");
+        admin
+            .execute(format!("CREATE DATABASE {name}").as_str())
+            .await
+            .unwrap();
+        let url = format!("{server}/{name}");
+        motor_store::migrate(&url).await.unwrap();
+        // The test's own reads; small, so that parallel tests stay well
+        // inside the shared server's connection limit (100 by default).
+        let pool = motor_store::connect(&url, 5).await.unwrap();
+        Self { name, url, pool }
+    }
+}
+
+/// Configuration for a Motor under test: its database, a topic prefix of
+/// its own, the API on a free port.
+pub fn config(db: &TestDb, prefix: &str) -> Config {
+    Config {
+        database_url: db.url.clone(),
+        kafka_brokers: harness::shared_brokers(),
+        kafka_partitions: 4,
+        kafka_replication: 1,
+        topic_prefix: prefix.to_owned(),
+        http_addr: "127.0.0.1:0".into(),
+        admin_token: Some(ADMIN_TOKEN.into()),
+        master_key: None,
+        database_pool: 12,
+        retry_schedule_ms: None,
+        retry_give_up_secs: None,
+        dispatch_in_flight: 1000,
+        streams_max_connections: 10_000,
+        streams_buffer: 4_096,
+        streams_heartbeat_ms: None,
+        metrics_sample_ms: 1000,
+        reconcile: Default::default(),
+    }
+}
+
+pub const ADMIN_TOKEN: &str = "test-admin-token";
+
+pub fn topic_prefix() -> String {
+    format!("t{}", harness::short_id())
+}
+
+/// Motor running in this process with the given roles.
+pub struct TestMotor {
+    pub db: TestDb,
+    pub prefix: String,
+    pub addr: Option<SocketAddr>,
+    pub http: reqwest::Client,
+    shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl TestMotor {
+    pub async fn start(roles: &[Role]) -> Self {
+        Self::start_on(TestDb::new().await, roles).await
+    }
+
+    pub async fn start_on(db: TestDb, roles: &[Role]) -> Self {
+        Self::start_configured(db, roles, |_| {}).await
+    }
+
+    /// Starts with the test configuration changed by `configure`.
+    pub async fn start_configured(
+        db: TestDb,
+        roles: &[Role],
+        configure: impl FnOnce(&mut Config),
+    ) -> Self {
+        let prefix = topic_prefix();
+        let mut config = config(&db, &prefix);
+        configure(&mut config);
+        let shutdown = CancellationToken::new();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let roles = roles.to_vec();
+        let stop = shutdown.clone();
+        let task = tokio::spawn(async move {
+            motor::serve::run(config, &roles, stop, Some(tx))
+                .await
+                .expect("motor serve");
+        });
+        let addr = rx.await.ok();
+        Self {
+            db,
+            prefix,
+            addr,
+            http: reqwest::Client::new(),
+            shutdown,
+            task,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr.expect("api role running"))
+    }
+
+    pub async fn stop(self) {
+        self.shutdown.cancel();
+        self.task.await.unwrap();
+    }
+
+    /// `/metrics` as text.
+    pub async fn metrics(&self) -> String {
+        let response = self.http.get(self.url("/metrics")).send().await.unwrap();
+        assert_eq!(response.status(), reqwest::StatusCode::OK);
+        response.text().await.unwrap()
+    }
+
+    /// An app with one key holding every scope and `n` instances.
+    pub async fn tenant(&self, instances: usize) -> Tenant {
+        Tenant::create(&self.db.pool, instances).await
+    }
+}
+
+pub struct Tenant {
+    pub app: AppId,
+    pub instances: Vec<InstanceId>,
+    pub token: String,
+}
+
+impl Tenant {
+    pub async fn create(pool: &Pool, instances: usize) -> Self {
+        let app = admin::create_app(
+            pool,
+            CreateApp {
+                nombre: "test app".into(),
+                destinos_permitidos: vec!["127.0.0.1".into()],
+                politica_destinos: None,
+            },
+        )
+        .await
+        .unwrap();
+        let mut ids = Vec::new();
+        for i in 0..instances {
+            let Instance { id, .. } = admin::create_instance(
+                pool,
+                app.id,
+                CreateInstance {
+                    nombre: format!("instance {i}"),
+                },
+            )
+            .await
+            .unwrap();
+            ids.push(id);
+        }
+        let token = key(
+            pool,
+            app.id,
+            &[
+                "events:write",
+                "events:read",
+                "subscriptions:manage",
+                "deliveries:replay",
+            ],
+            &[],
+        )
+        .await;
+        Self {
+            app: app.id,
+            instances: ids,
+            token,
+        }
+    }
+}
+
+/// Appends `events` (producer JSON) to `instance`'s ledger in one
+/// transaction, as the library does: no API, no wake-up of a serving
+/// process's tail.
+pub async fn append_to_ledger(pool: &Pool, instance: InstanceId, events: &[serde_json::Value]) {
+    let events: Vec<NewEvent> = events
+        .iter()
+        .map(|e| NewEvent::parse(e, "e").unwrap())
+        .collect();
+    let mut tx = pool.begin().await.unwrap();
+    motor_store::ledger::append(&mut tx, instance, &events)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+}
+
+/// Issues a key with these scopes, restricted to `instancias` (empty = all).
+pub async fn key(pool: &Pool, app: AppId, scopes: &[&str], instancias: &[InstanceId]) -> String {
+    admin::create_key(
+        pool,
+        app,
+        CreateKey {
+            nombre: "test key".into(),
+            scopes: scopes.iter().map(|s| s.to_string()).collect(),
+            instancias: instancias.iter().map(|i| i.to_string()).collect(),
+        },
+    )
+    .await
+    .unwrap()
+    .token
+}
+
+/// Serves `app` on a free port of `ip` (a receiver, a collector) for the
+/// rest of the test; its address.
+pub async fn serve(ip: &str, app: axum::Router) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind((ip, 0)).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    addr
+}
+
+/// Serves `app` on a free loopback port; its address.
+pub async fn serve_loopback(app: axum::Router) -> SocketAddr {
+    serve("127.0.0.1", app).await
+}
+
+/// A record read back from Kafka.
+#[derive(Debug, Clone)]
+pub struct KafkaRecord {
+    pub partition: i32,
+    pub offset: i64,
+    pub key: String,
+    pub payload: Vec<u8>,
+    pub headers: HashMap<String, String>,
+}
+
+/// Reads `topic` from the beginning with a plain consumer (no group, no
+/// Motor code) until at least `at_least` records arrived and nothing more
+/// came for a second. (Tansu's high watermarks are not reliable, so the
+/// caller says how many records it expects.)
+pub fn read_topic(topic: &str, at_least: usize) -> Vec<KafkaRecord> {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", harness::shared_brokers())
+        .set("group.id", format!("reader-{}", harness::short_id()))
+        .set("enable.auto.commit", "false")
+        .create()
+        .unwrap();
+    let metadata = consumer
+        .fetch_metadata(Some(topic), Duration::from_secs(10))
+        .unwrap();
+    let mut assignment = TopicPartitionList::new();
+    for p in metadata.topics()[0].partitions() {
+        assignment
+            .add_partition_offset(topic, p.id(), rdkafka::Offset::Beginning)
+            .unwrap();
+    }
+    consumer.assign(&assignment).unwrap();
+    let mut out = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut last_arrival = Instant::now();
+    loop {
+        if out.len() >= at_least && last_arrival.elapsed() > Duration::from_secs(1) {
+            return out;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{topic}: {} records after 90 s, expected at least {at_least}",
+            out.len()
+        );
+        let Some(message) = consumer.poll(Duration::from_millis(200)) else {
+            continue;
+        };
+        let message = message.unwrap();
+        last_arrival = Instant::now();
+        let mut headers = HashMap::new();
+        if let Some(hs) = message.headers() {
+            for h in hs.iter() {
+                headers.insert(
+                    h.key.to_owned(),
+                    String::from_utf8_lossy(h.value.unwrap_or_default()).into_owned(),
+                );
+            }
+        }
+        out.push(KafkaRecord {
+            partition: message.partition(),
+            offset: message.offset(),
+            key: String::from_utf8_lossy(message.key().unwrap_or_default()).into_owned(),
+            payload: message.payload().unwrap_or_default().to_vec(),
+            headers,
+        });
+    }
+}
+
+/// Waits until the outbox is empty (everything relayed).
+pub async fn wait_outbox_empty(pool: &Pool, within: Duration) {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        let pending = motor_store::outbox::pending(pool).await.unwrap();
+        if pending == 0 {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "outbox still holds {pending} records"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Per instance, the seqs in the order they first appear in `records`.
+pub fn first_occurrences(records: &[KafkaRecord]) -> HashMap<String, Vec<i64>> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out: HashMap<String, Vec<i64>> = HashMap::new();
+    for record in records {
+        let seq: i64 = record.headers["seq"].parse().unwrap();
+        if seen.insert((record.key.clone(), seq)) {
+            out.entry(record.key.clone()).or_default().push(seq);
+        }
+    }
+    out
+}
+
+/// Every role of `motor serve`.
+pub const ALL_ROLES: [Role; 5] = [
+    Role::Api,
+    Role::Relay,
+    Role::Dispatch,
+    Role::Retry,
+    Role::Sweeper,
+];
+
+/// [`ALL_ROLES`] as `--roles` takes them.
+pub const ALL_ROLES_ARG: &str = "api,relay,dispatch,retry,sweeper";
+
+/// `motor serve --roles <roles>` as its own process, against `db` and topic
+/// prefix `prefix`; killed (SIGKILL) when dropped.
+pub struct MotorProcess(std::process::Child);
+
+impl MotorProcess {
+    pub fn spawn(roles: &str, db: &TestDb, prefix: &str, env: &[(&str, &str)]) -> Self {
+        Self::spawn_logging(roles, db, prefix, env, std::process::Stdio::inherit())
+    }
+
+    /// [`Self::spawn`] with the process's log (its stderr) sent to `log`.
+    pub fn spawn_logging(
+        roles: &str,
+        db: &TestDb,
+        prefix: &str,
+        env: &[(&str, &str)],
+        log: std::process::Stdio,
+    ) -> Self {
+        let mut command = std::process::Command::new(motor_bin());
+        command
+            .args(["serve", "--roles", roles])
+            .env("MOTOR_DATABASE_URL", &db.url)
+            .env("MOTOR_KAFKA_BROKERS", harness::shared_brokers())
+            .env("MOTOR_TOPIC_PREFIX", prefix)
+            .env("MOTOR_KAFKA_PARTITIONS", "4")
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::null())
+            .stderr(log);
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        Self(command.spawn().expect("spawning motor"))
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+
+    /// Resident memory of the process, in KiB (Linux `VmRSS`).
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.0.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS in /proc/<pid>/status")
+    }
+
+    /// `motor serve --roles api` on a free port; returns once it answers
+    /// `/healthz`, with its base URL.
+    pub async fn spawn_api(db: &TestDb, prefix: &str, env: &[(&str, &str)]) -> (Self, String) {
+        Self::serving("api", db, prefix, env, std::process::Stdio::inherit()).await
+    }
+
+    /// `motor serve --roles <roles>` (with the API among them) on a free
+    /// port, its log to `log`; returns once it answers `/healthz`, with its
+    /// base URL.
+    pub async fn serving(
+        roles: &str,
+        db: &TestDb,
+        prefix: &str,
+        env: &[(&str, &str)],
+        log: std::process::Stdio,
+    ) -> (Self, String) {
+        let addr = format!("127.0.0.1:{}", harness::services::free_port());
+        let mut env = env.to_vec();
+        env.push(("MOTOR_HTTP_ADDR", &addr));
+        let process = Self::spawn_logging(roles, db, prefix, &env, log);
+        let base = format!("http://{addr}");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(res) = reqwest::get(format!("{base}/healthz")).await {
+                if res.status().is_success() {
+                    return (process, base);
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "motor at {addr} never became healthy"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// kill -9: no shutdown, no flush; its Postgres sessions (and advisory
+    /// locks) end with the process.
+    pub fn kill9(&mut self) {
+        self.0.kill().unwrap();
+        self.0.wait().unwrap();
+    }
+}
+
+impl Drop for MotorProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
