@@ -11,7 +11,7 @@ use serde_json::Value;
 use utoipa::{
     openapi::{
         security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
-        ContentBuilder, Ref, RefOr, Response, ResponseBuilder,
+        ContentBuilder, ObjectBuilder, Ref, RefOr, Response, ResponseBuilder, Type,
     },
     Modify, OpenApi, ToSchema,
 };
@@ -153,8 +153,11 @@ pub struct EnvelopeSchema {
 #[derive(Serialize, ToSchema)]
 #[schema(as = NewEvent)]
 pub struct EventInput {
-    /// 1–200 characters.
+    /// 1–200 characters, no control characters, no surrounding white space.
     #[serde(rename = "type")]
+    #[schema(
+        pattern = "^[^\\s\\x00-\\x1f\\x7f-\\x9f](?:[^\\x00-\\x1f\\x7f-\\x9f]{0,198}[^\\s\\x00-\\x1f\\x7f-\\x9f])?$"
+    )]
     pub event_type: String,
     /// Any JSON value (not null). The envelope around it must fit in
     /// 256 KiB (the body cap): when it would not and `data` is an object
@@ -166,9 +169,11 @@ pub struct EventInput {
     pub occurred_at: Option<String>,
     /// Default `live`.
     pub origin: Option<OriginSchema>,
+    #[schema(min_length = 1, max_length = 200)]
     pub command_id: Option<String>,
     /// The provider's id of the event: a repeat per instance is not stored
     /// again.
+    #[schema(min_length = 1, max_length = 200)]
     pub source_id: Option<String>,
 }
 
@@ -357,3 +362,35 @@ async fn serve_document(Extension(Served(doc)): Extension<Served>) -> impl IntoR
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(serve_document))
 }
+
+/// An event type as the server accepts it (`EventType::parse`): 1–200
+/// characters, no control characters, no surrounding white space.
+pub struct EventTypeName;
+
+impl utoipa::PartialSchema for EventTypeName {
+    fn schema() -> RefOr<utoipa::openapi::Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some("1–200 characters, no control characters, no surrounding white space."))
+            .pattern(Some(
+                r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]{0,198}[^\s\x00-\x1f\x7f-\x9f])?$",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for EventTypeName {}
+
+/// An API key's scope.
+pub struct ScopeName;
+
+impl utoipa::PartialSchema for ScopeName {
+    fn schema() -> RefOr<utoipa::openapi::Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(motor_domain::Scope::ALL.iter().map(|s| s.as_str())))
+            .into()
+    }
+}
+
+impl ToSchema for ScopeName {}

@@ -38,38 +38,46 @@ pub const MAX_KEY_INSTANCES: usize = 200;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateApp {
+    #[schema(max_length = 120, pattern = "\\S")]
     pub nombre: String,
     #[serde(default)]
     pub destinos_permitidos: Vec<String>,
     /// `estandar` (default) or `publica_https`: HTTPS on port 443 to
     /// public IPv4 addresses only, checked at create and at connect.
     #[serde(default)]
+    #[schema(pattern = "^(estandar|publica_https)$")]
     pub politica_destinos: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateApp {
+    #[schema(max_length = 120, pattern = "\\S")]
     pub nombre: Option<String>,
     pub destinos_permitidos: Option<Vec<String>>,
     /// `estandar` or `publica_https`. Existing subscriptions are held to
     /// it at their next connection (suspended with `destino_bloqueado`
     /// when their destination no longer passes).
+    #[schema(pattern = "^(estandar|publica_https)$")]
     pub politica_destinos: Option<String>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateInstance {
+    #[schema(max_length = 120, pattern = "\\S")]
     pub nombre: String,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateKey {
+    #[schema(max_length = 120, pattern = "\\S")]
     pub nombre: String,
+    #[schema(min_items = 1, value_type = Vec<crate::openapi::ScopeName>)]
     pub scopes: Vec<String>,
     #[serde(default)]
+    #[schema(value_type = Vec<uuid::Uuid>)]
     pub instancias: Vec<String>,
 }
 

@@ -215,11 +215,11 @@ impl ListQuery {
 /// Lists the app's deliveries, newest first.
 #[utoipa::path(get, path = "/v1/deliveries", tag = "deliveries",
     security(("api_key" = ["events:read"])),
-    params(("estado" = Option<String>, Query, description = "Comma list of pendiente, entregada, fallida"),
+    params(("estado" = Option<String>, Query, pattern = "^(pendiente|entregada|fallida)(,(pendiente|entregada|fallida))*$", description = "Comma list of pendiente, entregada, fallida"),
            ("suscripcion_id" = Option<String>, Query, format = Uuid),
            ("instancia_id" = Option<String>, Query, format = Uuid),
-           ("pagina" = Option<i64>, Query, description = "From 1, default 1"),
-           ("por_pagina" = Option<i64>, Query, description = "1–200, default 50")),
+           ("pagina" = Option<i64>, Query, minimum = 1, maximum = 1000000, description = "From 1, default 1"),
+           ("por_pagina" = Option<i64>, Query, minimum = 1, maximum = 200, description = "1–200, default 50")),
     responses(
         (status = 200, body = EntregaList),
         (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),

@@ -54,7 +54,7 @@ pub const DEFAULT_REASON: &str = "reintento manual";
 pub struct CreateRetry {
     /// Why: 1–300 characters, kept for the audit; default
     /// `reintento manual`.
-    #[schema(min_length = 1, max_length = 300)]
+    #[schema(max_length = 300, pattern = "\\S")]
     pub motivo: Option<String>,
 }
 
@@ -78,8 +78,8 @@ fn parse_reason(raw: Option<&str>) -> Result<String, FieldError> {
 #[utoipa::path(post, path = "/v1/deliveries/{id}/retry", tag = "deliveries",
     security(("api_key" = ["deliveries:replay"])),
     params(("id" = String, Path, format = Uuid, description = "The `fallida` delivery"),
-           ("Idempotency-Key" = String, Header, description = "Required, 1–200 characters; the same key with another request is a 409, with the same one the first answer")),
-    request_body(content = Option<CreateRetry>, description = "Optional"),
+           ("Idempotency-Key" = String, Header, min_length = 1, max_length = 200, description = "Required, 1–200 characters; the same key with another request is a 409, with the same one the first answer")),
+    request_body(content = CreateRetry, description = "Optional: no body is the default `motivo`"),
     responses(
         (status = 202, body = Entrega, description = "The new delivery"),
         (status = 400, body = crate::error::ErrorBody), (status = 401, body = crate::error::ErrorBody),

@@ -199,7 +199,7 @@ pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<String, ApiError> {
 #[utoipa::path(post, path = "/v1/subscriptions/{id}/replays", tag = "subscriptions",
     security(("api_key" = ["deliveries:replay"])),
     params(("id" = String, Path, format = Uuid),
-           ("Idempotency-Key" = String, Header, description = "Required, 1–200 characters; the same key with another request is a 409, with the same one the first answer")),
+           ("Idempotency-Key" = String, Header, min_length = 1, max_length = 200, description = "Required, 1–200 characters; the same key with another request is a 409, with the same one the first answer")),
     request_body = CreateReplay,
     responses(
         (status = 202, body = Replay),
@@ -228,7 +228,7 @@ pub(crate) async fn post_replay(
 #[utoipa::path(post, path = "/v1/admin/apps/{id}/subscriptions/{sid}/replays", tag = "admin",
     security(("admin_token" = [])),
     params(("id" = String, Path, format = Uuid, description = "App id"), ("sid" = String, Path, format = Uuid, description = "Subscription id"),
-           ("Idempotency-Key" = String, Header, description = "Required, 1–200 characters")),
+           ("Idempotency-Key" = String, Header, min_length = 1, max_length = 200, description = "Required, 1–200 characters")),
     request_body = CreateReplay,
     responses(
         (status = 202, body = Replay),

@@ -125,7 +125,7 @@ pub async fn detail(state: &AppState, id: uuid::Uuid) -> Result<EntregaOperadorD
 #[utoipa::path(get, path = "/v1/admin/deliveries", tag = "admin",
     security(("admin_token" = [])),
     params(
-        ("estado" = Option<String>, Query, description = "Comma list of pendiente, entregada, fallida"),
+        ("estado" = Option<String>, Query, pattern = "^(pendiente|entregada|fallida)(,(pendiente|entregada|fallida))*$", description = "Comma list of pendiente, entregada, fallida"),
         ("app_id" = Option<String>, Query, format = Uuid),
         ("suscripcion_id" = Option<String>, Query, format = Uuid),
         ("instancia_id" = Option<String>, Query, format = Uuid),
@@ -133,7 +133,7 @@ pub async fn detail(state: &AppState, id: uuid::Uuid) -> Result<EntregaOperadorD
         ("desde" = Option<String>, Query, format = DateTime, description = "Created at or after"),
         ("hasta" = Option<String>, Query, format = DateTime, description = "Created before"),
         ("cursor" = Option<String>, Query, description = "siguiente_cursor of the previous page"),
-        ("limite" = Option<i64>, Query, description = "1–200, default 50"),
+        ("limite" = Option<i64>, Query, minimum = 1, maximum = 200, description = "1–200, default 50"),
     ),
     responses(
         (status = 200, body = EntregaOperadorList),

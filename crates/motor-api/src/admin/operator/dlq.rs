@@ -60,6 +60,7 @@ pub struct DlqResumen {
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct DlqQuery {
     /// Only this app's DLQ.
     #[param(format = Uuid)]
@@ -252,7 +253,7 @@ pub async fn retry(
 /// events), with the motivo audited.
 #[utoipa::path(post, path = "/v1/admin/dlq/retry", tag = "admin",
     security(("admin_token" = [])),
-    params(("Idempotency-Key" = String, Header, description = "Required, 1–200 characters; a repeat answers the same replays")),
+    params(("Idempotency-Key" = String, Header, min_length = 1, max_length = 200, description = "Required, 1–200 characters; a repeat answers the same replays")),
     request_body = RetryDlq,
     responses(
         (status = 202, body = RetryDlqResult),
