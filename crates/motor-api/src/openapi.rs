@@ -164,6 +164,7 @@ pub struct EventInput {
     /// with a `metadata` key, that key is dropped and
     /// `"metadata_omitted": true` added; if it still would not, 413 naming
     /// `data`.
+    #[schema(value_type = crate::openapi::NotNull)]
     pub data: Value,
     #[schema(format = DateTime)]
     pub occurred_at: Option<String>,
@@ -394,3 +395,63 @@ impl utoipa::PartialSchema for ScopeName {
 }
 
 impl ToSchema for ScopeName {}
+
+/// An allowed destination: `host` or `host:port`. The schema names the
+/// plain forms (lower-case ASCII names, IPv4 addresses); the server also
+/// takes `[ipv6]`, `[ipv6]:port` and internationalised names.
+pub struct DestinationEntry;
+
+impl utoipa::PartialSchema for DestinationEntry {
+    fn schema() -> RefOr<utoipa::openapi::Schema> {
+        const OCTET: &str = "(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
+        const LABEL: &str = "[a-z][a-z0-9]{0,30}(-[a-z0-9]{1,30})?";
+        let pattern =
+            format!("^(({OCTET}\\.){{3}}{OCTET}|({LABEL}\\.)*{LABEL})(:[1-9][0-9]{{0,3}})?$");
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some("`host` or `host:port` (also `[ipv6]`, `[ipv6]:port`); no scheme, path or wildcard."))
+            .pattern(Some(pattern))
+            .into()
+    }
+}
+
+impl ToSchema for DestinationEntry {}
+
+/// Any JSON value but `null`.
+pub struct NotNull;
+
+impl utoipa::PartialSchema for NotNull {
+    fn schema() -> RefOr<utoipa::openapi::Schema> {
+        ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::SchemaType::from_iter([
+                Type::Object,
+                Type::Array,
+                Type::String,
+                Type::Number,
+                Type::Boolean,
+            ]))
+            .into()
+    }
+}
+
+impl ToSchema for NotNull {}
+
+/// A delivery's error code as `ultimo_error` holds it: `http_<status>` or
+/// a named code, with `_agotada` when the retries ran out.
+pub struct LastErrorCode;
+
+impl utoipa::PartialSchema for LastErrorCode {
+    fn schema() -> RefOr<utoipa::openapi::Schema> {
+        let named: Vec<&str> = motor_domain::delivery::ErrorCode::names().collect();
+        let pattern = format!(
+            "^(http_(0|[1-9][0-9]{{0,3}})|{})(_agotada)?$",
+            named.join("|")
+        );
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(pattern))
+            .into()
+    }
+}
+
+impl ToSchema for LastErrorCode {}

@@ -43,6 +43,7 @@ pub struct AlertQuery {
     #[param(pattern = "^(abierta|cerrada)$")]
     pub estado: Option<String>,
     /// Only this app's alerts.
+    #[param(format = Uuid)]
     pub app_id: Option<String>,
 }
 
@@ -54,7 +55,7 @@ pub struct AlertQuery {
 pub struct SettingsPatch {
     /// Replaces the global list: host (any port) or host:port entries.
     #[serde(rename = "webhooks.destinos_permitidos")]
-    #[schema(value_type = Vec<String>, required = false)]
+    #[schema(value_type = Vec<crate::openapi::DestinationEntry>, required = false)]
     pub destinos_permitidos: Option<Vec<String>>,
     #[serde(rename = "webhooks.timeout_segundos")]
     #[schema(value_type = i64, required = false, minimum = 1, maximum = 60)]

@@ -61,7 +61,7 @@ pub struct CreateReplay {
     #[schema(min_items = 1, max_items = 500, value_type = Option<Vec<uuid::Uuid>>)]
     pub event_ids: Option<Vec<String>>,
     /// Why: 1–300 characters, kept for the audit.
-    #[schema(min_length = 1, max_length = 300)]
+    #[schema(max_length = 300, pattern = "\\S")]
     pub motivo: String,
 }
 

@@ -21,7 +21,11 @@ pub struct CreateSubscription {
     /// JetStream); routing keys and subjects may use `{type}` and
     /// `{instance_id}`. 8–2000 characters, no user info, no fragment; the
     /// host must be an allowed destination.
-    #[schema(min_length = 8, max_length = 2000)]
+    #[schema(
+        min_length = 8,
+        max_length = 2000,
+        pattern = "^(https?|amqps?|nats|tls)://[^\\s\\x00-\\x1f\\x7f-\\x9f]+$"
+    )]
     pub url: String,
     /// Up to 200 instance ids of the app; empty = all of them.
     #[serde(default)]
@@ -109,7 +113,11 @@ where
 pub struct UpdateSubscription {
     #[schema(max_length = 120, pattern = "\\S")]
     pub nombre: Option<String>,
-    #[schema(min_length = 8, max_length = 2000)]
+    #[schema(
+        min_length = 8,
+        max_length = 2000,
+        pattern = "^(https?|amqps?|nats|tls)://[^\\s\\x00-\\x1f\\x7f-\\x9f]+$"
+    )]
     pub url: Option<String>,
     #[schema(value_type = Option<Vec<uuid::Uuid>>)]
     pub instancias: Option<Vec<String>>,

@@ -132,7 +132,7 @@ pub async fn detail(state: &AppState, id: uuid::Uuid) -> Result<EntregaOperadorD
         ("ultimo_error" = Option<String>, Query, description = "Comma list of error codes (http_503, timeout_agotada, …)"),
         ("desde" = Option<String>, Query, format = DateTime, description = "Created at or after"),
         ("hasta" = Option<String>, Query, format = DateTime, description = "Created before"),
-        ("cursor" = Option<String>, Query, description = "siguiente_cursor of the previous page"),
+        ("cursor" = Option<String>, Query, pattern = "^d_[0-9a-fA-F]{32}$", description = "siguiente_cursor of the previous page"),
         ("limite" = Option<i64>, Query, minimum = 1, maximum = 200, description = "1–200, default 50"),
     ),
     responses(

@@ -122,11 +122,13 @@ pub struct RetryDlq {
     #[schema(format = Uuid)]
     pub app_id: Option<String>,
     /// Only failures with these codes (`http_410`, `timeout_agotada`, …).
+    #[schema(value_type = Option<Vec<crate::openapi::LastErrorCode>>)]
     pub ultimo_error: Option<Vec<String>>,
     /// 1 to 500 delivery ids of the DLQ.
-    #[schema(value_type = Option<Vec<uuid::Uuid>>)]
+    #[schema(min_items = 1, max_items = 500, value_type = Option<Vec<uuid::Uuid>>)]
     pub delivery_ids: Option<Vec<String>>,
     /// Why: 1–300 characters, kept in each replay's audit.
+    #[schema(max_length = 300, pattern = "\\S")]
     pub motivo: String,
 }
 
