@@ -166,7 +166,11 @@ pub struct EventInput {
     /// `data`.
     #[schema(value_type = crate::openapi::NotNull)]
     pub data: Value,
-    #[schema(format = DateTime)]
+    /// RFC 3339 (the pattern is a safe subset: days up to 28).
+    #[schema(
+        format = DateTime,
+        pattern = "^[1-9][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
+    )]
     pub occurred_at: Option<String>,
     /// Default `live`.
     pub origin: Option<OriginSchema>,
@@ -410,6 +414,7 @@ impl utoipa::PartialSchema for DestinationEntry {
         ObjectBuilder::new()
             .schema_type(Type::String)
             .description(Some("`host` or `host:port` (also `[ipv6]`, `[ipv6]:port`); no scheme, path or wildcard."))
+            .max_length(Some(255))
             .pattern(Some(pattern))
             .into()
     }
