@@ -23,82 +23,6 @@ use crate::{
     AppState,
 };
 
-// ---- Schemas of types the domain crate shows -----------------------------
-//
-// These mirror domain types that carry no OpenAPI derive. The OpenAPI test
-// compares each with what the API really answers, so they cannot drift.
-
-/// An app (tenant).
-#[derive(Serialize, ToSchema)]
-#[schema(as = App)]
-pub struct AppSchema {
-    #[schema(format = Uuid)]
-    pub id: String,
-    pub nombre: String,
-    /// Hosts (any port) or host:port this app may deliver to, on top of
-    /// the global list.
-    pub destinos_permitidos: Vec<String>,
-    /// `estandar` or `publica_https` (HTTPS on port 443 to public IPv4
-    /// addresses only).
-    #[schema(example = "estandar")]
-    pub politica_destinos: String,
-    #[schema(format = DateTime)]
-    pub creada_en: String,
-}
-
-/// An instance: one ledger with its own gapless `seq`.
-#[derive(Serialize, ToSchema)]
-#[schema(as = Instance)]
-pub struct InstanceSchema {
-    #[schema(format = Uuid)]
-    pub id: String,
-    #[schema(format = Uuid)]
-    pub app_id: String,
-    pub nombre: String,
-    pub generation: i64,
-}
-
-#[derive(Serialize, ToSchema)]
-#[schema(as = Scope)]
-pub enum ScopeSchema {
-    #[serde(rename = "events:write")]
-    EventsWrite,
-    #[serde(rename = "events:read")]
-    EventsRead,
-    #[serde(rename = "subscriptions:manage")]
-    SubscriptionsManage,
-    #[serde(rename = "deliveries:replay")]
-    DeliveriesReplay,
-}
-
-/// An API key as listed: never its token.
-#[derive(Serialize, ToSchema)]
-#[schema(as = ApiKeyInfo)]
-pub struct ApiKeyInfoSchema {
-    pub key_id: String,
-    pub nombre: String,
-    pub scopes: Vec<ScopeSchema>,
-    /// Empty: every instance of the app.
-    #[schema(format = Uuid)]
-    pub instancias: Vec<String>,
-    #[schema(format = DateTime)]
-    pub creada_en: String,
-    #[schema(format = DateTime)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub revocada_en: Option<String>,
-}
-
-/// A new API key: the only time its token is shown.
-#[derive(Serialize, ToSchema)]
-#[schema(as = CreatedKey)]
-pub struct CreatedKeySchema {
-    pub key_id: String,
-    pub token: String,
-    pub scopes: Vec<ScopeSchema>,
-    #[schema(format = Uuid)]
-    pub instancias: Vec<String>,
-}
-
 #[derive(Serialize, ToSchema)]
 #[schema(as = Health)]
 pub struct HealthSchema {
@@ -385,20 +309,6 @@ impl utoipa::PartialSchema for EventTypeName {
 }
 
 impl ToSchema for EventTypeName {}
-
-/// An API key's scope.
-pub struct ScopeName;
-
-impl utoipa::PartialSchema for ScopeName {
-    fn schema() -> RefOr<utoipa::openapi::Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .enum_values(Some(motor_domain::Scope::ALL.iter().map(|s| s.as_str())))
-            .into()
-    }
-}
-
-impl ToSchema for ScopeName {}
 
 /// An allowed destination: `host` or `host:port`. The schema names the
 /// plain forms (lower-case ASCII names, IPv4 addresses); the server also

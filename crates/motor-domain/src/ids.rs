@@ -12,8 +12,6 @@ macro_rules! uuid_id {
             ::serde::Serialize, ::serde::Deserialize,
         )]
         #[serde(transparent)]
-        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-        #[cfg_attr(feature = "openapi", schema(value_type = String, format = Uuid))]
         pub struct $name(::uuid::Uuid);
 
         impl $name {

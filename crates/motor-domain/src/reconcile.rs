@@ -11,8 +11,6 @@ pub const RECONCILE_REASON: &str = "reconciliacion";
 
 /// Thresholds past which work counts as stuck.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "openapi", schema(as = Umbrales))]
 pub struct Thresholds {
     /// A due `pendiente` delivery with no live job (no lease) for this long.
     pub pendiente_segundos: u64,
@@ -34,39 +32,26 @@ impl Default for Thresholds {
 
 /// A due `pendiente` delivery nothing is working on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "openapi", schema(as = EntregaSinTrabajo))]
 pub struct StrandedDelivery {
-    #[cfg_attr(feature = "openapi", schema(format = Uuid))]
     pub delivery_id: String,
-    #[cfg_attr(feature = "openapi", schema(format = Uuid))]
     pub suscripcion_id: String,
-    #[cfg_attr(feature = "openapi", schema(format = Uuid))]
     pub app_id: String,
-    #[cfg_attr(feature = "openapi", schema(format = Uuid))]
     pub instancia_id: String,
     pub seq: i64,
     /// When it was due.
     #[serde(with = "serde_ts")]
-    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub vencida_en: Timestamp,
 }
 
 /// An ordered lane whose head has not moved.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "openapi", schema(as = CarrilDetenido))]
 pub struct StalledLane {
-    #[cfg_attr(feature = "openapi", schema(format = Uuid))]
     pub suscripcion_id: String,
-    #[cfg_attr(feature = "openapi", schema(format = Uuid))]
     pub app_id: String,
-    #[cfg_attr(feature = "openapi", schema(format = Uuid))]
     pub instancia_id: String,
     /// `live` or the replay's id.
     pub carril: String,
     /// The head: the lowest open seq of the lane.
-    #[cfg_attr(feature = "openapi", schema(format = Uuid))]
     pub delivery_id: String,
     pub seq: i64,
     pub intentos: i32,
@@ -74,14 +59,11 @@ pub struct StalledLane {
     /// Since when this delivery has been the lane's head (as reconciliation
     /// observed it).
     #[serde(with = "serde_ts")]
-    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub cabeza_desde: Timestamp,
 }
 
 /// The outbox is behind: rows older than the threshold.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "openapi", schema(as = OutboxAtrasado))]
 pub struct OutboxBacklog {
     /// Rows older than the threshold (counted up to 100 000).
     pub filas: i64,
@@ -90,7 +72,6 @@ pub struct OutboxBacklog {
 
 /// One reconciliation pass.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Report {
     /// `true` when nothing is stuck.
     pub ok: bool,

@@ -20,8 +20,6 @@ const KEY_ID_BYTES: usize = 12;
 /// The public id of a signing secret, sent as `X-MW-Key-Id`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "openapi", schema(value_type = String, example = "whk_5f0c6a4e9b1d2c3a4b5c6d7e"))]
 pub struct SigningKeyId(String);
 
 impl SigningKeyId {

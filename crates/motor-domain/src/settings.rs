@@ -48,7 +48,6 @@ const RANGES: [(&str, i64, i64, i64); 6] = [
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Settings {
     /// Hosts (any port) or host:port every app may deliver to, on top of
     /// the app's own list.

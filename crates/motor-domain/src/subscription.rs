@@ -28,7 +28,6 @@ crate::ids::uuid_id!(
 /// eliminates; a `PATCH` moves between `activa` and `pausada` (and
 /// reactivates a suspended one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum SubscriptionState {
     #[serde(rename = "activa")]
     Active,
@@ -64,8 +63,6 @@ impl SubscriptionState {
 
 /// Why the engine suspended a subscription.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "openapi", schema(as = Motivo))]
 pub enum SuspensionReason {
     #[serde(rename = "rechazo_401")]
     Rejected401,
@@ -116,26 +113,20 @@ impl SuspensionReason {
 
 /// A signing key as the API shows it: never its value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "openapi", schema(as = Clave))]
 pub struct SubscriptionKey {
     pub key_id: SigningKeyId,
     #[serde(with = "serde_ts")]
-    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub creado_en: Timestamp,
     /// Set only while a rotation retires this key.
     #[serde(with = "serde_opt_ts")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime, required = true))]
     pub vence_en: Option<Timestamp>,
 }
 
 /// A subscription as the API shows it. Field order is the order on the wire.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Subscription {
     pub id: SubscriptionId,
     /// The app that owns it.
-    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Uuid))]
     pub cliente_id: AppId,
     pub nombre: String,
     pub url: String,
@@ -143,7 +134,6 @@ pub struct Subscription {
     /// shown).
     pub credenciales: bool,
     /// Empty: every instance of the app.
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<uuid::Uuid>))]
     pub instancias: Vec<InstanceId>,
     /// Empty: every event type.
     pub tipos: Vec<String>,
@@ -153,27 +143,19 @@ pub struct Subscription {
     pub firma: SigningProfile,
     /// At most this many attempts a second (1–10 000) across every lane
     /// and every Motor process; `null` = no limit.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(required = true, minimum = 1, maximum = 10000)
-    )]
     pub max_por_segundo: Option<i64>,
     pub estado: SubscriptionState,
     /// Why the engine suspended it; `null` unless `suspendida`.
-    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub motivo: Option<SuspensionReason>,
     #[serde(with = "serde_opt_ts")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime, required = true))]
     pub suspendida_en: Option<Timestamp>,
     pub version: i64,
     pub claves: Vec<SubscriptionKey>,
     pub pendientes: i64,
     pub fallidas: i64,
     #[serde(with = "serde_ts")]
-    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub creada_en: Timestamp,
     #[serde(with = "serde_ts")]
-    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub actualizada_en: Timestamp,
 }
 

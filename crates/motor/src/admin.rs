@@ -3,8 +3,12 @@
 
 use clap::Subcommand;
 use motor_api::{
-    admin::settings::{self, AlertQuery, EventCatalogue},
     admin::{self, CreateApp, CreateInstance, CreateKey, UpdateApp},
+    admin::{
+        alerts::{self, AlertQuery},
+        event_types::{self, EventCatalogue},
+        settings,
+    },
     ApiError,
 };
 use motor_domain::AppId;
@@ -232,7 +236,7 @@ pub async fn run(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value
         },
         AdminCommand::Alert(cmd) => match cmd {
             AlertCommand::List { estado, app } => json(
-                settings::list_alerts(
+                alerts::list_alerts(
                     pool,
                     &AlertQuery {
                         estado,
@@ -241,15 +245,16 @@ pub async fn run(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value
                 )
                 .await?,
             ),
-            AlertCommand::Close { id } => json(settings::close_alert(pool, id).await?),
+            AlertCommand::Close { id } => json(alerts::close_alert(pool, id).await?),
         },
         AdminCommand::EventTypes(cmd) => match cmd {
-            EventTypesCommand::Get { app } => json(settings::get_catalogue(pool, app).await?),
+            EventTypesCommand::Get { app } => json(event_types::get_catalogue(pool, app).await?),
             EventTypesCommand::Set { app, tipos } => json(
-                settings::set_catalogue(pool, app, EventCatalogue { tipos: Some(tipos) }).await?,
+                event_types::set_catalogue(pool, app, EventCatalogue { tipos: Some(tipos) })
+                    .await?,
             ),
             EventTypesCommand::Open { app } => {
-                json(settings::set_catalogue(pool, app, EventCatalogue { tipos: None }).await?)
+                json(event_types::set_catalogue(pool, app, EventCatalogue { tipos: None }).await?)
             }
         },
     }

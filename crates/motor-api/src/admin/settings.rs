@@ -1,51 +1,24 @@
-//! Operator settings and alerts (`MOTOR_ADMIN_TOKEN`):
-//! `GET/PATCH /v1/admin/settings`, `GET /v1/admin/alerts`,
-//! `POST /v1/admin/alerts/{id}/close`, and an app's closed catalogue of
-//! event types (`GET/PUT /v1/admin/apps/{id}/event-types`). Per-app allowed
-//! destinations live on the app itself (`PATCH /v1/admin/apps/{id}`).
+//! `GET/PATCH /v1/admin/settings`: the global settings (allowed
+//! destinations, timeouts, retention, ...). Per-app allowed destinations
+//! live on the app itself (`PATCH /v1/admin/apps/{id}`).
 
-use axum::{
-    body::Body,
-    extract::{rejection::QueryRejection, Path, Query, State},
-    Json,
-};
-use motor_domain::{
-    alert::Alert, event::EventType, settings::parse_patch, settings::Settings, AppId, FieldError,
-};
-use motor_store::{alerts, operator, settings as store, Pool};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+
+use axum::{body::Body, extract::State, Json};
+use motor_domain::{settings::parse_patch, settings::Settings};
+use motor_store::{settings as store, Pool};
+use serde::Deserialize;
 use serde_json::Value;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     auth::Operator,
     error::ApiError,
-    extract::{parse_json, path_id, read_body},
+    extract::{parse_json, read_body},
     AppState,
 };
-
-/// Most types in an app's catalogue.
-pub const MAX_CATALOGUE_TYPES: usize = 1000;
-/// Most alerts in one listing.
-pub const MAX_ALERTS: i64 = 500;
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct AlertList {
-    pub alerts: Vec<Alert>,
-}
-
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct AlertQuery {
-    /// `abierta` or `cerrada`; both when absent.
-    #[param(pattern = "^(abierta|cerrada)$")]
-    pub estado: Option<String>,
-    /// Only this app's alerts.
-    #[param(format = Uuid)]
-    pub app_id: Option<String>,
-}
 
 /// A settings change: any subset of the keys (documentation of the
 /// `PATCH` body; the handler checks every key and range itself).
@@ -93,22 +66,6 @@ pub struct SettingsPatch {
     pub desactivar_tras_fallos: Option<i64>,
 }
 
-/// An app's catalogue of event types: `null` = any type is accepted.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EventCatalogue {
-    /// Required: `null` opens the catalogue, a list closes it.
-    #[serde(deserialize_with = "present")]
-    #[schema(required = true, value_type = Option<Vec<crate::openapi::EventTypeName>>)]
-    pub tipos: Option<Vec<String>>,
-}
-
-/// `tipos` must be sent, `null` included (serde would read a missing
-/// `Option` as `null`).
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
-    Option::deserialize(d)
-}
-
 pub async fn get_settings(pool: &Pool) -> Result<Settings, ApiError> {
     Ok(store::load(pool).await?)
 }
@@ -123,183 +80,88 @@ pub async fn update_settings(pool: &Pool, body: &Value) -> Result<Settings, ApiE
     Ok(settings)
 }
 
-pub async fn list_alerts(pool: &Pool, query: &AlertQuery) -> Result<AlertList, ApiError> {
-    let abiertas = match query.estado.as_deref() {
-        None => None,
-        Some("abierta") => Some(true),
-        Some("cerrada") => Some(false),
-        Some(_) => {
-            return Err(FieldError::invalid("query.estado", "must be abierta or cerrada").into())
-        }
-    };
-    let app = query
-        .app_id
-        .as_deref()
-        .map(|raw| {
-            raw.parse::<AppId>()
-                .map_err(|_| FieldError::invalid("query.app_id", "must be an app id"))
-        })
-        .transpose()?;
-    Ok(AlertList {
-        alerts: alerts::list(pool, abiertas, app, MAX_ALERTS).await?,
-    })
-}
+/// The HTTP handlers, named like the operations they answer with.
+mod handlers {
+    use super::*;
 
-pub async fn close_alert(pool: &Pool, id: uuid::Uuid) -> Result<Alert, ApiError> {
-    Ok(alerts::close(pool, id).await?)
-}
+    /// The settings in force, defaults included.
+    #[utoipa::path(get, path = "/v1/admin/settings", tag = "admin",
+        security(("admin_token" = [])),
+        responses((status = 200, body = crate::admin::settings::SettingsSchema), (status = 401, body = crate::error::ErrorBody)))]
+    pub(super) async fn get_settings(
+        _: Operator,
+        State(state): State<AppState>,
+    ) -> Result<Json<Settings>, ApiError> {
+        Ok(Json(super::get_settings(&state.pool).await?))
+    }
 
-pub async fn get_catalogue(pool: &Pool, app: AppId) -> Result<EventCatalogue, ApiError> {
-    operator::get_app(pool, app).await?;
-    Ok(EventCatalogue {
-        tipos: store::event_catalogue(pool, app).await?,
-    })
-}
-
-/// Replaces the app's catalogue. Existing subscriptions are not re-checked:
-/// a type is refused at create or change, never at delivery.
-pub async fn set_catalogue(
-    pool: &Pool,
-    app: AppId,
-    input: EventCatalogue,
-) -> Result<EventCatalogue, ApiError> {
-    let tipos = match input.tipos {
-        None => None,
-        Some(raw) => {
-            if raw.len() > MAX_CATALOGUE_TYPES {
-                return Err(FieldError::invalid(
-                    "body.tipos",
-                    format!("at most {MAX_CATALOGUE_TYPES} event types"),
-                )
-                .into());
-            }
-            let mut out: Vec<String> = Vec::with_capacity(raw.len());
-            for (i, t) in raw.iter().enumerate() {
-                EventType::parse(t)
-                    .map_err(|m| FieldError::invalid(format!("body.tipos[{i}]"), m))?;
-                if !out.contains(t) {
-                    out.push(t.clone());
-                }
-            }
-            Some(out)
-        }
-    };
-    operator::get_app(pool, app).await?;
-    store::set_event_catalogue(pool, app, tipos.as_deref()).await?;
-    Ok(EventCatalogue { tipos })
-}
-
-// ---- HTTP handlers --------------------------------------------------------
-
-/// The settings in force, defaults included.
-#[utoipa::path(get, path = "/v1/admin/settings", tag = "admin",
-    security(("admin_token" = [])),
-    responses((status = 200, body = Settings), (status = 401, body = crate::error::ErrorBody)))]
-pub(crate) async fn get_admin_settings(
-    _: Operator,
-    State(state): State<AppState>,
-) -> Result<Json<Settings>, ApiError> {
-    Ok(Json(get_settings(&state.pool).await?))
-}
-
-/// Changes any of the settings; every key is checked against its range
-/// before anything is stored.
-#[utoipa::path(patch, path = "/v1/admin/settings", tag = "admin",
-    security(("admin_token" = [])),
-    request_body = SettingsPatch,
-    responses(
-        (status = 200, body = Settings),
-        (status = 401, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
-    ))]
-pub(crate) async fn patch_admin_settings(
-    _: Operator,
-    State(state): State<AppState>,
-    body: Body,
-) -> Result<Json<Settings>, ApiError> {
-    let value: Value = parse_json(&read_body(body).await?)?;
-    Ok(Json(update_settings(&state.pool, &value).await?))
-}
-
-/// Alerts, newest first (at most 500).
-#[utoipa::path(get, path = "/v1/admin/alerts", tag = "admin",
-    security(("admin_token" = [])),
-    params(AlertQuery),
-    responses(
-        (status = 200, body = AlertList),
-        (status = 401, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
-    ))]
-pub(crate) async fn get_alerts(
-    _: Operator,
-    State(state): State<AppState>,
-    query: Result<Query<AlertQuery>, QueryRejection>,
-) -> Result<Json<AlertList>, ApiError> {
-    let Query(query) = query.map_err(|e| FieldError::invalid("query", e.body_text()))?;
-    Ok(Json(list_alerts(&state.pool, &query).await?))
-}
-
-/// Closes an alert.
-#[utoipa::path(post, path = "/v1/admin/alerts/{id}/close", tag = "admin",
-    security(("admin_token" = [])),
-    params(("id" = String, Path, format = Uuid)),
-    responses(
-        (status = 200, body = Alert),
-        (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
-    ))]
-pub(crate) async fn post_close_alert(
-    _: Operator,
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-) -> Result<Json<Alert>, ApiError> {
-    Ok(Json(
-        close_alert(&state.pool, path_id(&id, "alert")?).await?,
-    ))
-}
-
-/// The app's closed catalogue of event types (`null`: open).
-#[utoipa::path(get, path = "/v1/admin/apps/{id}/event-types", tag = "admin",
-    security(("admin_token" = [])),
-    params(("id" = String, Path, format = Uuid)),
-    responses(
-        (status = 200, body = EventCatalogue),
-        (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
-    ))]
-pub(crate) async fn get_event_types(
-    _: Operator,
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-) -> Result<Json<EventCatalogue>, ApiError> {
-    Ok(Json(
-        get_catalogue(&state.pool, path_id(&id, "app")?).await?,
-    ))
-}
-
-/// Sets the app's closed catalogue; `{"tipos": null}` opens it again.
-#[utoipa::path(put, path = "/v1/admin/apps/{id}/event-types", tag = "admin",
-    security(("admin_token" = [])),
-    params(("id" = String, Path, format = Uuid)),
-    request_body = EventCatalogue,
-    responses(
-        (status = 200, body = EventCatalogue),
-        (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody),
-    ))]
-pub(crate) async fn put_event_types(
-    _: Operator,
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-    body: Body,
-) -> Result<Json<EventCatalogue>, ApiError> {
-    let app = path_id(&id, "app")?;
-    let input = parse_json(&read_body(body).await?)?;
-    Ok(Json(set_catalogue(&state.pool, app, input).await?))
+    /// Changes any of the settings; every key is checked against its range
+    /// before anything is stored.
+    #[utoipa::path(patch, path = "/v1/admin/settings", tag = "admin",
+        security(("admin_token" = [])),
+        request_body = SettingsPatch,
+        responses(
+            (status = 200, body = crate::admin::settings::SettingsSchema),
+            (status = 401, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
+        ))]
+    pub(super) async fn update_settings(
+        _: Operator,
+        State(state): State<AppState>,
+        body: Body,
+    ) -> Result<Json<Settings>, ApiError> {
+        let value: Value = parse_json(&read_body(body).await?)?;
+        Ok(Json(super::update_settings(&state.pool, &value).await?))
+    }
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(get_admin_settings, patch_admin_settings))
-        .routes(routes!(get_alerts))
-        .routes(routes!(post_close_alert))
-        .routes(routes!(get_event_types, put_event_types))
+    OpenApiRouter::new().routes(routes!(handlers::get_settings, handlers::update_settings))
+}
+
+// ---- OpenAPI schemas of the domain types this resource answers with -----
+//
+// The domain crate knows no OpenAPI: these mirror its types field for
+// field (the snapshot and drift tests compare them with real answers).
+
+#[derive(Serialize, ToSchema)]
+#[schema(as = Settings)]
+pub struct SettingsSchema {
+    /// Hosts (any port) or host:port every app may deliver to, on top of
+    /// the app's own list.
+    #[serde(rename = "webhooks.destinos_permitidos")]
+    pub destinos_permitidos: Vec<String>,
+    /// Timeout of one webhook attempt, 1–60 s.
+    #[serde(rename = "webhooks.timeout_segundos")]
+    pub timeout_segundos: i64,
+    /// How long a rotated-out secret keeps signing, 5–1440 min.
+    #[serde(rename = "webhooks.ventana_rotacion_minutos")]
+    pub ventana_rotacion_minutos: i64,
+    /// Days an `entregada` delivery is kept, 1–3650.
+    #[serde(rename = "retencion.dias_entregados")]
+    pub dias_entregados: i64,
+    /// Whether a NATS destination whose subject no JetStream stream
+    /// captures may fall back to core NATS (fire and forget: delivered once
+    /// the server has the message, with no persistence). Default `false`:
+    /// such a delivery fails with `sin_stream` and is retried.
+    #[serde(rename = "brokers.nats_sin_jetstream")]
+    pub nats_sin_jetstream: bool,
+    /// Hours a stream cursor stays resumable, 1–720: a cursor whose next
+    /// event was received earlier than this is answered 410.
+    #[serde(rename = "streams.retencion_horas")]
+    pub retencion_horas_streams: i64,
+    /// Days an event's `data` is kept, 1–3650; `null` (the default) keeps
+    /// it forever. Older events keep their seq and envelope fields with
+    /// `data` = `{"motivo":"retencion","redactado":true}`.
+    #[serde(rename = "retencion.dias_contenido")]
+    pub dias_contenido: Option<i64>,
+    /// A subscription whose attempts have all failed for this many hours,
+    /// 1–720 …
+    #[serde(rename = "webhooks.desactivar_tras_horas")]
+    pub desactivar_tras_horas: i64,
+    /// … and at least this many attempts in a row (1–100 000) is suspended
+    /// with `fallos_sostenidos`.
+    #[serde(rename = "webhooks.desactivar_tras_fallos")]
+    pub desactivar_tras_fallos: i64,
 }
 
 #[cfg(test)]

@@ -8,7 +8,10 @@
 //! `X-MW-Key-Id` header of that attempt; a delivery of an instance outside a
 //! key's restriction is a 404, a filter naming such an instance a 403.
 
+mod dto;
 pub mod retry;
+
+pub use self::dto::DeliveryStateSchema;
 
 use std::collections::HashMap;
 
@@ -56,6 +59,7 @@ pub struct Entrega {
     /// The event's type.
     #[serde(rename = "type")]
     pub event_type: String,
+    #[schema(value_type = DeliveryStateSchema)]
     pub estado: DeliveryState,
     /// Attempts made so far.
     pub intentos: i32,

@@ -84,7 +84,7 @@ pub(crate) async fn get_app_subscriptions(
     security(("admin_token" = [])),
     params(("id" = String, Path, format = Uuid, description = "App id"), ("sid" = String, Path, format = Uuid, description = "Subscription id")),
     responses(
-        (status = 200, body = Subscription),
+        (status = 200, body = crate::subscriptions::SubscriptionSchema),
         (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn get_app_subscription(
@@ -103,7 +103,7 @@ pub(crate) async fn get_app_subscription(
     params(("id" = String, Path, format = Uuid, description = "App id"), ("sid" = String, Path, format = Uuid, description = "Subscription id")),
     request_body = subs::UpdateSubscription,
     responses(
-        (status = 200, body = Subscription),
+        (status = 200, body = crate::subscriptions::SubscriptionSchema),
         (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         (status = 409, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]

@@ -1,11 +1,12 @@
 //! The wire types of `/v1/subscriptions`: request bodies (with serde's
 //! field rules) and answers (with their OpenAPI schemas).
 
+use motor_domain::{time::Timestamp, AppId, InstanceId};
+
 use std::fmt;
 
 use motor_domain::{
-    credentials::BrokerCredentials, secret::IssuedSecret, signature::SigningProfile,
-    subscription::Subscription, FieldError,
+    credentials::BrokerCredentials, secret::IssuedSecret, subscription::Subscription, FieldError,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -41,7 +42,7 @@ pub struct CreateSubscription {
     /// The signing profile: `mw-v1` (the default), `t-v1` or
     /// `standard-webhooks`.
     #[serde(default)]
-    #[schema(value_type = Option<SigningProfile>)]
+    #[schema(value_type = Option<crate::subscriptions::SigningProfileSchema>)]
     pub firma: Option<String>,
     /// Broker destinations only: how to log in. Sealed at rest and never
     /// shown again (answers carry `"credenciales": true`).
@@ -126,7 +127,7 @@ pub struct UpdateSubscription {
     pub ordenado: Option<bool>,
     /// `mw-v1`, `t-v1` or `standard-webhooks`; applies from the next
     /// attempt, retries of pending deliveries included.
-    #[schema(value_type = Option<SigningProfile>)]
+    #[schema(value_type = Option<crate::subscriptions::SigningProfileSchema>)]
     pub firma: Option<String>,
     /// `activa` or `pausada`.
     #[schema(pattern = "^(activa|pausada)$")]
@@ -179,12 +180,14 @@ impl From<&IssuedSecret> for Secreto {
 /// The answer to create and rotate.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SubscriptionWithSecret {
+    #[schema(value_type = SubscriptionSchema)]
     pub suscripcion: Subscription,
     pub secreto: Secreto,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SubscriptionList {
+    #[schema(value_type = Vec<SubscriptionSchema>)]
     pub suscripciones: Vec<Subscription>,
 }
 
@@ -197,3 +200,125 @@ pub struct ListQuery {
     )]
     pub estado: Option<String>,
 }
+
+// ---- OpenAPI schemas of the domain types this resource answers with -----
+//
+// The domain crate knows no OpenAPI: these mirror its types field for
+// field (the snapshot and drift tests compare them with real answers).
+
+/// A subscription as the API shows it. Field order is the order on the wire.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Subscription)]
+pub struct SubscriptionSchema {
+    pub id: SubscriptionIdSchema,
+    /// The app that owns it.
+    #[schema(value_type = String, format = Uuid)]
+    pub cliente_id: AppId,
+    pub nombre: String,
+    pub url: String,
+    /// Whether the subscription holds broker `credenciales` (sealed; never
+    /// shown).
+    pub credenciales: bool,
+    /// Empty: every instance of the app.
+    #[schema(value_type = Vec<uuid::Uuid>)]
+    pub instancias: Vec<InstanceId>,
+    /// Empty: every event type.
+    pub tipos: Vec<String>,
+    pub ordenado: bool,
+    /// The signing profile of its deliveries: `mw-v1` (the default),
+    /// `t-v1` or `standard-webhooks`.
+    pub firma: SigningProfileSchema,
+    /// At most this many attempts a second (1–10 000) across every lane
+    /// and every Motor process; `null` = no limit.
+    #[schema(required = true, minimum = 1, maximum = 10000)]
+    pub max_por_segundo: Option<i64>,
+    pub estado: SubscriptionStateSchema,
+    /// Why the engine suspended it; `null` unless `suspendida`.
+    #[schema(required = true)]
+    pub motivo: Option<SuspensionReasonSchema>,
+    #[schema(value_type = Option<String>, format = DateTime, required = true)]
+    pub suspendida_en: Option<Timestamp>,
+    pub version: i64,
+    pub claves: Vec<SubscriptionKeySchema>,
+    pub pendientes: i64,
+    pub fallidas: i64,
+    #[schema(value_type = String, format = DateTime)]
+    pub creada_en: Timestamp,
+    #[schema(value_type = String, format = DateTime)]
+    pub actualizada_en: Timestamp,
+}
+
+/// A signing key as the API shows it: never its value.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Clave)]
+pub struct SubscriptionKeySchema {
+    pub key_id: SigningKeyIdSchema,
+    #[schema(value_type = String, format = DateTime)]
+    pub creado_en: Timestamp,
+    /// Set only while a rotation retires this key.
+    #[schema(value_type = Option<String>, format = DateTime, required = true)]
+    pub vence_en: Option<Timestamp>,
+}
+
+/// A subscription's state. Only the engine suspends; only `DELETE`
+/// eliminates; a `PATCH` moves between `activa` and `pausada` (and
+/// reactivates a suspended one).
+#[derive(Serialize, ToSchema)]
+#[schema(as = SubscriptionState)]
+pub enum SubscriptionStateSchema {
+    #[serde(rename = "activa")]
+    Active,
+    #[serde(rename = "pausada")]
+    Paused,
+    #[serde(rename = "suspendida")]
+    Suspended,
+    #[serde(rename = "eliminada")]
+    Deleted,
+}
+
+/// Why the engine suspended a subscription.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Motivo)]
+pub enum SuspensionReasonSchema {
+    #[serde(rename = "rechazo_401")]
+    Rejected401,
+    #[serde(rename = "rechazo_403")]
+    Rejected403,
+    #[serde(rename = "destino_no_permitido")]
+    DestinationNotAllowed,
+    #[serde(rename = "destino_bloqueado")]
+    DestinationBlocked,
+    #[serde(rename = "sin_secreto")]
+    NoSecret,
+    /// A broker refused the subscription's `credenciales`.
+    #[serde(rename = "rechazo_credenciales")]
+    CredentialsRejected,
+    /// Every attempt failed for `webhooks.desactivar_tras_horas` and at
+    /// least `webhooks.desactivar_tras_fallos` attempts in a row.
+    #[serde(rename = "fallos_sostenidos")]
+    SustainedFailures,
+}
+
+/// A subscription's signing profile (`firma`).
+#[derive(Serialize, ToSchema)]
+#[schema(as = SigningProfile)]
+pub enum SigningProfileSchema {
+    #[serde(rename = "mw-v1")]
+    MwV1,
+    #[serde(rename = "t-v1")]
+    TV1,
+    #[serde(rename = "standard-webhooks")]
+    StandardWebhooks,
+}
+
+/// The public id of a signing secret, sent as `X-MW-Key-Id`.
+#[derive(Serialize, ToSchema)]
+#[serde(transparent)]
+#[schema(value_type = String, example = "whk_5f0c6a4e9b1d2c3a4b5c6d7e")]
+#[schema(as = SigningKeyId)]
+pub struct SigningKeyIdSchema(String);
+
+/// A subscription's id.
+#[derive(Serialize, ToSchema)]
+#[schema(as = SubscriptionId, value_type = String, format = Uuid)]
+pub struct SubscriptionIdSchema(uuid::Uuid);

@@ -30,8 +30,9 @@ use motor_store::{lifecycle, settings, subscriptions as store};
 mod dto;
 
 pub use self::dto::{
-    CreateSubscription, Credenciales, ListQuery, Secreto, SubscriptionList, SubscriptionWithSecret,
-    UpdateSubscription,
+    CreateSubscription, Credenciales, ListQuery, Secreto, SigningKeyIdSchema, SigningProfileSchema,
+    SubscriptionIdSchema, SubscriptionKeySchema, SubscriptionList, SubscriptionSchema,
+    SubscriptionStateSchema, SubscriptionWithSecret, SuspensionReasonSchema, UpdateSubscription,
 };
 pub use crate::subscriptions::rules::Access;
 use crate::{
@@ -357,7 +358,7 @@ pub(crate) async fn get_subscriptions(
     security(("api_key" = ["subscriptions:manage"])),
     params(("id" = String, Path, format = Uuid)),
     responses(
-        (status = 200, body = Subscription),
+        (status = 200, body = crate::subscriptions::SubscriptionSchema),
         (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
         (status = 404, body = crate::error::ErrorBody),
     ))]
@@ -378,7 +379,7 @@ pub(crate) async fn get_one_subscription(
     params(("id" = String, Path, format = Uuid)),
     request_body = UpdateSubscription,
     responses(
-        (status = 200, body = Subscription),
+        (status = 200, body = crate::subscriptions::SubscriptionSchema),
         (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
         (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody),
         (status = 422, body = crate::error::ErrorBody),

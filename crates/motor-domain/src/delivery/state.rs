@@ -7,7 +7,6 @@ use serde::{Deserialize, Serialize};
 
 /// The state of one (event, subscription) delivery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum DeliveryState {
     /// Waiting for its attempt (`proximo_intento_en`), its turn in its lane,
     /// or for its subscription to be active again.

@@ -34,7 +34,6 @@ const SECRET_BASE64: GeneralPurpose = GeneralPurpose::new(
 
 /// A subscription's signing profile (`firma`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum SigningProfile {
     #[default]
     #[serde(rename = "mw-v1")]

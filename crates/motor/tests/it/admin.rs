@@ -307,7 +307,10 @@ async fn motor_admin_prints_the_api_json() {
 
 #[tokio::test]
 async fn motor_admin_settings_alerts_and_event_types() {
-    use motor_api::admin::settings::{self, AlertQuery};
+    use motor_api::admin::{
+        alerts::{self, AlertQuery},
+        settings,
+    };
 
     let db = crate::util::TestDb::new().await;
     let pool = &db.pool;
@@ -388,10 +391,7 @@ async fn motor_admin_settings_alerts_and_event_types() {
         estado: None,
         app_id: None,
     };
-    assert_eq!(
-        listed,
-        api(settings::list_alerts(pool, &all).await.unwrap())
-    );
+    assert_eq!(listed, api(alerts::list_alerts(pool, &all).await.unwrap()));
     assert_eq!(listed["alerts"].as_array().unwrap().len(), 1);
     let alert = &listed["alerts"][0];
     assert_eq!(alert["motivo"], "rechazo_401");

@@ -42,7 +42,7 @@ pub async fn set_state(state: &AppState, id: Uuid, estado: &str) -> Result<Subsc
     security(("admin_token" = [])),
     params(("id" = String, Path, format = Uuid)),
     responses(
-        (status = 200, body = Subscription),
+        (status = 200, body = crate::subscriptions::SubscriptionSchema),
         (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         (status = 409, body = crate::error::ErrorBody),
     ))]
@@ -62,7 +62,7 @@ pub(crate) async fn post_pause(
     security(("admin_token" = [])),
     params(("id" = String, Path, format = Uuid)),
     responses(
-        (status = 200, body = Subscription),
+        (status = 200, body = crate::subscriptions::SubscriptionSchema),
         (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         (status = 409, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]

@@ -1,0 +1,35 @@
+//! `/v1/admin/apps/{id}/instances`: an app's instances, each one ledger
+//! with its own gapless `seq`.
+
+mod dto;
+mod handlers;
+
+use motor_domain::{
+    operator::{parse_name, Instance},
+    AppId,
+};
+use motor_store::{operator as store, Pool};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+pub use self::dto::*;
+use crate::{error::ApiError, AppState};
+
+pub async fn create_instance(
+    pool: &Pool,
+    app: AppId,
+    input: CreateInstance,
+) -> Result<Instance, ApiError> {
+    let nombre = parse_name(&input.nombre, "body.nombre")?;
+    Ok(store::create_instance(pool, app, &nombre).await?)
+}
+
+pub async fn list_instances(pool: &Pool, app: AppId) -> Result<InstanceList, ApiError> {
+    store::get_app(pool, app).await?;
+    Ok(InstanceList {
+        instances: store::list_instances(pool, app).await?,
+    })
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(handlers::list_instances, handlers::create_instance))
+}

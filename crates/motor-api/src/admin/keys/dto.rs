@@ -1,0 +1,65 @@
+//! The wire shapes of this resource: request bodies, answers and the
+//! OpenAPI schemas of the domain types it answers with.
+
+use motor_domain::operator::ApiKeyInfo;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateKey {
+    #[schema(max_length = 120, pattern = "\\S")]
+    pub nombre: String,
+    #[schema(min_items = 1, value_type = Vec<ScopeSchema>)]
+    pub scopes: Vec<String>,
+    #[serde(default)]
+    #[schema(value_type = Vec<uuid::Uuid>)]
+    pub instancias: Vec<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct KeyList {
+    #[schema(value_type = Vec<ApiKeyInfoSchema>)]
+    pub keys: Vec<ApiKeyInfo>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[schema(as = Scope)]
+pub enum ScopeSchema {
+    #[serde(rename = "events:write")]
+    EventsWrite,
+    #[serde(rename = "events:read")]
+    EventsRead,
+    #[serde(rename = "subscriptions:manage")]
+    SubscriptionsManage,
+    #[serde(rename = "deliveries:replay")]
+    DeliveriesReplay,
+}
+
+/// An API key as listed: never its token.
+#[derive(Serialize, ToSchema)]
+#[schema(as = ApiKeyInfo)]
+pub struct ApiKeyInfoSchema {
+    pub key_id: String,
+    pub nombre: String,
+    pub scopes: Vec<ScopeSchema>,
+    /// Empty: every instance of the app.
+    #[schema(format = Uuid)]
+    pub instancias: Vec<String>,
+    #[schema(format = DateTime)]
+    pub creada_en: String,
+    #[schema(format = DateTime)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revocada_en: Option<String>,
+}
+
+/// A new API key: the only time its token is shown.
+#[derive(Serialize, ToSchema)]
+#[schema(as = CreatedKey)]
+pub struct CreatedKeySchema {
+    pub key_id: String,
+    pub token: String,
+    pub scopes: Vec<ScopeSchema>,
+    #[schema(format = Uuid)]
+    pub instancias: Vec<String>,
+}
