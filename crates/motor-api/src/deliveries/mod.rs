@@ -229,7 +229,7 @@ impl ListQuery {
         (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
         (status = 422, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn get_deliveries(
+pub(crate) async fn list_deliveries(
     State(state): State<AppState>,
     caller: Caller,
     query: Result<Query<HashMap<String, String>>, QueryRejection>,
@@ -273,7 +273,7 @@ pub(crate) async fn get_deliveries(
         (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
         (status = 404, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn get_one_delivery(
+pub(crate) async fn get_delivery(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
@@ -293,8 +293,8 @@ pub(crate) async fn get_one_delivery(
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(get_deliveries))
-        .routes(routes!(get_one_delivery))
+        .routes(routes!(list_deliveries))
+        .routes(routes!(get_delivery))
         .merge(retry::router())
 }
 

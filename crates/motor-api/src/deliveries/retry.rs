@@ -87,7 +87,7 @@ fn parse_reason(raw: Option<&str>) -> Result<String, FieldError> {
         (status = 409, body = crate::error::ErrorBody, description = "The delivery is not `fallida`, its subscription was deleted, or the key was used with another request"),
         (status = 422, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn post_retry(
+pub(crate) async fn retry_delivery(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
@@ -150,7 +150,7 @@ pub(crate) async fn post_retry(
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(post_retry))
+    OpenApiRouter::new().routes(routes!(retry_delivery))
 }
 
 #[cfg(test)]

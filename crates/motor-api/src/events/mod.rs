@@ -63,7 +63,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
         (status = 422, body = crate::error::ErrorBody),
         (status = 503, body = crate::error::ErrorBody, description = "The database is out of reach or every connection busy; retry after `Retry-After` seconds"),
     ))]
-async fn post_events(
+async fn append_events(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
@@ -178,7 +178,7 @@ fn count(
         (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         (status = 422, body = crate::error::ErrorBody),
     ))]
-async fn get_events(
+async fn list_events(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
@@ -205,5 +205,5 @@ async fn get_events(
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(post_events, get_events))
+    OpenApiRouter::new().routes(routes!(append_events, list_events))
 }

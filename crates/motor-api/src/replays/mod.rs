@@ -207,7 +207,7 @@ pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<String, ApiError> {
         (status = 403, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         (status = 409, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn post_replay(
+pub(crate) async fn request_replay(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
@@ -236,7 +236,7 @@ pub(crate) async fn post_replay(
         (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody),
         (status = 422, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn post_app_replay(
+pub(crate) async fn request_app_replay(
     _: Operator,
     State(state): State<AppState>,
     Path((app, id)): Path<(String, String)>,
@@ -258,6 +258,6 @@ pub(crate) async fn post_app_replay(
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(post_replay))
-        .routes(routes!(post_app_replay))
+        .routes(routes!(request_replay))
+        .routes(routes!(request_app_replay))
 }

@@ -139,7 +139,7 @@ pub async fn detail(state: &AppState, id: uuid::Uuid) -> Result<EntregaOperadorD
         (status = 200, body = EntregaOperadorList),
         (status = 401, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn get_deliveries(
+pub(crate) async fn list_all_deliveries(
     _: Operator,
     State(state): State<AppState>,
     params: Result<Query<HashMap<String, String>>, QueryRejection>,
@@ -156,7 +156,7 @@ pub(crate) async fn get_deliveries(
         (status = 200, body = EntregaOperadorDetalle),
         (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn get_delivery(
+pub(crate) async fn get_any_delivery(
     _: Operator,
     State(state): State<AppState>,
     Path(id): Path<String>,

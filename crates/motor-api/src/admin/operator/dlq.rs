@@ -262,7 +262,7 @@ pub async fn retry(
         (status = 400, body = crate::error::ErrorBody), (status = 401, body = crate::error::ErrorBody),
         (status = 409, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn post_retry(
+pub(crate) async fn retry_dlq(
     _: Operator,
     State(state): State<AppState>,
     headers: HeaderMap,
