@@ -317,20 +317,35 @@ pub struct DestinationEntry;
 
 impl utoipa::PartialSchema for DestinationEntry {
     fn schema() -> RefOr<utoipa::openapi::Schema> {
-        const OCTET: &str = "(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
-        const LABEL: &str = "[a-z][a-z0-9]{0,30}(-[a-z0-9]{1,30})?";
-        let pattern =
-            format!("^(({OCTET}\\.){{3}}{OCTET}|({LABEL}\\.)*{LABEL})(:[1-9][0-9]{{0,3}})?$");
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .description(Some("`host` or `host:port` (also `[ipv6]`, `[ipv6]:port`); no scheme, path or wildcard."))
-            .max_length(Some(255))
-            .pattern(Some(pattern))
-            .into()
+        destination_entry().max_length(Some(255)).into()
     }
 }
 
 impl ToSchema for DestinationEntry {}
+
+/// An entry of the global allowed-destinations list: as
+/// [`DestinationEntry`], with no length cap.
+pub struct GlobalDestinationEntry;
+
+impl utoipa::PartialSchema for GlobalDestinationEntry {
+    fn schema() -> RefOr<utoipa::openapi::Schema> {
+        destination_entry().into()
+    }
+}
+
+impl ToSchema for GlobalDestinationEntry {}
+
+fn destination_entry() -> ObjectBuilder {
+    const OCTET: &str = "(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
+    const LABEL: &str = "[a-z][a-z0-9]{0,30}(-[a-z0-9]{1,30})?";
+    let pattern = format!("^(({OCTET}\\.){{3}}{OCTET}|({LABEL}\\.)*{LABEL})(:[1-9][0-9]{{0,3}})?$");
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .description(Some(
+            "`host` or `host:port` (also `[ipv6]`, `[ipv6]:port`); no scheme, path or wildcard.",
+        ))
+        .pattern(Some(pattern))
+}
 
 /// Any JSON value but `null`.
 pub struct NotNull;

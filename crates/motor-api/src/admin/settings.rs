@@ -28,7 +28,7 @@ use crate::{
 pub struct SettingsPatch {
     /// Replaces the global list: host (any port) or host:port entries.
     #[serde(rename = "webhooks.destinos_permitidos")]
-    #[schema(value_type = Vec<crate::openapi::DestinationEntry>, required = false)]
+    #[schema(value_type = Vec<crate::openapi::GlobalDestinationEntry>, required = false)]
     pub destinos_permitidos: Option<Vec<String>>,
     #[serde(rename = "webhooks.timeout_segundos")]
     #[schema(value_type = i64, required = false, minimum = 1, maximum = 60)]
