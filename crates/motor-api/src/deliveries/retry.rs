@@ -37,7 +37,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     auth::Caller,
-    deliveries::Entrega,
+    deliveries::DeliveryView,
     error::ApiError,
     extract::{parse_json, path_id, read_body},
     replays::idempotency_key,
@@ -81,7 +81,7 @@ fn parse_reason(raw: Option<&str>) -> Result<String, FieldError> {
            ("Idempotency-Key" = String, Header, min_length = 1, max_length = 200, description = "Required, 1–200 characters; the same key with another request is a 409, with the same one the first answer")),
     request_body(content = CreateRetry, description = "Optional: no body is the default `motivo`"),
     responses(
-        (status = 202, body = Entrega, description = "The new delivery"),
+        (status = 202, body = DeliveryView, description = "The new delivery"),
         (status = 400, body = crate::error::ErrorBody), (status = 401, body = crate::error::ErrorBody),
         (status = 403, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         (status = 409, body = crate::error::ErrorBody, description = "The delivery is not `fallida`, its subscription was deleted, or the key was used with another request"),
@@ -146,7 +146,7 @@ pub(crate) async fn retry_delivery(
         .await?
         .ok_or(ApiError::NotFound("delivery"))?;
     tx.commit().await?;
-    Ok((StatusCode::ACCEPTED, Json(Entrega::from(delivery))))
+    Ok((StatusCode::ACCEPTED, Json(DeliveryView::from(delivery))))
 }
 
 pub fn router() -> OpenApiRouter<AppState> {

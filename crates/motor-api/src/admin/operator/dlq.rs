@@ -36,7 +36,8 @@ pub const MAX_RETRY: i64 = 500;
 
 /// One group of the DLQ.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct DlqGrupo {
+#[schema(as = DlqGrupo)]
+pub struct DlqGroup {
     #[schema(format = Uuid)]
     pub app_id: String,
     #[schema(format = Uuid)]
@@ -52,11 +53,12 @@ pub struct DlqGrupo {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct DlqResumen {
+#[schema(as = DlqResumen)]
+pub struct DlqSummary {
     /// Failed deliveries in all the groups.
     pub total: i64,
     /// Largest groups first.
-    pub grupos: Vec<DlqGrupo>,
+    pub grupos: Vec<DlqGroup>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -67,13 +69,13 @@ pub struct DlqQuery {
     pub app_id: Option<String>,
 }
 
-pub async fn summary(state: &AppState, app: Option<Uuid>) -> Result<DlqResumen, ApiError> {
+pub async fn summary(state: &AppState, app: Option<Uuid>) -> Result<DlqSummary, ApiError> {
     let groups = operator_view::dlq(&state.pool, app).await?;
-    Ok(DlqResumen {
+    Ok(DlqSummary {
         total: groups.iter().map(|g| g.fallidas).sum(),
         grupos: groups
             .into_iter()
-            .map(|g| DlqGrupo {
+            .map(|g| DlqGroup {
                 app_id: g.app_id.to_string(),
                 suscripcion_id: g.subscription_id.to_string(),
                 suscripcion: g.suscripcion,
@@ -91,14 +93,14 @@ pub async fn summary(state: &AppState, app: Option<Uuid>) -> Result<DlqResumen, 
     security(("admin_token" = [])),
     params(DlqQuery),
     responses(
-        (status = 200, body = DlqResumen),
+        (status = 200, body = DlqSummary),
         (status = 401, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn get_dlq(
     _: Operator,
     State(state): State<AppState>,
     query: Result<Query<DlqQuery>, QueryRejection>,
-) -> Result<Json<DlqResumen>, ApiError> {
+) -> Result<Json<DlqSummary>, ApiError> {
     let Query(query) = query.map_err(|e| FieldError::invalid("query", e.body_text()))?;
     let app = query
         .app_id
