@@ -11,7 +11,7 @@ use serde_json::Value;
 use utoipa::{
     openapi::{
         security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
-        ContentBuilder, Ref, RefOr, Response, ResponseBuilder,
+        ContentBuilder, ObjectBuilder, Ref, RefOr, Response, ResponseBuilder, Type,
     },
     Modify, OpenApi, ToSchema,
 };
@@ -77,22 +77,32 @@ pub struct EnvelopeSchema {
 #[derive(Serialize, ToSchema)]
 #[schema(as = NewEvent)]
 pub struct EventInput {
-    /// 1–200 characters.
+    /// 1–200 characters, no control characters, no surrounding white space.
     #[serde(rename = "type")]
+    #[schema(
+        pattern = "^[^\\s\\x00-\\x1f\\x7f-\\x9f](?:[^\\x00-\\x1f\\x7f-\\x9f]{0,198}[^\\s\\x00-\\x1f\\x7f-\\x9f])?$"
+    )]
     pub event_type: String,
     /// Any JSON value (not null). The envelope around it must fit in
     /// 256 KiB (the body cap): when it would not and `data` is an object
     /// with a `metadata` key, that key is dropped and
     /// `"metadata_omitted": true` added; if it still would not, 413 naming
     /// `data`.
+    #[schema(value_type = crate::openapi::NotNull)]
     pub data: Value,
-    #[schema(format = DateTime)]
+    /// RFC 3339 (the pattern is a safe subset: days up to 28).
+    #[schema(
+        format = DateTime,
+        pattern = "^[1-9][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
+    )]
     pub occurred_at: Option<String>,
     /// Default `live`.
     pub origin: Option<OriginSchema>,
+    #[schema(min_length = 1, max_length = 200)]
     pub command_id: Option<String>,
     /// The provider's id of the event: a repeat per instance is not stored
     /// again.
+    #[schema(min_length = 1, max_length = 200)]
     pub source_id: Option<String>,
 }
 
@@ -281,3 +291,97 @@ async fn serve_document(Extension(Served(doc)): Extension<Served>) -> impl IntoR
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(serve_document))
 }
+
+/// An event type as the server accepts it (`EventType::parse`): 1–200
+/// characters, no control characters, no surrounding white space.
+pub struct EventTypeName;
+
+impl utoipa::PartialSchema for EventTypeName {
+    fn schema() -> RefOr<utoipa::openapi::Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some("1–200 characters, no control characters, no surrounding white space."))
+            .pattern(Some(
+                r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]{0,198}[^\s\x00-\x1f\x7f-\x9f])?$",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for EventTypeName {}
+
+/// An allowed destination: `host` or `host:port`. The schema names the
+/// plain forms (lower-case ASCII names, IPv4 addresses); the server also
+/// takes `[ipv6]`, `[ipv6]:port` and internationalised names.
+pub struct DestinationEntry;
+
+impl utoipa::PartialSchema for DestinationEntry {
+    fn schema() -> RefOr<utoipa::openapi::Schema> {
+        destination_entry().max_length(Some(255)).into()
+    }
+}
+
+impl ToSchema for DestinationEntry {}
+
+/// An entry of the global allowed-destinations list: as
+/// [`DestinationEntry`], with no length cap.
+pub struct GlobalDestinationEntry;
+
+impl utoipa::PartialSchema for GlobalDestinationEntry {
+    fn schema() -> RefOr<utoipa::openapi::Schema> {
+        destination_entry().into()
+    }
+}
+
+impl ToSchema for GlobalDestinationEntry {}
+
+fn destination_entry() -> ObjectBuilder {
+    const OCTET: &str = "(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
+    const LABEL: &str = "[a-z][a-z0-9]{0,30}(-[a-z0-9]{1,30})?";
+    let pattern = format!("^(({OCTET}\\.){{3}}{OCTET}|({LABEL}\\.)*{LABEL})(:[1-9][0-9]{{0,3}})?$");
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .description(Some(
+            "`host` or `host:port` (also `[ipv6]`, `[ipv6]:port`); no scheme, path or wildcard.",
+        ))
+        .pattern(Some(pattern))
+}
+
+/// Any JSON value but `null`.
+pub struct NotNull;
+
+impl utoipa::PartialSchema for NotNull {
+    fn schema() -> RefOr<utoipa::openapi::Schema> {
+        ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::SchemaType::from_iter([
+                Type::Object,
+                Type::Array,
+                Type::String,
+                Type::Number,
+                Type::Boolean,
+            ]))
+            .into()
+    }
+}
+
+impl ToSchema for NotNull {}
+
+/// A delivery's error code as `ultimo_error` holds it: `http_<status>` or
+/// a named code, with `_agotada` when the retries ran out.
+pub struct LastErrorCode;
+
+impl utoipa::PartialSchema for LastErrorCode {
+    fn schema() -> RefOr<utoipa::openapi::Schema> {
+        let named: Vec<&str> = motor_domain::delivery::ErrorCode::names().collect();
+        let pattern = format!(
+            "^(http_(0|[1-9][0-9]{{0,3}})|{})(_agotada)?$",
+            named.join("|")
+        );
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(pattern))
+            .into()
+    }
+}
+
+impl ToSchema for LastErrorCode {}

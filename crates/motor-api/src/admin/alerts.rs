@@ -30,8 +30,10 @@ pub struct AlertList {
 #[into_params(parameter_in = Query)]
 pub struct AlertQuery {
     /// `abierta` or `cerrada`; both when absent.
+    #[param(pattern = "^(abierta|cerrada)$")]
     pub estado: Option<String>,
     /// Only this app's alerts.
+    #[param(format = Uuid)]
     pub app_id: Option<String>,
 }
 

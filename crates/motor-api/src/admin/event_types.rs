@@ -29,7 +29,7 @@ pub const MAX_CATALOGUE_TYPES: usize = 1000;
 pub struct EventCatalogue {
     /// Required: `null` opens the catalogue, a list closes it.
     #[serde(deserialize_with = "present")]
-    #[schema(required = true)]
+    #[schema(required = true, value_type = Option<Vec<crate::openapi::EventTypeName>>)]
     pub tipos: Option<Vec<String>>,
 }
 

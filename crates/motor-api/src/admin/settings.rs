@@ -23,27 +23,30 @@ use crate::{
 /// A settings change: any subset of the keys (documentation of the
 /// `PATCH` body; the handler checks every key and range itself).
 #[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct SettingsPatch {
     /// Replaces the global list: host (any port) or host:port entries.
     #[serde(rename = "webhooks.destinos_permitidos")]
+    #[schema(value_type = Vec<crate::openapi::GlobalDestinationEntry>, required = false)]
     pub destinos_permitidos: Option<Vec<String>>,
     #[serde(rename = "webhooks.timeout_segundos")]
-    #[schema(minimum = 1, maximum = 60)]
+    #[schema(value_type = i64, required = false, minimum = 1, maximum = 60)]
     pub timeout_segundos: Option<i64>,
     #[serde(rename = "webhooks.ventana_rotacion_minutos")]
-    #[schema(minimum = 5, maximum = 1440)]
+    #[schema(value_type = i64, required = false, minimum = 5, maximum = 1440)]
     pub ventana_rotacion_minutos: Option<i64>,
     #[serde(rename = "retencion.dias_entregados")]
-    #[schema(minimum = 1, maximum = 3650)]
+    #[schema(value_type = i64, required = false, minimum = 1, maximum = 3650)]
     pub dias_entregados: Option<i64>,
     /// Lets a NATS subject no JetStream stream captures fall back to core
     /// NATS (delivered once the server has it; no persistence).
     #[serde(rename = "brokers.nats_sin_jetstream")]
+    #[schema(value_type = bool, required = false)]
     pub nats_sin_jetstream: Option<bool>,
     /// Hours a stream cursor stays resumable (`?desde=`, `Last-Event-ID`).
     #[serde(rename = "streams.retencion_horas")]
-    #[schema(minimum = 1, maximum = 720)]
+    #[schema(value_type = i64, required = false, minimum = 1, maximum = 720)]
     pub retencion_horas_streams: Option<i64>,
     /// Days an event's `data` is kept; older events keep their seq and
     /// envelope fields with `data` = `{"motivo":"retencion","redactado":true}`.
@@ -54,12 +57,12 @@ pub struct SettingsPatch {
     /// Disabling on sustained failure: hours every attempt must have
     /// failed (together with `webhooks.desactivar_tras_fallos`).
     #[serde(rename = "webhooks.desactivar_tras_horas")]
-    #[schema(minimum = 1, maximum = 720)]
+    #[schema(value_type = i64, required = false, minimum = 1, maximum = 720)]
     pub desactivar_tras_horas: Option<i64>,
     /// Disabling on sustained failure: failed attempts in a row (together
     /// with `webhooks.desactivar_tras_horas`).
     #[serde(rename = "webhooks.desactivar_tras_fallos")]
-    #[schema(minimum = 1, maximum = 100000)]
+    #[schema(value_type = i64, required = false, minimum = 1, maximum = 100000)]
     pub desactivar_tras_fallos: Option<i64>,
 }
 

@@ -12,7 +12,7 @@ use axum::{
 use motor_store::operator_view;
 
 use super::{
-    html::{csrf_field, error_box, esc, estado, ok_box, opt, page, q},
+    html::{csrf_field, error_box, esc, ok_box, opt, page, q, state_badge},
     viewer,
 };
 use crate::{admin::operator::deliveries as op, AppState};
@@ -90,7 +90,7 @@ pub(crate) async fn search(
             inst = esc(&d.instancia),
             seq = d.seq,
             tipo = esc(&d.event_type),
-            estado = estado(&d.estado),
+            estado = state_badge(&d.estado),
             n = d.intentos,
             error = opt(d.ultimo_error.as_deref()),
         );
@@ -171,7 +171,7 @@ pub(crate) async fn detail(
          <tr><th>Creada</th><td>{creada}</td></tr>\
          <tr><th>Entregada</th><td>{entregada}</td></tr></table>",
         id = esc(&d.delivery_id),
-        estado = estado(&d.estado),
+        estado = state_badge(&d.estado),
         app = esc(&d.app_id),
         sub = esc(&d.suscripcion),
         sub_id = esc(&d.suscripcion_id),
@@ -230,7 +230,7 @@ pub(crate) async fn detail(
                      <td class=\"otra-estado\">{estado}</td><td class=\"num\">{n}</td><td>{creada}</td></tr>",
                     id = s.id,
                     carril = esc(&s.lane),
-                    estado = estado(&s.estado),
+                    estado = state_badge(&s.estado),
                     n = s.intentos,
                     creada = esc(&motor_domain::time::format(&s.creada_en)),
                 );

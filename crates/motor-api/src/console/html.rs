@@ -98,7 +98,7 @@ pub fn csrf_field(csrf: &str) -> String {
 }
 
 /// A state word, coloured.
-pub fn estado(e: &str) -> String {
+pub fn state_badge(e: &str) -> String {
     format!("<span class=\"estado-{0}\">{0}</span>", esc(e))
 }
 

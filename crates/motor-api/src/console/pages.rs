@@ -13,7 +13,7 @@ use motor_store::{alerts, operator_view};
 
 use super::{
     chart::{line_chart, Series},
-    html::{csrf_field, esc, estado, opt, page, q},
+    html::{csrf_field, esc, opt, page, q, state_badge},
     viewer,
 };
 use crate::{admin::operator::dlq, AppState};
@@ -230,7 +230,7 @@ pub(crate) async fn subscriptions(State(state): State<AppState>, headers: Header
             nombre_attr = esc(&s.nombre),
             id = s.id,
             dest = esc(&destination(&s.url)),
-            estado = estado(&s.estado),
+            estado = state_badge(&s.estado),
             motivo = opt(s.motivo.as_deref()),
             fallando = opt(s.fallando_con.as_deref()),
             p = s.pendientes,
@@ -279,7 +279,7 @@ pub(crate) async fn dlq(State(state): State<AppState>, headers: HeaderMap) -> Re
              <button>Reintentar…</button></form></td></tr>",
             nombre = esc(&g.suscripcion),
             sub = esc(&g.suscripcion_id),
-            estado = estado(&g.estado_suscripcion),
+            estado = state_badge(&g.estado_suscripcion),
             error_cell = opt(g.ultimo_error.as_deref()),
             eq = q(&error),
             n = g.fallidas,

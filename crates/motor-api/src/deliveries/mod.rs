@@ -41,7 +41,8 @@ pub const MAX_PER_PAGE: i64 = 200;
 
 /// One delivery as listed. Field order is the order on the wire.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Entrega {
+#[schema(as = Entrega)]
+pub struct DeliveryView {
     /// `X-MW-Delivery-Id`: the same on every retry of this delivery.
     #[schema(format = Uuid)]
     pub delivery_id: String,
@@ -83,7 +84,8 @@ pub struct Entrega {
 
 /// One attempt of a delivery.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Intento {
+#[schema(as = Intento)]
+pub struct AttemptView {
     /// 1, 2, 3, …
     pub numero: i32,
     #[schema(format = DateTime)]
@@ -104,23 +106,25 @@ pub struct Intento {
 
 /// One delivery with its attempts.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct EntregaDetalle {
+#[schema(as = EntregaDetalle)]
+pub struct DeliveryDetail {
     #[serde(flatten)]
-    pub entrega: Entrega,
-    pub intentos_detalle: Vec<Intento>,
+    pub entrega: DeliveryView,
+    pub intentos_detalle: Vec<AttemptView>,
 }
 
 /// A page of deliveries, newest first.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct EntregaList {
-    pub entregas: Vec<Entrega>,
+#[schema(as = EntregaList)]
+pub struct DeliveryList {
+    pub entregas: Vec<DeliveryView>,
     pub pagina: i64,
     pub por_pagina: i64,
     /// Whether a next page has deliveries.
     pub hay_mas: bool,
 }
 
-impl From<Delivery> for Entrega {
+impl From<Delivery> for DeliveryView {
     fn from(d: Delivery) -> Self {
         Self {
             delivery_id: d.id.to_string(),
@@ -142,7 +146,7 @@ impl From<Delivery> for Entrega {
     }
 }
 
-impl From<AttemptRow> for Intento {
+impl From<AttemptRow> for AttemptView {
     fn from(a: AttemptRow) -> Self {
         Self {
             numero: a.numero,
@@ -219,21 +223,21 @@ impl ListQuery {
 /// Lists the app's deliveries, newest first.
 #[utoipa::path(get, path = "/v1/deliveries", tag = "deliveries",
     security(("api_key" = ["events:read"])),
-    params(("estado" = Option<String>, Query, description = "Comma list of pendiente, entregada, fallida"),
+    params(("estado" = Option<String>, Query, pattern = "^(pendiente|entregada|fallida)(,(pendiente|entregada|fallida))*$", description = "Comma list of pendiente, entregada, fallida"),
            ("suscripcion_id" = Option<String>, Query, format = Uuid),
            ("instancia_id" = Option<String>, Query, format = Uuid),
-           ("pagina" = Option<i64>, Query, description = "From 1, default 1"),
-           ("por_pagina" = Option<i64>, Query, description = "1–200, default 50")),
+           ("pagina" = Option<i64>, Query, minimum = 1, maximum = 1000000, description = "From 1, default 1"),
+           ("por_pagina" = Option<i64>, Query, minimum = 1, maximum = 200, description = "1–200, default 50")),
     responses(
-        (status = 200, body = EntregaList),
+        (status = 200, body = DeliveryList),
         (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
         (status = 422, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn get_deliveries(
+pub(crate) async fn list_deliveries(
     State(state): State<AppState>,
     caller: Caller,
     query: Result<Query<HashMap<String, String>>, QueryRejection>,
-) -> Result<Json<EntregaList>, ApiError> {
+) -> Result<Json<DeliveryList>, ApiError> {
     caller.require(Scope::EventsRead)?;
     let Query(params) = query.map_err(|e| FieldError::invalid("query", e.body_text()))?;
     let query = ListQuery::parse(&params)?;
@@ -256,8 +260,8 @@ pub(crate) async fn get_deliveries(
     let mut rows = read::list(&state.pool, &filter).await?;
     let hay_mas = rows.len() as i64 > query.por_pagina;
     rows.truncate(query.por_pagina as usize);
-    Ok(Json(EntregaList {
-        entregas: rows.into_iter().map(Entrega::from).collect(),
+    Ok(Json(DeliveryList {
+        entregas: rows.into_iter().map(DeliveryView::from).collect(),
         pagina: query.pagina,
         por_pagina: query.por_pagina,
         hay_mas,
@@ -269,15 +273,15 @@ pub(crate) async fn get_deliveries(
     security(("api_key" = ["events:read"])),
     params(("id" = String, Path, format = Uuid, description = "Delivery id")),
     responses(
-        (status = 200, body = EntregaDetalle),
+        (status = 200, body = DeliveryDetail),
         (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
         (status = 404, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn get_one_delivery(
+pub(crate) async fn get_delivery(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-) -> Result<Json<EntregaDetalle>, ApiError> {
+) -> Result<Json<DeliveryDetail>, ApiError> {
     caller.require(Scope::EventsRead)?;
     let id: DeliveryId = path_id(&id, "delivery")?;
     let delivery = read::get(&state.pool, caller.0.app_id, id)
@@ -285,16 +289,16 @@ pub(crate) async fn get_one_delivery(
         .filter(|d| caller.0.may_access(d.instance_id))
         .ok_or(ApiError::NotFound("delivery"))?;
     let attempts = read::attempts(&state.pool, id).await?;
-    Ok(Json(EntregaDetalle {
+    Ok(Json(DeliveryDetail {
         entrega: delivery.into(),
-        intentos_detalle: attempts.into_iter().map(Intento::from).collect(),
+        intentos_detalle: attempts.into_iter().map(AttemptView::from).collect(),
     }))
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(get_deliveries))
-        .routes(routes!(get_one_delivery))
+        .routes(routes!(list_deliveries))
+        .routes(routes!(get_delivery))
         .merge(retry::router())
 }
 

@@ -37,7 +37,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     auth::Caller,
-    deliveries::Entrega,
+    deliveries::DeliveryView,
     error::ApiError,
     extract::{parse_json, path_id, read_body},
     replays::idempotency_key,
@@ -54,7 +54,7 @@ pub const DEFAULT_REASON: &str = "reintento manual";
 pub struct CreateRetry {
     /// Why: 1–300 characters, kept for the audit; default
     /// `reintento manual`.
-    #[schema(min_length = 1, max_length = 300)]
+    #[schema(max_length = 300, pattern = "\\S")]
     pub motivo: Option<String>,
 }
 
@@ -78,16 +78,16 @@ fn parse_reason(raw: Option<&str>) -> Result<String, FieldError> {
 #[utoipa::path(post, path = "/v1/deliveries/{id}/retry", tag = "deliveries",
     security(("api_key" = ["deliveries:replay"])),
     params(("id" = String, Path, format = Uuid, description = "The `fallida` delivery"),
-           ("Idempotency-Key" = String, Header, description = "Required, 1–200 characters; the same key with another request is a 409, with the same one the first answer")),
-    request_body(content = Option<CreateRetry>, description = "Optional"),
+           ("Idempotency-Key" = String, Header, min_length = 1, max_length = 200, description = "Required, 1–200 characters; the same key with another request is a 409, with the same one the first answer")),
+    request_body(content = CreateRetry, description = "Optional: no body is the default `motivo`"),
     responses(
-        (status = 202, body = Entrega, description = "The new delivery"),
+        (status = 202, body = DeliveryView, description = "The new delivery"),
         (status = 400, body = crate::error::ErrorBody), (status = 401, body = crate::error::ErrorBody),
         (status = 403, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         (status = 409, body = crate::error::ErrorBody, description = "The delivery is not `fallida`, its subscription was deleted, or the key was used with another request"),
         (status = 422, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn post_retry(
+pub(crate) async fn retry_delivery(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
@@ -146,11 +146,11 @@ pub(crate) async fn post_retry(
         .await?
         .ok_or(ApiError::NotFound("delivery"))?;
     tx.commit().await?;
-    Ok((StatusCode::ACCEPTED, Json(Entrega::from(delivery))))
+    Ok((StatusCode::ACCEPTED, Json(DeliveryView::from(delivery))))
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(post_retry))
+    OpenApiRouter::new().routes(routes!(retry_delivery))
 }
 
 #[cfg(test)]

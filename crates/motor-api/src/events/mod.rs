@@ -53,7 +53,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
 #[utoipa::path(post, path = "/v1/instances/{id}/events", tag = "events",
     security(("api_key" = ["events:write"])),
     params(("id" = String, Path, format = Uuid, description = "Instance id"),
-           ("Idempotency-Key" = Option<String>, Header, description = "1–200 characters; the same key with another body is a 409")),
+           ("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 200, description = "1–200 characters; the same key with another body is a 409")),
     request_body = crate::openapi::EventsInput,
     responses(
         (status = 201, body = crate::openapi::EventsOutput, description = "Stored (object in, object out; array in, array out)"),
@@ -63,7 +63,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
         (status = 422, body = crate::error::ErrorBody),
         (status = 503, body = crate::error::ErrorBody, description = "The database is out of reach or every connection busy; retry after `Retry-After` seconds"),
     ))]
-async fn post_events(
+async fn append_events(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
@@ -170,15 +170,15 @@ fn count(
 #[utoipa::path(get, path = "/v1/instances/{id}/events", tag = "events",
     security(("api_key" = ["events:read"])),
     params(("id" = String, Path, format = Uuid, description = "Instance id"),
-           ("after_seq" = Option<i64>, Query, description = "Events after this seq (default 0)"),
-           ("limit" = Option<u32>, Query, description = "1–500, default 100"),
-           ("types" = Option<String>, Query, description = "Comma list of up to 20 event types")),
+           ("after_seq" = Option<i64>, Query, minimum = 0, description = "Events after this seq (default 0)"),
+           ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "1–500, default 100"),
+           ("types" = Option<String>, Query, pattern = "^[^,\\s\\x00-\\x1f\\x7f-\\x9f](?:[^,\\x00-\\x1f\\x7f-\\x9f]{0,198}[^,\\s\\x00-\\x1f\\x7f-\\x9f])?(?:,[^,\\s\\x00-\\x1f\\x7f-\\x9f](?:[^,\\x00-\\x1f\\x7f-\\x9f]{0,198}[^,\\s\\x00-\\x1f\\x7f-\\x9f])?){0,19}$", description = "Comma list of up to 20 event types")),
     responses(
         (status = 200, body = crate::openapi::LedgerPage),
         (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         (status = 422, body = crate::error::ErrorBody),
     ))]
-async fn get_events(
+async fn list_events(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
@@ -205,5 +205,5 @@ async fn get_events(
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(post_events, get_events))
+    OpenApiRouter::new().routes(routes!(append_events, list_events))
 }

@@ -61,7 +61,7 @@ pub struct CreateReplay {
     #[schema(min_items = 1, max_items = 500, value_type = Option<Vec<uuid::Uuid>>)]
     pub event_ids: Option<Vec<String>>,
     /// Why: 1–300 characters, kept for the audit.
-    #[schema(min_length = 1, max_length = 300)]
+    #[schema(max_length = 300, pattern = "\\S")]
     pub motivo: String,
 }
 
@@ -199,7 +199,7 @@ pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<String, ApiError> {
 #[utoipa::path(post, path = "/v1/subscriptions/{id}/replays", tag = "subscriptions",
     security(("api_key" = ["deliveries:replay"])),
     params(("id" = String, Path, format = Uuid),
-           ("Idempotency-Key" = String, Header, description = "Required, 1–200 characters; the same key with another request is a 409, with the same one the first answer")),
+           ("Idempotency-Key" = String, Header, min_length = 1, max_length = 200, description = "Required, 1–200 characters; the same key with another request is a 409, with the same one the first answer")),
     request_body = CreateReplay,
     responses(
         (status = 202, body = Replay),
@@ -207,7 +207,7 @@ pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<String, ApiError> {
         (status = 403, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         (status = 409, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn post_replay(
+pub(crate) async fn request_replay(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
@@ -228,7 +228,7 @@ pub(crate) async fn post_replay(
 #[utoipa::path(post, path = "/v1/admin/apps/{id}/subscriptions/{sid}/replays", tag = "admin",
     security(("admin_token" = [])),
     params(("id" = String, Path, format = Uuid, description = "App id"), ("sid" = String, Path, format = Uuid, description = "Subscription id"),
-           ("Idempotency-Key" = String, Header, description = "Required, 1–200 characters")),
+           ("Idempotency-Key" = String, Header, min_length = 1, max_length = 200, description = "Required, 1–200 characters")),
     request_body = CreateReplay,
     responses(
         (status = 202, body = Replay),
@@ -236,7 +236,7 @@ pub(crate) async fn post_replay(
         (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody),
         (status = 422, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn post_app_replay(
+pub(crate) async fn request_app_replay(
     _: Operator,
     State(state): State<AppState>,
     Path((app, id)): Path<(String, String)>,
@@ -258,6 +258,6 @@ pub(crate) async fn post_app_replay(
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(post_replay))
-        .routes(routes!(post_app_replay))
+        .routes(routes!(request_replay))
+        .routes(routes!(request_app_replay))
 }

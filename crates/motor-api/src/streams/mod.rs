@@ -38,6 +38,21 @@ use crate::{auth::Caller, error::ApiError, AppState};
 /// Seconds a client refused for lack of slots is told to wait.
 const RETRY_AFTER_SECS: u32 = 5;
 
+/// One Server-Sent Events message as a client parses it (OpenAPI 3.1 has
+/// a `text/event-stream` schema describe each message): the opening `id: N`
+/// with no data and the comments are not messages.
+#[derive(ToSchema)]
+#[allow(dead_code)] // documentation only: sse.rs writes the frames
+pub struct SseMessage {
+    /// The event's `seq`: the cursor to resume after it.
+    #[schema(pattern = "^[0-9]+$")]
+    id: String,
+    /// The event's `type`.
+    event: String,
+    /// The event's envelope, JSON on one line.
+    data: String,
+}
+
 /// 410: the cursor is older than the resumption window.
 #[derive(Serialize, ToSchema)]
 pub struct CursorExpired {
@@ -75,11 +90,11 @@ pub struct CursorExpired {
 #[utoipa::path(get, path = "/v1/instances/{id}/events/stream", tag = "events",
     security(("api_key" = ["events:read"])),
     params(("id" = String, Path, format = Uuid, description = "Instance id"),
-           ("desde" = Option<i64>, Query, description = "Resume after this cursor (the seq of the last event received); 0 = from the first resumable event"),
-           ("Last-Event-ID" = Option<i64>, Header, description = "As `desde`, and wins over it (what EventSource sends on reconnect)"),
-           ("types" = Option<String>, Query, description = "Comma list of up to 20 event types")),
+           ("desde" = Option<i64>, Query, minimum = 0, description = "Resume after this cursor (the seq of the last event received); 0 = from the first resumable event"),
+           ("Last-Event-ID" = Option<i64>, Header, minimum = 0, description = "As `desde`, and wins over it (what EventSource sends on reconnect)"),
+           ("types" = Option<String>, Query, pattern = "^[^,\\s\\x00-\\x1f\\x7f-\\x9f](?:[^,\\x00-\\x1f\\x7f-\\x9f]{0,198}[^,\\s\\x00-\\x1f\\x7f-\\x9f])?(?:,[^,\\s\\x00-\\x1f\\x7f-\\x9f](?:[^,\\x00-\\x1f\\x7f-\\x9f]{0,198}[^,\\s\\x00-\\x1f\\x7f-\\x9f])?){0,19}$", description = "Comma list of up to 20 event types")),
     responses(
-        (status = 200, content_type = "text/event-stream", body = String,
+        (status = 200, content_type = "text/event-stream", body = SseMessage,
          description = "Server-Sent Events: `id: <seq>`, `event: <type>`, `data: <envelope>` per event; `: ping` heartbeats; a last `: fin motivo=… cursor=N` comment"),
         (status = 101, description = "WebSocket: one text frame per envelope; pings every 15 s; close reason `motivo=… cursor=N`"),
         (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),

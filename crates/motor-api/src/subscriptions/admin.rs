@@ -45,7 +45,7 @@ async fn access(state: &AppState, raw: &str) -> Result<Access, ApiError> {
         (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         (status = 422, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn post_app_subscription(
+pub(crate) async fn create_app_subscription(
     _: Operator,
     State(state): State<AppState>,
     Path(app): Path<String>,
@@ -66,7 +66,7 @@ pub(crate) async fn post_app_subscription(
         (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         (status = 422, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn get_app_subscriptions(
+pub(crate) async fn list_app_subscriptions(
     _: Operator,
     State(state): State<AppState>,
     Path(app): Path<String>,
@@ -107,7 +107,7 @@ pub(crate) async fn get_app_subscription(
         (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         (status = 409, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn patch_app_subscription(
+pub(crate) async fn update_app_subscription(
     _: Operator,
     State(state): State<AppState>,
     Path((app, id)): Path<(String, String)>,
@@ -149,7 +149,7 @@ pub(crate) async fn delete_app_subscription(
         (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         (status = 409, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn post_app_rotate(
+pub(crate) async fn rotate_app_secret(
     _: Operator,
     State(state): State<AppState>,
     Path((app, id)): Path<(String, String)>,
@@ -168,7 +168,7 @@ pub(crate) async fn post_app_rotate(
         (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         (status = 409, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn post_app_test(
+pub(crate) async fn send_app_test(
     _: Operator,
     State(state): State<AppState>,
     Path((app, id)): Path<(String, String)>,
@@ -180,12 +180,12 @@ pub(crate) async fn post_app_test(
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(get_app_subscriptions, post_app_subscription))
+        .routes(routes!(list_app_subscriptions, create_app_subscription))
         .routes(routes!(
             get_app_subscription,
-            patch_app_subscription,
+            update_app_subscription,
             delete_app_subscription
         ))
-        .routes(routes!(post_app_rotate))
-        .routes(routes!(post_app_test))
+        .routes(routes!(rotate_app_secret))
+        .routes(routes!(send_app_test))
 }

@@ -15,18 +15,26 @@ use utoipa::{IntoParams, ToSchema};
 #[serde(deny_unknown_fields)]
 pub struct CreateSubscription {
     /// 1–120 characters.
+    #[schema(max_length = 120, pattern = "\\S")]
     pub nombre: String,
     /// `http://` or `https://` (a webhook), `amqp[s]://host[:port]/[vhost]?exchange=NAME[&routing_key=KEY]`
     /// (RabbitMQ) or `nats://` / `tls://host[:port]/SUBJECT` (NATS
     /// JetStream); routing keys and subjects may use `{type}` and
     /// `{instance_id}`. 8–2000 characters, no user info, no fragment; the
     /// host must be an allowed destination.
+    #[schema(
+        min_length = 8,
+        max_length = 2000,
+        pattern = "^(https?|amqps?|nats|tls)://[^\\s\\x00-\\x1f\\x7f-\\x9f]+$"
+    )]
     pub url: String,
     /// Up to 200 instance ids of the app; empty = all of them.
     #[serde(default)]
+    #[schema(value_type = Vec<uuid::Uuid>)]
     pub instancias: Vec<String>,
     /// Up to 50 event types; empty = all.
     #[serde(default)]
+    #[schema(value_type = Vec<crate::openapi::EventTypeName>)]
     pub tipos: Vec<String>,
     /// Default `true`: per instance, in `seq` order.
     #[serde(default)]
@@ -52,8 +60,23 @@ pub struct CreateSubscription {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Credenciales {
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*$"
+    )]
     pub usuario: Option<String>,
+    #[schema(
+        min_length = 1,
+        max_length = 4096,
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*$"
+    )]
     pub clave: Option<String>,
+    #[schema(
+        min_length = 1,
+        max_length = 4096,
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*$"
+    )]
     pub token: Option<String>,
 }
 
@@ -89,9 +112,17 @@ where
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateSubscription {
+    #[schema(max_length = 120, pattern = "\\S")]
     pub nombre: Option<String>,
+    #[schema(
+        min_length = 8,
+        max_length = 2000,
+        pattern = "^(https?|amqps?|nats|tls)://[^\\s\\x00-\\x1f\\x7f-\\x9f]+$"
+    )]
     pub url: Option<String>,
+    #[schema(value_type = Option<Vec<uuid::Uuid>>)]
     pub instancias: Option<Vec<String>>,
+    #[schema(value_type = Option<Vec<crate::openapi::EventTypeName>>)]
     pub tipos: Option<Vec<String>>,
     pub ordenado: Option<bool>,
     /// `mw-v1`, `t-v1` or `standard-webhooks`; applies from the next
@@ -99,6 +130,7 @@ pub struct UpdateSubscription {
     #[schema(value_type = Option<crate::subscriptions::SigningProfileSchema>)]
     pub firma: Option<String>,
     /// `activa` or `pausada`.
+    #[schema(pattern = "^(activa|pausada)$")]
     pub estado: Option<String>,
     /// The `version` the change is based on; another one is a 409.
     pub version_esperada: Option<i64>,
@@ -163,6 +195,9 @@ pub struct SubscriptionList {
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Comma list of states; default `activa,pausada,suspendida`.
+    #[param(
+        pattern = "^(activa|pausada|suspendida|eliminada)(,(activa|pausada|suspendida|eliminada))*$"
+    )]
     pub estado: Option<String>,
 }
 

@@ -7,13 +7,6 @@ pub mod admin;
 pub mod probe;
 pub mod rules;
 
-use axum::{
-    body::Body,
-    extract::{rejection::QueryRejection, Path, Query, State},
-    http::StatusCode,
-    response::IntoResponse,
-    Json,
-};
 use motor_domain::{
     credentials::{credentials_aad, BrokerCredentials},
     seal::{secret_aad, SealingKey},
@@ -23,11 +16,12 @@ use motor_domain::{
         parse_subscription_name, parse_types, parse_url, NewSubscription, Subscription,
         SubscriptionId, SubscriptionState,
     },
-    FieldError, Scope,
+    Scope,
 };
 use motor_store::{lifecycle, settings, subscriptions as store};
 
 mod dto;
+mod handlers;
 
 pub use self::dto::{
     CreateSubscription, Credenciales, ListQuery, Secreto, SigningKeyIdSchema, SigningProfileSchema,
@@ -38,7 +32,7 @@ pub use crate::subscriptions::rules::Access;
 use crate::{
     auth::Caller,
     error::ApiError,
-    extract::{comma_list, parse_json, path_id, read_body},
+    extract::comma_list,
     subscriptions::rules::{check_destination, check_types, refuse_deleted},
     AppState,
 };
@@ -305,147 +299,23 @@ pub async fn rotate_secret(
     })
 }
 
-// ---- HTTP handlers --------------------------------------------------------
-
 pub(crate) fn manager(caller: &Caller) -> Result<Access, ApiError> {
     caller.require(Scope::SubscriptionsManage)?;
     Ok(Access::from(&caller.0))
 }
 
-/// Creates a subscription; the secret is in this answer and never again.
-#[utoipa::path(post, path = "/v1/subscriptions", tag = "subscriptions",
-    security(("api_key" = ["subscriptions:manage"])),
-    request_body = CreateSubscription,
-    responses(
-        (status = 201, body = SubscriptionWithSecret),
-        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody),
-    ))]
-pub(crate) async fn post_subscription(
-    State(state): State<AppState>,
-    caller: Caller,
-    body: Body,
-) -> Result<impl IntoResponse, ApiError> {
-    let access = manager(&caller)?;
-    let input = parse_json(&read_body(body).await?)?;
-    let created = create_subscription(&state, &access, input).await?;
-    Ok((StatusCode::CREATED, Json(created)))
-}
-
-/// Lists the app's subscriptions (without secrets), oldest first.
-#[utoipa::path(get, path = "/v1/subscriptions", tag = "subscriptions",
-    security(("api_key" = ["subscriptions:manage"])),
-    params(ListQuery),
-    responses(
-        (status = 200, body = SubscriptionList),
-        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody),
-    ))]
-pub(crate) async fn get_subscriptions(
-    State(state): State<AppState>,
-    caller: Caller,
-    query: Result<Query<ListQuery>, QueryRejection>,
-) -> Result<Json<SubscriptionList>, ApiError> {
-    let access = manager(&caller)?;
-    let Query(query) = query.map_err(|e| FieldError::invalid("query", e.body_text()))?;
-    Ok(Json(
-        list_subscriptions(&state, &access, query.estado.as_deref()).await?,
-    ))
-}
-
-/// Reads one subscription (any state, `eliminada` included).
-#[utoipa::path(get, path = "/v1/subscriptions/{id}", tag = "subscriptions",
-    security(("api_key" = ["subscriptions:manage"])),
-    params(("id" = String, Path, format = Uuid)),
-    responses(
-        (status = 200, body = crate::subscriptions::SubscriptionSchema),
-        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody),
-    ))]
-pub(crate) async fn get_one_subscription(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
-) -> Result<Json<Subscription>, ApiError> {
-    let access = manager(&caller)?;
-    let id = path_id(&id, "subscription")?;
-    Ok(Json(get_subscription(&state, &access, id).await?))
-}
-
-/// Changes fields, pauses or reactivates. A stale `version_esperada` is a
-/// 409.
-#[utoipa::path(patch, path = "/v1/subscriptions/{id}", tag = "subscriptions",
-    security(("api_key" = ["subscriptions:manage"])),
-    params(("id" = String, Path, format = Uuid)),
-    request_body = UpdateSubscription,
-    responses(
-        (status = 200, body = crate::subscriptions::SubscriptionSchema),
-        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody),
-    ))]
-pub(crate) async fn patch_subscription(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
-    body: Body,
-) -> Result<Json<Subscription>, ApiError> {
-    let access = manager(&caller)?;
-    let id = path_id(&id, "subscription")?;
-    let input = parse_json(&read_body(body).await?)?;
-    Ok(Json(update_subscription(&state, &access, id, input).await?))
-}
-
-/// Deletes it: state `eliminada`, no new deliveries, pending ones not
-/// sent. The row stays for audit; no event is deleted.
-#[utoipa::path(delete, path = "/v1/subscriptions/{id}", tag = "subscriptions",
-    security(("api_key" = ["subscriptions:manage"])),
-    params(("id" = String, Path, format = Uuid)),
-    responses(
-        (status = 204),
-        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody),
-    ))]
-pub(crate) async fn delete_one_subscription(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
-) -> Result<StatusCode, ApiError> {
-    let access = manager(&caller)?;
-    let id = path_id(&id, "subscription")?;
-    delete_subscription(&state, &access, id).await?;
-    Ok(StatusCode::NO_CONTENT)
-}
-
-/// Issues a new secret (shown once). The previous one keeps signing for
-/// `webhooks.ventana_rotacion_minutos`, then expires.
-#[utoipa::path(post, path = "/v1/subscriptions/{id}/rotate", tag = "subscriptions",
-    security(("api_key" = ["subscriptions:manage"])),
-    params(("id" = String, Path, format = Uuid)),
-    responses(
-        (status = 200, body = SubscriptionWithSecret),
-        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody),
-    ))]
-pub(crate) async fn post_rotate(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
-) -> Result<Json<SubscriptionWithSecret>, ApiError> {
-    let access = manager(&caller)?;
-    let id = path_id(&id, "subscription")?;
-    Ok(Json(rotate_secret(&state, &access, id).await?))
-}
-
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(get_subscriptions, post_subscription))
         .routes(routes!(
-            get_one_subscription,
-            patch_subscription,
-            delete_one_subscription
+            handlers::list_subscriptions,
+            handlers::create_subscription
         ))
-        .routes(routes!(post_rotate))
+        .routes(routes!(
+            handlers::get_subscription,
+            handlers::update_subscription,
+            handlers::delete_subscription
+        ))
+        .routes(routes!(handlers::rotate_secret))
         .merge(probe::router())
         .merge(admin::router())
 }

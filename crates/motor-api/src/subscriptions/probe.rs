@@ -149,7 +149,7 @@ pub async fn test_subscription(
         (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
         (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn post_test(
+pub(crate) async fn send_test(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
@@ -160,5 +160,5 @@ pub(crate) async fn post_test(
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(post_test))
+    OpenApiRouter::new().routes(routes!(send_test))
 }

@@ -85,6 +85,11 @@ impl ErrorCode {
         (ErrorCode::CredentialsRejected, "rechazo_credenciales"),
     ];
 
+    /// The spellings of every code but `http_<status>`.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        Self::NAMED.into_iter().map(|(_, name)| name)
+    }
+
     /// Reads a code back as [`fmt::Display`] writes it; `http_<status>` only
     /// in its canonical decimal form (`http_503`, not `http_0503`).
     pub fn parse(s: &str) -> Option<Self> {

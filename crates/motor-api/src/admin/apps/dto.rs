@@ -8,23 +8,29 @@ use utoipa::ToSchema;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateApp {
+    #[schema(max_length = 120, pattern = "\\S")]
     pub nombre: String,
     #[serde(default)]
+    #[schema(value_type = Vec<crate::openapi::DestinationEntry>)]
     pub destinos_permitidos: Vec<String>,
     /// `estandar` (default) or `publica_https`: HTTPS on port 443 to
     /// public IPv4 addresses only, checked at create and at connect.
     #[serde(default)]
+    #[schema(pattern = "^(estandar|publica_https)$")]
     pub politica_destinos: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateApp {
+    #[schema(max_length = 120, pattern = "\\S")]
     pub nombre: Option<String>,
+    #[schema(value_type = Option<Vec<crate::openapi::DestinationEntry>>)]
     pub destinos_permitidos: Option<Vec<String>>,
     /// `estandar` or `publica_https`. Existing subscriptions are held to
     /// it at their next connection (suspended with `destino_bloqueado`
     /// when their destination no longer passes).
+    #[schema(pattern = "^(estandar|publica_https)$")]
     pub politica_destinos: Option<String>,
 }
 

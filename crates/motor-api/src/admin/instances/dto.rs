@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateInstance {
+    #[schema(max_length = 120, pattern = "\\S")]
     pub nombre: String,
 }
 

@@ -8,9 +8,12 @@ use utoipa::ToSchema;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateKey {
+    #[schema(max_length = 120, pattern = "\\S")]
     pub nombre: String,
+    #[schema(min_items = 1, value_type = Vec<ScopeSchema>)]
     pub scopes: Vec<String>,
     #[serde(default)]
+    #[schema(value_type = Vec<uuid::Uuid>)]
     pub instancias: Vec<String>,
 }
 

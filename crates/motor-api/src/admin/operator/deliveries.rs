@@ -14,11 +14,12 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::query;
-use crate::{auth::Operator, deliveries::Intento, error::ApiError, extract::path_id, AppState};
+use crate::{auth::Operator, deliveries::AttemptView, error::ApiError, extract::path_id, AppState};
 
 /// One delivery as the operator sees it (any app).
 #[derive(Debug, Serialize, ToSchema)]
-pub struct EntregaOperador {
+#[schema(as = EntregaOperador)]
+pub struct OperatorDelivery {
     #[schema(format = Uuid)]
     pub delivery_id: String,
     #[schema(format = Uuid)]
@@ -49,7 +50,7 @@ pub struct EntregaOperador {
     pub entregada_en: Option<String>,
 }
 
-impl From<OpDelivery> for EntregaOperador {
+impl From<OpDelivery> for OperatorDelivery {
     fn from(d: OpDelivery) -> Self {
         Self {
             delivery_id: d.id.to_string(),
@@ -75,25 +76,27 @@ impl From<OpDelivery> for EntregaOperador {
 
 /// A page of deliveries, newest first.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct EntregaOperadorList {
-    pub entregas: Vec<EntregaOperador>,
+#[schema(as = EntregaOperadorList)]
+pub struct OperatorDeliveryList {
+    pub entregas: Vec<OperatorDelivery>,
     /// Pass it as `cursor` for the next page; `null` on the last one.
     pub siguiente_cursor: Option<String>,
 }
 
 /// One delivery with its attempts.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct EntregaOperadorDetalle {
+#[schema(as = EntregaOperadorDetalle)]
+pub struct OperatorDeliveryDetail {
     #[serde(flatten)]
-    pub entrega: EntregaOperador,
-    pub intentos_detalle: Vec<Intento>,
+    pub entrega: OperatorDelivery,
+    pub intentos_detalle: Vec<AttemptView>,
 }
 
 /// The search, shared with the console.
 pub async fn search(
     state: &AppState,
     params: &HashMap<String, String>,
-) -> Result<EntregaOperadorList, ApiError> {
+) -> Result<OperatorDeliveryList, ApiError> {
     let filter = query::parse(params)?;
     let mut rows = operator_view::deliveries(&state.pool, &filter).await?;
     let more = rows.len() as i64 >= filter.limit;
@@ -103,19 +106,19 @@ pub async fn search(
     let siguiente_cursor = more
         .then(|| rows.last().map(|d| query::encode_cursor(d.id)))
         .flatten();
-    Ok(EntregaOperadorList {
+    Ok(OperatorDeliveryList {
         entregas: rows.into_iter().map(Into::into).collect(),
         siguiente_cursor,
     })
 }
 
 /// One delivery with its attempts, shared with the console.
-pub async fn detail(state: &AppState, id: uuid::Uuid) -> Result<EntregaOperadorDetalle, ApiError> {
+pub async fn detail(state: &AppState, id: uuid::Uuid) -> Result<OperatorDeliveryDetail, ApiError> {
     let delivery = operator_view::delivery(&state.pool, id)
         .await?
         .ok_or(ApiError::NotFound("delivery"))?;
     let attempts = read::attempts(&state.pool, DeliveryId::from_uuid(id)).await?;
-    Ok(EntregaOperadorDetalle {
+    Ok(OperatorDeliveryDetail {
         entrega: delivery.into(),
         intentos_detalle: attempts.into_iter().map(Into::into).collect(),
     })
@@ -125,25 +128,25 @@ pub async fn detail(state: &AppState, id: uuid::Uuid) -> Result<EntregaOperadorD
 #[utoipa::path(get, path = "/v1/admin/deliveries", tag = "admin",
     security(("admin_token" = [])),
     params(
-        ("estado" = Option<String>, Query, description = "Comma list of pendiente, entregada, fallida"),
+        ("estado" = Option<String>, Query, pattern = "^(pendiente|entregada|fallida)(,(pendiente|entregada|fallida))*$", description = "Comma list of pendiente, entregada, fallida"),
         ("app_id" = Option<String>, Query, format = Uuid),
         ("suscripcion_id" = Option<String>, Query, format = Uuid),
         ("instancia_id" = Option<String>, Query, format = Uuid),
         ("ultimo_error" = Option<String>, Query, description = "Comma list of error codes (http_503, timeout_agotada, …)"),
         ("desde" = Option<String>, Query, format = DateTime, description = "Created at or after"),
         ("hasta" = Option<String>, Query, format = DateTime, description = "Created before"),
-        ("cursor" = Option<String>, Query, description = "siguiente_cursor of the previous page"),
-        ("limite" = Option<i64>, Query, description = "1–200, default 50"),
+        ("cursor" = Option<String>, Query, pattern = "^d_[0-9a-fA-F]{32}$", description = "siguiente_cursor of the previous page"),
+        ("limite" = Option<i64>, Query, minimum = 1, maximum = 200, description = "1–200, default 50"),
     ),
     responses(
-        (status = 200, body = EntregaOperadorList),
+        (status = 200, body = OperatorDeliveryList),
         (status = 401, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn get_deliveries(
+pub(crate) async fn list_all_deliveries(
     _: Operator,
     State(state): State<AppState>,
     params: Result<Query<HashMap<String, String>>, QueryRejection>,
-) -> Result<Json<EntregaOperadorList>, ApiError> {
+) -> Result<Json<OperatorDeliveryList>, ApiError> {
     let Query(params) = params.map_err(|e| FieldError::invalid("query", e.body_text()))?;
     Ok(Json(search(&state, &params).await?))
 }
@@ -153,14 +156,14 @@ pub(crate) async fn get_deliveries(
     security(("admin_token" = [])),
     params(("id" = String, Path, format = Uuid)),
     responses(
-        (status = 200, body = EntregaOperadorDetalle),
+        (status = 200, body = OperatorDeliveryDetail),
         (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn get_delivery(
+pub(crate) async fn get_any_delivery(
     _: Operator,
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<EntregaOperadorDetalle>, ApiError> {
+) -> Result<Json<OperatorDeliveryDetail>, ApiError> {
     let id = path_id(&id, "delivery")?;
     Ok(Json(detail(&state, id).await?))
 }

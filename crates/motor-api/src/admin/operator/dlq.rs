@@ -36,7 +36,8 @@ pub const MAX_RETRY: i64 = 500;
 
 /// One group of the DLQ.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct DlqGrupo {
+#[schema(as = DlqGrupo)]
+pub struct DlqGroup {
     #[schema(format = Uuid)]
     pub app_id: String,
     #[schema(format = Uuid)]
@@ -52,27 +53,29 @@ pub struct DlqGrupo {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct DlqResumen {
+#[schema(as = DlqResumen)]
+pub struct DlqSummary {
     /// Failed deliveries in all the groups.
     pub total: i64,
     /// Largest groups first.
-    pub grupos: Vec<DlqGrupo>,
+    pub grupos: Vec<DlqGroup>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct DlqQuery {
     /// Only this app's DLQ.
     #[param(format = Uuid)]
     pub app_id: Option<String>,
 }
 
-pub async fn summary(state: &AppState, app: Option<Uuid>) -> Result<DlqResumen, ApiError> {
+pub async fn summary(state: &AppState, app: Option<Uuid>) -> Result<DlqSummary, ApiError> {
     let groups = operator_view::dlq(&state.pool, app).await?;
-    Ok(DlqResumen {
+    Ok(DlqSummary {
         total: groups.iter().map(|g| g.fallidas).sum(),
         grupos: groups
             .into_iter()
-            .map(|g| DlqGrupo {
+            .map(|g| DlqGroup {
                 app_id: g.app_id.to_string(),
                 suscripcion_id: g.subscription_id.to_string(),
                 suscripcion: g.suscripcion,
@@ -90,14 +93,14 @@ pub async fn summary(state: &AppState, app: Option<Uuid>) -> Result<DlqResumen, 
     security(("admin_token" = [])),
     params(DlqQuery),
     responses(
-        (status = 200, body = DlqResumen),
+        (status = 200, body = DlqSummary),
         (status = 401, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn get_dlq(
     _: Operator,
     State(state): State<AppState>,
     query: Result<Query<DlqQuery>, QueryRejection>,
-) -> Result<Json<DlqResumen>, ApiError> {
+) -> Result<Json<DlqSummary>, ApiError> {
     let Query(query) = query.map_err(|e| FieldError::invalid("query", e.body_text()))?;
     let app = query
         .app_id
@@ -121,11 +124,13 @@ pub struct RetryDlq {
     #[schema(format = Uuid)]
     pub app_id: Option<String>,
     /// Only failures with these codes (`http_410`, `timeout_agotada`, …).
+    #[schema(value_type = Option<Vec<crate::openapi::LastErrorCode>>)]
     pub ultimo_error: Option<Vec<String>>,
     /// 1 to 500 delivery ids of the DLQ.
-    #[schema(value_type = Option<Vec<uuid::Uuid>>)]
+    #[schema(min_items = 1, max_items = 500, value_type = Option<Vec<uuid::Uuid>>)]
     pub delivery_ids: Option<Vec<String>>,
     /// Why: 1–300 characters, kept in each replay's audit.
+    #[schema(max_length = 300, pattern = "\\S")]
     pub motivo: String,
 }
 
@@ -252,14 +257,14 @@ pub async fn retry(
 /// events), with the motivo audited.
 #[utoipa::path(post, path = "/v1/admin/dlq/retry", tag = "admin",
     security(("admin_token" = [])),
-    params(("Idempotency-Key" = String, Header, description = "Required, 1–200 characters; a repeat answers the same replays")),
+    params(("Idempotency-Key" = String, Header, min_length = 1, max_length = 200, description = "Required, 1–200 characters; a repeat answers the same replays")),
     request_body = RetryDlq,
     responses(
         (status = 202, body = RetryDlqResult),
         (status = 400, body = crate::error::ErrorBody), (status = 401, body = crate::error::ErrorBody),
         (status = 409, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn post_retry(
+pub(crate) async fn retry_dlq(
     _: Operator,
     State(state): State<AppState>,
     headers: HeaderMap,

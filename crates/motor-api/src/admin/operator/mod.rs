@@ -16,11 +16,11 @@ use crate::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(deliveries::get_deliveries))
-        .routes(routes!(deliveries::get_delivery))
+        .routes(routes!(deliveries::list_all_deliveries))
+        .routes(routes!(deliveries::get_any_delivery))
         .routes(routes!(dlq::get_dlq))
-        .routes(routes!(dlq::post_retry))
-        .routes(routes!(subscriptions::post_pause))
-        .routes(routes!(subscriptions::post_reactivate))
+        .routes(routes!(dlq::retry_dlq))
+        .routes(routes!(subscriptions::pause_subscription))
+        .routes(routes!(subscriptions::reactivate_subscription))
         .routes(routes!(reconcile::get_report))
 }

@@ -46,7 +46,7 @@ pub async fn set_state(state: &AppState, id: Uuid, estado: &str) -> Result<Subsc
         (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         (status = 409, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn post_pause(
+pub(crate) async fn pause_subscription(
     _: Operator,
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -66,7 +66,7 @@ pub(crate) async fn post_pause(
         (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         (status = 409, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]
-pub(crate) async fn post_reactivate(
+pub(crate) async fn reactivate_subscription(
     _: Operator,
     State(state): State<AppState>,
     Path(id): Path<String>,
