@@ -1,7 +1,24 @@
 //! Motor's HTTP API: the producer and ledger routes for API keys, the
-//! operator routes for `MOTOR_ADMIN_TOKEN`, and health and metrics. Handlers
-//! validate with the domain crate and write through the store; one error
-//! type answers every failure the same way.
+//! operator routes for `MOTOR_ADMIN_TOKEN`, the operator console, and health
+//! and metrics. Handlers validate with the domain crate and write through
+//! the store; one error type ([`ApiError`]) answers every failure the same
+//! way.
+//!
+//! One folder per resource, each with its `router()` built with
+//! utoipa-axum, so a route's OpenAPI entry is registered with the route:
+//! `events` (append and read the ledger; `intake` group-commits concurrent
+//! appends), `subscriptions` (manage, rotate, test — `probe` —, with the
+//! validation `rules` and the operator's `admin` view), `deliveries` (list,
+//! detail, manual `retry`), `replays`, `streams` (SSE and WebSocket over the
+//! ledger), `admin` (apps, instances, keys, settings, alerts, event types,
+//! and the `operator` API), `console` (server-rendered operator pages),
+//! `health` (`/healthz`, `/readyz`, `/metrics`). `openapi` holds only the
+//! document's info, security, tags and the answers every route shares;
+//! `auth` and `extract` are the extractors.
+//!
+//! Neighbours: `motor-store` (Postgres), `motor-domain` (the rules),
+//! `motor-destinations` (the test probe), `motor-metrics`. Nothing below it
+//! depends on it; the `motor` binary serves it.
 
 pub mod admin;
 pub mod auth;

@@ -1,7 +1,21 @@
-//! Motor's Postgres store: the ledger, the outbox, operators' records and
-//! producer idempotency. Functions take a connection or a transaction so the
-//! caller decides what commits together (the ledger write and its outbox
-//! rows always do).
+//! Motor's Postgres store. Functions take a connection or a transaction so
+//! the caller decides what commits together (the ledger write, its fan-out
+//! and its outbox rows always do). Every statement is checked at build time
+//! (`sqlx::query!` against `.sqlx/`); the hot delivery statements live in
+//! `deliveries/sql/*.sql` so the plans test reads the same text.
+//!
+//! Modules: `ledger` (append with a gapless per-instance `seq`, read,
+//! stream, redact), `outbox` (the relay's shards), `deliveries` (fan-out,
+//! claim, finish, sweep, reads), `subscriptions` and `lifecycle` (a change of
+//! state and what it does: the one reactivation), `replays`, `idempotency`
+//! (producer `Idempotency-Key`), `operator` (apps, instances, keys),
+//! `operator_view` (the operator's cross-app reads), `settings`, `alerts`,
+//! `health` (disabling on sustained failure), `throttle` (`Retry-After`
+//! holds), `observe` (backlog counts for metrics), `reconcile` (stuck work).
+//! The migrations in `migrations/` are embedded as [`MIGRATOR`].
+//!
+//! Neighbours: `motor-domain` (the types it stores); used by `motor-engine`,
+//! `motor-api` and the `motor` binary.
 
 pub mod alerts;
 pub mod deliveries;
