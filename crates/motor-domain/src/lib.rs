@@ -1,6 +1,25 @@
 //! Motor's domain: the envelope, typed ids, `seq`, scopes and the rules that
 //! turn user input into values the rest of Motor can trust. Pure: no I/O, no
-//! sqlx, rdkafka or axum. The store, the bus and the API build on these types.
+//! sqlx, rdkafka, axum or OpenAPI. Type names are English and their wire
+//! spelling (the contract's Spanish) lives in serde renames and `as_str()`;
+//! some struct fields still carry the wire's Spanish names (issue 11).
+//!
+//! Modules, by what they describe:
+//! - events and the ledger: `event` (what producers send, parsed), `envelope`
+//!   (the one JSON document of an event), `ledger` and `stream` (reading it),
+//!   `time` (the contract's timestamps), `ids`;
+//! - subscriptions: `subscription` (fields and their rules), `destination`
+//!   (webhook URLs, brokers, the allowed-destinations policy), `credentials`,
+//!   `secret`, `keyring` and `signature` (signing profiles and keys), `seal`
+//!   (secrets at rest);
+//! - delivery: `delivery` (states, outcomes, the retry policy and its tiers,
+//!   jobs), `outbox` (the topic vocabulary), `replay`, `reconcile`;
+//! - operators and callers: `operator` (apps, instances, keys), `apikey`,
+//!   `scope`, `principal`, `settings`, `alert`;
+//! - `error`: a rule broken by user input, with the field it names.
+//!
+//! Neighbours: every other crate builds on these types; this crate depends on
+//! none of them.
 
 pub mod alert;
 pub mod apikey;
