@@ -57,12 +57,21 @@ pub const LEASE_MARGIN: Duration = Duration::from_secs(5);
 /// Concurrent attempts per unordered subscription in one process.
 pub const UNORDERED_PER_SUBSCRIPTION: usize = 8;
 
-/// Attempts of one lane a job may chain (each head's finish claiming the
-/// next delivery), and for how long, before the lane goes on in a task of
-/// its own: the job's consumer slot and offset are then free, and the lane
-/// does not wait for a job queued behind the backlog of its partition.
+/// Attempts of one lane a consumer's job may chain (each head's finish
+/// claiming the next delivery), and for how long, before the lane goes on
+/// in a task of its own: the job's consumer slot and offset are then free,
+/// and the lane does not wait for a job queued behind the backlog of its
+/// partition. A chain already in a task of its own has no bound.
 const CHAIN_MAX: usize = 100;
 const CHAIN_FOR: Duration = Duration::from_secs(1);
+
+/// Where a chain runs: in a consumer's job (bounded by [`CHAIN_MAX`] and
+/// [`CHAIN_FOR`]) or in a task of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Runs {
+    InJob,
+    Detached,
+}
 
 /// How long a consumer's fetch may wait when its topics have nothing new.
 /// A busy lane never waits for its topic (its chain claims the next
@@ -189,10 +198,10 @@ impl Dispatcher {
         {
             return Ok(());
         }
-        self.claim_and_chain(job).await
+        self.claim_and_chain(job, Runs::InJob).await
     }
 
-    async fn claim_and_chain(self: &Arc<Self>, job: &DeliveryJob) -> Result<()> {
+    async fn claim_and_chain(self: &Arc<Self>, job: &DeliveryJob, runs: Runs) -> Result<()> {
         // Unordered subscriptions first take a slot, before the claim, so a
         // lease never runs while waiting for one.
         let slot = self.slot(job.subscription_id).await?;
@@ -202,7 +211,7 @@ impl Dispatcher {
                 Claim::Claimed(claimed) => claimed,
                 Claim::Parked | Claim::Skipped(_) => return Ok(()),
             };
-        self.chain(*claimed, slot).await
+        self.chain(*claimed, slot, runs).await
     }
 
     /// Attempts a claimed delivery, then — while its lane's next delivery
@@ -213,6 +222,7 @@ impl Dispatcher {
         self: &Arc<Self>,
         claimed: Claimed,
         mut slot: Option<OwnedSemaphorePermit>,
+        runs: Runs,
     ) -> Result<()> {
         let mut claimed = Box::new(claimed);
         let started = Instant::now();
@@ -305,10 +315,12 @@ impl Dispatcher {
                         .lock()
                         .expect("not poisoned")
                         .remember((next.delivery_id, next.attempt));
-                    // Bounded per job, so a job does not hold its consumer's
+                    // Bounded in a job, so a job does not hold its consumer's
                     // offsets (or a shutdown) for long: past the bound the
                     // lane goes on in a task of its own.
-                    if attempts >= CHAIN_MAX || started.elapsed() >= CHAIN_FOR {
+                    if runs == Runs::InJob
+                        && (attempts >= CHAIN_MAX || started.elapsed() >= CHAIN_FOR)
+                    {
                         self.detach(*next);
                         break;
                     }
@@ -368,7 +380,7 @@ impl Dispatcher {
         let dispatcher = self.clone();
         let delivery = claimed.delivery_id;
         self.detached.spawn(async move {
-            if let Err(e) = dispatcher.chain(claimed, None).await {
+            if let Err(e) = dispatcher.chain(claimed, None, Runs::Detached).await {
                 tracing::warn!(error = %e, %delivery, "attempt not completed; the sweeper will retry it");
             }
         });
@@ -383,7 +395,7 @@ impl Dispatcher {
     }
 
     async fn handle_handed(self: &Arc<Self>, job: DeliveryJob) {
-        if let Err(e) = self.claim_and_chain(&job).await {
+        if let Err(e) = self.claim_and_chain(&job, Runs::Detached).await {
             tracing::warn!(error = %e, delivery = %job.delivery_id, "attempt not completed; the sweeper will retry it");
         }
     }
