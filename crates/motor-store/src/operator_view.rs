@@ -49,41 +49,17 @@ pub struct OpDelivery {
     pub entregada_en: Option<Timestamp>,
 }
 
-/// A delivery joined with its names, as [`deliveries`], [`delivery`] and
-/// [`siblings`] select it.
-struct OpDeliveryRow {
-    id: Uuid,
-    app_id: Uuid,
-    subscription_id: Uuid,
-    subscription_name: String,
-    instance_id: Uuid,
-    instance_name: String,
-    event_id: Uuid,
-    seq: i64,
-    event_type: String,
-    lane: String,
-    state: String,
-    attempts: i32,
-    next_attempt: Option<Timestamp>,
-    last_status: Option<i32>,
-    last_error: Option<String>,
-    created_at: Timestamp,
-    delivered_at: Option<Timestamp>,
-}
-
 /// Deliveries matching `filter`, newest id first; `limit` rows at most.
 pub async fn deliveries(
     db: impl PgExecutor<'_>,
     filter: &DeliveryFilter,
 ) -> Result<Vec<OpDelivery>> {
     let rows = sqlx::query_as!(
-        OpDeliveryRow,
-        "SELECT d.id, d.app_id, d.subscription_id, s.nombre AS subscription_name,
-                d.instance_id, i.nombre AS instance_name, d.event_id, d.seq, e.type AS event_type,
-                d.lane, d.estado AS state, d.intentos AS attempts,
-                d.proximo_intento AS next_attempt, d.ultimo_status AS last_status,
-                d.ultimo_error AS last_error, d.creado_en AS created_at,
-                d.entregado_en AS delivered_at
+        OpDelivery,
+        "SELECT d.id, d.app_id, d.subscription_id, s.nombre AS suscripcion,
+                d.instance_id, i.nombre AS instancia, d.event_id, d.seq, e.type AS event_type,
+                d.lane, d.estado, d.intentos, d.proximo_intento, d.ultimo_status,
+                d.ultimo_error, d.creado_en AS creada_en, d.entregado_en AS entregada_en
          FROM deliveries d
          JOIN subscriptions s ON s.id = d.subscription_id
          JOIN instances i ON i.id = d.instance_id
@@ -110,19 +86,17 @@ pub async fn deliveries(
     )
     .fetch_all(db)
     .await?;
-    Ok(rows.into_iter().map(op_delivery).collect())
+    Ok(rows)
 }
 
 /// One delivery, any app.
 pub async fn delivery(db: impl PgExecutor<'_>, id: Uuid) -> Result<Option<OpDelivery>> {
     let row = sqlx::query_as!(
-        OpDeliveryRow,
-        "SELECT d.id, d.app_id, d.subscription_id, s.nombre AS subscription_name,
-                d.instance_id, i.nombre AS instance_name, d.event_id, d.seq, e.type AS event_type,
-                d.lane, d.estado AS state, d.intentos AS attempts,
-                d.proximo_intento AS next_attempt, d.ultimo_status AS last_status,
-                d.ultimo_error AS last_error, d.creado_en AS created_at,
-                d.entregado_en AS delivered_at
+        OpDelivery,
+        "SELECT d.id, d.app_id, d.subscription_id, s.nombre AS suscripcion,
+                d.instance_id, i.nombre AS instancia, d.event_id, d.seq, e.type AS event_type,
+                d.lane, d.estado, d.intentos, d.proximo_intento, d.ultimo_status,
+                d.ultimo_error, d.creado_en AS creada_en, d.entregado_en AS entregada_en
          FROM deliveries d
          JOIN subscriptions s ON s.id = d.subscription_id
          JOIN instances i ON i.id = d.instance_id
@@ -132,29 +106,7 @@ pub async fn delivery(db: impl PgExecutor<'_>, id: Uuid) -> Result<Option<OpDeli
     )
     .fetch_optional(db)
     .await?;
-    Ok(row.map(op_delivery))
-}
-
-fn op_delivery(r: OpDeliveryRow) -> OpDelivery {
-    OpDelivery {
-        id: r.id,
-        app_id: r.app_id,
-        subscription_id: r.subscription_id,
-        suscripcion: r.subscription_name,
-        instance_id: r.instance_id,
-        instancia: r.instance_name,
-        event_id: r.event_id,
-        seq: r.seq,
-        event_type: r.event_type,
-        lane: r.lane,
-        estado: r.state,
-        intentos: r.attempts,
-        proximo_intento: r.next_attempt,
-        ultimo_status: r.last_status,
-        ultimo_error: r.last_error,
-        creada_en: r.created_at,
-        entregada_en: r.delivered_at,
-    }
+    Ok(row)
 }
 
 /// One group of the DLQ: a subscription's `fallida` deliveries with one
@@ -324,13 +276,11 @@ pub async fn subscriptions(db: impl PgExecutor<'_>) -> Result<Vec<OpSubscription
 /// replay's), newest first.
 pub async fn siblings(db: impl PgExecutor<'_>, of: &OpDelivery) -> Result<Vec<OpDelivery>> {
     let rows = sqlx::query_as!(
-        OpDeliveryRow,
-        "SELECT d.id, d.app_id, d.subscription_id, s.nombre AS subscription_name,
-                d.instance_id, i.nombre AS instance_name, d.event_id, d.seq, e.type AS event_type,
-                d.lane, d.estado AS state, d.intentos AS attempts,
-                d.proximo_intento AS next_attempt, d.ultimo_status AS last_status,
-                d.ultimo_error AS last_error, d.creado_en AS created_at,
-                d.entregado_en AS delivered_at
+        OpDelivery,
+        "SELECT d.id, d.app_id, d.subscription_id, s.nombre AS suscripcion,
+                d.instance_id, i.nombre AS instancia, d.event_id, d.seq, e.type AS event_type,
+                d.lane, d.estado, d.intentos, d.proximo_intento, d.ultimo_status,
+                d.ultimo_error, d.creado_en AS creada_en, d.entregado_en AS entregada_en
          FROM deliveries d
          JOIN subscriptions s ON s.id = d.subscription_id
          JOIN instances i ON i.id = d.instance_id
@@ -343,5 +293,5 @@ pub async fn siblings(db: impl PgExecutor<'_>, of: &OpDelivery) -> Result<Vec<Op
     )
     .fetch_all(db)
     .await?;
-    Ok(rows.into_iter().map(op_delivery).collect())
+    Ok(rows)
 }
