@@ -257,6 +257,10 @@ async fn an_operator_retries_a_failed_delivery_in_the_browser() {
     c.goto(&m.url("/console/deliveries")).await.unwrap();
     fill(&c, "#f-estado", "fallida").await;
     click(&c, "#buscar-btn").await;
+    // The page before the search lists deliveries too: wait for the
+    // search's own page before reading a link off it.
+    let url = url_when(&c, |u| u.contains("estado=fallida")).await;
+    assert!(url.contains("estado=fallida"), "{url}");
     let link = c
         .wait()
         .for_element(Locator::Css("a.entrega"))
@@ -286,7 +290,7 @@ async fn an_operator_retries_a_failed_delivery_in_the_browser() {
     loop {
         let other = c.find(Locator::Css("td.otra-estado")).await;
         if let Ok(cell) = other {
-            if cell.text().await.unwrap() == "entregada" {
+            if cell.text().await.is_ok_and(|t| t == "entregada") {
                 break;
             }
         }
