@@ -32,104 +32,6 @@ pub struct HealthSchema {
     pub postgres: Option<String>,
 }
 
-#[derive(Serialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-#[schema(as = Origin)]
-pub enum OriginSchema {
-    Live,
-    History,
-    Operator,
-}
-
-/// The envelope: the same bytes for webhooks, brokers, streams, Kafka and
-/// the ledger API. An event whose content passed retention keeps its place
-/// and seq with `data` = `{"motivo": "retencion", "redactado": true}`.
-#[derive(Serialize, ToSchema)]
-#[schema(as = Envelope)]
-pub struct EnvelopeSchema {
-    /// Always 1.
-    #[schema(minimum = 1, maximum = 1)]
-    pub schema_version: u32,
-    #[schema(format = Uuid)]
-    pub event_id: String,
-    #[schema(format = Uuid)]
-    pub instance_id: String,
-    /// 1, 2, 3, … per instance, gapless; 0 only in a `webhook.test`,
-    /// which is not in the ledger.
-    #[schema(minimum = 0)]
-    pub seq: i64,
-    #[serde(rename = "type")]
-    pub event_type: String,
-    #[schema(format = DateTime)]
-    pub occurred_at: String,
-    #[schema(format = DateTime)]
-    pub received_at: String,
-    pub generation: i64,
-    pub origin: OriginSchema,
-    /// Present only when the event has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub command_id: Option<String>,
-    /// Any JSON value.
-    pub data: Value,
-}
-
-/// One event as a producer sends it.
-#[derive(Serialize, ToSchema)]
-#[schema(as = NewEvent)]
-pub struct EventInput {
-    /// 1–200 characters, no control characters, no surrounding white space.
-    #[serde(rename = "type")]
-    #[schema(
-        pattern = "^[^\\s\\x00-\\x1f\\x7f-\\x9f](?:[^\\x00-\\x1f\\x7f-\\x9f]{0,198}[^\\s\\x00-\\x1f\\x7f-\\x9f])?$"
-    )]
-    pub event_type: String,
-    /// Any JSON value (not null). The envelope around it must fit in
-    /// 256 KiB (the body cap): when it would not and `data` is an object
-    /// with a `metadata` key, that key is dropped and
-    /// `"metadata_omitted": true` added; if it still would not, 413 naming
-    /// `data`.
-    #[schema(value_type = crate::openapi::NotNull)]
-    pub data: Value,
-    /// RFC 3339 (the pattern is a safe subset: days up to 28).
-    #[schema(
-        format = DateTime,
-        pattern = "^[1-9][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
-    )]
-    pub occurred_at: Option<String>,
-    /// Default `live`.
-    pub origin: Option<OriginSchema>,
-    #[schema(min_length = 1, max_length = 200)]
-    pub command_id: Option<String>,
-    /// The provider's id of the event: a repeat per instance is not stored
-    /// again.
-    #[schema(min_length = 1, max_length = 200)]
-    pub source_id: Option<String>,
-}
-
-/// One event, or an array of 1–500.
-#[derive(Serialize, ToSchema)]
-#[serde(untagged)]
-pub enum EventsInput {
-    One(EventInput),
-    Many(Vec<EventInput>),
-}
-
-/// The stored envelope, or an array of them in request order.
-#[derive(Serialize, ToSchema)]
-#[serde(untagged)]
-pub enum EventsOutput {
-    One(Box<EnvelopeSchema>),
-    Many(Vec<EnvelopeSchema>),
-}
-
-/// A page of the ledger.
-#[derive(Serialize, ToSchema)]
-pub struct LedgerPage {
-    pub events: Vec<EnvelopeSchema>,
-    pub next_after_seq: i64,
-    pub has_more: bool,
-}
-
 struct Security;
 
 impl Modify for Security {
@@ -259,7 +161,7 @@ pub fn render(doc: &utoipa::openapi::OpenApi) -> String {
 
 /// The JSON Schema of the envelope (`schemas/envelope.schema.json`).
 pub fn envelope_schema() -> String {
-    let schema = serde_json::to_value(<EnvelopeSchema as utoipa::PartialSchema>::schema())
+    let schema = serde_json::to_value(<crate::events::EnvelopeSchema as utoipa::PartialSchema>::schema())
         .expect("schemas serialise");
     let mut doc = serde_json::json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",

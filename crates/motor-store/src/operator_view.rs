@@ -1,113 +1,13 @@
-//! What the operator sees across apps: every app's deliveries (filtered,
-//! newest first, keyset-paginated by id — ids are time-ordered uuids, so
-//! the primary key walks them newest first), the DLQ summarised by
-//! subscription and error code, and selections of the DLQ to retry.
+//! What the operator sees across apps: the DLQ summarised by subscription
+//! and error code, selections of the DLQ to retry, and every subscription
+//! with its counts. Deliveries themselves are read by
+//! `crate::deliveries::read`, the same reads the app API uses.
 
 use motor_domain::{subscription::SubscriptionId, time::Timestamp, AppId, EventId};
 use sqlx::PgExecutor;
 use uuid::Uuid;
 
 use crate::Result;
-
-/// Which deliveries to list.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DeliveryFilter {
-    /// Empty = every state.
-    pub estados: Vec<String>,
-    pub app: Option<Uuid>,
-    pub subscription: Option<Uuid>,
-    pub instance: Option<Uuid>,
-    /// `ultimo_error` codes; empty = any.
-    pub errores: Vec<String>,
-    /// `creada_en` from (inclusive) and until (exclusive).
-    pub desde: Option<Timestamp>,
-    pub hasta: Option<Timestamp>,
-    /// Only deliveries with an id below this one (the cursor).
-    pub before: Option<Uuid>,
-    pub limit: i64,
-}
-
-/// One delivery as the operator lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OpDelivery {
-    pub id: Uuid,
-    pub app_id: Uuid,
-    pub subscription_id: Uuid,
-    pub suscripcion: String,
-    pub instance_id: Uuid,
-    pub instancia: String,
-    pub event_id: Uuid,
-    pub seq: i64,
-    pub event_type: String,
-    pub lane: String,
-    pub estado: String,
-    pub intentos: i32,
-    pub proximo_intento: Option<Timestamp>,
-    pub ultimo_status: Option<i32>,
-    pub ultimo_error: Option<String>,
-    pub creada_en: Timestamp,
-    pub entregada_en: Option<Timestamp>,
-}
-
-/// Deliveries matching `filter`, newest id first; `limit` rows at most.
-pub async fn deliveries(
-    db: impl PgExecutor<'_>,
-    filter: &DeliveryFilter,
-) -> Result<Vec<OpDelivery>> {
-    let rows = sqlx::query_as!(
-        OpDelivery,
-        "SELECT d.id, d.app_id, d.subscription_id, s.nombre AS suscripcion,
-                d.instance_id, i.nombre AS instancia, d.event_id, d.seq, e.type AS event_type,
-                d.lane, d.estado, d.intentos, d.proximo_intento, d.ultimo_status,
-                d.ultimo_error, d.creado_en AS creada_en, d.entregado_en AS entregada_en
-         FROM deliveries d
-         JOIN subscriptions s ON s.id = d.subscription_id
-         JOIN instances i ON i.id = d.instance_id
-         JOIN events e ON e.event_id = d.event_id
-         WHERE (cardinality($1::text[]) = 0 OR d.estado = ANY ($1))
-           AND ($2::uuid IS NULL OR d.app_id = $2)
-           AND ($3::uuid IS NULL OR d.subscription_id = $3)
-           AND ($4::uuid IS NULL OR d.instance_id = $4)
-           AND (cardinality($5::text[]) = 0 OR d.ultimo_error = ANY ($5))
-           AND ($6::timestamptz IS NULL OR d.creado_en >= $6)
-           AND ($7::timestamptz IS NULL OR d.creado_en < $7)
-           AND ($8::uuid IS NULL OR d.id < $8)
-         ORDER BY d.id DESC
-         LIMIT $9",
-        &filter.estados,
-        filter.app,
-        filter.subscription,
-        filter.instance,
-        &filter.errores,
-        filter.desde,
-        filter.hasta,
-        filter.before,
-        filter.limit,
-    )
-    .fetch_all(db)
-    .await?;
-    Ok(rows)
-}
-
-/// One delivery, any app.
-pub async fn delivery(db: impl PgExecutor<'_>, id: Uuid) -> Result<Option<OpDelivery>> {
-    let row = sqlx::query_as!(
-        OpDelivery,
-        "SELECT d.id, d.app_id, d.subscription_id, s.nombre AS suscripcion,
-                d.instance_id, i.nombre AS instancia, d.event_id, d.seq, e.type AS event_type,
-                d.lane, d.estado, d.intentos, d.proximo_intento, d.ultimo_status,
-                d.ultimo_error, d.creado_en AS creada_en, d.entregado_en AS entregada_en
-         FROM deliveries d
-         JOIN subscriptions s ON s.id = d.subscription_id
-         JOIN instances i ON i.id = d.instance_id
-         JOIN events e ON e.event_id = d.event_id
-         WHERE d.id = $1",
-        id,
-    )
-    .fetch_optional(db)
-    .await?;
-    Ok(row)
-}
 
 /// One group of the DLQ: a subscription's `fallida` deliveries with one
 /// `ultimo_error`.
@@ -270,28 +170,4 @@ pub async fn subscriptions(db: impl PgExecutor<'_>) -> Result<Vec<OpSubscription
             fallando_con: r.fallando_con,
         })
         .collect())
-}
-
-/// The other deliveries of one event to one subscription (a retry's or a
-/// replay's), newest first.
-pub async fn siblings(db: impl PgExecutor<'_>, of: &OpDelivery) -> Result<Vec<OpDelivery>> {
-    let rows = sqlx::query_as!(
-        OpDelivery,
-        "SELECT d.id, d.app_id, d.subscription_id, s.nombre AS suscripcion,
-                d.instance_id, i.nombre AS instancia, d.event_id, d.seq, e.type AS event_type,
-                d.lane, d.estado, d.intentos, d.proximo_intento, d.ultimo_status,
-                d.ultimo_error, d.creado_en AS creada_en, d.entregado_en AS entregada_en
-         FROM deliveries d
-         JOIN subscriptions s ON s.id = d.subscription_id
-         JOIN instances i ON i.id = d.instance_id
-         JOIN events e ON e.event_id = d.event_id
-         WHERE d.event_id = $1 AND d.subscription_id = $2 AND d.id <> $3
-         ORDER BY d.id DESC LIMIT 50",
-        of.event_id,
-        of.subscription_id,
-        of.id,
-    )
-    .fetch_all(db)
-    .await?;
-    Ok(rows)
 }

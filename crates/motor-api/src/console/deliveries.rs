@@ -9,7 +9,8 @@ use axum::{
     http::{HeaderMap, StatusCode},
     response::{Html, IntoResponse, Response},
 };
-use motor_store::operator_view;
+use motor_domain::delivery::DeliveryId;
+use motor_store::deliveries::read;
 
 use super::{
     html::{csrf_field, error_box, esc, ok_box, opt, page, q, state_badge},
@@ -213,12 +214,12 @@ pub(crate) async fn detail(
             csrf = csrf_field(&session.csrf),
         );
     }
-    let siblings = operator_view::delivery(&state.pool, uuid)
+    let siblings = read::get(&state.pool, None, DeliveryId::from_uuid(uuid))
         .await
         .ok()
         .flatten();
     if let Some(of) = siblings {
-        if let Ok(list) = operator_view::siblings(&state.pool, &of).await {
+        if let Ok(list) = read::siblings(&state.pool, &of).await {
             body.push_str(
                 "<h2>Otras entregas de este evento</h2><table id=\"otras\"><tr><th>Entrega</th>\
                  <th>Carril</th><th>Estado</th><th class=\"num\">Intentos</th><th>Creada</th></tr>",
@@ -229,10 +230,10 @@ pub(crate) async fn detail(
                     "<tr><td><a href=\"/console/deliveries/{id}\"><code>{id}</code></a></td><td>{carril}</td>\
                      <td class=\"otra-estado\">{estado}</td><td class=\"num\">{n}</td><td>{creada}</td></tr>",
                     id = s.id,
-                    carril = esc(&s.lane),
-                    estado = state_badge(&s.estado),
-                    n = s.intentos,
-                    creada = esc(&motor_domain::time::format(&s.creada_en)),
+                    carril = esc(&s.lane.to_string()),
+                    estado = state_badge(s.state.as_str()),
+                    n = s.attempts,
+                    creada = esc(&motor_domain::time::format(&s.created_at)),
                 );
             }
             body.push_str("</table>");

@@ -29,15 +29,13 @@ use motor_store::{
     replays::{self as store, NewRetry},
     subscriptions,
 };
-use serde::Deserialize;
 use sha2::{Digest, Sha256};
-use utoipa::ToSchema;
 
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     auth::Caller,
-    deliveries::DeliveryView,
+    deliveries::{CreateRetry, DeliveryView},
     error::ApiError,
     extract::{parse_json, path_id, read_body},
     replays::idempotency_key,
@@ -47,16 +45,6 @@ use crate::{
 
 /// The `motivo` of a retry that gives none.
 pub const DEFAULT_REASON: &str = "reintento manual";
-
-/// The optional body of a manual retry.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateRetry {
-    /// Why: 1–300 characters, kept for the audit; default
-    /// `reintento manual`.
-    #[schema(max_length = 300, pattern = "\\S")]
-    pub motivo: Option<String>,
-}
 
 fn parse_reason(raw: Option<&str>) -> Result<String, FieldError> {
     let Some(raw) = raw else {
@@ -108,7 +96,7 @@ pub(crate) async fn retry_delivery(
     let request_hash = Sha256::digest(format!("retry\n{id}\n{motivo}").as_bytes()).to_vec();
 
     let mut tx = state.pool.begin().await?;
-    let original = read::get(&mut *tx, app, id)
+    let original = read::get(&mut *tx, Some(app), id)
         .await?
         .filter(|d| caller.0.may_access(d.instance_id))
         .ok_or(ApiError::NotFound("delivery"))?;
@@ -124,10 +112,10 @@ pub(crate) async fn retry_delivery(
             .ok_or(ApiError::NotFound("delivery"))?,
         None => {
             refuse_deleted(&sub)?;
-            if original.estado != DeliveryState::Failed {
+            if original.state != DeliveryState::Failed {
                 return Err(ApiError::Conflict(format!(
                     "only a fallida delivery can be retried; this one is {}",
-                    original.estado.as_str()
+                    original.state.as_str()
                 )));
             }
             let new = NewRetry {
@@ -142,7 +130,7 @@ pub(crate) async fn retry_delivery(
             store::create_retry(&mut tx, &new).await?.1
         }
     };
-    let delivery = read::get(&mut *tx, app, created)
+    let delivery = read::get(&mut *tx, Some(app), created)
         .await?
         .ok_or(ApiError::NotFound("delivery"))?;
     tx.commit().await?;

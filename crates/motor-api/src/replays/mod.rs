@@ -5,90 +5,32 @@
 //! `motor_domain::replay`, the deliveries and jobs are written by
 //! `motor_store::replays`, in one transaction.
 
-use axum::{
-    body::Body,
-    extract::{Path, State},
-    http::{HeaderMap, StatusCode},
-    response::IntoResponse,
-    Json,
-};
+mod dto;
+mod handlers;
+
+use axum::http::HeaderMap;
 use motor_domain::{
-    delivery::ReplayId,
     replay::{parse_idempotency_key, RawReplay, ReplayRequest, Selection},
     subscription::SubscriptionId,
-    time::{serde_ts, Timestamp},
-    AppId, FieldError, Scope,
+    FieldError,
 };
 use motor_store::{
     operator,
-    replays::{self as store, NewReplay, StoredReplay},
+    replays::{self as store, NewReplay},
     subscriptions, Pool,
 };
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use utoipa::ToSchema;
-
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+pub use self::dto::*;
 use crate::{
-    auth::{Caller, Operator},
     error::ApiError,
-    extract::{parse_json, path_id, read_body},
     subscriptions::rules::{refuse_deleted, Access},
     AppState,
 };
 
 /// Who a replay is recorded as when the operator asks for it.
 pub const OPERATOR: &str = "operador";
-
-/// A replay request: a range of one instance's ledger, or a list of
-/// events — not both.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateReplay {
-    /// With `desde_seq` and `hasta_seq`: the instance whose ledger to
-    /// replay.
-    #[schema(format = Uuid)]
-    pub instancia_id: Option<String>,
-    /// First seq of the range (at least 1).
-    #[schema(minimum = 1)]
-    pub desde_seq: Option<i64>,
-    /// Last seq of the range (inclusive): at least `desde_seq`; a range
-    /// spans at most 10 000 seqs.
-    #[schema(minimum = 1)]
-    pub hasta_seq: Option<i64>,
-    /// Or 1 to 500 event ids.
-    #[schema(min_items = 1, max_items = 500, value_type = Option<Vec<uuid::Uuid>>)]
-    pub event_ids: Option<Vec<String>>,
-    /// Why: 1–300 characters, kept for the audit.
-    #[schema(max_length = 300, pattern = "\\S")]
-    pub motivo: String,
-}
-
-/// The answer: 202, also to a repeat with the same Idempotency-Key.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct Replay {
-    #[schema(value_type = String, format = Uuid)]
-    pub replay_id: ReplayId,
-    #[schema(value_type = String, format = Uuid)]
-    pub suscripcion_id: SubscriptionId,
-    /// How many new deliveries it created.
-    pub entregas: i64,
-    #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
-    pub creado_en: Timestamp,
-}
-
-impl From<StoredReplay> for Replay {
-    fn from(r: StoredReplay) -> Self {
-        Self {
-            replay_id: r.id,
-            suscripcion_id: r.subscription_id,
-            entregas: r.entregas,
-            creado_en: r.creado_en,
-        }
-    }
-}
 
 /// Replays events to a subscription of `access.app`. Validation first (a
 /// refused request does not use up its key); then, under the
@@ -191,73 +133,8 @@ pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<String, ApiError> {
     Ok(parse_idempotency_key(raw)?)
 }
 
-// ---- HTTP handlers --------------------------------------------------------
-
-/// Sends events already in the ledger again: new delivery ids, the same
-/// envelope (event_id, occurred_at), in the replay's own lane, only what
-/// the subscription covers.
-#[utoipa::path(post, path = "/v1/subscriptions/{id}/replays", tag = "subscriptions",
-    security(("api_key" = ["deliveries:replay"])),
-    params(("id" = String, Path, format = Uuid),
-           ("Idempotency-Key" = String, Header, min_length = 1, max_length = 200, description = "Required, 1–200 characters; the same key with another request is a 409, with the same one the first answer")),
-    request_body = CreateReplay,
-    responses(
-        (status = 202, body = Replay),
-        (status = 400, body = crate::error::ErrorBody), (status = 401, body = crate::error::ErrorBody),
-        (status = 403, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
-        (status = 409, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
-    ))]
-pub(crate) async fn request_replay(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<impl IntoResponse, ApiError> {
-    caller.require(Scope::DeliveriesReplay)?;
-    let access = Access::from(&caller.0);
-    let id = path_id(&id, "subscription")?;
-    let key = idempotency_key(&headers)?;
-    let input = parse_json(&read_body(body).await?)?;
-    let replay = create_replay(&state.pool, &access, &caller.0.key_id, id, &key, input).await?;
-    Ok((StatusCode::ACCEPTED, Json(replay)))
-}
-
-/// The same replay, asked for by the operator for one of the app's
-/// subscriptions.
-#[utoipa::path(post, path = "/v1/admin/apps/{id}/subscriptions/{sid}/replays", tag = "admin",
-    security(("admin_token" = [])),
-    params(("id" = String, Path, format = Uuid, description = "App id"), ("sid" = String, Path, format = Uuid, description = "Subscription id"),
-           ("Idempotency-Key" = String, Header, min_length = 1, max_length = 200, description = "Required, 1–200 characters")),
-    request_body = CreateReplay,
-    responses(
-        (status = 202, body = Replay),
-        (status = 400, body = crate::error::ErrorBody), (status = 401, body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody),
-    ))]
-pub(crate) async fn request_app_replay(
-    _: Operator,
-    State(state): State<AppState>,
-    Path((app, id)): Path<(String, String)>,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<impl IntoResponse, ApiError> {
-    let app: AppId = path_id(&app, "app")?;
-    operator::get_app(&state.pool, app).await?;
-    let access = Access {
-        app,
-        restriction: Vec::new(),
-    };
-    let id = path_id(&id, "subscription")?;
-    let key = idempotency_key(&headers)?;
-    let input = parse_json(&read_body(body).await?)?;
-    let replay = create_replay(&state.pool, &access, OPERATOR, id, &key, input).await?;
-    Ok((StatusCode::ACCEPTED, Json(replay)))
-}
-
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(request_replay))
-        .routes(routes!(request_app_replay))
+        .routes(routes!(handlers::request_replay))
+        .routes(routes!(handlers::request_app_replay))
 }

@@ -1,5 +1,7 @@
-//! Reading deliveries for `GET /v1/deliveries` and
-//! `GET /v1/deliveries/{id}`, and the counts a subscription shows.
+//! Reading deliveries: an app's (`GET /v1/deliveries`, `GET
+//! /v1/deliveries/{id}`), the operator's search across apps and a
+//! delivery's siblings (the console), and the counts a subscription shows.
+//! Every read answers the same [`Delivery`].
 
 use motor_domain::{
     delivery::{DeliveryId, DeliveryState, Lane},
@@ -18,7 +20,7 @@ use crate::Result;
 pub struct Filter {
     pub app: AppId,
     /// Empty = every state.
-    pub estados: Vec<DeliveryState>,
+    pub states: Vec<DeliveryState>,
     pub subscription: Option<SubscriptionId>,
     pub instance: Option<InstanceId>,
     /// A key's instance restriction; empty = every instance.
@@ -27,25 +29,47 @@ pub struct Filter {
     pub limit: i64,
 }
 
-/// One delivery with the names the API shows next to its ids.
+/// Which deliveries of any app the operator searches, newest id first
+/// (keyset-paginated by id: ids are time-ordered uuids, so the primary key
+/// walks them newest first).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SearchFilter {
+    /// Empty = every state.
+    pub states: Vec<DeliveryState>,
+    pub app: Option<AppId>,
+    pub subscription: Option<SubscriptionId>,
+    pub instance: Option<InstanceId>,
+    /// `ultimo_error` codes; empty = any.
+    pub last_errors: Vec<String>,
+    /// Created from (inclusive) and until (exclusive).
+    pub from: Option<Timestamp>,
+    pub until: Option<Timestamp>,
+    /// Only deliveries with an id below this one (the cursor).
+    pub before: Option<DeliveryId>,
+    pub limit: i64,
+}
+
+/// One delivery with the names the API and the console show next to its
+/// ids: what every read of a delivery answers with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Delivery {
     pub id: DeliveryId,
+    pub app_id: AppId,
     pub subscription_id: SubscriptionId,
-    pub suscripcion: String,
+    pub subscription_name: String,
     pub instance_id: InstanceId,
-    pub instancia: String,
+    pub instance_name: String,
     pub event_id: EventId,
     pub seq: i64,
     pub event_type: String,
     pub lane: Lane,
-    pub estado: DeliveryState,
-    pub intentos: i32,
-    pub proximo_intento: Option<Timestamp>,
-    pub ultimo_status: Option<i32>,
-    pub ultimo_error: Option<String>,
-    pub creada_en: Timestamp,
-    pub entregada_en: Option<Timestamp>,
+    pub state: DeliveryState,
+    pub attempts: i32,
+    pub next_attempt: Option<Timestamp>,
+    pub last_status: Option<i32>,
+    pub last_error: Option<String>,
+    pub created_at: Timestamp,
+    pub delivered_at: Option<Timestamp>,
     /// The delivery a replay or a manual retry sends again; `None` for a
     /// live delivery (and for a replay of an event whose live delivery
     /// never existed or was purged).
@@ -55,9 +79,9 @@ pub struct Delivery {
 /// One recorded attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AttemptRow {
-    pub numero: i32,
-    pub iniciado_en: Timestamp,
-    pub duracion_ms: i32,
+    pub number: i32,
+    pub started_at: Timestamp,
+    pub duration_ms: i32,
     pub status: Option<i32>,
     pub error: Option<String>,
     pub key_ids: Vec<String>,
@@ -65,9 +89,11 @@ pub struct AttemptRow {
     pub throttled: bool,
 }
 
-/// A delivery joined with its names, as [`list`] and [`get`] select it.
+/// A delivery joined with its names, as every read here selects it (the
+/// same columns in each statement: `sqlx` wants one literal per query).
 struct DeliveryRow {
     id: Uuid,
+    app_id: Uuid,
     subscription_id: Uuid,
     subscription_name: String,
     instance_id: Uuid,
@@ -90,11 +116,10 @@ struct DeliveryRow {
 /// then id, descending). Asks for `limit` rows; ask for one more to learn
 /// whether a next page exists.
 pub async fn list(db: impl PgExecutor<'_>, filter: &Filter) -> Result<Vec<Delivery>> {
-    let estados: Vec<&str> = filter.estados.iter().map(|e| e.as_str()).collect();
-    // The same columns as `get`.
+    let states: Vec<&str> = filter.states.iter().map(|e| e.as_str()).collect();
     let rows = sqlx::query_as!(
         DeliveryRow,
-        "SELECT d.id, d.subscription_id, s.nombre AS subscription_name, d.instance_id,
+        "SELECT d.id, d.app_id, d.subscription_id, s.nombre AS subscription_name, d.instance_id,
                 i.nombre AS instance_name, d.event_id, d.seq, e.type AS event_type, d.lane,
                 d.estado AS state, d.intentos AS attempts, d.proximo_intento AS next_attempt,
                 d.ultimo_status AS last_status, d.ultimo_error AS last_error,
@@ -111,7 +136,7 @@ pub async fn list(db: impl PgExecutor<'_>, filter: &Filter) -> Result<Vec<Delive
          ORDER BY d.creado_en DESC, d.seq DESC, d.id DESC
          OFFSET $6 LIMIT $7",
         filter.app.as_uuid(),
-        &estados as &[&str],
+        &states as &[&str],
         filter.subscription.map(|s| *s.as_uuid()),
         filter.instance.map(Uuid::from),
         &uuids(&filter.restricted_to),
@@ -123,12 +148,13 @@ pub async fn list(db: impl PgExecutor<'_>, filter: &Filter) -> Result<Vec<Delive
     Ok(rows.into_iter().map(delivery).collect())
 }
 
-/// One delivery of the app.
-pub async fn get(db: impl PgExecutor<'_>, app: AppId, id: DeliveryId) -> Result<Option<Delivery>> {
-    // The same columns as `list`.
-    let row = sqlx::query_as!(
+/// The operator's search across apps: deliveries matching `filter`, newest
+/// id first; `limit` rows at most.
+pub async fn search(db: impl PgExecutor<'_>, filter: &SearchFilter) -> Result<Vec<Delivery>> {
+    let states: Vec<&str> = filter.states.iter().map(|e| e.as_str()).collect();
+    let rows = sqlx::query_as!(
         DeliveryRow,
-        "SELECT d.id, d.subscription_id, s.nombre AS subscription_name, d.instance_id,
+        "SELECT d.id, d.app_id, d.subscription_id, s.nombre AS subscription_name, d.instance_id,
                 i.nombre AS instance_name, d.event_id, d.seq, e.type AS event_type, d.lane,
                 d.estado AS state, d.intentos AS attempts, d.proximo_intento AS next_attempt,
                 d.ultimo_status AS last_status, d.ultimo_error AS last_error,
@@ -137,13 +163,80 @@ pub async fn get(db: impl PgExecutor<'_>, app: AppId, id: DeliveryId) -> Result<
          JOIN subscriptions s ON s.id = d.subscription_id
          JOIN instances i ON i.id = d.instance_id
          JOIN events e ON e.event_id = d.event_id
-         WHERE d.id = $1 AND d.app_id = $2",
+         WHERE (cardinality($1::text[]) = 0 OR d.estado = ANY ($1))
+           AND ($2::uuid IS NULL OR d.app_id = $2)
+           AND ($3::uuid IS NULL OR d.subscription_id = $3)
+           AND ($4::uuid IS NULL OR d.instance_id = $4)
+           AND (cardinality($5::text[]) = 0 OR d.ultimo_error = ANY ($5))
+           AND ($6::timestamptz IS NULL OR d.creado_en >= $6)
+           AND ($7::timestamptz IS NULL OR d.creado_en < $7)
+           AND ($8::uuid IS NULL OR d.id < $8)
+         ORDER BY d.id DESC
+         LIMIT $9",
+        &states as &[&str],
+        filter.app.map(|a| *a.as_uuid()),
+        filter.subscription.map(|s| *s.as_uuid()),
+        filter.instance.map(Uuid::from),
+        &filter.last_errors,
+        filter.from,
+        filter.until,
+        filter.before.map(|d| *d.as_uuid()),
+        filter.limit,
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(delivery).collect())
+}
+
+/// One delivery: of `app`, or of any app for the operator (`None`).
+pub async fn get(
+    db: impl PgExecutor<'_>,
+    app: Option<AppId>,
+    id: DeliveryId,
+) -> Result<Option<Delivery>> {
+    let row = sqlx::query_as!(
+        DeliveryRow,
+        "SELECT d.id, d.app_id, d.subscription_id, s.nombre AS subscription_name, d.instance_id,
+                i.nombre AS instance_name, d.event_id, d.seq, e.type AS event_type, d.lane,
+                d.estado AS state, d.intentos AS attempts, d.proximo_intento AS next_attempt,
+                d.ultimo_status AS last_status, d.ultimo_error AS last_error,
+                d.creado_en AS created_at, d.entregado_en AS delivered_at, d.replay_of
+         FROM deliveries d
+         JOIN subscriptions s ON s.id = d.subscription_id
+         JOIN instances i ON i.id = d.instance_id
+         JOIN events e ON e.event_id = d.event_id
+         WHERE d.id = $1 AND ($2::uuid IS NULL OR d.app_id = $2)",
         id.as_uuid(),
-        app.as_uuid(),
+        app.map(|a| *a.as_uuid()),
     )
     .fetch_optional(db)
     .await?;
     Ok(row.map(delivery))
+}
+
+/// The other deliveries of one event to one subscription (a retry's or a
+/// replay's), newest first; at most 50.
+pub async fn siblings(db: impl PgExecutor<'_>, of: &Delivery) -> Result<Vec<Delivery>> {
+    let rows = sqlx::query_as!(
+        DeliveryRow,
+        "SELECT d.id, d.app_id, d.subscription_id, s.nombre AS subscription_name, d.instance_id,
+                i.nombre AS instance_name, d.event_id, d.seq, e.type AS event_type, d.lane,
+                d.estado AS state, d.intentos AS attempts, d.proximo_intento AS next_attempt,
+                d.ultimo_status AS last_status, d.ultimo_error AS last_error,
+                d.creado_en AS created_at, d.entregado_en AS delivered_at, d.replay_of
+         FROM deliveries d
+         JOIN subscriptions s ON s.id = d.subscription_id
+         JOIN instances i ON i.id = d.instance_id
+         JOIN events e ON e.event_id = d.event_id
+         WHERE d.event_id = $1 AND d.subscription_id = $2 AND d.id <> $3
+         ORDER BY d.id DESC LIMIT 50",
+        of.event_id.as_uuid(),
+        of.subscription_id.as_uuid(),
+        of.id.as_uuid(),
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(delivery).collect())
 }
 
 /// A delivery's attempts, in order.
@@ -158,9 +251,9 @@ pub async fn attempts(db: impl PgExecutor<'_>, id: DeliveryId) -> Result<Vec<Att
     Ok(rows
         .into_iter()
         .map(|r| AttemptRow {
-            numero: r.numero,
-            iniciado_en: r.iniciado_en,
-            duracion_ms: r.duracion_ms,
+            number: r.numero,
+            started_at: r.iniciado_en,
+            duration_ms: r.duracion_ms,
             status: r.status,
             error: r.error,
             key_ids: r.key_ids,
@@ -196,22 +289,23 @@ pub async fn counts(db: impl PgExecutor<'_>, ids: &[SubscriptionId]) -> Result<V
 fn delivery(row: DeliveryRow) -> Delivery {
     Delivery {
         id: DeliveryId::from_uuid(row.id),
+        app_id: AppId::from_uuid(row.app_id),
         subscription_id: SubscriptionId::from_uuid(row.subscription_id),
-        suscripcion: row.subscription_name,
+        subscription_name: row.subscription_name,
         instance_id: InstanceId::from_uuid(row.instance_id),
-        instancia: row.instance_name,
+        instance_name: row.instance_name,
         event_id: EventId::from_uuid(row.event_id),
         seq: row.seq,
         event_type: row.event_type,
         lane: row.lane.parse().unwrap_or(Lane::Live),
         // The table's CHECK admits only these.
-        estado: DeliveryState::parse(&row.state).unwrap_or(DeliveryState::Pending),
-        intentos: row.attempts,
-        proximo_intento: row.next_attempt,
-        ultimo_status: row.last_status,
-        ultimo_error: row.last_error,
-        creada_en: row.created_at,
-        entregada_en: row.delivered_at,
+        state: DeliveryState::parse(&row.state).unwrap_or(DeliveryState::Pending),
+        attempts: row.attempts,
+        next_attempt: row.next_attempt,
+        last_status: row.last_status,
+        last_error: row.last_error,
+        created_at: row.created_at,
+        delivered_at: row.delivered_at,
         replay_of: row.replay_of.map(DeliveryId::from_uuid),
     }
 }

@@ -6,12 +6,13 @@
 
 pub mod deliveries;
 pub mod dlq;
-pub mod query;
+mod dto;
 pub mod reconcile;
 pub mod subscriptions;
 
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+pub use self::dto::*;
 use crate::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -1,24 +1,8 @@
-//! `GET/PATCH /v1/admin/settings`: the global settings (allowed
-//! destinations, timeouts, retention, ...). Per-app allowed destinations
-//! live on the app itself (`PATCH /v1/admin/apps/{id}`).
+//! The wire shapes of the settings: the answer (the settings in force, by
+//! their dotted keys) and the documented `PATCH` body.
 
-use serde::Serialize;
-
-use axum::{body::Body, extract::State, Json};
-use motor_domain::{settings::parse_patch, settings::Settings};
-use motor_store::{settings as store, Pool};
-use serde::Deserialize;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
-
-use utoipa_axum::{router::OpenApiRouter, routes};
-
-use crate::{
-    auth::Operator,
-    error::ApiError,
-    extract::{parse_json, read_body},
-    AppState,
-};
 
 /// A settings change: any subset of the keys (documentation of the
 /// `PATCH` body; the handler checks every key and range itself).
@@ -65,63 +49,6 @@ pub struct SettingsPatch {
     #[schema(value_type = i64, required = false, minimum = 1, maximum = 100000)]
     pub desactivar_tras_fallos: Option<i64>,
 }
-
-pub async fn get_settings(pool: &Pool) -> Result<Settings, ApiError> {
-    Ok(store::load(pool).await?)
-}
-
-/// Validates every key first, then stores them all in one transaction.
-pub async fn update_settings(pool: &Pool, body: &Value) -> Result<Settings, ApiError> {
-    let changes = parse_patch(body)?;
-    let mut tx = pool.begin().await?;
-    store::save(&mut tx, &changes).await?;
-    let settings = store::load(&mut *tx).await?;
-    tx.commit().await?;
-    Ok(settings)
-}
-
-/// The HTTP handlers, named like the operations they answer with.
-mod handlers {
-    use super::*;
-
-    /// The settings in force, defaults included.
-    #[utoipa::path(get, path = "/v1/admin/settings", tag = "admin",
-        security(("admin_token" = [])),
-        responses((status = 200, body = crate::admin::settings::SettingsSchema), (status = 401, body = crate::error::ErrorBody)))]
-    pub(super) async fn get_settings(
-        _: Operator,
-        State(state): State<AppState>,
-    ) -> Result<Json<Settings>, ApiError> {
-        Ok(Json(super::get_settings(&state.pool).await?))
-    }
-
-    /// Changes any of the settings; every key is checked against its range
-    /// before anything is stored.
-    #[utoipa::path(patch, path = "/v1/admin/settings", tag = "admin",
-        security(("admin_token" = [])),
-        request_body = SettingsPatch,
-        responses(
-            (status = 200, body = crate::admin::settings::SettingsSchema),
-            (status = 401, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
-        ))]
-    pub(super) async fn update_settings(
-        _: Operator,
-        State(state): State<AppState>,
-        body: Body,
-    ) -> Result<Json<Settings>, ApiError> {
-        let value: Value = parse_json(&read_body(body).await?)?;
-        Ok(Json(super::update_settings(&state.pool, &value).await?))
-    }
-}
-
-pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(handlers::get_settings, handlers::update_settings))
-}
-
-// ---- OpenAPI schemas of the domain types this resource answers with -----
-//
-// The domain crate knows no OpenAPI: these mirror its types field for
-// field (the snapshot and drift tests compare them with real answers).
 
 #[derive(Serialize, ToSchema)]
 #[schema(as = Settings)]
@@ -179,7 +106,8 @@ mod tests {
             .map(String::as_str)
             .collect();
         assert_eq!(documented, motor_domain::settings::KEYS);
-        let answered = serde_json::to_value(Settings::default()).unwrap();
+        let answered =
+            serde_json::to_value(motor_domain::settings::Settings::default()).unwrap();
         let answered: Vec<&str> = answered
             .as_object()
             .unwrap()

@@ -1,0 +1,32 @@
+//! `GET/PATCH /v1/admin/settings`: the global settings (allowed
+//! destinations, timeouts, retention, ...). Per-app allowed destinations
+//! live on the app itself (`PATCH /v1/admin/apps/{id}`).
+
+mod dto;
+mod handlers;
+
+use motor_domain::settings::{parse_patch, Settings};
+use motor_store::{settings as store, Pool};
+use serde_json::Value;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+pub use self::dto::*;
+use crate::{error::ApiError, AppState};
+
+pub async fn get_settings(pool: &Pool) -> Result<Settings, ApiError> {
+    Ok(store::load(pool).await?)
+}
+
+/// Validates every key first, then stores them all in one transaction.
+pub async fn update_settings(pool: &Pool, body: &Value) -> Result<Settings, ApiError> {
+    let changes = parse_patch(body)?;
+    let mut tx = pool.begin().await?;
+    store::save(&mut tx, &changes).await?;
+    let settings = store::load(&mut *tx).await?;
+    tx.commit().await?;
+    Ok(settings)
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(handlers::get_settings, handlers::update_settings))
+}

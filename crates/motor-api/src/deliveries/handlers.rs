@@ -1,0 +1,88 @@
+//! The HTTP handlers of `/v1/deliveries`, named by what they do.
+
+use std::collections::HashMap;
+
+use axum::{
+    extract::{rejection::QueryRejection, Path, Query, State},
+    Json,
+};
+use motor_domain::{delivery::DeliveryId, FieldError, Scope};
+use motor_store::deliveries::read::{self, Filter};
+
+use super::{AttemptView, DeliveryDetail, DeliveryList, DeliveryView, ListQuery};
+use crate::{auth::Caller, error::ApiError, extract::path_id, AppState};
+
+/// Lists the app's deliveries, newest first.
+#[utoipa::path(get, path = "/v1/deliveries", tag = "deliveries",
+    security(("api_key" = ["events:read"])),
+    params(("estado" = Option<String>, Query, pattern = "^(pendiente|entregada|fallida)(,(pendiente|entregada|fallida))*$", description = "Comma list of pendiente, entregada, fallida"),
+           ("suscripcion_id" = Option<String>, Query, format = Uuid),
+           ("instancia_id" = Option<String>, Query, format = Uuid),
+           ("pagina" = Option<i64>, Query, minimum = 1, maximum = 1000000, description = "From 1, default 1"),
+           ("por_pagina" = Option<i64>, Query, minimum = 1, maximum = 200, description = "1–200, default 50")),
+    responses(
+        (status = 200, body = DeliveryList),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody),
+    ))]
+pub(super) async fn list_deliveries(
+    State(state): State<AppState>,
+    caller: Caller,
+    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Result<Json<DeliveryList>, ApiError> {
+    caller.require(Scope::EventsRead)?;
+    let Query(params) = query.map_err(|e| FieldError::invalid("query", e.body_text()))?;
+    let query = ListQuery::parse(&params)?;
+    if let Some(instance) = query.instance_id {
+        if !caller.0.may_access(instance) {
+            return Err(ApiError::Forbidden(
+                "this key is restricted to other instances".into(),
+            ));
+        }
+    }
+    let filter = Filter {
+        app: caller.0.app_id,
+        states: query.states,
+        subscription: query.subscription_id,
+        instance: query.instance_id,
+        restricted_to: caller.0.instancias.clone(),
+        offset: (query.page - 1) * query.per_page,
+        limit: query.per_page + 1,
+    };
+    let mut rows = read::list(&state.pool, &filter).await?;
+    let has_more = rows.len() as i64 > query.per_page;
+    rows.truncate(query.per_page as usize);
+    Ok(Json(DeliveryList {
+        entregas: rows.into_iter().map(DeliveryView::from).collect(),
+        pagina: query.page,
+        por_pagina: query.per_page,
+        hay_mas: has_more,
+    }))
+}
+
+/// One delivery with `intentos_detalle`, every attempt in order.
+#[utoipa::path(get, path = "/v1/deliveries/{id}", tag = "deliveries",
+    security(("api_key" = ["events:read"])),
+    params(("id" = String, Path, format = Uuid, description = "Delivery id")),
+    responses(
+        (status = 200, body = DeliveryDetail),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody),
+    ))]
+pub(super) async fn get_delivery(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<DeliveryDetail>, ApiError> {
+    caller.require(Scope::EventsRead)?;
+    let id: DeliveryId = path_id(&id, "delivery")?;
+    let delivery = read::get(&state.pool, Some(caller.0.app_id), id)
+        .await?
+        .filter(|d| caller.0.may_access(d.instance_id))
+        .ok_or(ApiError::NotFound("delivery"))?;
+    let attempts = read::attempts(&state.pool, id).await?;
+    Ok(Json(DeliveryDetail {
+        entrega: delivery.into(),
+        intentos_detalle: attempts.into_iter().map(AttemptView::from).collect(),
+    }))
+}

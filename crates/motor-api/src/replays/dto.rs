@@ -1,0 +1,59 @@
+//! The wire shapes of a replay: the request and the answer.
+
+use motor_domain::{
+    delivery::ReplayId,
+    subscription::SubscriptionId,
+    time::{serde_ts, Timestamp},
+};
+use motor_store::replays::StoredReplay;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// A replay request: a range of one instance's ledger, or a list of
+/// events — not both.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateReplay {
+    /// With `desde_seq` and `hasta_seq`: the instance whose ledger to
+    /// replay.
+    #[schema(format = Uuid)]
+    pub instancia_id: Option<String>,
+    /// First seq of the range (at least 1).
+    #[schema(minimum = 1)]
+    pub desde_seq: Option<i64>,
+    /// Last seq of the range (inclusive): at least `desde_seq`; a range
+    /// spans at most 10 000 seqs.
+    #[schema(minimum = 1)]
+    pub hasta_seq: Option<i64>,
+    /// Or 1 to 500 event ids.
+    #[schema(min_items = 1, max_items = 500, value_type = Option<Vec<uuid::Uuid>>)]
+    pub event_ids: Option<Vec<String>>,
+    /// Why: 1–300 characters, kept for the audit.
+    #[schema(max_length = 300, pattern = "\\S")]
+    pub motivo: String,
+}
+
+/// The answer: 202, also to a repeat with the same Idempotency-Key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Replay {
+    #[schema(value_type = String, format = Uuid)]
+    pub replay_id: ReplayId,
+    #[schema(value_type = String, format = Uuid)]
+    pub suscripcion_id: SubscriptionId,
+    /// How many new deliveries it created.
+    pub entregas: i64,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
+    pub creado_en: Timestamp,
+}
+
+impl From<StoredReplay> for Replay {
+    fn from(r: StoredReplay) -> Self {
+        Self {
+            replay_id: r.id,
+            suscripcion_id: r.subscription_id,
+            entregas: r.entregas,
+            creado_en: r.creado_en,
+        }
+    }
+}
