@@ -85,7 +85,8 @@ mod tests {
     #[serde(deny_unknown_fields)]
     #[allow(dead_code)]
     struct Input {
-        nombre: String,
+        #[serde(rename = "nombre")]
+        name: String,
         #[serde(default)]
         lista: Vec<String>,
     }

@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use axum::{http::header, response::IntoResponse, Extension};
 use serde::Serialize;
-use serde_json::Value;
 use utoipa::{
     openapi::{
         security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
@@ -161,8 +160,9 @@ pub fn render(doc: &utoipa::openapi::OpenApi) -> String {
 
 /// The JSON Schema of the envelope (`schemas/envelope.schema.json`).
 pub fn envelope_schema() -> String {
-    let schema = serde_json::to_value(<crate::events::EnvelopeSchema as utoipa::PartialSchema>::schema())
-        .expect("schemas serialise");
+    let schema =
+        serde_json::to_value(<crate::events::EnvelopeSchema as utoipa::PartialSchema>::schema())
+            .expect("schemas serialise");
     let mut doc = serde_json::json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Envelope",

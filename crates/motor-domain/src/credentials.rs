@@ -16,20 +16,21 @@ const MAX_SECRET_CHARS: usize = 4096;
 #[derive(Clone)]
 pub enum BrokerCredentials {
     User {
-        usuario: String,
-        clave: SecretString,
+        user: String,
+        password: SecretString,
     },
     Token(SecretString),
 }
 
-/// The sealed form's plaintext (JSON).
+/// The sealed form's plaintext (JSON, stored sealed: the renames keep the
+/// spelling of credentials already stored).
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Plain {
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    usuario: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    clave: Option<String>,
+    #[serde(rename = "usuario", skip_serializing_if = "Option::is_none", default)]
+    user: Option<String>,
+    #[serde(rename = "clave", skip_serializing_if = "Option::is_none", default)]
+    password: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     token: Option<String>,
 }
@@ -55,18 +56,18 @@ impl BrokerCredentials {
     /// The request's `credenciales` object: `usuario` and `clave` together,
     /// or `token` alone. Fields are named `body.credenciales.<field>`.
     pub fn parse(
-        usuario: Option<&str>,
-        clave: Option<&str>,
+        user: Option<&str>,
+        password: Option<&str>,
         token: Option<&str>,
     ) -> Result<Self, FieldError> {
         const BASE: &str = "body.credenciales";
-        match (usuario, clave, token) {
+        match (user, password, token) {
             (Some(u), Some(c), None) => {
                 check(u, MAX_USER_CHARS, &format!("{BASE}.usuario"))?;
                 check(c, MAX_SECRET_CHARS, &format!("{BASE}.clave"))?;
                 Ok(BrokerCredentials::User {
-                    usuario: u.to_owned(),
-                    clave: c.to_owned().into(),
+                    user: u.to_owned(),
+                    password: c.to_owned().into(),
                 })
             }
             (None, None, Some(t)) => {
@@ -81,7 +82,7 @@ impl BrokerCredentials {
                 format!("{BASE}.usuario"),
                 "required with clave",
             )),
-            (_, _, Some(_)) if usuario.is_some() || clave.is_some() => Err(FieldError::invalid(
+            (_, _, Some(_)) if user.is_some() || password.is_some() => Err(FieldError::invalid(
                 format!("{BASE}.token"),
                 "either usuario and clave, or token alone",
             )),
@@ -111,14 +112,14 @@ impl BrokerCredentials {
     /// The plaintext to seal.
     pub fn to_plaintext(&self) -> Vec<u8> {
         let plain = match self {
-            BrokerCredentials::User { usuario, clave } => Plain {
-                usuario: Some(usuario.clone()),
-                clave: Some(clave.expose_secret().to_owned()),
+            BrokerCredentials::User { user, password } => Plain {
+                user: Some(user.clone()),
+                password: Some(password.expose_secret().to_owned()),
                 token: None,
             },
             BrokerCredentials::Token(t) => Plain {
-                usuario: None,
-                clave: None,
+                user: None,
+                password: None,
                 token: Some(t.expose_secret().to_owned()),
             },
         };
@@ -128,10 +129,10 @@ impl BrokerCredentials {
     /// Reads back what [`to_plaintext`](Self::to_plaintext) wrote.
     pub fn from_plaintext(bytes: &[u8]) -> Option<Self> {
         let plain: Plain = serde_json::from_slice(bytes).ok()?;
-        match (plain.usuario, plain.clave, plain.token) {
-            (Some(usuario), Some(clave), None) => Some(BrokerCredentials::User {
-                usuario,
-                clave: clave.into(),
+        match (plain.user, plain.password, plain.token) {
+            (Some(user), Some(password), None) => Some(BrokerCredentials::User {
+                user,
+                password: password.into(),
             }),
             (None, None, Some(t)) => Some(BrokerCredentials::Token(t.into())),
             _ => None,
@@ -142,10 +143,10 @@ impl BrokerCredentials {
 impl fmt::Debug for BrokerCredentials {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            BrokerCredentials::User { usuario, .. } => f
+            BrokerCredentials::User { user, .. } => f
                 .debug_struct("User")
-                .field("usuario", usuario)
-                .field("clave", &"[REDACTED]")
+                .field("user", user)
+                .field("password", &"[REDACTED]")
                 .finish(),
             BrokerCredentials::Token(_) => f.write_str("Token([REDACTED])"),
         }

@@ -13,15 +13,15 @@ use crate::{
 pub struct SealedKey {
     pub key_id: String,
     pub sealed: Vec<u8>,
-    pub creado_en: Timestamp,
-    pub vence_en: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub expires_at: Option<Timestamp>,
 }
 
 impl SealedKey {
     /// Whether the key still signs at `now`: no expiry, or one still ahead
     /// (a retiring key stops the moment its window ends).
     pub fn is_live(&self, now: Timestamp) -> bool {
-        self.vence_en.is_none_or(|v| v > now)
+        self.expires_at.is_none_or(|v| v > now)
     }
 }
 
@@ -47,8 +47,8 @@ pub fn open_live(
             subscription.as_uuid(),
             &key.key_id,
             &key.sealed,
-            key.creado_en,
-            key.vence_en,
+            key.created_at,
+            key.expires_at,
         ) {
             Ok(opened) => live.keys.push(opened),
             Err(_) => live.unopened.push(key.key_id.clone()),

@@ -1,63 +1,54 @@
-//! What operators manage: apps, instances and API keys, as the operator API
-//! and `motor admin` show them (the same JSON from both).
-
-use serde::{Deserialize, Serialize};
+//! What operators manage: apps, instances and API keys. The operator API
+//! and `motor admin` show them through the same wire types (the API's
+//! `admin/*/dto.rs`).
 
 use crate::{
     destination::{parse_allowed_entry, DestinationPolicy},
     error::FieldError,
     ids::{AppId, InstanceId},
     scope::Scope,
-    time::{serde_ts, Timestamp},
+    time::Timestamp,
 };
 
 pub const MAX_NAME_CHARS: usize = 120;
 pub const MAX_DESTINATIONS: usize = 200;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct App {
     pub id: AppId,
-    pub nombre: String,
-    pub destinos_permitidos: Vec<String>,
+    pub name: String,
+    pub allowed_destinations: Vec<String>,
     /// `estandar` or `publica_https` (HTTPS on 443 to public IPv4 only).
-    #[serde(default)]
-    pub politica_destinos: DestinationPolicy,
-    #[serde(with = "serde_ts")]
-    pub creada_en: Timestamp,
+    pub destination_policy: DestinationPolicy,
+    pub created_at: Timestamp,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Instance {
     pub id: InstanceId,
     pub app_id: AppId,
-    pub nombre: String,
+    pub name: String,
     pub generation: i64,
 }
 
 /// An API key as listed: never its token.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ApiKeyInfo {
     pub key_id: String,
-    pub nombre: String,
+    pub name: String,
     pub scopes: Vec<Scope>,
-    pub instancias: Vec<InstanceId>,
-    #[serde(with = "serde_ts")]
-    pub creada_en: Timestamp,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "crate::time::serde_opt_ts"
-    )]
-    pub revocada_en: Option<Timestamp>,
+    pub instances: Vec<InstanceId>,
+    pub created_at: Timestamp,
+    pub revoked_at: Option<Timestamp>,
 }
 
 /// The answer to creating a key: the only time its token is shown.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CreatedKey {
     pub key_id: String,
     pub token: String,
     pub scopes: Vec<Scope>,
-    pub instancias: Vec<InstanceId>,
+    pub instances: Vec<InstanceId>,
 }
 
 /// A display name: 1–120 characters after trimming.

@@ -11,7 +11,7 @@ pub struct Principal {
     pub app_id: AppId,
     pub scopes: Vec<Scope>,
     /// Empty = every instance of the app.
-    pub instancias: Vec<InstanceId>,
+    pub instances: Vec<InstanceId>,
 }
 
 impl Principal {
@@ -20,13 +20,13 @@ impl Principal {
     }
 
     pub fn is_restricted(&self) -> bool {
-        !self.instancias.is_empty()
+        !self.instances.is_empty()
     }
 
     /// Whether the key's restriction lets it touch this instance. Ownership
     /// by the app is checked separately, against the store.
     pub fn may_access(&self, instance: InstanceId) -> bool {
-        !self.is_restricted() || self.instancias.contains(&instance)
+        !self.is_restricted() || self.instances.contains(&instance)
     }
 }
 
@@ -42,10 +42,10 @@ mod tests {
             key_id: "key_1".into(),
             app_id: AppId::new(),
             scopes: vec![Scope::EventsRead],
-            instancias: vec![],
+            instances: vec![],
         };
         assert!(p.may_access(a) && p.may_access(b));
-        p.instancias = vec![a];
+        p.instances = vec![a];
         assert!(p.may_access(a) && !p.may_access(b));
         assert!(p.has(Scope::EventsRead) && !p.has(Scope::EventsWrite));
     }

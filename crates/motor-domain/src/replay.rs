@@ -20,36 +20,45 @@ pub const MAX_REASON_CHARS: usize = 300;
 /// Longest `Idempotency-Key`, in characters.
 pub const MAX_IDEMPOTENCY_KEY_CHARS: usize = 200;
 
-/// Which events a replay sends again.
+/// Which events a replay sends again. Serialised into the replay's stored
+/// `pedido` and into the hash an `Idempotency-Key` is checked against, so
+/// the renames keep the stored spelling: a repeat after an upgrade must
+/// still match.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Selection {
-    /// `desde_seq..=hasta_seq` of one instance's ledger.
+    /// `from_seq..=to_seq` of one instance's ledger.
     Range {
-        instancia_id: InstanceId,
-        desde_seq: i64,
-        hasta_seq: i64,
+        #[serde(rename = "instancia_id")]
+        instance_id: InstanceId,
+        #[serde(rename = "desde_seq")]
+        from_seq: i64,
+        #[serde(rename = "hasta_seq")]
+        to_seq: i64,
     },
     /// These events, repeats dropped, in the order first given.
     Events(Vec<EventId>),
 }
 
-/// An accepted replay request.
+/// An accepted replay request. Serialised into the hash of
+/// [`ReplayRequest::canonical`], stored with the replay: the rename keeps
+/// that hash as it was.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReplayRequest {
     pub selection: Selection,
     /// 1–300 characters after trimming; kept for the audit.
-    pub motivo: String,
+    #[serde(rename = "motivo")]
+    pub reason: String,
 }
 
 /// The request's fields as they arrived (absent = `None`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RawReplay<'a> {
-    pub instancia_id: Option<&'a str>,
-    pub desde_seq: Option<i64>,
-    pub hasta_seq: Option<i64>,
+    pub instance_id: Option<&'a str>,
+    pub from_seq: Option<i64>,
+    pub to_seq: Option<i64>,
     pub event_ids: Option<&'a [String]>,
-    pub motivo: &'a str,
+    pub reason: &'a str,
 }
 
 impl ReplayRequest {
@@ -59,16 +68,15 @@ impl ReplayRequest {
     /// failure names its field (`body.event_ids` when both forms are sent,
     /// `body` when neither is).
     pub fn parse(raw: RawReplay<'_>) -> Result<Self, FieldError> {
-        let motivo = raw.motivo.trim();
-        let chars = motivo.chars().count();
+        let reason = raw.reason.trim();
+        let chars = reason.chars().count();
         if chars == 0 || chars > MAX_REASON_CHARS {
             return Err(FieldError::invalid(
                 "body.motivo",
                 format!("must be 1 to {MAX_REASON_CHARS} characters"),
             ));
         }
-        let ranged =
-            raw.instancia_id.is_some() || raw.desde_seq.is_some() || raw.hasta_seq.is_some();
+        let ranged = raw.instance_id.is_some() || raw.from_seq.is_some() || raw.to_seq.is_some();
         let selection =
             match (raw.event_ids, ranged) {
                 (Some(_), true) => return Err(FieldError::invalid(
@@ -82,11 +90,11 @@ impl ReplayRequest {
                     ))
                 }
                 (Some(ids), false) => Selection::Events(parse_event_ids(ids)?),
-                (None, true) => parse_range(raw.instancia_id, raw.desde_seq, raw.hasta_seq)?,
+                (None, true) => parse_range(raw.instance_id, raw.from_seq, raw.to_seq)?,
             };
         Ok(Self {
             selection,
-            motivo: motivo.to_owned(),
+            reason: reason.to_owned(),
         })
     }
 
@@ -122,9 +130,9 @@ fn parse_event_ids(raw: &[String]) -> Result<Vec<EventId>, FieldError> {
 }
 
 fn parse_range(
-    instancia_id: Option<&str>,
-    desde_seq: Option<i64>,
-    hasta_seq: Option<i64>,
+    instance_id: Option<&str>,
+    from_seq: Option<i64>,
+    to_seq: Option<i64>,
 ) -> Result<Selection, FieldError> {
     let required = |field: &str| {
         FieldError::invalid(
@@ -132,33 +140,33 @@ fn parse_range(
             "is required with instancia_id, desde_seq and hasta_seq",
         )
     };
-    let instancia_id: InstanceId = instancia_id
+    let instance_id: InstanceId = instance_id
         .ok_or_else(|| required("instancia_id"))?
         .trim()
         .parse()
         .map_err(|_| FieldError::invalid("body.instancia_id", "must be an instance id"))?;
-    let desde_seq = desde_seq.ok_or_else(|| required("desde_seq"))?;
-    let hasta_seq = hasta_seq.ok_or_else(|| required("hasta_seq"))?;
-    if desde_seq < 1 {
+    let from_seq = from_seq.ok_or_else(|| required("desde_seq"))?;
+    let to_seq = to_seq.ok_or_else(|| required("hasta_seq"))?;
+    if from_seq < 1 {
         return Err(FieldError::invalid("body.desde_seq", "must be at least 1"));
     }
-    if hasta_seq < desde_seq {
+    if to_seq < from_seq {
         return Err(FieldError::invalid(
             "body.hasta_seq",
             "must not be lower than desde_seq",
         ));
     }
     // Both are >= 1, so the difference cannot overflow.
-    if hasta_seq - desde_seq >= MAX_RANGE_EVENTS {
+    if to_seq - from_seq >= MAX_RANGE_EVENTS {
         return Err(FieldError::invalid(
             "body.hasta_seq",
             format!("a range spans at most {MAX_RANGE_EVENTS} events"),
         ));
     }
     Ok(Selection::Range {
-        instancia_id,
-        desde_seq,
-        hasta_seq,
+        instance_id,
+        from_seq,
+        to_seq,
     })
 }
 
@@ -184,10 +192,10 @@ mod tests {
 
     fn range(desde: i64, hasta: i64) -> Result<ReplayRequest, FieldError> {
         ReplayRequest::parse(RawReplay {
-            instancia_id: Some(INSTANCE),
-            desde_seq: Some(desde),
-            hasta_seq: Some(hasta),
-            motivo: "caída",
+            instance_id: Some(INSTANCE),
+            from_seq: Some(desde),
+            to_seq: Some(hasta),
+            reason: "caída",
             ..RawReplay::default()
         })
     }
@@ -205,39 +213,36 @@ mod tests {
         assert!(range(1, 10_000).is_ok());
         assert!(range(5, 5).is_ok());
         assert!(range(i64::MAX - 9_999, i64::MAX).is_ok());
-        assert_eq!(field(range(1, 10_001)), "body.hasta_seq");
-        assert_eq!(field(range(1, i64::MAX)), "body.hasta_seq");
-        assert_eq!(field(range(6, 5)), "body.hasta_seq");
-        assert_eq!(field(range(0, 5)), "body.desde_seq");
-        assert_eq!(field(range(i64::MIN, 5)), "body.desde_seq");
+        assert_eq!(field(range(1, 10_001)), "body.to_seq");
+        assert_eq!(field(range(1, i64::MAX)), "body.to_seq");
+        assert_eq!(field(range(6, 5)), "body.to_seq");
+        assert_eq!(field(range(0, 5)), "body.from_seq");
+        assert_eq!(field(range(i64::MIN, 5)), "body.from_seq");
     }
 
     #[test]
     fn a_range_needs_all_three_fields() {
         let only_instance = RawReplay {
-            instancia_id: Some(INSTANCE),
-            motivo: "m",
+            instance_id: Some(INSTANCE),
+            reason: "m",
             ..RawReplay::default()
         };
-        assert_eq!(field(ReplayRequest::parse(only_instance)), "body.desde_seq");
+        assert_eq!(field(ReplayRequest::parse(only_instance)), "body.from_seq");
         let no_instance = RawReplay {
-            desde_seq: Some(1),
-            hasta_seq: Some(2),
-            motivo: "m",
+            from_seq: Some(1),
+            to_seq: Some(2),
+            reason: "m",
             ..RawReplay::default()
         };
-        assert_eq!(
-            field(ReplayRequest::parse(no_instance)),
-            "body.instancia_id"
-        );
+        assert_eq!(field(ReplayRequest::parse(no_instance)), "body.instance_id");
         let bad = RawReplay {
-            instancia_id: Some("nope"),
-            desde_seq: Some(1),
-            hasta_seq: Some(2),
-            motivo: "m",
+            instance_id: Some("nope"),
+            from_seq: Some(1),
+            to_seq: Some(2),
+            reason: "m",
             ..RawReplay::default()
         };
-        assert_eq!(field(ReplayRequest::parse(bad)), "body.instancia_id");
+        assert_eq!(field(ReplayRequest::parse(bad)), "body.instance_id");
     }
 
     #[test]
@@ -245,7 +250,7 @@ mod tests {
         let parse = |list: &[String]| {
             ReplayRequest::parse(RawReplay {
                 event_ids: Some(list),
-                motivo: "m",
+                reason: "m",
                 ..RawReplay::default()
             })
         };
@@ -268,44 +273,44 @@ mod tests {
     fn both_forms_or_neither_are_refused() {
         let list = ids(1);
         let both = RawReplay {
-            instancia_id: Some(INSTANCE),
-            desde_seq: Some(1),
-            hasta_seq: Some(2),
+            instance_id: Some(INSTANCE),
+            from_seq: Some(1),
+            to_seq: Some(2),
             event_ids: Some(&list),
-            motivo: "m",
+            reason: "m",
         };
         assert_eq!(field(ReplayRequest::parse(both)), "body.event_ids");
         let half = RawReplay {
-            desde_seq: Some(1),
+            from_seq: Some(1),
             event_ids: Some(&list),
-            motivo: "m",
+            reason: "m",
             ..RawReplay::default()
         };
         assert_eq!(field(ReplayRequest::parse(half)), "body.event_ids");
         let neither = RawReplay {
-            motivo: "m",
+            reason: "m",
             ..RawReplay::default()
         };
         assert_eq!(field(ReplayRequest::parse(neither)), "body");
     }
 
     #[test]
-    fn motivo_is_one_to_three_hundred_characters() {
-        let with = |motivo: &str| {
+    fn reason_is_one_to_three_hundred_characters() {
+        let with = |reason: &str| {
             ReplayRequest::parse(RawReplay {
-                instancia_id: Some(INSTANCE),
-                desde_seq: Some(1),
-                hasta_seq: Some(1),
-                motivo,
+                instance_id: Some(INSTANCE),
+                from_seq: Some(1),
+                to_seq: Some(1),
+                reason,
                 ..RawReplay::default()
             })
         };
         assert!(with("a").is_ok());
         assert!(with(&"ñ".repeat(300)).is_ok());
-        assert_eq!(field(with(&"ñ".repeat(301))), "body.motivo");
-        assert_eq!(field(with("")), "body.motivo");
-        assert_eq!(field(with("   ")), "body.motivo");
-        assert_eq!(with("  x  ").unwrap().motivo, "x");
+        assert_eq!(field(with(&"ñ".repeat(301))), "body.reason");
+        assert_eq!(field(with("")), "body.reason");
+        assert_eq!(field(with("   ")), "body.reason");
+        assert_eq!(with("  x  ").unwrap().reason, "x");
     }
 
     #[test]
@@ -324,10 +329,10 @@ mod tests {
     fn the_canonical_text_ignores_how_the_request_was_written() {
         let a = range(1, 9).unwrap();
         let b = ReplayRequest::parse(RawReplay {
-            instancia_id: Some(&format!(" {INSTANCE} ")),
-            desde_seq: Some(1),
-            hasta_seq: Some(9),
-            motivo: "caída ",
+            instance_id: Some(&format!(" {INSTANCE} ")),
+            from_seq: Some(1),
+            to_seq: Some(9),
+            reason: "caída ",
             ..RawReplay::default()
         })
         .unwrap();

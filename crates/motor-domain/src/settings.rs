@@ -1,22 +1,21 @@
 //! Operator settings: the global knobs of `/v1/admin/settings`, their
 //! defaults and their ranges. Stored as one row per key; a key never set
 //! reads as its default. On the wire the keys are the dotted names of the
-//! contract (`webhooks.timeout_segundos`, …).
+//! contract (`webhooks.timeout_seconds`, …).
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::{destination::parse_allowed_entry, error::FieldError};
 
-pub const ALLOWED_DESTINATIONS: &str = "webhooks.destinos_permitidos";
-pub const TIMEOUT_SECONDS: &str = "webhooks.timeout_segundos";
-pub const ROTATION_WINDOW_MINUTES: &str = "webhooks.ventana_rotacion_minutos";
-pub const DELIVERED_RETENTION_DAYS: &str = "retencion.dias_entregados";
-pub const NATS_WITHOUT_JETSTREAM: &str = "brokers.nats_sin_jetstream";
+pub const ALLOWED_DESTINATIONS: &str = "webhooks.allowed_destinations";
+pub const TIMEOUT_SECONDS: &str = "webhooks.timeout_seconds";
+pub const ROTATION_WINDOW_MINUTES: &str = "webhooks.rotation_window_minutes";
+pub const DELIVERED_RETENTION_DAYS: &str = "retencion.delivered_retention_days";
+pub const NATS_WITHOUT_JETSTREAM: &str = "brokers.nats_without_jetstream";
 pub const STREAM_RETENTION_HOURS: &str = "streams.retencion_horas";
-pub const CONTENT_RETENTION_DAYS: &str = "retencion.dias_contenido";
-pub const DISABLE_AFTER_HOURS: &str = "webhooks.desactivar_tras_horas";
-pub const DISABLE_AFTER_FAILURES: &str = "webhooks.desactivar_tras_fallos";
+pub const CONTENT_RETENTION_DAYS: &str = "retencion.content_retention_days";
+pub const DISABLE_AFTER_HOURS: &str = "webhooks.disable_after_hours";
+pub const DISABLE_AFTER_FAILURES: &str = "webhooks.disable_after_failures";
 
 pub const KEYS: [&str; 9] = [
     ALLOWED_DESTINATIONS,
@@ -30,7 +29,7 @@ pub const KEYS: [&str; 9] = [
     DISABLE_AFTER_FAILURES,
 ];
 
-/// The range of `retencion.dias_contenido` when set (`null` = keep
+/// The range of `retencion.content_retention_days` when set (`null` = keep
 /// content forever, the default).
 pub const CONTENT_RETENTION_DAYS_RANGE: std::ops::RangeInclusive<i64> = 1..=3650;
 
@@ -47,58 +46,51 @@ const RANGES: [(&str, i64, i64, i64); 6] = [
     (DISABLE_AFTER_FAILURES, 50, 1, 100_000),
 ];
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// The settings in force; their wire and stored names are the dotted
+/// [`KEYS`].
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
     /// Hosts (any port) or host:port every app may deliver to, on top of
     /// the app's own list.
-    #[serde(rename = "webhooks.destinos_permitidos")]
-    pub destinos_permitidos: Vec<String>,
+    pub allowed_destinations: Vec<String>,
     /// Timeout of one webhook attempt, 1–60 s.
-    #[serde(rename = "webhooks.timeout_segundos")]
-    pub timeout_segundos: i64,
+    pub timeout_seconds: i64,
     /// How long a rotated-out secret keeps signing, 5–1440 min.
-    #[serde(rename = "webhooks.ventana_rotacion_minutos")]
-    pub ventana_rotacion_minutos: i64,
+    pub rotation_window_minutes: i64,
     /// Days an `entregada` delivery is kept, 1–3650.
-    #[serde(rename = "retencion.dias_entregados")]
-    pub dias_entregados: i64,
+    pub delivered_retention_days: i64,
     /// Whether a NATS destination whose subject no JetStream stream
     /// captures may fall back to core NATS (fire and forget: delivered once
     /// the server has the message, with no persistence). Default `false`:
     /// such a delivery fails with `sin_stream` and is retried.
-    #[serde(rename = "brokers.nats_sin_jetstream")]
-    pub nats_sin_jetstream: bool,
+    pub nats_without_jetstream: bool,
     /// Hours a stream cursor stays resumable, 1–720: a cursor whose next
     /// event was received earlier than this is answered 410.
-    #[serde(rename = "streams.retencion_horas")]
-    pub retencion_horas_streams: i64,
+    pub stream_retention_hours: i64,
     /// Days an event's `data` is kept, 1–3650; `null` (the default) keeps
     /// it forever. Older events keep their seq and envelope fields with
     /// `data` = `{"motivo":"retencion","redactado":true}`.
-    #[serde(rename = "retencion.dias_contenido")]
-    pub dias_contenido: Option<i64>,
+    pub content_retention_days: Option<i64>,
     /// A subscription whose attempts have all failed for this many hours,
     /// 1–720 …
-    #[serde(rename = "webhooks.desactivar_tras_horas")]
-    pub desactivar_tras_horas: i64,
+    pub disable_after_hours: i64,
     /// … and at least this many attempts in a row (1–100 000) is suspended
     /// with `fallos_sostenidos`.
-    #[serde(rename = "webhooks.desactivar_tras_fallos")]
-    pub desactivar_tras_fallos: i64,
+    pub disable_after_failures: i64,
 }
 
 impl Default for Settings {
     fn default() -> Self {
         Self {
-            destinos_permitidos: Vec::new(),
-            timeout_segundos: RANGES[0].1,
-            ventana_rotacion_minutos: RANGES[1].1,
-            dias_entregados: RANGES[2].1,
-            nats_sin_jetstream: false,
-            retencion_horas_streams: RANGES[3].1,
-            dias_contenido: None,
-            desactivar_tras_horas: RANGES[4].1,
-            desactivar_tras_fallos: RANGES[5].1,
+            allowed_destinations: Vec::new(),
+            timeout_seconds: RANGES[0].1,
+            rotation_window_minutes: RANGES[1].1,
+            delivered_retention_days: RANGES[2].1,
+            nats_without_jetstream: false,
+            stream_retention_hours: RANGES[3].1,
+            content_retention_days: None,
+            disable_after_hours: RANGES[4].1,
+            disable_after_failures: RANGES[5].1,
         }
     }
 }
@@ -118,16 +110,16 @@ impl Settings {
 
     pub fn apply(&mut self, change: &Change) {
         match change {
-            Change::Destinos(d) => self.destinos_permitidos = d.clone(),
-            Change::Bool(_, b) => self.nats_sin_jetstream = *b,
-            Change::OptionalInt(_, n) => self.dias_contenido = *n,
+            Change::Destinations(d) => self.allowed_destinations = d.clone(),
+            Change::Bool(_, b) => self.nats_without_jetstream = *b,
+            Change::OptionalInt(_, n) => self.content_retention_days = *n,
             Change::Int(key, n) => match *key {
-                TIMEOUT_SECONDS => self.timeout_segundos = *n,
-                ROTATION_WINDOW_MINUTES => self.ventana_rotacion_minutos = *n,
-                DELIVERED_RETENTION_DAYS => self.dias_entregados = *n,
-                STREAM_RETENTION_HOURS => self.retencion_horas_streams = *n,
-                DISABLE_AFTER_HOURS => self.desactivar_tras_horas = *n,
-                DISABLE_AFTER_FAILURES => self.desactivar_tras_fallos = *n,
+                TIMEOUT_SECONDS => self.timeout_seconds = *n,
+                ROTATION_WINDOW_MINUTES => self.rotation_window_minutes = *n,
+                DELIVERED_RETENTION_DAYS => self.delivered_retention_days = *n,
+                STREAM_RETENTION_HOURS => self.stream_retention_hours = *n,
+                DISABLE_AFTER_HOURS => self.disable_after_hours = *n,
+                DISABLE_AFTER_FAILURES => self.disable_after_failures = *n,
                 _ => unreachable!("only known keys are parsed"),
             },
         }
@@ -141,24 +133,24 @@ impl Settings {
         failures: i64,
         now: chrono::DateTime<chrono::Utc>,
     ) -> bool {
-        now - since >= chrono::Duration::hours(self.desactivar_tras_horas)
-            && failures >= self.desactivar_tras_fallos
+        now - since >= chrono::Duration::hours(self.disable_after_hours)
+            && failures >= self.disable_after_failures
     }
 
     pub fn rotation_window(&self) -> chrono::Duration {
-        chrono::Duration::minutes(self.ventana_rotacion_minutos)
+        chrono::Duration::minutes(self.rotation_window_minutes)
     }
 
     /// How far back a stream may resume.
     pub fn stream_window(&self) -> chrono::Duration {
-        chrono::Duration::hours(self.retencion_horas_streams)
+        chrono::Duration::hours(self.stream_retention_hours)
     }
 }
 
 /// One validated change, ready to store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
-    Destinos(Vec<String>),
+    Destinations(Vec<String>),
     Int(&'static str, i64),
     Bool(&'static str, bool),
     /// A whole number or `null` (off).
@@ -168,14 +160,14 @@ pub enum Change {
 impl Change {
     pub fn key(&self) -> &'static str {
         match self {
-            Change::Destinos(_) => ALLOWED_DESTINATIONS,
+            Change::Destinations(_) => ALLOWED_DESTINATIONS,
             Change::Int(key, _) | Change::Bool(key, _) | Change::OptionalInt(key, _) => key,
         }
     }
 
     pub fn value(&self) -> Value {
         match self {
-            Change::Destinos(d) => Value::from(d.clone()),
+            Change::Destinations(d) => Value::from(d.clone()),
             Change::Int(_, n) => Value::from(*n),
             Change::Bool(_, b) => Value::from(*b),
             Change::OptionalInt(_, n) => n.map_or(Value::Null, Value::from),
@@ -235,7 +227,7 @@ fn parse_one(key: &str, value: &Value, prefix: &str) -> Result<Option<Change>, F
                 out.push(entry);
             }
         }
-        return Ok(Some(Change::Destinos(out)));
+        return Ok(Some(Change::Destinations(out)));
     }
     if key == NATS_WITHOUT_JETSTREAM {
         return match value {
@@ -288,11 +280,11 @@ mod tests {
         let s = Settings::default();
         assert_eq!(
             serde_json::to_value(&s).unwrap(),
-            json!({"webhooks.destinos_permitidos": [], "webhooks.timeout_segundos": 10,
-                   "webhooks.ventana_rotacion_minutos": 60, "retencion.dias_entregados": 30,
-                   "brokers.nats_sin_jetstream": false, "streams.retencion_horas": 72,
-                   "retencion.dias_contenido": null,
-                   "webhooks.desactivar_tras_horas": 120, "webhooks.desactivar_tras_fallos": 50})
+            json!({"webhooks.allowed_destinations": [], "webhooks.timeout_seconds": 10,
+                   "webhooks.rotation_window_minutes": 60, "retencion.delivered_retention_days": 30,
+                   "brokers.nats_without_jetstream": false, "streams.retencion_horas": 72,
+                   "retencion.content_retention_days": null,
+                   "webhooks.disable_after_hours": 120, "webhooks.disable_after_failures": 50})
         );
     }
 
@@ -318,29 +310,32 @@ mod tests {
     #[test]
     fn destinations_and_unknown_keys() {
         let changes =
-            parse_patch(&json!({"webhooks.destinos_permitidos": ["A.io", "a.io", "b.io:8080"]}))
+            parse_patch(&json!({"webhooks.allowed_destinations": ["A.io", "a.io", "b.io:8080"]}))
                 .unwrap();
         assert_eq!(
             changes,
-            vec![Change::Destinos(vec!["a.io".into(), "b.io:8080".into()])]
+            vec![Change::Destinations(vec![
+                "a.io".into(),
+                "b.io:8080".into()
+            ])]
         );
         assert_eq!(
-            field(json!({"webhooks.destinos_permitidos": ["ok.io", "*.io"]})),
-            "body.webhooks.destinos_permitidos[1]"
+            field(json!({"webhooks.allowed_destinations": ["ok.io", "*.io"]})),
+            "body.webhooks.allowed_destinations[1]"
         );
         assert_eq!(
-            field(json!({"webhooks.destinos_permitidos": "a.io"})),
-            "body.webhooks.destinos_permitidos"
+            field(json!({"webhooks.allowed_destinations": "a.io"})),
+            "body.webhooks.allowed_destinations"
         );
         assert_eq!(field(json!({"webhooks.otro": 1})), "body.webhooks.otro");
         assert_eq!(field(json!([1])), "body");
         assert_eq!(
-            parse_patch(&json!({"brokers.nats_sin_jetstream": true})).unwrap(),
+            parse_patch(&json!({"brokers.nats_without_jetstream": true})).unwrap(),
             vec![Change::Bool(NATS_WITHOUT_JETSTREAM, true)]
         );
         assert_eq!(
-            field(json!({"brokers.nats_sin_jetstream": 1})),
-            "body.brokers.nats_sin_jetstream"
+            field(json!({"brokers.nats_without_jetstream": 1})),
+            "body.brokers.nats_without_jetstream"
         );
     }
 
@@ -363,10 +358,10 @@ mod tests {
         }
         let mut s = Settings::default();
         s.apply(&Change::OptionalInt(CONTENT_RETENTION_DAYS, Some(7)));
-        assert_eq!(s.dias_contenido, Some(7));
+        assert_eq!(s.content_retention_days, Some(7));
         let seven = json!(7);
         assert_eq!(
-            Settings::from_rows([(CONTENT_RETENTION_DAYS, &seven)]).dias_contenido,
+            Settings::from_rows([(CONTENT_RETENTION_DAYS, &seven)]).content_retention_days,
             Some(7)
         );
     }
@@ -386,7 +381,7 @@ mod tests {
         let good = json!(15);
         let bad = json!(0);
         let s = Settings::from_rows([(TIMEOUT_SECONDS, &good), (DELIVERED_RETENTION_DAYS, &bad)]);
-        assert_eq!(s.timeout_segundos, 15);
-        assert_eq!(s.dias_entregados, 30);
+        assert_eq!(s.timeout_seconds, 15);
+        assert_eq!(s.delivered_retention_days, 30);
     }
 }

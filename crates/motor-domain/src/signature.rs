@@ -64,9 +64,9 @@ pub const SCHEME: &str = "v1=";
 pub struct SigningKey {
     pub key_id: SigningKeyId,
     pub secret: SigningSecret,
-    pub creado_en: Timestamp,
+    pub created_at: Timestamp,
     /// `None` while it is the current key; set when a rotation retires it.
-    pub vence_en: Option<Timestamp>,
+    pub expires_at: Option<Timestamp>,
 }
 
 impl SigningKey {
@@ -78,8 +78,8 @@ impl SigningKey {
         subscription: &uuid::Uuid,
         key_id: &str,
         sealed: &[u8],
-        creado_en: Timestamp,
-        vence_en: Option<Timestamp>,
+        created_at: Timestamp,
+        expires_at: Option<Timestamp>,
     ) -> Result<Self, SealError> {
         let key_id = SigningKeyId::parse(key_id).ok_or(SealError::DoesNotOpen)?;
         let value = sealing.open(sealed, &secret_aad(subscription, key_id.as_str()))?;
@@ -90,13 +90,13 @@ impl SigningKey {
         Ok(Self {
             key_id,
             secret,
-            creado_en,
-            vence_en,
+            created_at,
+            expires_at,
         })
     }
 
     pub fn is_live_at(&self, now: Timestamp) -> bool {
-        self.vence_en.is_none_or(|end| now < end)
+        self.expires_at.is_none_or(|end| now < end)
     }
 }
 
@@ -180,8 +180,8 @@ fn live_keys(keys: &[SigningKey], now: Timestamp) -> Result<Vec<&SigningKey>, No
         return Err(NoLiveKey);
     }
     live.sort_by(|a, b| {
-        b.creado_en
-            .cmp(&a.creado_en)
+        b.created_at
+            .cmp(&a.created_at)
             .then_with(|| b.key_id.cmp(&a.key_id))
     });
     Ok(live)
@@ -215,8 +215,8 @@ mod tests {
         SigningKey {
             key_id: SigningKeyId::parse(id).unwrap(),
             secret: test_secret(value),
-            creado_en: time::parse(created).unwrap(),
-            vence_en: expires.map(|e| time::parse(e).unwrap()),
+            created_at: time::parse(created).unwrap(),
+            expires_at: expires.map(|e| time::parse(e).unwrap()),
         }
     }
 
@@ -252,8 +252,8 @@ mod tests {
             &[SigningKey {
                 key_id: issued.key_id.clone(),
                 secret: issued.secret.clone(),
-                creado_en: now,
-                vence_en: None,
+                created_at: now,
+                expires_at: None,
             }],
             now,
             delivery,
@@ -281,14 +281,14 @@ mod tests {
         let old = SigningKey {
             key_id: SigningKeyId::parse("whk_0a").unwrap(),
             secret: SigningSecret::generate(),
-            creado_en: time::parse("2026-10-24T10:00:00Z").unwrap(),
-            vence_en: Some(time::parse("2026-10-24T16:00:00Z").unwrap()),
+            created_at: time::parse("2026-10-24T10:00:00Z").unwrap(),
+            expires_at: Some(time::parse("2026-10-24T16:00:00Z").unwrap()),
         };
         let new = SigningKey {
             key_id: SigningKeyId::parse("whk_0b").unwrap(),
             secret: SigningSecret::generate(),
-            creado_en: time::parse("2026-10-24T15:00:00Z").unwrap(),
-            vence_en: None,
+            created_at: time::parse("2026-10-24T15:00:00Z").unwrap(),
+            expires_at: None,
         };
         let keys = [old.clone(), new.clone()];
         let during = time::parse("2026-10-24T15:30:00Z").unwrap();
@@ -369,8 +369,8 @@ mod tests {
             let k = SigningKey {
                 key_id: issued.key_id.clone(),
                 secret: issued.secret.clone(),
-                creado_en: now - Duration::hours(1),
-                vence_en: None,
+                created_at: now - Duration::hours(1),
+                expires_at: None,
             };
             let h = sign(&[k], now, &delivery, &body).unwrap();
             prop_assert_eq!(&h.timestamp, &secs.to_string());

@@ -3,8 +3,6 @@
 //! [`SubscriptionChanges`]; the store keeps [`Subscription`]; the delivery
 //! engine asks [`Subscription::covers`] which events fan out to it.
 
-use serde::{Deserialize, Serialize};
-
 use crate::{
     destination::Destination,
     error::FieldError,
@@ -13,7 +11,7 @@ use crate::{
     operator::parse_name,
     secret::SigningKeyId,
     signature::SigningProfile,
-    time::{serde_ts, Timestamp},
+    time::Timestamp,
 };
 
 pub const MAX_INSTANCES: usize = 200;
@@ -27,15 +25,12 @@ crate::ids::uuid_id!(
 /// A subscription's state. Only the engine suspends; only `DELETE`
 /// eliminates; a `PATCH` moves between `activa` and `pausada` (and
 /// reactivates a suspended one).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Its wire spelling is [`SubscriptionState::as_str`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SubscriptionState {
-    #[serde(rename = "activa")]
     Active,
-    #[serde(rename = "pausada")]
     Paused,
-    #[serde(rename = "suspendida")]
     Suspended,
-    #[serde(rename = "eliminada")]
     Deleted,
 }
 
@@ -62,24 +57,18 @@ impl SubscriptionState {
 }
 
 /// Why the engine suspended a subscription.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Its wire spelling is [`SuspensionReason::as_str`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SuspensionReason {
-    #[serde(rename = "rechazo_401")]
     Rejected401,
-    #[serde(rename = "rechazo_403")]
     Rejected403,
-    #[serde(rename = "destino_no_permitido")]
     DestinationNotAllowed,
-    #[serde(rename = "destino_bloqueado")]
     DestinationBlocked,
-    #[serde(rename = "sin_secreto")]
     NoSecret,
     /// A broker refused the subscription's `credenciales`.
-    #[serde(rename = "rechazo_credenciales")]
     CredentialsRejected,
     /// Every attempt failed for `webhooks.desactivar_tras_horas` and at
     /// least `webhooks.desactivar_tras_fallos` attempts in a row.
-    #[serde(rename = "fallos_sostenidos")]
     SustainedFailures,
 }
 
@@ -112,51 +101,47 @@ impl SuspensionReason {
 }
 
 /// A signing key as the API shows it: never its value.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SubscriptionKey {
     pub key_id: SigningKeyId,
-    #[serde(with = "serde_ts")]
-    pub creado_en: Timestamp,
+    pub created_at: Timestamp,
     /// Set only while a rotation retires this key.
-    #[serde(with = "serde_opt_ts")]
-    pub vence_en: Option<Timestamp>,
+    pub expires_at: Option<Timestamp>,
 }
 
-/// A subscription as the API shows it. Field order is the order on the wire.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A subscription as the store keeps it (the API's `dto.rs` gives it its
+/// wire shape).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Subscription {
     pub id: SubscriptionId,
     /// The app that owns it.
-    pub cliente_id: AppId,
-    pub nombre: String,
+    pub app_id: AppId,
+    pub name: String,
     pub url: String,
-    /// Whether the subscription holds broker `credenciales` (sealed; never
+    /// Whether the subscription holds broker credentials (sealed; never
     /// shown).
-    pub credenciales: bool,
+    pub has_credentials: bool,
     /// Empty: every instance of the app.
-    pub instancias: Vec<InstanceId>,
+    pub instances: Vec<InstanceId>,
     /// Empty: every event type.
-    pub tipos: Vec<String>,
-    pub ordenado: bool,
-    /// The signing profile of its deliveries: `mw-v1` (the default),
-    /// `t-v1` or `standard-webhooks`.
-    pub firma: SigningProfile,
+    pub event_types: Vec<String>,
+    pub ordered: bool,
+    /// The signing profile of its deliveries.
+    pub signature: SigningProfile,
     /// At most this many attempts a second (1–10 000) across every lane
-    /// and every Motor process; `null` = no limit.
-    pub max_por_segundo: Option<i64>,
-    pub estado: SubscriptionState,
-    /// Why the engine suspended it; `null` unless `suspendida`.
-    pub motivo: Option<SuspensionReason>,
-    #[serde(with = "serde_opt_ts")]
-    pub suspendida_en: Option<Timestamp>,
+    /// and every Motor process; `None` = no limit.
+    pub max_per_second: Option<i64>,
+    pub state: SubscriptionState,
+    /// Why the engine suspended it; `None` unless suspended.
+    pub reason: Option<SuspensionReason>,
+    pub suspended_at: Option<Timestamp>,
     pub version: i64,
-    pub claves: Vec<SubscriptionKey>,
-    pub pendientes: i64,
-    pub fallidas: i64,
-    #[serde(with = "serde_ts")]
-    pub creada_en: Timestamp,
-    #[serde(with = "serde_ts")]
-    pub actualizada_en: Timestamp,
+    pub keys: Vec<SubscriptionKey>,
+    /// Its `pendiente` and `fallida` deliveries.
+    pub pending: i64,
+    pub failed: i64,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
 }
 
 impl Subscription {
@@ -164,34 +149,34 @@ impl Subscription {
     /// subscription (its state decides whether it is sent now, later or
     /// never).
     pub fn covers(&self, instance: InstanceId, event_type: &str) -> bool {
-        (self.instancias.is_empty() || self.instancias.contains(&instance))
-            && (self.tipos.is_empty() || self.tipos.iter().any(|t| t == event_type))
+        (self.instances.is_empty() || self.instances.contains(&instance))
+            && (self.event_types.is_empty() || self.event_types.iter().any(|t| t == event_type))
     }
 }
 
 /// A validated create request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewSubscription {
-    pub nombre: String,
+    pub name: String,
     pub url: Destination,
-    pub instancias: Vec<InstanceId>,
-    pub tipos: Vec<EventType>,
-    pub ordenado: bool,
-    pub firma: SigningProfile,
-    pub max_por_segundo: Option<i64>,
+    pub instances: Vec<InstanceId>,
+    pub event_types: Vec<EventType>,
+    pub ordered: bool,
+    pub signature: SigningProfile,
+    pub max_per_second: Option<i64>,
 }
 
 /// A validated `PATCH`: `None` leaves a field as it is.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SubscriptionChanges {
-    pub nombre: Option<String>,
+    pub name: Option<String>,
     pub url: Option<Destination>,
-    pub instancias: Option<Vec<InstanceId>>,
-    pub tipos: Option<Vec<EventType>>,
-    pub ordenado: Option<bool>,
-    pub firma: Option<SigningProfile>,
-    pub estado: Option<SubscriptionState>,
-    pub version_esperada: Option<i64>,
+    pub instances: Option<Vec<InstanceId>>,
+    pub event_types: Option<Vec<EventType>>,
+    pub ordered: Option<bool>,
+    pub signature: Option<SigningProfile>,
+    pub state: Option<SubscriptionState>,
+    pub expected_version: Option<i64>,
 }
 
 /// `max_por_segundo`: 1–10 000 attempts a second.
@@ -296,8 +281,6 @@ pub fn parse_state_patch(raw: &str) -> Result<SubscriptionState, FieldError> {
     }
 }
 
-pub(crate) use crate::time::serde_opt_ts;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,7 +290,7 @@ mod tests {
     }
 
     #[test]
-    fn instancias_boundaries() {
+    fn instances_boundaries() {
         assert_eq!(parse_instances(&ids(200)).unwrap().len(), 200);
         assert_eq!(
             parse_instances(&ids(201)).unwrap_err().field,
@@ -325,7 +308,7 @@ mod tests {
     }
 
     #[test]
-    fn tipos_boundaries() {
+    fn event_types_boundaries() {
         let tipos: Vec<String> = (0..50).map(|i| format!("t.{i}")).collect();
         assert_eq!(parse_types(&tipos).unwrap().len(), 50);
         let mut over = tipos.clone();
@@ -351,7 +334,7 @@ mod tests {
     }
 
     #[test]
-    fn estado() {
+    fn state_patch() {
         assert_eq!(
             parse_state_patch("activa").unwrap(),
             SubscriptionState::Active
@@ -365,7 +348,6 @@ mod tests {
         }
         for m in SuspensionReason::ALL {
             assert_eq!(SuspensionReason::parse(m.as_str()), Some(m));
-            assert_eq!(serde_json::to_value(m).unwrap(), m.as_str());
         }
     }
 
@@ -376,67 +358,34 @@ mod tests {
         let now = crate::time::now_millis();
         let mut s = Subscription {
             id: SubscriptionId::new(),
-            cliente_id: AppId::new(),
-            nombre: "n".into(),
+            app_id: AppId::new(),
+            name: "n".into(),
             url: "https://h.io/".into(),
-            credenciales: false,
-            instancias: vec![],
-            tipos: vec![],
-            ordenado: true,
-            firma: SigningProfile::MwV1,
-            max_por_segundo: None,
-            estado: SubscriptionState::Active,
-            motivo: None,
-            suspendida_en: None,
+            has_credentials: false,
+            instances: vec![],
+            event_types: vec![],
+            ordered: true,
+            signature: SigningProfile::MwV1,
+            max_per_second: None,
+            state: SubscriptionState::Active,
+            reason: None,
+            suspended_at: None,
             version: 1,
-            claves: vec![],
-            pendientes: 0,
-            fallidas: 0,
-            creada_en: now,
-            actualizada_en: now,
+            keys: vec![],
+            pending: 0,
+            failed: 0,
+            created_at: now,
+            updated_at: now,
         };
         assert!(s.covers(a, "x") && s.covers(b, "y"));
-        s.instancias = vec![a];
-        s.tipos = vec!["x".into()];
+        s.instances = vec![a];
+        s.event_types = vec!["x".into()];
         assert!(s.covers(a, "x"));
         assert!(!s.covers(b, "x") && !s.covers(a, "y"));
-        let json = serde_json::to_value(&s).unwrap();
-        let keys: Vec<&str> = json
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(String::as_str)
-            .collect();
-        assert_eq!(
-            keys,
-            [
-                "id",
-                "cliente_id",
-                "nombre",
-                "url",
-                "credenciales",
-                "instancias",
-                "tipos",
-                "ordenado",
-                "firma",
-                "max_por_segundo",
-                "estado",
-                "motivo",
-                "suspendida_en",
-                "version",
-                "claves",
-                "pendientes",
-                "fallidas",
-                "creada_en",
-                "actualizada_en"
-            ]
-        );
-        assert_eq!(json["motivo"], serde_json::Value::Null);
-        assert_eq!(json["firma"], "mw-v1");
     }
 
     #[test]
-    fn firma() {
+    fn signature() {
         for p in SigningProfile::ALL {
             assert_eq!(parse_signature(p.as_str()).unwrap(), p);
         }

@@ -9,7 +9,7 @@
 use std::{sync::Arc, time::Duration};
 
 use motor_domain::reconcile::{Report, Thresholds};
-use motor_metrics::{Metrics, TipoLabel};
+use motor_metrics::{KindLabel, Metrics};
 use motor_store::{reconcile, Pool};
 use tokio_util::sync::CancellationToken;
 
@@ -18,14 +18,14 @@ use crate::Result;
 #[derive(Debug, Clone)]
 pub struct ReconcileConfig {
     pub every: Duration,
-    pub umbrales: Thresholds,
+    pub thresholds: Thresholds,
 }
 
 impl Default for ReconcileConfig {
     fn default() -> Self {
         Self {
             every: Duration::from_secs(60),
-            umbrales: Thresholds::default(),
+            thresholds: Thresholds::default(),
         }
     }
 }
@@ -51,13 +51,13 @@ pub async fn run(
 
 /// One pass: the report, with the alerts brought in step with it.
 pub async fn reconcile_once(config: &ReconcileConfig, pool: &Pool) -> Result<Report> {
-    let report = reconcile::find(pool, config.umbrales).await?;
+    let report = reconcile::find(pool, config.thresholds).await?;
     let changes = reconcile::apply_alerts(pool, &report).await?;
     if !report.ok {
         tracing::warn!(
-            pendientes = report.pendientes_sin_trabajo.len(),
-            carriles = report.carriles_detenidos.len(),
-            outbox = report.outbox_atrasado.as_ref().map_or(0, |o| o.filas),
+            pendientes = report.stranded.len(),
+            carriles = report.stalled_lanes.len(),
+            outbox = report.outbox_behind.as_ref().map_or(0, |o| o.rows),
             "reconciliation found stuck work"
         );
     }
@@ -75,16 +75,13 @@ fn count(metrics: &Metrics, report: &Report) {
         metrics
             .pipeline
             .reconciliation
-            .get_or_create(&TipoLabel { tipo: tipo.into() })
+            .get_or_create(&KindLabel { tipo: tipo.into() })
             .set(n as i64);
     };
-    set("pendiente_sin_trabajo", report.pendientes_sin_trabajo.len());
-    set("carril_detenido", report.carriles_detenidos.len());
+    set("pendiente_sin_trabajo", report.stranded.len());
+    set("carril_detenido", report.stalled_lanes.len());
     set(
         "outbox_atrasado",
-        report
-            .outbox_atrasado
-            .as_ref()
-            .map_or(0, |o| o.filas as usize),
+        report.outbox_behind.as_ref().map_or(0, |o| o.rows as usize),
     );
 }

@@ -12,7 +12,9 @@ use crate::{sweeper::SweeperConfig, Result};
 /// One retention pass (in batches until nothing is left); how many
 /// `entregada` deliveries it deleted.
 pub async fn purge_once(config: &SweeperConfig, pool: &Pool) -> Result<u64> {
-    let days = motor_store::settings::load(pool).await?.dias_entregados;
+    let days = motor_store::settings::load(pool)
+        .await?
+        .delivered_retention_days;
     let mut total = 0;
     loop {
         let deleted = deliveries::purge_delivered(pool, days, config.batch).await?;
@@ -26,7 +28,10 @@ pub async fn purge_once(config: &SweeperConfig, pool: &Pool) -> Result<u64> {
 /// One content-retention pass: how many events it redacted (none when
 /// `retencion.dias_contenido` is off).
 pub async fn redact_once(config: &SweeperConfig, pool: &Pool) -> Result<u64> {
-    let Some(days) = motor_store::settings::load(pool).await?.dias_contenido else {
+    let Some(days) = motor_store::settings::load(pool)
+        .await?
+        .content_retention_days
+    else {
         return Ok(0);
     };
     // Small batches: each is one short transaction on one instance.

@@ -52,6 +52,6 @@ pub struct ConsumerLabel {
 /// A kind of reconciliation finding (`pendiente_sin_trabajo`,
 /// `carril_detenido`, `outbox_atrasado`).
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct TipoLabel {
+pub struct KindLabel {
     pub tipo: String,
 }

@@ -21,8 +21,8 @@ use prometheus_client::{
 
 pub use history::{History, Point, HISTORY_POINTS};
 pub use labels::{
-    AppLabel, ClassLabel, ConsumerLabel, ErrorLabel, StateLabel, SubscriptionLabel, TierLabel,
-    TipoLabel,
+    AppLabel, ClassLabel, ConsumerLabel, ErrorLabel, KindLabel, StateLabel, SubscriptionLabel,
+    TierLabel,
 };
 pub use pipeline::{Pipeline, Sampled, TOP_SUBSCRIPTIONS};
 

@@ -15,8 +15,8 @@ use prometheus_client::{
 };
 
 use crate::labels::{
-    AppLabel, ClassLabel, ConsumerLabel, ErrorLabel, StateLabel, SubscriptionLabel, TierLabel,
-    TipoLabel,
+    AppLabel, ClassLabel, ConsumerLabel, ErrorLabel, KindLabel, StateLabel, SubscriptionLabel,
+    TierLabel,
 };
 
 /// How many subscriptions the oldest-pending gauge names at most (the
@@ -49,7 +49,7 @@ pub struct Pipeline {
     /// stream hub's count when `/metrics` is scraped.
     pub streams_open: Gauge,
     /// Stuck work the last reconciliation pass found, per kind.
-    pub reconciliation: Family<TipoLabel, Gauge>,
+    pub reconciliation: Family<KindLabel, Gauge>,
     /// Gauges read from Postgres, Kafka and /proc by the sampler.
     pub sampled: Sampled,
 }
@@ -228,10 +228,12 @@ impl Pipeline {
     }
 
     /// A delivery recorded `fallida` with `ultimo_error`.
-    pub fn failed(&self, ultimo_error: String) {
+    pub fn failed(&self, last_error: String) {
         self.finished("fallida");
         self.deliveries_failed
-            .get_or_create(&ErrorLabel { ultimo_error })
+            .get_or_create(&ErrorLabel {
+                ultimo_error: last_error,
+            })
             .inc();
     }
 

@@ -102,10 +102,10 @@ fn alert(row: AlertRow) -> Alert {
     Alert {
         id: row.id,
         app_id: row.app_id.map(AppId::from_uuid),
-        suscripcion_id: row.subscription_id.map(SubscriptionId::from_uuid),
-        motivo: row.reason,
-        detalle: row.detail,
-        abierta_en: row.opened_at,
-        cerrada_en: row.closed_at,
+        subscription_id: row.subscription_id.map(SubscriptionId::from_uuid),
+        reason: row.reason,
+        detail: row.detail,
+        opened_at: row.opened_at,
+        closed_at: row.closed_at,
     }
 }

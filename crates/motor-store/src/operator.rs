@@ -111,11 +111,11 @@ struct AppRow {
 fn app(row: AppRow) -> App {
     App {
         id: AppId::from_uuid(row.id),
-        nombre: row.name,
-        destinos_permitidos: row.allowed_destinations,
+        name: row.name,
+        allowed_destinations: row.allowed_destinations,
         // The column's CHECK admits only the policies' own text.
-        politica_destinos: DestinationPolicy::parse(&row.destination_policy).unwrap_or_default(),
-        creada_en: row.created_at,
+        destination_policy: DestinationPolicy::parse(&row.destination_policy).unwrap_or_default(),
+        created_at: row.created_at,
     }
 }
 
@@ -139,7 +139,7 @@ pub async fn create_instance(
     Ok(Instance {
         id,
         app_id: app,
-        nombre: nombre.to_owned(),
+        name: nombre.to_owned(),
         generation,
     })
 }
@@ -157,7 +157,7 @@ pub async fn list_instances(db: impl PgExecutor<'_>, app: AppId) -> Result<Vec<I
         .map(|row| Instance {
             id: InstanceId::from_uuid(row.id),
             app_id: AppId::from_uuid(row.app_id),
-            nombre: row.nombre,
+            name: row.nombre,
             generation: row.generation,
         })
         .collect())
@@ -237,7 +237,7 @@ pub async fn create_key(
         key_id: issued.key_id,
         token: issued.token,
         scopes: scopes.to_vec(),
-        instancias: instancias.to_vec(),
+        instances: instancias.to_vec(),
     })
 }
 
@@ -253,11 +253,11 @@ pub async fn list_keys(db: impl PgExecutor<'_>, app: AppId) -> Result<Vec<ApiKey
         .into_iter()
         .map(|row| ApiKeyInfo {
             key_id: row.key_id,
-            nombre: row.nombre,
+            name: row.nombre,
             scopes: parse_scopes(row.scopes),
-            instancias: instances_of(row.instancias),
-            creada_en: row.creado_en,
-            revocada_en: row.revocado_en,
+            instances: instances_of(row.instancias),
+            created_at: row.creado_en,
+            revoked_at: row.revocado_en,
         })
         .collect())
 }
@@ -291,7 +291,7 @@ pub async fn authenticate(db: impl PgExecutor<'_>, token_hash: &[u8]) -> Result<
         key_id: row.key_id,
         app_id: AppId::from_uuid(row.app_id),
         scopes: parse_scopes(row.scopes),
-        instancias: instances_of(row.instancias),
+        instances: instances_of(row.instancias),
     }))
 }
 

@@ -15,11 +15,11 @@ use crate::Result;
 pub struct DlqGroup {
     pub app_id: Uuid,
     pub subscription_id: Uuid,
-    pub suscripcion: String,
-    pub estado: String,
-    pub ultimo_error: Option<String>,
-    pub fallidas: i64,
-    pub ultima_en: Timestamp,
+    pub subscription_name: String,
+    pub subscription_state: String,
+    pub last_error: Option<String>,
+    pub failed: i64,
+    pub last_failed_at: Timestamp,
 }
 
 /// The DLQ by subscription and error code, largest groups first;
@@ -45,11 +45,11 @@ pub async fn dlq(db: impl PgExecutor<'_>, app: Option<Uuid>) -> Result<Vec<DlqGr
         .map(|r| DlqGroup {
             app_id: r.app_id,
             subscription_id: r.subscription_id,
-            suscripcion: r.subscription_name,
-            estado: r.estado,
-            ultimo_error: r.ultimo_error,
-            fallidas: r.failed,
-            ultima_en: r.last_at,
+            subscription_name: r.subscription_name,
+            subscription_state: r.estado,
+            last_error: r.ultimo_error,
+            failed: r.failed,
+            last_failed_at: r.last_at,
         })
         .collect())
 }
@@ -59,7 +59,7 @@ pub async fn dlq(db: impl PgExecutor<'_>, app: Option<Uuid>) -> Result<Vec<DlqGr
 pub struct DlqSelection {
     pub subscription: Option<Uuid>,
     pub app: Option<Uuid>,
-    pub errores: Vec<String>,
+    pub last_errors: Vec<String>,
     pub delivery_ids: Vec<Uuid>,
     pub limit: i64,
 }
@@ -83,7 +83,7 @@ pub async fn failed_selection(
          LIMIT $5",
         selection.subscription,
         selection.app,
-        &selection.errores,
+        &selection.last_errors,
         &selection.delivery_ids,
         selection.limit,
     )
@@ -116,17 +116,17 @@ pub struct OpSubscription {
     pub id: Uuid,
     pub app_id: Uuid,
     pub app: String,
-    pub nombre: String,
+    pub name: String,
     pub url: String,
-    pub estado: String,
-    pub motivo: Option<String>,
-    pub suspendida_en: Option<Timestamp>,
-    pub ordenado: bool,
-    pub pendientes: i64,
-    pub fallidas: i64,
+    pub state: String,
+    pub reason: Option<String>,
+    pub suspended_at: Option<Timestamp>,
+    pub ordered: bool,
+    pub pending: i64,
+    pub failed: i64,
     /// Why it is failing now: the `ultimo_error` of one of its open
     /// deliveries that has one (a retrying head), if any.
-    pub fallando_con: Option<String>,
+    pub failing_with: Option<String>,
 }
 
 /// Every subscription of every app but the deleted ones, suspended first,
@@ -159,15 +159,15 @@ pub async fn subscriptions(db: impl PgExecutor<'_>) -> Result<Vec<OpSubscription
             id: r.id,
             app_id: r.app_id,
             app: r.app,
-            nombre: r.nombre,
+            name: r.nombre,
             url: r.url,
-            estado: r.estado,
-            motivo: r.motivo,
-            suspendida_en: r.suspendido_en,
-            ordenado: r.ordenado,
-            pendientes: r.pending,
-            fallidas: r.failed,
-            fallando_con: r.fallando_con,
+            state: r.estado,
+            reason: r.motivo,
+            suspended_at: r.suspendido_en,
+            ordered: r.ordenado,
+            pending: r.pending,
+            failed: r.failed,
+            failing_with: r.fallando_con,
         })
         .collect())
 }

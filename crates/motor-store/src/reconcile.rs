@@ -26,25 +26,25 @@ pub const REPORT_LIMIT: i64 = 500;
 const LOCK: i64 = 0x7265_636f_6e63_696c;
 
 /// One reconciliation pass: what is stuck now.
-pub async fn find(pool: &Pool, umbrales: Thresholds) -> Result<Report> {
-    let pendientes = stuck_deliveries(pool, umbrales).await?;
+pub async fn find(pool: &Pool, thresholds: Thresholds) -> Result<Report> {
+    let pendientes = stuck_deliveries(pool, thresholds).await?;
     let mut tx = pool.begin().await?;
     sqlx::query_scalar!("SELECT pg_advisory_xact_lock($1)", LOCK)
         .fetch_one(&mut *tx)
         .await?;
-    let carriles = stuck_lanes(&mut tx, umbrales).await?;
-    let outbox = outbox_behind(&mut tx, umbrales).await?;
+    let carriles = stuck_lanes(&mut tx, thresholds).await?;
+    let outbox = outbox_behind(&mut tx, thresholds).await?;
     tx.commit().await?;
-    Ok(Report::new(umbrales, pendientes, carriles, outbox))
+    Ok(Report::new(thresholds, pendientes, carriles, outbox))
 }
 
 /// Due, unleased lane heads (any open delivery of an unordered
 /// subscription) of `activa` subscriptions, due for longer than the
 /// threshold: the sweeper's own query with the threshold as its staleness.
-async fn stuck_deliveries(pool: &Pool, umbrales: Thresholds) -> Result<Vec<StrandedDelivery>> {
+async fn stuck_deliveries(pool: &Pool, thresholds: Thresholds) -> Result<Vec<StrandedDelivery>> {
     let ids = deliveries::due_lane_heads(
         pool,
-        Duration::from_secs(umbrales.pendiente_segundos),
+        Duration::from_secs(thresholds.pending_seconds),
         REPORT_LIMIT,
     )
     .await?;
@@ -63,11 +63,11 @@ async fn stuck_deliveries(pool: &Pool, umbrales: Thresholds) -> Result<Vec<Stran
         .into_iter()
         .map(|r| StrandedDelivery {
             delivery_id: r.id.to_string(),
-            suscripcion_id: r.subscription_id.to_string(),
+            subscription_id: r.subscription_id.to_string(),
             app_id: r.app_id.to_string(),
-            instancia_id: r.instance_id.to_string(),
+            instance_id: r.instance_id.to_string(),
             seq: r.seq,
-            vencida_en: r.proximo_intento,
+            due_at: r.proximo_intento,
         })
         .collect())
 }
@@ -77,7 +77,7 @@ async fn stuck_deliveries(pool: &Pool, umbrales: Thresholds) -> Result<Vec<Stran
 /// `lane_heads_seen` (keeping `desde` while the head is the same delivery),
 /// forgets lanes that have none, and returns the lanes whose head is older
 /// than the threshold.
-async fn stuck_lanes(conn: &mut PgConnection, umbrales: Thresholds) -> Result<Vec<StalledLane>> {
+async fn stuck_lanes(conn: &mut PgConnection, thresholds: Thresholds) -> Result<Vec<StalledLane>> {
     let rows = sqlx::query!(
         r#"WITH RECURSIVE heads AS (
              (SELECT d.subscription_id, d.instance_id, d.lane, d.id FROM deliveries d
@@ -116,7 +116,7 @@ async fn stuck_lanes(conn: &mut PgConnection, umbrales: Thresholds) -> Result<Ve
          WHERE seen.desde <= now() - make_interval(secs => $1)
          ORDER BY seen.desde, seen.delivery_id
          LIMIT $2"#,
-        umbrales.carril_segundos as f64,
+        thresholds.lane_seconds as f64,
         REPORT_LIMIT,
     )
     .fetch_all(&mut *conn)
@@ -124,15 +124,15 @@ async fn stuck_lanes(conn: &mut PgConnection, umbrales: Thresholds) -> Result<Ve
     Ok(rows
         .into_iter()
         .map(|r| StalledLane {
-            suscripcion_id: r.subscription_id.to_string(),
+            subscription_id: r.subscription_id.to_string(),
             app_id: r.app_id.to_string(),
-            instancia_id: r.instance_id.to_string(),
-            carril: r.lane,
+            instance_id: r.instance_id.to_string(),
+            lane: r.lane,
             delivery_id: r.delivery_id.to_string(),
             seq: r.seq,
-            intentos: r.intentos,
-            ultimo_error: r.ultimo_error,
-            cabeza_desde: r.desde,
+            attempts: r.intentos,
+            last_error: r.ultimo_error,
+            head_since: r.desde,
         })
         .collect())
 }
@@ -141,20 +141,20 @@ async fn stuck_lanes(conn: &mut PgConnection, umbrales: Thresholds) -> Result<Ve
 /// oldest row is the lowest id).
 async fn outbox_behind(
     conn: &mut PgConnection,
-    umbrales: Thresholds,
+    thresholds: Thresholds,
 ) -> Result<Option<OutboxBacklog>> {
     let row = sqlx::query!(
         r#"SELECT (SELECT count(*) FROM (SELECT 1 FROM outbox
                      WHERE creado_en <= now() - make_interval(secs => $1) LIMIT 100000) o) AS "rows!",
                   COALESCE(EXTRACT(EPOCH FROM now() - (SELECT creado_en FROM outbox ORDER BY id LIMIT 1)), 0)::float8
                       AS "age!""#,
-        umbrales.outbox_segundos as f64,
+        thresholds.outbox_seconds as f64,
     )
     .fetch_one(&mut *conn)
     .await?;
     Ok((row.rows > 0).then_some(OutboxBacklog {
-        filas: row.rows,
-        antiguedad_segundos: row.age,
+        rows: row.rows,
+        age_seconds: row.age,
     }))
 }
 
@@ -204,11 +204,11 @@ pub async fn apply_alerts(pool: &Pool, report: &Report) -> Result<AlertChanges> 
     .execute(&mut *tx)
     .await?
     .rows_affected();
-    match &report.outbox_atrasado {
+    match &report.outbox_behind {
         Some(o) => {
             let detalle = format!(
                 "{} filas del outbox sin publicar hace más de {} s (la más antigua: {:.0} s)",
-                o.filas, report.umbrales.outbox_segundos, o.antiguedad_segundos
+                o.rows, report.thresholds.outbox_seconds, o.age_seconds
             );
             changes.opened_or_updated += sqlx::query!(
                 "INSERT INTO alerts (id, app_id, subscription_id, motivo, detalle)

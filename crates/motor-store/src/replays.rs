@@ -25,8 +25,8 @@ pub struct StoredReplay {
     pub id: ReplayId,
     pub subscription_id: SubscriptionId,
     pub request_hash: Vec<u8>,
-    pub entregas: i64,
-    pub creado_en: Timestamp,
+    pub deliveries: i64,
+    pub created_at: Timestamp,
 }
 
 /// What a replay needs besides its request.
@@ -37,7 +37,7 @@ pub struct NewReplay<'a> {
     pub idempotency_key: &'a str,
     pub request_hash: &'a [u8],
     /// The API key's key_id, or `operador`.
-    pub solicitado_por: &'a str,
+    pub requested_by: &'a str,
     pub request: &'a ReplayRequest,
 }
 
@@ -102,9 +102,9 @@ pub async fn create(conn: &mut PgConnection, new: &NewReplay<'_>) -> Result<Stor
     // key for a range, events_event_id_key for ids).
     let insert = match &new.request.selection {
         Selection::Range {
-            instancia_id,
-            desde_seq,
-            hasta_seq,
+            instance_id,
+            from_seq,
+            to_seq,
         } => {
             sqlx::query!(
             "INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane,
@@ -123,9 +123,9 @@ pub async fn create(conn: &mut PgConnection, new: &NewReplay<'_>) -> Result<Stor
             new.subscription.as_uuid(),
             Uuid::from(new.app),
             &lane,
-            Uuid::from(*instancia_id),
-            *desde_seq,
-            *hasta_seq,
+            Uuid::from(*instance_id),
+            *from_seq,
+            *to_seq,
         )
             .execute(&mut *conn)
             .await?
@@ -162,8 +162,8 @@ pub async fn create(conn: &mut PgConnection, new: &NewReplay<'_>) -> Result<Stor
         subscription: new.subscription,
         idempotency_key: new.idempotency_key,
         request_hash: new.request_hash,
-        solicitado_por: new.solicitado_por,
-        motivo: &new.request.motivo,
+        requested_by: new.requested_by,
+        reason: &new.request.reason,
     };
     let stored = insert_replay(conn, &audit, &pedido, created).await?;
     deliveries::release_lane(conn, new.subscription, Lane::Replay(id)).await?;
@@ -190,9 +190,9 @@ async fn insert_replay(
         Uuid::from(new.app),
         new.idempotency_key,
         new.request_hash,
-        new.solicitado_por,
+        new.requested_by,
         pedido,
-        new.motivo,
+        new.reason,
         i32::try_from(created).unwrap_or(i32::MAX),
     )
     .fetch_one(&mut *conn)
@@ -213,8 +213,8 @@ struct Audit<'a> {
     subscription: SubscriptionId,
     idempotency_key: &'a str,
     request_hash: &'a [u8],
-    solicitado_por: &'a str,
-    motivo: &'a str,
+    requested_by: &'a str,
+    reason: &'a str,
 }
 
 /// A manual retry of one `fallida` delivery (`POST /v1/deliveries/{id}/retry`).
@@ -226,8 +226,8 @@ pub struct NewRetry<'a> {
     pub delivery: DeliveryId,
     pub idempotency_key: &'a str,
     pub request_hash: &'a [u8],
-    pub solicitado_por: &'a str,
-    pub motivo: &'a str,
+    pub requested_by: &'a str,
+    pub reason: &'a str,
 }
 
 /// Creates a manual retry in the caller's transaction, which must hold the
@@ -263,8 +263,8 @@ pub async fn create_retry(
         subscription: new.subscription,
         idempotency_key: new.idempotency_key,
         request_hash: new.request_hash,
-        solicitado_por: new.solicitado_por,
-        motivo: new.motivo,
+        requested_by: new.requested_by,
+        reason: new.reason,
     };
     let pedido = serde_json::json!({ "entrega_id": new.delivery });
     let stored = insert_replay(conn, &audit, &pedido, 1).await?;
@@ -294,7 +294,7 @@ fn stored(row: ReplayRow) -> StoredReplay {
         id: ReplayId::from_uuid(row.id),
         subscription_id: SubscriptionId::from_uuid(row.subscription_id),
         request_hash: row.request_hash,
-        entregas: i64::from(row.deliveries),
-        creado_en: row.created_at,
+        deliveries: i64::from(row.deliveries),
+        created_at: row.created_at,
     }
 }

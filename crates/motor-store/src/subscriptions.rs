@@ -53,22 +53,22 @@ pub async fn insert(
     sealed: &[u8],
     sealed_credentials: Option<&[u8]>,
 ) -> Result<Subscription> {
-    let instancias: Vec<Uuid> = new.instancias.iter().map(|i| Uuid::from(*i)).collect();
-    let tipos: Vec<&str> = new.tipos.iter().map(|t| t.as_str()).collect();
+    let instancias: Vec<Uuid> = new.instances.iter().map(|i| Uuid::from(*i)).collect();
+    let tipos: Vec<&str> = new.event_types.iter().map(|t| t.as_str()).collect();
     sqlx::query!(
         "INSERT INTO subscriptions (id, app_id, nombre, url, instancias, tipos, ordenado, firma,
                                     credenciales, max_por_segundo)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
         id.as_uuid(),
         Uuid::from(app),
-        &new.nombre,
+        &new.name,
         new.url.as_str(),
         &instancias,
         &tipos as &[&str],
-        new.ordenado,
-        new.firma.as_str(),
+        new.ordered,
+        new.signature.as_str(),
         sealed_credentials,
-        new.max_por_segundo.map(|n| n as i32),
+        new.max_per_second.map(|n| n as i32),
     )
     .execute(&mut *conn)
     .await?;
@@ -112,8 +112,8 @@ pub async fn get(conn: &mut PgConnection, app: AppId, id: SubscriptionId) -> Res
     .await?
     .ok_or(StoreError::NotFound("subscription"))?;
     let mut sub = subscription(row);
-    sub.claves = claves(&mut *conn, &[id]).await?.remove(0);
-    (sub.pendientes, sub.fallidas) = deliveries::read::counts(&mut *conn, &[id]).await?[0];
+    sub.keys = keys_of(&mut *conn, &[id]).await?.remove(0);
+    (sub.pending, sub.failed) = deliveries::read::counts(&mut *conn, &[id]).await?[0];
     Ok(sub)
 }
 
@@ -156,13 +156,13 @@ pub async fn list(
     let mut subs: Vec<Subscription> = rows.into_iter().map(subscription).collect();
     let ids: Vec<SubscriptionId> = subs.iter().map(|s| s.id).collect();
     let counts = deliveries::read::counts(&mut *conn, &ids).await?;
-    for ((sub, claves), counts) in subs
+    for ((sub, keys), counts) in subs
         .iter_mut()
-        .zip(claves(&mut *conn, &ids).await?)
+        .zip(keys_of(&mut *conn, &ids).await?)
         .zip(counts)
     {
-        sub.claves = claves;
-        (sub.pendientes, sub.fallidas) = counts;
+        sub.keys = keys;
+        (sub.pending, sub.failed) = counts;
     }
     Ok(subs)
 }
@@ -170,7 +170,7 @@ pub async fn list(
 /// Writes the changeable fields of a locked subscription, bumps its
 /// `version` and returns it as stored.
 pub async fn save(conn: &mut PgConnection, sub: &Subscription) -> Result<Subscription> {
-    let instancias: Vec<Uuid> = sub.instancias.iter().map(|i| Uuid::from(*i)).collect();
+    let instancias: Vec<Uuid> = sub.instances.iter().map(|i| Uuid::from(*i)).collect();
     let found = sqlx::query!(
         "UPDATE subscriptions
          SET nombre = $3, url = $4, instancias = $5, tipos = $6, ordenado = $7, estado = $8,
@@ -179,16 +179,16 @@ pub async fn save(conn: &mut PgConnection, sub: &Subscription) -> Result<Subscri
          WHERE id = $1 AND version = $2",
         sub.id.as_uuid(),
         sub.version,
-        &sub.nombre,
+        &sub.name,
         &sub.url,
         &instancias,
-        &sub.tipos,
-        sub.ordenado,
-        sub.estado.as_str(),
-        sub.motivo.map(SuspensionReason::as_str),
-        sub.suspendida_en,
-        sub.firma.as_str(),
-        sub.max_por_segundo.map(|n| n as i32),
+        &sub.event_types,
+        sub.ordered,
+        sub.state.as_str(),
+        sub.reason.map(SuspensionReason::as_str),
+        sub.suspended_at,
+        sub.signature.as_str(),
+        sub.max_per_second.map(|n| n as i32),
     )
     .execute(&mut *conn)
     .await?;
@@ -197,7 +197,7 @@ pub async fn save(conn: &mut PgConnection, sub: &Subscription) -> Result<Subscri
             "the subscription changed meanwhile".into(),
         ));
     }
-    get(conn, sub.cliente_id, sub.id).await
+    get(conn, sub.app_id, sub.id).await
 }
 
 /// Replaces (or, with `None`, removes) the sealed broker credentials of a
@@ -292,8 +292,8 @@ pub async fn live_keys(db: impl PgExecutor<'_>, id: SubscriptionId) -> Result<Ve
         .map(|r| SealedKey {
             key_id: r.key_id,
             sealed: r.sealed,
-            creado_en: r.creado_en,
-            vence_en: r.vence_en,
+            created_at: r.creado_en,
+            expires_at: r.vence_en,
         })
         .collect())
 }
@@ -302,7 +302,7 @@ pub async fn live_keys(db: impl PgExecutor<'_>, id: SubscriptionId) -> Result<Ve
 /// signing profile and its live keys, sealed, newest first.
 #[derive(Debug, Clone)]
 pub struct Signing {
-    pub firma: SigningProfile,
+    pub profile: SigningProfile,
     pub keys: Vec<SealedKey>,
 }
 
@@ -326,15 +326,15 @@ pub async fn signing(db: impl PgExecutor<'_>, id: SubscriptionId) -> Result<Opti
         return Ok(None);
     };
     Ok(Some(Signing {
-        firma: signing_profile(&first.firma),
+        profile: signing_profile(&first.firma),
         keys: rows
             .into_iter()
             .filter_map(|r| {
                 Some(SealedKey {
                     key_id: r.key_id?,
                     sealed: r.sealed?,
-                    creado_en: r.creado_en?,
-                    vence_en: r.vence_en,
+                    created_at: r.creado_en?,
+                    expires_at: r.vence_en,
                 })
             })
             .collect(),
@@ -403,7 +403,7 @@ pub async fn owned_instances(
 }
 
 /// The live keys (without secrets) of each subscription, in `ids` order.
-async fn claves(
+async fn keys_of(
     conn: &mut PgConnection,
     ids: &[SubscriptionId],
 ) -> Result<Vec<Vec<SubscriptionKey>>> {
@@ -424,8 +424,8 @@ async fn claves(
         if let Some(i) = uuids.iter().position(|u| *u == row.subscription_id) {
             out[i].push(SubscriptionKey {
                 key_id,
-                creado_en: row.creado_en,
-                vence_en: row.vence_en,
+                created_at: row.creado_en,
+                expires_at: row.vence_en,
             });
         }
     }
@@ -435,29 +435,29 @@ async fn claves(
 fn subscription(row: SubscriptionRow) -> Subscription {
     Subscription {
         id: SubscriptionId::from_uuid(row.id),
-        cliente_id: AppId::from_uuid(row.app_id),
-        nombre: row.name,
+        app_id: AppId::from_uuid(row.app_id),
+        name: row.name,
         url: row.url,
-        credenciales: row.has_credentials,
-        instancias: row
+        has_credentials: row.has_credentials,
+        instances: row
             .instances
             .into_iter()
             .map(InstanceId::from_uuid)
             .collect(),
-        tipos: row.types,
-        ordenado: row.ordered,
-        firma: signing_profile(&row.signing_profile),
-        max_por_segundo: row.max_per_second.map(i64::from),
+        event_types: row.types,
+        ordered: row.ordered,
+        signature: signing_profile(&row.signing_profile),
+        max_per_second: row.max_per_second.map(i64::from),
         // The table's CHECK constraints admit only known values.
-        estado: SubscriptionState::parse(&row.state).unwrap_or(SubscriptionState::Suspended),
-        motivo: row.reason.as_deref().and_then(SuspensionReason::parse),
-        suspendida_en: row.suspended_at,
+        state: SubscriptionState::parse(&row.state).unwrap_or(SubscriptionState::Suspended),
+        reason: row.reason.as_deref().and_then(SuspensionReason::parse),
+        suspended_at: row.suspended_at,
         version: row.version,
-        claves: Vec::new(),
+        keys: Vec::new(),
         // Counted from the deliveries by `get` and `list`.
-        pendientes: 0,
-        fallidas: 0,
-        creada_en: row.created_at,
-        actualizada_en: row.updated_at,
+        pending: 0,
+        failed: 0,
+        created_at: row.created_at,
+        updated_at: row.updated_at,
     }
 }

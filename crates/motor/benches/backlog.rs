@@ -189,8 +189,8 @@ async fn sweeper(pool: &Pool, section: &str, runs: usize) {
 
 fn delivered() -> Attempt {
     Attempt {
-        iniciado_en: Utc::now(),
-        duracion_ms: 3,
+        started_at: Utc::now(),
+        duration_ms: 3,
         status: Some(204),
         error: None,
         key_ids: vec!["whk_bench".into()],

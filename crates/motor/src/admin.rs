@@ -3,7 +3,10 @@
 
 use clap::Subcommand;
 use motor_api::{
-    admin::{self, CreateApp, CreateInstance, CreateKey, UpdateApp},
+    admin::{
+        self, apps::AppSchema, instances::InstanceSchema, keys::CreatedKeySchema, CreateApp,
+        CreateInstance, CreateKey, UpdateApp,
+    },
     admin::{
         alerts::{self, AlertQuery},
         event_types::{self, EventCatalogue},
@@ -165,7 +168,7 @@ pub async fn run(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value
                 nombre,
                 destinos,
                 politica_destinos,
-            } => json(
+            } => json(AppSchema::from(
                 admin::create_app(
                     pool,
                     CreateApp {
@@ -175,15 +178,15 @@ pub async fn run(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value
                     },
                 )
                 .await?,
-            ),
+            )),
             AppCommand::List => json(admin::list_apps(pool).await?),
-            AppCommand::Get { id } => json(admin::get_app(pool, id).await?),
+            AppCommand::Get { id } => json(AppSchema::from(admin::get_app(pool, id).await?)),
             AppCommand::Update {
                 id,
                 nombre,
                 destinos,
                 politica_destinos,
-            } => json(
+            } => json(AppSchema::from(
                 admin::update_app(
                     pool,
                     id,
@@ -194,12 +197,12 @@ pub async fn run(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value
                     },
                 )
                 .await?,
-            ),
+            )),
         },
         AdminCommand::Instance(cmd) => match cmd {
-            InstanceCommand::Create { app, nombre } => {
-                json(admin::create_instance(pool, app, CreateInstance { nombre }).await?)
-            }
+            InstanceCommand::Create { app, nombre } => json(InstanceSchema::from(
+                admin::create_instance(pool, app, CreateInstance { nombre }).await?,
+            )),
             InstanceCommand::List { app } => json(admin::list_instances(pool, app).await?),
         },
         AdminCommand::Key(cmd) => match cmd {
@@ -208,7 +211,7 @@ pub async fn run(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value
                 nombre,
                 scopes,
                 instancias,
-            } => json(
+            } => json(CreatedKeySchema::from(
                 admin::create_key(
                     pool,
                     app,
@@ -219,7 +222,7 @@ pub async fn run(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value
                     },
                 )
                 .await?,
-            ),
+            )),
             KeyCommand::List { app } => json(admin::list_keys(pool, app).await?),
             KeyCommand::Revoke { app, key_id } => {
                 admin::revoke_key(pool, app, &key_id).await?;

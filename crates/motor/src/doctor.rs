@@ -6,6 +6,7 @@
 use std::{process::ExitCode, time::Duration};
 
 use clap::Args;
+use motor_api::admin::operator::ReportSchema;
 use motor_domain::reconcile::{Report, Thresholds};
 use motor_engine::ReconcileConfig;
 
@@ -18,11 +19,19 @@ pub struct ReconcileArgs {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub reconcile_every_secs: u64,
     /// A due `pendiente` delivery with no live job for longer is stuck.
-    #[arg(long, env = "MOTOR_RECONCILE_PENDIENTE_SECS", default_value_t = 300)]
-    pub reconcile_pendiente_secs: u64,
+    #[arg(
+        long = "reconcile-pendiente-secs",
+        env = "MOTOR_RECONCILE_PENDIENTE_SECS",
+        default_value_t = 300
+    )]
+    pub reconcile_pending_secs: u64,
     /// An ordered lane whose head has not changed for longer is stuck.
-    #[arg(long, env = "MOTOR_RECONCILE_CARRIL_SECS", default_value_t = 900)]
-    pub reconcile_carril_secs: u64,
+    #[arg(
+        long = "reconcile-carril-secs",
+        env = "MOTOR_RECONCILE_CARRIL_SECS",
+        default_value_t = 900
+    )]
+    pub reconcile_lane_secs: u64,
     /// An outbox row not published for longer is stuck.
     #[arg(long, env = "MOTOR_RECONCILE_OUTBOX_SECS", default_value_t = 60)]
     pub reconcile_outbox_secs: u64,
@@ -33,9 +42,9 @@ impl Default for ReconcileArgs {
         let u = Thresholds::default();
         Self {
             reconcile_every_secs: 60,
-            reconcile_pendiente_secs: u.pendiente_segundos,
-            reconcile_carril_secs: u.carril_segundos,
-            reconcile_outbox_secs: u.outbox_segundos,
+            reconcile_pending_secs: u.pending_seconds,
+            reconcile_lane_secs: u.lane_seconds,
+            reconcile_outbox_secs: u.outbox_seconds,
         }
     }
 }
@@ -44,10 +53,10 @@ impl ReconcileArgs {
     pub fn config(&self) -> ReconcileConfig {
         ReconcileConfig {
             every: Duration::from_secs(self.reconcile_every_secs),
-            umbrales: Thresholds {
-                pendiente_segundos: self.reconcile_pendiente_secs,
-                carril_segundos: self.reconcile_carril_secs,
-                outbox_segundos: self.reconcile_outbox_secs,
+            thresholds: Thresholds {
+                pending_seconds: self.reconcile_pending_secs,
+                lane_seconds: self.reconcile_lane_secs,
+                outbox_seconds: self.reconcile_outbox_secs,
             },
         }
     }
@@ -62,7 +71,10 @@ pub async fn run(database_url: &str, args: &ReconcileArgs) -> anyhow::Result<Exi
     let pool = motor_store::connect(database_url, 2).await?;
     let report = motor_engine::reconcile_once(&args.config(), &pool).await?;
     pool.close().await;
-    println!("{}", serde_json::to_string_pretty(&report)?);
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&ReportSchema::from(report.clone()))?
+    );
     eprintln!("{}", summary(&report));
     Ok(if report.ok {
         ExitCode::SUCCESS
@@ -76,24 +88,24 @@ fn summary(report: &Report) -> String {
         return "motor doctor: nothing stuck".into();
     }
     let mut parts = Vec::new();
-    if !report.pendientes_sin_trabajo.is_empty() {
+    if !report.stranded.is_empty() {
         parts.push(format!(
             "{} due deliveries with no live job for over {} s",
-            report.pendientes_sin_trabajo.len(),
-            report.umbrales.pendiente_segundos
+            report.stranded.len(),
+            report.thresholds.pending_seconds
         ));
     }
-    if !report.carriles_detenidos.is_empty() {
+    if !report.stalled_lanes.is_empty() {
         parts.push(format!(
             "{} ordered lanes whose head has not moved for {} s",
-            report.carriles_detenidos.len(),
-            report.umbrales.carril_segundos
+            report.stalled_lanes.len(),
+            report.thresholds.lane_seconds
         ));
     }
-    if let Some(o) = &report.outbox_atrasado {
+    if let Some(o) = &report.outbox_behind {
         parts.push(format!(
             "{} outbox rows older than {} s (oldest {:.0} s)",
-            o.filas, report.umbrales.outbox_segundos, o.antiguedad_segundos
+            o.rows, report.thresholds.outbox_seconds, o.age_seconds
         ));
     }
     format!("motor doctor: STUCK: {}", parts.join("; "))

@@ -92,8 +92,8 @@ pub fn no_loss(m: &Model) -> Verdict {
     subs.sort_by(|a, b| a.id.cmp(&b.id));
     for e in &m.events {
         for s in &subs {
-            let covers = s.instancias.is_empty() || s.instancias.contains(&e.instance_id);
-            if !covers || s.estado == "eliminada" || s.creada_us > e.received_us {
+            let covers = s.instances.is_empty() || s.instances.contains(&e.instance_id);
+            if !covers || s.state == "eliminada" || s.created_us > e.received_us {
                 continue;
             }
             v.checked += 1;
@@ -111,17 +111,17 @@ pub fn no_loss(m: &Model) -> Verdict {
         }
     }
     let mut deliveries: Vec<_> = m.deliveries.values().collect();
-    deliveries.sort_by_key(|d| (d.creada_us, d.seq));
+    deliveries.sort_by_key(|d| (d.created_us, d.seq));
     for d in deliveries {
         v.checked += 1;
         let waiting_allowed = m
             .subs
             .get(&d.subscription_id)
-            .is_some_and(|s| s.estado != "activa");
-        if d.estado == "pendiente" && !waiting_allowed {
+            .is_some_and(|s| s.state != "activa");
+        if d.state == "pendiente" && !waiting_allowed {
             v.violations.push(violation(
                 Invariant::NoLoss,
-                d.creada_us,
+                d.created_us,
                 format!(
                     "delivery {} ({}#{}, lane {}) is still pendiente on an active subscription",
                     d.id, d.instance_id, d.seq, d.lane
@@ -129,10 +129,10 @@ pub fn no_loss(m: &Model) -> Verdict {
                 vec![d.line.clone()],
             ));
         }
-        if d.estado == "entregada" && !m.requests_of(&d.id).any(|r| r.is_2xx()) {
+        if d.state == "entregada" && !m.requests_of(&d.id).any(|r| r.is_2xx()) {
             v.violations.push(violation(
                 Invariant::NoLoss,
-                d.entregada_us.unwrap_or(d.creada_us),
+                d.delivered_us.unwrap_or(d.created_us),
                 format!(
                     "delivery {} is entregada but its receiver never answered it 2xx",
                     d.id
@@ -185,7 +185,7 @@ pub fn duplicates(m: &Model) -> Verdict {
                 vec![r.line.clone(), d.line.clone()],
             ));
         }
-        if let Some(done) = d.entregada_us {
+        if let Some(done) = d.delivered_us {
             // A broker's consumer may take a message a little after the
             // broker confirmed it and Motor recorded it.
             let lag = if r.answer == Answer::Consumed {
@@ -222,7 +222,7 @@ pub fn duplicates(m: &Model) -> Verdict {
         if let Some(other) = seen.insert(key, d) {
             v.violations.push(violation(
                 Invariant::Duplicates,
-                d.creada_us,
+                d.created_us,
                 format!(
                     "event {}#{} has two deliveries ({} and {}) in one lane of one subscription",
                     d.instance_id, d.seq, other.id, d.id
@@ -233,7 +233,7 @@ pub fn duplicates(m: &Model) -> Verdict {
         if d.lane != "live" && !m.replays.contains(&d.lane) {
             v.violations.push(violation(
                 Invariant::Duplicates,
-                d.creada_us,
+                d.created_us,
                 format!(
                     "delivery {} is in lane {}, which is no replay",
                     d.id, d.lane

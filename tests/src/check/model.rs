@@ -31,7 +31,7 @@ pub struct Request {
     pub retry_after_ms: Option<u64>,
     pub line: Line,
     /// The recorded attempt this request was (its `numero`), if any.
-    pub numero: Option<i32>,
+    pub number: Option<i32>,
 }
 
 impl Request {
@@ -95,10 +95,10 @@ pub fn receiver_of(url: &str) -> String {
 pub struct Subscription {
     pub id: String,
     pub receiver: String,
-    pub ordenado: bool,
-    pub estado: String,
-    pub instancias: Vec<String>,
-    pub creada_us: i64,
+    pub ordered: bool,
+    pub state: String,
+    pub instances: Vec<String>,
+    pub created_us: i64,
     pub line: Line,
 }
 
@@ -110,25 +110,25 @@ pub struct Delivery {
     pub event_id: String,
     pub seq: i64,
     pub lane: String,
-    pub estado: String,
-    pub ultimo_error: Option<String>,
-    pub creada_us: i64,
-    pub actualizada_us: i64,
-    pub entregada_us: Option<i64>,
+    pub state: String,
+    pub last_error: Option<String>,
+    pub created_us: i64,
+    pub updated_us: i64,
+    pub delivered_us: Option<i64>,
     pub line: Line,
 }
 
 impl Delivery {
     pub fn terminal(&self) -> bool {
-        self.estado != "pendiente"
+        self.state != "pendiente"
     }
 }
 
 #[derive(Debug, Clone)]
 pub struct Attempt {
-    pub numero: i32,
-    pub iniciado_us: i64,
-    pub duracion_ms: i64,
+    pub number: i32,
+    pub started_us: i64,
+    pub duration_ms: i64,
     pub error: Option<String>,
     pub line: Line,
 }
@@ -223,7 +223,7 @@ impl Model {
                     status: *status,
                     retry_after_ms: *retry_after_ms,
                     line: line.clone(),
-                    numero: None,
+                    number: None,
                 }),
                 Record::Fault {
                     start_us, end_us, ..
@@ -268,10 +268,10 @@ impl Model {
                     Subscription {
                         id: id.clone(),
                         receiver,
-                        ordenado: *ordenado,
-                        estado: estado.clone(),
-                        instancias: instancias.clone(),
-                        creada_us: *creada_us,
+                        ordered: *ordenado,
+                        state: estado.clone(),
+                        instances: instancias.clone(),
+                        created_us: *creada_us,
                         line: line.clone(),
                     },
                 );
@@ -314,11 +314,11 @@ impl Model {
                         event_id: event_id.clone(),
                         seq: *seq,
                         lane: lane.clone(),
-                        estado: estado.clone(),
-                        ultimo_error: ultimo_error.clone(),
-                        creada_us: *creada_us,
-                        actualizada_us: *actualizada_us,
-                        entregada_us: *entregada_us,
+                        state: estado.clone(),
+                        last_error: ultimo_error.clone(),
+                        created_us: *creada_us,
+                        updated_us: *actualizada_us,
+                        delivered_us: *entregada_us,
                         line: line.clone(),
                     },
                 );
@@ -335,9 +335,9 @@ impl Model {
                 .entry(delivery_id.clone())
                 .or_default()
                 .push(Attempt {
-                    numero: *numero,
-                    iniciado_us: *iniciado_us,
-                    duracion_ms: *duracion_ms,
+                    number: *numero,
+                    started_us: *iniciado_us,
+                    duration_ms: *duracion_ms,
                     error: error.clone(),
                     line: line.clone(),
                 }),
@@ -348,7 +348,7 @@ impl Model {
     /// the request that arrived inside it.
     fn index_requests(&mut self) {
         for attempts in self.attempts.values_mut() {
-            attempts.sort_by_key(|a| a.numero);
+            attempts.sort_by_key(|a| a.number);
         }
         for (i, r) in self.requests.iter().enumerate() {
             self.by_delivery
@@ -365,14 +365,14 @@ impl Model {
             };
             let mut taken: HashSet<usize> = HashSet::new();
             for a in attempts {
-                let from = a.iniciado_us - CLOCK_US;
-                let to = a.iniciado_us + (a.duracion_ms + 1) * 1000 + CLOCK_US;
+                let from = a.started_us - CLOCK_US;
+                let to = a.started_us + (a.duration_ms + 1) * 1000 + CLOCK_US;
                 if let Some(i) = list.iter().copied().find(|i| {
                     let r = &self.requests[*i];
                     !taken.contains(i) && r.arrived_us >= from && r.arrived_us <= to
                 }) {
                     taken.insert(i);
-                    self.requests[i].numero = Some(a.numero);
+                    self.requests[i].number = Some(a.number);
                 }
             }
         }
@@ -383,7 +383,7 @@ impl Model {
         let unordered: HashSet<&str> = self
             .subs
             .values()
-            .filter(|s| !s.ordenado)
+            .filter(|s| !s.ordered)
             .map(|s| s.receiver.as_str())
             .collect();
         // (receiver, process) → (+1 at arrival, -1 at the end).
@@ -475,7 +475,7 @@ impl Model {
     }
 
     pub fn notes(&self) -> Vec<String> {
-        let unmatched = self.requests.iter().filter(|r| r.numero.is_none()).count();
+        let unmatched = self.requests.iter().filter(|r| r.number.is_none()).count();
         let unattributed = self.requests.iter().filter(|r| r.pid.is_none()).count();
         let terminal = self.deliveries.values().filter(|d| d.terminal()).count();
         vec![format!(

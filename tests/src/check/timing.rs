@@ -10,7 +10,7 @@ use super::{
 pub fn lane_order(m: &Model) -> Verdict {
     let mut v = Verdict::default();
     for ((sub, instance, lane), deliveries) in m.lanes() {
-        if !m.subs.get(&sub).is_some_and(|s| s.ordenado) {
+        if !m.subs.get(&sub).is_some_and(|s| s.ordered) {
             continue;
         }
         // The latest lower bound of a lower-seq delivery's terminal time,
@@ -46,9 +46,9 @@ pub fn lane_order(m: &Model) -> Verdict {
             } else if let Some(last) = m.requests_of(&d.id).last() {
                 last.end_lb()
             } else if let Some(a) = m.attempts.get(&d.id).and_then(|a| a.last()) {
-                a.iniciado_us + a.duracion_ms * 1000
+                a.started_us + a.duration_ms * 1000
             } else {
-                d.creada_us
+                d.created_us
             };
             if terminal_lb > blocked_until {
                 blocked_until = terminal_lb;
@@ -88,7 +88,7 @@ pub fn retries(m: &Model) -> (Verdict, Verdict) {
         let requests: Vec<_> = m.requests_of(id).collect();
         for pair in requests.windows(2) {
             let (r, next) = (pair[0], pair[1]);
-            let Some(numero) = r.numero else { continue };
+            let Some(numero) = r.number else { continue };
             if !r.retryable() {
                 continue;
             }
@@ -113,9 +113,9 @@ pub fn retries(m: &Model) -> (Verdict, Verdict) {
             let decided_ub = m
                 .attempts
                 .get(id)
-                .and_then(|a| a.iter().find(|a| a.numero == numero))
+                .and_then(|a| a.iter().find(|a| a.number == numero))
                 .map_or(r.ended_us, |a| {
-                    (a.iniciado_us + (a.duracion_ms + 1) * 1000).max(r.ended_us)
+                    (a.started_us + (a.duration_ms + 1) * 1000).max(r.ended_us)
                 });
             let due_ub = decided_ub + max_wait;
             // Late is measured from the latest due time, or from the end of
@@ -166,13 +166,13 @@ pub fn exhaustion(m: &Model) -> Verdict {
         if let Some(code) = gave_up {
             v.checked += 1;
             let mut problems = Vec::new();
-            if d.estado != "fallida" {
-                problems.push(format!("is {} with ultimo_error {code}_agotada", d.estado));
+            if d.state != "fallida" {
+                problems.push(format!("is {} with ultimo_error {code}_agotada", d.state));
             }
-            if d.actualizada_us < d.creada_us + horizon - CLOCK_US {
+            if d.updated_us < d.created_us + horizon - CLOCK_US {
                 problems.push(format!(
                     "gave up {} ms after its creation (the horizon is {} ms)",
-                    (d.actualizada_us - d.creada_us) / 1000,
+                    (d.updated_us - d.created_us) / 1000,
                     horizon / 1000
                 ));
             }
@@ -189,7 +189,7 @@ pub fn exhaustion(m: &Model) -> Verdict {
                 lines.extend(last.map(|r| r.line.clone()));
                 v.violations.push(Violation {
                     invariant: Invariant::Exhaustion,
-                    at_us: d.actualizada_us,
+                    at_us: d.updated_us,
                     message: format!("delivery {} {}", d.id, problems.join("; ")),
                     lines,
                 });
@@ -197,7 +197,9 @@ pub fn exhaustion(m: &Model) -> Verdict {
         }
         // A recorded retryable failure surely past the horizon ends it.
         for (i, r) in requests.iter().enumerate() {
-            if r.numero.is_none() || !r.retryable() || r.end_lb() < d.creada_us + horizon + CLOCK_US
+            if r.number.is_none()
+                || !r.retryable()
+                || r.end_lb() < d.created_us + horizon + CLOCK_US
             {
                 continue;
             }
@@ -209,19 +211,19 @@ pub fn exhaustion(m: &Model) -> Verdict {
                     message: format!(
                         "delivery {} was retried after a failure {} ms past its horizon",
                         d.id,
-                        (r.end_lb() - d.creada_us - horizon) / 1000
+                        (r.end_lb() - d.created_us - horizon) / 1000
                     ),
                     lines: vec![d.line.clone(), r.line.clone(), next.line.clone()],
                 });
-            } else if !(d.estado == "fallida" && gave_up.is_some()) {
+            } else if !(d.state == "fallida" && gave_up.is_some()) {
                 v.violations.push(Violation {
                     invariant: Invariant::Exhaustion,
                     at_us: r.ended_us,
                     message: format!(
                         "delivery {} failed past its horizon but is {} ({})",
                         d.id,
-                        d.estado,
-                        d.ultimo_error.as_deref().unwrap_or("no error")
+                        d.state,
+                        d.last_error.as_deref().unwrap_or("no error")
                     ),
                     lines: vec![d.line.clone(), r.line.clone()],
                 });

@@ -44,7 +44,7 @@ pub fn in_flight(m: &Model) -> Verdict {
     let unordered: BTreeMap<&str, &str> = m
         .subs
         .values()
-        .filter(|s| !s.ordenado)
+        .filter(|s| !s.ordered)
         .map(|s| (s.receiver.as_str(), s.id.as_str()))
         .collect();
     // (receiver, pid) → requests.

@@ -279,7 +279,7 @@ impl Run {
     }
 
     /// Sets a subscription's `estado` (`activa` reactivates a suspended one).
-    pub async fn set_estado(&self, sub: &str, estado: &str) -> anyhow::Result<()> {
+    pub async fn set_state(&self, sub: &str, estado: &str) -> anyhow::Result<()> {
         self.call_ok(
             Method::PATCH,
             &format!("/v1/subscriptions/{sub}"),

@@ -241,7 +241,7 @@ pub async fn suspended_reactivated(size: Size) -> anyhow::Result<Report> {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     open.store(true, Ordering::SeqCst);
-    run.set_estado(&sub, "activa").await?;
+    run.set_state(&sub, "activa").await?;
     tokio::time::sleep(Duration::from_secs(2)).await;
     run.kill9_and_restart("dispatch", Duration::ZERO).await;
     run.finish(Duration::from_secs(240)).await

@@ -501,7 +501,7 @@ async fn a_401_suspends_and_reactivation_delivers_everything_in_order() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn exhausted_retries_end_fallida_agotada_on_the_dlq() {
+async fn exhausted_retries_end_failed_exhausted_on_the_dlq() {
     let m = motor(Some(10)).await;
     let t = m.tenant(1).await;
     let r = Receiver::start().await;

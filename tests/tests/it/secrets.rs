@@ -167,8 +167,8 @@ async fn open_keys(key: &SealingKey, m: &TestMotor, id: SubscriptionId) -> Vec<S
                 id.as_uuid(),
                 &k.key_id,
                 &k.sealed,
-                k.creado_en,
-                k.vence_en,
+                k.created_at,
+                k.expires_at,
             )
             .unwrap()
         })

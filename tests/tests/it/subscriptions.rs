@@ -844,7 +844,7 @@ async fn a_closed_catalogue_refuses_unknown_types() {
 }
 
 #[tokio::test]
-async fn pendientes_and_fallidas_count_the_deliveries() {
+async fn pending_and_failed_count_the_deliveries() {
     let m = TestMotor::start(&[Role::Api]).await;
     let t = m.tenant(1).await;
     let created = create_ok(&m, &t, json!({"tipos": ["message.sent"]})).await;

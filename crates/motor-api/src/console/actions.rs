@@ -19,7 +19,7 @@ use super::{
     Fields,
 };
 use crate::{
-    admin::operator::{dlq, subscriptions},
+    admin::operator::{dlq, subscriptions, RetryDlq, RetryDlqResult},
     ApiError, AppState,
 };
 
@@ -166,8 +166,8 @@ async fn run_retry(
     action: &str,
     what: &str,
     fields: &Fields,
-    input: dlq::RetryDlq,
-) -> Result<dlq::RetryDlqResult, Response> {
+    input: RetryDlq,
+) -> Result<RetryDlqResult, Response> {
     if fields.get("confirmar").map(String::as_str) != Some("si") {
         return Err(confirm_page(session, action, what, fields, None));
     }
@@ -194,7 +194,7 @@ pub(crate) async fn retry_delivery(
     let Ok(uuid) = id.parse::<uuid::Uuid>() else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    let input = dlq::RetryDlq {
+    let input = RetryDlq {
         delivery_ids: Some(vec![uuid.to_string()]),
         motivo: fields.get("motivo").cloned().unwrap_or_default(),
         ..Default::default()
@@ -225,7 +225,7 @@ pub(crate) async fn retry_group(
         .get("ultimo_error")
         .cloned()
         .filter(|e| !e.is_empty());
-    let input = dlq::RetryDlq {
+    let input = RetryDlq {
         suscripcion_id: Some(sub.clone()),
         ultimo_error: error.clone().map(|e| vec![e]),
         motivo: fields.get("motivo").cloned().unwrap_or_default(),

@@ -149,7 +149,7 @@ fn alert_table(list: &[motor_domain::alert::Alert], csrf: &str) -> String {
          <th>Detalle</th><th>Estado</th><th></th></tr>",
     );
     for a in list {
-        let action = if a.cerrada_en.is_none() {
+        let action = if a.closed_at.is_none() {
             format!(
                 "<form class=\"inline\" method=\"post\" action=\"/console/alerts/{id}/close\" \
                  data-confirm=\"¿Cerrar esta alerta?\">{csrf}<button>Cerrar</button></form>",
@@ -163,12 +163,12 @@ fn alert_table(list: &[motor_domain::alert::Alert], csrf: &str) -> String {
             out,
             "<tr><td>{}</td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td>\
              <td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&motor_domain::time::format(&a.abierta_en)),
-            esc(&a.motivo),
+            esc(&motor_domain::time::format(&a.opened_at)),
+            esc(&a.reason),
             opt(a.app_id.map(|x| x.to_string()).as_deref()),
-            opt(a.suscripcion_id.map(|x| x.to_string()).as_deref()),
-            esc(&a.detalle),
-            if a.cerrada_en.is_some() {
+            opt(a.subscription_id.map(|x| x.to_string()).as_deref()),
+            esc(&a.detail),
+            if a.closed_at.is_some() {
                 "cerrada"
             } else {
                 "abierta"
@@ -213,7 +213,7 @@ pub(crate) async fn subscriptions(State(state): State<AppState>, headers: Header
          <th>Motivo</th><th>Fallando con</th><th class=\"num\">Pendientes</th><th class=\"num\">Fallidas</th><th></th></tr>",
     );
     for s in &list {
-        let (action, label) = if s.estado == "activa" {
+        let (action, label) = if s.state == "activa" {
             ("pause", "Pausar")
         } else {
             ("reactivate", "Reactivar")
@@ -226,15 +226,15 @@ pub(crate) async fn subscriptions(State(state): State<AppState>, headers: Header
              <td><form class=\"inline\" method=\"post\" action=\"/console/subscriptions/{id}/{action}\" \
              data-confirm=\"¿{label} {nombre_attr}?\">{csrf}<button>{label}</button></form></td></tr>",
             app = esc(&s.app),
-            nombre = esc(&s.nombre),
-            nombre_attr = esc(&s.nombre),
+            nombre = esc(&s.name),
+            nombre_attr = esc(&s.name),
             id = s.id,
             dest = esc(&destination(&s.url)),
-            estado = state_badge(&s.estado),
-            motivo = opt(s.motivo.as_deref()),
-            fallando = opt(s.fallando_con.as_deref()),
-            p = s.pendientes,
-            f = s.fallidas,
+            estado = state_badge(&s.state),
+            motivo = opt(s.reason.as_deref()),
+            fallando = opt(s.failing_with.as_deref()),
+            p = s.pending,
+            f = s.failed,
             csrf = csrf_field(&session.csrf),
         );
     }

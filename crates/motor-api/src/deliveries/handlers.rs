@@ -45,7 +45,7 @@ pub(super) async fn list_deliveries(
         states: query.states,
         subscription: query.subscription_id,
         instance: query.instance_id,
-        restricted_to: caller.0.instancias.clone(),
+        restricted_to: caller.0.instances.clone(),
         offset: (query.page - 1) * query.per_page,
         limit: query.per_page + 1,
     };

@@ -182,7 +182,7 @@ mod tests {
     }
 
     #[test]
-    fn estado_is_a_comma_list_of_known_states() {
+    fn state_is_a_comma_list_of_known_states() {
         let q = parse(&[("estado", "pendiente,fallida")]).unwrap();
         assert_eq!(q.states, [DeliveryState::Pending, DeliveryState::Failed]);
         for bad in [

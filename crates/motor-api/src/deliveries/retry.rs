@@ -124,8 +124,8 @@ pub(crate) async fn retry_delivery(
                 delivery: id,
                 idempotency_key: &key,
                 request_hash: &request_hash,
-                solicitado_por: &caller.0.key_id,
-                motivo: &motivo,
+                requested_by: &caller.0.key_id,
+                reason: &motivo,
             };
             store::create_retry(&mut tx, &new).await?.1
         }
@@ -146,7 +146,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn motivo_is_optional_and_bounded() {
+    fn reason_is_optional_and_bounded() {
         assert_eq!(parse_reason(None).unwrap(), DEFAULT_REASON);
         assert_eq!(parse_reason(Some("  arreglado ")).unwrap(), "arreglado");
         for bad in ["", "   ", &"x".repeat(301)] {

@@ -52,8 +52,8 @@ impl From<StoredReplay> for Replay {
         Self {
             replay_id: r.id,
             suscripcion_id: r.subscription_id,
-            entregas: r.entregas,
-            creado_en: r.creado_en,
+            entregas: r.deliveries,
+            creado_en: r.created_at,
         }
     }
 }

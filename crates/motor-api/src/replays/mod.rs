@@ -43,17 +43,17 @@ pub const OPERATOR: &str = "operador";
 pub async fn create_replay(
     pool: &Pool,
     access: &Access,
-    solicitado_por: &str,
+    requested_by: &str,
     id: SubscriptionId,
     idempotency_key: &str,
     input: CreateReplay,
 ) -> Result<Replay, ApiError> {
     let request = ReplayRequest::parse(RawReplay {
-        instancia_id: input.instancia_id.as_deref(),
-        desde_seq: input.desde_seq,
-        hasta_seq: input.hasta_seq,
+        instance_id: input.instancia_id.as_deref(),
+        from_seq: input.desde_seq,
+        to_seq: input.hasta_seq,
         event_ids: input.event_ids.as_deref(),
-        motivo: &input.motivo,
+        reason: &input.motivo,
     })?;
     let request_hash = Sha256::digest(request.canonical(id).as_bytes()).to_vec();
 
@@ -77,7 +77,7 @@ pub async fn create_replay(
             subscription: id,
             idempotency_key,
             request_hash: &request_hash,
-            solicitado_por,
+            requested_by,
             request: &request,
         },
     )
@@ -96,11 +96,11 @@ async fn check_instances(
 ) -> Result<(), ApiError> {
     let forbidden = || ApiError::Forbidden("this key is restricted to other instances".into());
     match selection {
-        Selection::Range { instancia_id, .. } => {
-            if !access.restriction.is_empty() && !access.restriction.contains(instancia_id) {
+        Selection::Range { instance_id, .. } => {
+            if !access.restriction.is_empty() && !access.restriction.contains(instance_id) {
                 return Err(forbidden());
             }
-            match operator::instance_app(&mut *conn, *instancia_id).await? {
+            match operator::instance_app(&mut *conn, *instance_id).await? {
                 Some(app) if app == access.app => Ok(()),
                 _ => Err(
                     FieldError::invalid("body.instancia_id", "not an instance of this app").into(),

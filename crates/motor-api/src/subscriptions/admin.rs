@@ -11,7 +11,7 @@ use axum::{
     response::IntoResponse,
     Json,
 };
-use motor_domain::{subscription::Subscription, AppId, FieldError};
+use motor_domain::{AppId, FieldError};
 use motor_store::operator;
 
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -21,7 +21,10 @@ use crate::{
     error::ApiError,
     extract::{parse_json, path_id, read_body},
     subscriptions::probe::{self, TestResult},
-    subscriptions::{self as subs, Access, ListQuery, SubscriptionList, SubscriptionWithSecret},
+    subscriptions::{
+        self as subs, Access, ListQuery, SubscriptionList, SubscriptionSchema,
+        SubscriptionWithSecret,
+    },
     AppState,
 };
 
@@ -91,10 +94,12 @@ pub(crate) async fn get_app_subscription(
     _: Operator,
     State(state): State<AppState>,
     Path((app, id)): Path<(String, String)>,
-) -> Result<Json<Subscription>, ApiError> {
+) -> Result<Json<SubscriptionSchema>, ApiError> {
     let access = access(&state, &app).await?;
     let id = path_id(&id, "subscription")?;
-    Ok(Json(subs::get_subscription(&state, &access, id).await?))
+    Ok(Json(
+        subs::get_subscription(&state, &access, id).await?.into(),
+    ))
 }
 
 /// Changes, pauses or reactivates one of the app's subscriptions.
@@ -112,12 +117,14 @@ pub(crate) async fn update_app_subscription(
     State(state): State<AppState>,
     Path((app, id)): Path<(String, String)>,
     body: Body,
-) -> Result<Json<Subscription>, ApiError> {
+) -> Result<Json<SubscriptionSchema>, ApiError> {
     let access = access(&state, &app).await?;
     let id = path_id(&id, "subscription")?;
     let input = parse_json(&read_body(body).await?)?;
     Ok(Json(
-        subs::update_subscription(&state, &access, id, input).await?,
+        subs::update_subscription(&state, &access, id, input)
+            .await?
+            .into(),
     ))
 }
 

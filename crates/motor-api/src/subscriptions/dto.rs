@@ -1,12 +1,15 @@
 //! The wire types of `/v1/subscriptions`: request bodies (with serde's
 //! field rules) and answers (with their OpenAPI schemas).
 
-use motor_domain::{time::Timestamp, AppId, InstanceId};
-
 use std::fmt;
 
 use motor_domain::{
-    credentials::BrokerCredentials, secret::IssuedSecret, subscription::Subscription, FieldError,
+    credentials::BrokerCredentials,
+    secret::IssuedSecret,
+    signature::SigningProfile,
+    subscription::{Subscription, SubscriptionKey, SubscriptionState, SuspensionReason},
+    time::{serde_opt_ts, serde_ts, Timestamp},
+    AppId, FieldError, InstanceId,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -180,15 +183,13 @@ impl From<&IssuedSecret> for Secreto {
 /// The answer to create and rotate.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SubscriptionWithSecret {
-    #[schema(value_type = SubscriptionSchema)]
-    pub suscripcion: Subscription,
+    pub suscripcion: SubscriptionSchema,
     pub secreto: Secreto,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SubscriptionList {
-    #[schema(value_type = Vec<SubscriptionSchema>)]
-    pub suscripciones: Vec<Subscription>,
+    pub suscripciones: Vec<SubscriptionSchema>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -201,13 +202,14 @@ pub struct ListQuery {
     pub estado: Option<String>,
 }
 
-// ---- OpenAPI schemas of the domain types this resource answers with -----
+// ---- A subscription on the wire ------------------------------------------
 //
-// The domain crate knows no OpenAPI: these mirror its types field for
-// field (the snapshot and drift tests compare them with real answers).
+// The domain crate knows no JSON and no OpenAPI: these are built from its
+// types (`From`), and the snapshot and drift tests compare them with real
+// answers.
 
 /// A subscription as the API shows it. Field order is the order on the wire.
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Subscription)]
 pub struct SubscriptionSchema {
     pub id: SubscriptionIdSchema,
@@ -236,34 +238,75 @@ pub struct SubscriptionSchema {
     /// Why the engine suspended it; `null` unless `suspendida`.
     #[schema(required = true)]
     pub motivo: Option<SuspensionReasonSchema>,
+    #[serde(with = "serde_opt_ts")]
     #[schema(value_type = Option<String>, format = DateTime, required = true)]
     pub suspendida_en: Option<Timestamp>,
     pub version: i64,
     pub claves: Vec<SubscriptionKeySchema>,
     pub pendientes: i64,
     pub fallidas: i64,
+    #[serde(with = "serde_ts")]
     #[schema(value_type = String, format = DateTime)]
     pub creada_en: Timestamp,
+    #[serde(with = "serde_ts")]
     #[schema(value_type = String, format = DateTime)]
     pub actualizada_en: Timestamp,
 }
 
+impl From<Subscription> for SubscriptionSchema {
+    fn from(s: Subscription) -> Self {
+        Self {
+            id: SubscriptionIdSchema(*s.id.as_uuid()),
+            cliente_id: s.app_id,
+            nombre: s.name,
+            url: s.url,
+            credenciales: s.has_credentials,
+            instancias: s.instances,
+            tipos: s.event_types,
+            ordenado: s.ordered,
+            firma: s.signature.into(),
+            max_por_segundo: s.max_per_second,
+            estado: s.state.into(),
+            motivo: s.reason.map(Into::into),
+            suspendida_en: s.suspended_at,
+            version: s.version,
+            claves: s.keys.into_iter().map(Into::into).collect(),
+            pendientes: s.pending,
+            fallidas: s.failed,
+            creada_en: s.created_at,
+            actualizada_en: s.updated_at,
+        }
+    }
+}
+
 /// A signing key as the API shows it: never its value.
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Clave)]
 pub struct SubscriptionKeySchema {
     pub key_id: SigningKeyIdSchema,
+    #[serde(with = "serde_ts")]
     #[schema(value_type = String, format = DateTime)]
     pub creado_en: Timestamp,
     /// Set only while a rotation retires this key.
+    #[serde(with = "serde_opt_ts")]
     #[schema(value_type = Option<String>, format = DateTime, required = true)]
     pub vence_en: Option<Timestamp>,
+}
+
+impl From<SubscriptionKey> for SubscriptionKeySchema {
+    fn from(k: SubscriptionKey) -> Self {
+        Self {
+            key_id: SigningKeyIdSchema(k.key_id.as_str().to_owned()),
+            creado_en: k.created_at,
+            vence_en: k.expires_at,
+        }
+    }
 }
 
 /// A subscription's state. Only the engine suspends; only `DELETE`
 /// eliminates; a `PATCH` moves between `activa` and `pausada` (and
 /// reactivates a suspended one).
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[schema(as = SubscriptionState)]
 pub enum SubscriptionStateSchema {
     #[serde(rename = "activa")]
@@ -277,7 +320,7 @@ pub enum SubscriptionStateSchema {
 }
 
 /// Why the engine suspended a subscription.
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Motivo)]
 pub enum SuspensionReasonSchema {
     #[serde(rename = "rechazo_401")]
@@ -300,7 +343,7 @@ pub enum SuspensionReasonSchema {
 }
 
 /// A subscription's signing profile (`firma`).
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[schema(as = SigningProfile)]
 pub enum SigningProfileSchema {
     #[serde(rename = "mw-v1")]
@@ -312,13 +355,121 @@ pub enum SigningProfileSchema {
 }
 
 /// The public id of a signing secret, sent as `X-MW-Key-Id`.
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(transparent)]
 #[schema(value_type = String, example = "whk_5f0c6a4e9b1d2c3a4b5c6d7e")]
 #[schema(as = SigningKeyId)]
 pub struct SigningKeyIdSchema(String);
 
 /// A subscription's id.
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[schema(as = SubscriptionId, value_type = String, format = Uuid)]
-pub struct SubscriptionIdSchema(uuid::Uuid);
+pub struct SubscriptionIdSchema(pub uuid::Uuid);
+
+impl From<SubscriptionState> for SubscriptionStateSchema {
+    fn from(s: SubscriptionState) -> Self {
+        match s {
+            SubscriptionState::Active => Self::Active,
+            SubscriptionState::Paused => Self::Paused,
+            SubscriptionState::Suspended => Self::Suspended,
+            SubscriptionState::Deleted => Self::Deleted,
+        }
+    }
+}
+
+impl From<SuspensionReason> for SuspensionReasonSchema {
+    fn from(r: SuspensionReason) -> Self {
+        match r {
+            SuspensionReason::Rejected401 => Self::Rejected401,
+            SuspensionReason::Rejected403 => Self::Rejected403,
+            SuspensionReason::DestinationNotAllowed => Self::DestinationNotAllowed,
+            SuspensionReason::DestinationBlocked => Self::DestinationBlocked,
+            SuspensionReason::NoSecret => Self::NoSecret,
+            SuspensionReason::CredentialsRejected => Self::CredentialsRejected,
+            SuspensionReason::SustainedFailures => Self::SustainedFailures,
+        }
+    }
+}
+
+impl From<SigningProfile> for SigningProfileSchema {
+    fn from(p: SigningProfile) -> Self {
+        match p {
+            SigningProfile::MwV1 => Self::MwV1,
+            SigningProfile::TV1 => Self::TV1,
+            SigningProfile::StandardWebhooks => Self::StandardWebhooks,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use motor_domain::{signature::SigningProfile, subscription::SubscriptionId};
+
+    use super::*;
+
+    #[test]
+    fn a_subscription_keeps_its_wire_names_and_order() {
+        let now = motor_domain::time::now_millis();
+        let s = Subscription {
+            id: SubscriptionId::new(),
+            app_id: AppId::new(),
+            name: "n".into(),
+            url: "https://h.io/".into(),
+            has_credentials: false,
+            instances: vec![],
+            event_types: vec![],
+            ordered: true,
+            signature: SigningProfile::MwV1,
+            max_per_second: None,
+            state: SubscriptionState::Active,
+            reason: None,
+            suspended_at: None,
+            version: 1,
+            keys: vec![],
+            pending: 0,
+            failed: 0,
+            created_at: now,
+            updated_at: now,
+        };
+        let json = serde_json::to_value(SubscriptionSchema::from(s)).unwrap();
+        let keys: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "id",
+                "cliente_id",
+                "nombre",
+                "url",
+                "credenciales",
+                "instancias",
+                "tipos",
+                "ordenado",
+                "firma",
+                "max_por_segundo",
+                "estado",
+                "motivo",
+                "suspendida_en",
+                "version",
+                "claves",
+                "pendientes",
+                "fallidas",
+                "creada_en",
+                "actualizada_en"
+            ]
+        );
+        assert_eq!(json["motivo"], serde_json::Value::Null);
+        assert_eq!(json["firma"], "mw-v1");
+        assert_eq!(json["estado"], "activa");
+        for r in SuspensionReason::ALL {
+            assert_eq!(
+                serde_json::to_value(SuspensionReasonSchema::from(r)).unwrap(),
+                r.as_str()
+            );
+        }
+    }
+}

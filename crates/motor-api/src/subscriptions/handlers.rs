@@ -8,7 +8,7 @@ use axum::{
     response::IntoResponse,
     Json,
 };
-use motor_domain::{subscription::Subscription, FieldError};
+use motor_domain::FieldError;
 
 use crate::{
     auth::Caller,
@@ -73,10 +73,12 @@ pub(super) async fn get_subscription(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-) -> Result<Json<Subscription>, ApiError> {
+) -> Result<Json<SubscriptionSchema>, ApiError> {
     let access = manager(&caller)?;
     let id = path_id(&id, "subscription")?;
-    Ok(Json(super::get_subscription(&state, &access, id).await?))
+    Ok(Json(
+        super::get_subscription(&state, &access, id).await?.into(),
+    ))
 }
 
 /// Changes fields, pauses or reactivates. A stale `version_esperada` is a
@@ -96,12 +98,14 @@ pub(super) async fn update_subscription(
     caller: Caller,
     Path(id): Path<String>,
     body: Body,
-) -> Result<Json<Subscription>, ApiError> {
+) -> Result<Json<SubscriptionSchema>, ApiError> {
     let access = manager(&caller)?;
     let id = path_id(&id, "subscription")?;
     let input = parse_json(&read_body(body).await?)?;
     Ok(Json(
-        super::update_subscription(&state, &access, id, input).await?,
+        super::update_subscription(&state, &access, id, input)
+            .await?
+            .into(),
     ))
 }
 

@@ -55,18 +55,18 @@ pub async fn create_subscription(
     input: CreateSubscription,
 ) -> Result<SubscriptionWithSecret, ApiError> {
     let new = NewSubscription {
-        nombre: parse_subscription_name(&input.nombre)?,
+        name: parse_subscription_name(&input.nombre)?,
         url: parse_url(&input.url)?,
-        instancias: parse_instances(&input.instancias)?,
-        tipos: parse_types(&input.tipos)?,
-        ordenado: input.ordenado.unwrap_or(true),
-        firma: input
+        instances: parse_instances(&input.instancias)?,
+        event_types: parse_types(&input.tipos)?,
+        ordered: input.ordenado.unwrap_or(true),
+        signature: input
             .firma
             .as_deref()
             .map(parse_signature)
             .transpose()?
             .unwrap_or_default(),
-        max_por_segundo: input
+        max_per_second: input
             .max_por_segundo
             .map(parse_max_per_second)
             .transpose()?,
@@ -80,16 +80,16 @@ pub async fn create_subscription(
         c.check_fits(&new.url)?;
     }
     let mut tx = state.pool.begin().await?;
-    access.check_instances(&mut tx, &new.instancias).await?;
+    access.check_instances(&mut tx, &new.instances).await?;
     check_destination(&mut tx, access.app, &new.url).await?;
-    check_types(&mut tx, access.app, &new.tipos).await?;
+    check_types(&mut tx, access.app, &new.event_types).await?;
     let id = SubscriptionId::new();
     let issued = IssuedSecret::generate();
     let sealed = seal(&state.sealing, id, &issued);
     let sealed_credentials = credentials
         .as_ref()
         .map(|c| seal_credentials(&state.sealing, id, c));
-    let suscripcion = store::insert(
+    let subscription = store::insert(
         &mut tx,
         id,
         access.app,
@@ -101,7 +101,7 @@ pub async fn create_subscription(
     .await?;
     tx.commit().await?;
     Ok(SubscriptionWithSecret {
-        suscripcion,
+        suscripcion: subscription.into(),
         secreto: Secreto::from(&issued),
     })
 }
@@ -130,6 +130,7 @@ pub async fn list_subscriptions(
         suscripciones: all
             .into_iter()
             .filter(|s| access.check_visible(s).is_ok())
+            .map(Into::into)
             .collect(),
     })
 }
@@ -189,7 +190,7 @@ pub async fn update_subscription(
     }
     let mut next = current.clone();
     if let Some(nombre) = nombre {
-        next.nombre = nombre;
+        next.name = nombre;
     }
     if let Some(url) = &url {
         check_destination(&mut tx, access.app, url).await?;
@@ -197,20 +198,20 @@ pub async fn update_subscription(
     }
     if let Some(instancias) = instancias {
         access.check_instances(&mut tx, &instancias).await?;
-        next.instancias = instancias;
+        next.instances = instancias;
     }
     if let Some(tipos) = tipos {
         check_types(&mut tx, access.app, &tipos).await?;
-        next.tipos = tipos.iter().map(|t| t.as_str().to_owned()).collect();
+        next.event_types = tipos.iter().map(|t| t.as_str().to_owned()).collect();
     }
     if let Some(ordenado) = input.ordenado {
-        next.ordenado = ordenado;
+        next.ordered = ordenado;
     }
     if let Some(firma) = firma {
-        next.firma = firma;
+        next.signature = firma;
     }
     if let Some(max) = max_por_segundo {
-        next.max_por_segundo = max;
+        next.max_per_second = max;
     }
     // Credentials: replaced, removed, or kept as long as the destination
     // can use them (a webhook cannot: moving to one drops them).
@@ -220,28 +221,27 @@ pub async fn update_subscription(
         Some(Some(c)) => {
             c.check_fits(&destination)?;
             new_credentials = Some(Some(seal_credentials(&state.sealing, id, c)));
-            next.credenciales = true;
+            next.has_credentials = true;
         }
         Some(None) => {
             new_credentials = Some(None);
-            next.credenciales = false;
+            next.has_credentials = false;
         }
-        None if current.credenciales && !destination.is_broker() => {
+        None if current.has_credentials && !destination.is_broker() => {
             new_credentials = Some(None);
-            next.credenciales = false;
+            next.has_credentials = false;
         }
         None => {}
     }
     if let Some(estado) = estado {
-        if current.estado == SubscriptionState::Suspended && estado != SubscriptionState::Suspended
-        {
+        if current.state == SubscriptionState::Suspended && estado != SubscriptionState::Suspended {
             // Reactivating: the cause must be gone for a destination problem.
             let url = parse_url(&next.url)?;
             check_destination(&mut tx, access.app, &url).await?;
-            next.motivo = None;
-            next.suspendida_en = None;
+            next.reason = None;
+            next.suspended_at = None;
         }
-        next.estado = estado;
+        next.state = estado;
     }
     if next == current && new_credentials.is_none() {
         return Ok(current);
@@ -251,7 +251,7 @@ pub async fn update_subscription(
     }
     let saved = store::save(&mut tx, &next).await?;
     // Reactivation's alerts, lane heads and failure streak.
-    lifecycle::state_changed(&mut tx, id, current.estado, saved.estado).await?;
+    lifecycle::state_changed(&mut tx, id, current.state, saved.state).await?;
     tx.commit().await?;
     Ok(saved)
 }
@@ -264,17 +264,17 @@ pub async fn delete_subscription(
     let mut tx = state.pool.begin().await?;
     let current = store::lock(&mut tx, access.app, id).await?;
     access.check_visible(&current)?;
-    if current.estado == SubscriptionState::Deleted {
+    if current.state == SubscriptionState::Deleted {
         return Ok(());
     }
-    let from = current.estado;
+    let from = current.state;
     let mut next = current;
-    next.estado = SubscriptionState::Deleted;
-    next.motivo = None;
-    next.suspendida_en = None;
+    next.state = SubscriptionState::Deleted;
+    next.reason = None;
+    next.suspended_at = None;
     store::forget_keys(&mut tx, id).await?;
     store::save(&mut tx, &next).await?;
-    lifecycle::state_changed(&mut tx, id, from, next.estado).await?;
+    lifecycle::state_changed(&mut tx, id, from, next.state).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -291,10 +291,10 @@ pub async fn rotate_secret(
     let window = settings::load(&mut *tx).await?.rotation_window();
     let issued = IssuedSecret::generate();
     let sealed = seal(&state.sealing, id, &issued);
-    let suscripcion = store::rotate(&mut tx, &current, &issued.key_id, &sealed, window).await?;
+    let subscription = store::rotate(&mut tx, &current, &issued.key_id, &sealed, window).await?;
     tx.commit().await?;
     Ok(SubscriptionWithSecret {
-        suscripcion,
+        suscripcion: subscription.into(),
         secreto: Secreto::from(&issued),
     })
 }

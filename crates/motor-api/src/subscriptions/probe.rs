@@ -53,7 +53,8 @@ pub struct TestResult {
     /// publisher-confirm `Ack`, JetStream publish ack), 202 when core NATS
     /// took it (`brokers.nats_sin_jetstream`), `null` otherwise.
     pub status: Option<u16>,
-    pub duracion_ms: u64,
+    #[serde(rename = "duracion_ms")]
+    pub duration_ms: u64,
     /// A sanitised code (`http_500`, `timeout`, `conexion_rechazada`, …);
     /// `null` when `ok`.
     #[schema(example = "http_503")]
@@ -92,7 +93,7 @@ pub async fn test_subscription(
     // The test event: covered by the subscription, never in the ledger
     // (seq 0, a fresh event id).
     let instance = sub
-        .instancias
+        .instances
         .first()
         .and_then(|i| instances.iter().find(|x| x.id == *i))
         .or_else(|| instances.first());
@@ -115,17 +116,17 @@ pub async fn test_subscription(
         &state.destinations,
         Attempt {
             destination: destination.as_ref(),
-            allowed: &[&config.destinos_permitidos, &app.destinos_permitidos],
-            policy: app.politica_destinos,
+            allowed: &[&config.allowed_destinations, &app.allowed_destinations],
+            policy: app.destination_policy,
             keys: &keys.keys,
-            profile: sub.firma,
+            profile: sub.signature,
             event_id: envelope.event_id,
             delivery_id: &delivery_id,
             replay_of: None,
             envelope: Bytes::from(envelope.to_json()),
-            timeout_seconds: config.timeout_segundos,
+            timeout_seconds: config.timeout_seconds,
             credentials: credentials.as_ref(),
-            nats_without_jetstream: config.nats_sin_jetstream,
+            nats_without_jetstream: config.nats_without_jetstream,
         },
     )
     .await;
@@ -134,7 +135,7 @@ pub async fn test_subscription(
     Ok(TestResult {
         ok: outcome == Outcome::Delivered,
         status: report.status(),
-        duracion_ms: report.duration.as_millis() as u64,
+        duration_ms: report.duration.as_millis() as u64,
         error: outcome.error().map(|e| e.to_string()),
     })
 }

@@ -27,14 +27,14 @@ impl From<&Principal> for Access {
     fn from(p: &Principal) -> Self {
         Self {
             app: p.app_id,
-            restriction: p.instancias.clone(),
+            restriction: p.instances.clone(),
         }
     }
 }
 
 /// A deleted subscription takes no more changes, tests or replays: 409.
 pub(crate) fn refuse_deleted(sub: &Subscription) -> Result<(), ApiError> {
-    if sub.estado == motor_domain::subscription::SubscriptionState::Deleted {
+    if sub.state == motor_domain::subscription::SubscriptionState::Deleted {
         return Err(ApiError::Conflict(
             "the subscription was deleted; create a new one".into(),
         ));
@@ -47,8 +47,8 @@ impl Access {
     /// them its own.
     pub(crate) fn check_visible(&self, sub: &Subscription) -> Result<(), ApiError> {
         let visible = self.restriction.is_empty()
-            || (!sub.instancias.is_empty()
-                && sub.instancias.iter().all(|i| self.restriction.contains(i)));
+            || (!sub.instances.is_empty()
+                && sub.instances.iter().all(|i| self.restriction.contains(i)));
         if visible {
             Ok(())
         } else {
@@ -97,11 +97,11 @@ pub(crate) async fn check_destination(
     app: AppId,
     url: &Destination,
 ) -> Result<(), ApiError> {
-    let global = settings::load(&mut *conn).await?.destinos_permitidos;
+    let global = settings::load(&mut *conn).await?.allowed_destinations;
     let app = operator::get_app(&mut *conn, app).await?;
-    app.politica_destinos.check(url, "body.url")?;
+    app.destination_policy.check(url, "body.url")?;
     Ok(url.check_allowed(
-        global.iter().chain(app.destinos_permitidos.iter()),
+        global.iter().chain(app.allowed_destinations.iter()),
         "body.url",
     )?)
 }

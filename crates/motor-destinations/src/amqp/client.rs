@@ -142,9 +142,9 @@ async fn connect(
         CanonicalHost::Ip(ip) => ip.to_string(),
     };
     let userinfo = match credentials {
-        Some(BrokerCredentials::User { usuario, clave }) => AMQPUserInfo {
-            username: usuario.clone(),
-            password: clave.expose_secret().to_owned(),
+        Some(BrokerCredentials::User { user, password }) => AMQPUserInfo {
+            username: user.clone(),
+            password: password.expose_secret().to_owned(),
         },
         // A token is refused for RabbitMQ when the subscription is saved;
         // none means the broker's default login.

@@ -82,8 +82,8 @@ async fn connect(
         .ignore_discovered_servers()
         .reconnect_delay_callback(reconnect_delay);
     options = match credentials {
-        Some(BrokerCredentials::User { usuario, clave }) => {
-            options.user_and_password(usuario.clone(), clave.expose_secret().to_owned())
+        Some(BrokerCredentials::User { user, password }) => {
+            options.user_and_password(user.clone(), password.expose_secret().to_owned())
         }
         Some(BrokerCredentials::Token(token)) => options.token(token.expose_secret().to_owned()),
         None => options,

@@ -296,7 +296,7 @@ pub enum Outcome {
     /// Suspend the subscription with `motivo` and open an alert; the delivery
     /// stays `pendiente` and `error` is its `ultimo_error`.
     Suspend {
-        motivo: SuspensionReason,
+        reason: SuspensionReason,
         error: ErrorCode,
     },
     /// Try again later. `retry_after` is the receiver's `Retry-After`
@@ -332,11 +332,11 @@ impl Outcome {
                 error: ErrorCode::Redirect,
             },
             401 => Outcome::Suspend {
-                motivo: SuspensionReason::Rejected401,
+                reason: SuspensionReason::Rejected401,
                 error,
             },
             403 => Outcome::Suspend {
-                motivo: SuspensionReason::Rejected403,
+                reason: SuspensionReason::Rejected403,
                 error,
             },
             408 => Outcome::Retry {
@@ -373,19 +373,19 @@ impl Outcome {
             },
             TransportFailure::Redirect | TransportFailure::BadUrl => Outcome::Fail { error },
             TransportFailure::DestinationNotAllowed => Outcome::Suspend {
-                motivo: SuspensionReason::DestinationNotAllowed,
+                reason: SuspensionReason::DestinationNotAllowed,
                 error,
             },
             TransportFailure::DestinationBlocked => Outcome::Suspend {
-                motivo: SuspensionReason::DestinationBlocked,
+                reason: SuspensionReason::DestinationBlocked,
                 error,
             },
             TransportFailure::NoSecret => Outcome::Suspend {
-                motivo: SuspensionReason::NoSecret,
+                reason: SuspensionReason::NoSecret,
                 error,
             },
             TransportFailure::CredentialsRefused => Outcome::Suspend {
-                motivo: SuspensionReason::CredentialsRejected,
+                reason: SuspensionReason::CredentialsRejected,
                 error,
             },
         }

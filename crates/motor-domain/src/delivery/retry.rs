@@ -209,7 +209,7 @@ impl RetryPolicy {
     ) -> Decision {
         match outcome {
             Outcome::Delivered => Decision::Delivered,
-            Outcome::Suspend { motivo, error } => Decision::Suspend { motivo, error },
+            Outcome::Suspend { reason, error } => Decision::Suspend { reason, error },
             Outcome::Fail { error } => Decision::Fail {
                 error: LastError::new(error),
             },
@@ -245,7 +245,7 @@ pub enum Decision {
     /// Suspend the subscription with `motivo` and open an alert; the delivery
     /// stays `pendiente` with `ultimo_error` = `error`, and its lane waits.
     Suspend {
-        motivo: SuspensionReason,
+        reason: SuspensionReason,
         error: ErrorCode,
     },
     /// Keep it `pendiente` (`proximo_intento_en` = `due_at`) and send a job
@@ -264,7 +264,7 @@ pub enum Decision {
 
 impl Decision {
     /// The delivery's state after this decision.
-    pub const fn estado(&self) -> DeliveryState {
+    pub const fn state(&self) -> DeliveryState {
         match self {
             Decision::Delivered => DeliveryState::Delivered,
             Decision::Suspend { .. } | Decision::Retry { .. } => DeliveryState::Pending,
@@ -273,7 +273,7 @@ impl Decision {
     }
 
     /// What `ultimo_error` becomes; `None` once delivered.
-    pub const fn ultimo_error(&self) -> Option<LastError> {
+    pub const fn last_error(&self) -> Option<LastError> {
         match self {
             Decision::Delivered => None,
             Decision::Suspend { error, .. } | Decision::Retry { error, .. } => {

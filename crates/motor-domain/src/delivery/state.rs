@@ -91,7 +91,7 @@ mod tests {
     }
 
     #[test]
-    fn only_entregada_and_fallida_are_terminal() {
+    fn only_delivered_and_failed_are_terminal() {
         assert!(!DeliveryState::Pending.is_terminal());
         assert!(DeliveryState::Delivered.is_terminal());
         assert!(DeliveryState::Failed.is_terminal());

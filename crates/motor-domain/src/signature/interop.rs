@@ -35,14 +35,14 @@ fn rotation(now: Timestamp) -> (SigningKey, SigningKey) {
         SigningKey {
             key_id: new.key_id,
             secret: new.secret,
-            creado_en: now - chrono::Duration::minutes(10),
-            vence_en: None,
+            created_at: now - chrono::Duration::minutes(10),
+            expires_at: None,
         },
         SigningKey {
             key_id: old.key_id,
             secret: old.secret,
-            creado_en: now - chrono::Duration::days(30),
-            vence_en: Some(now + chrono::Duration::minutes(50)),
+            created_at: now - chrono::Duration::days(30),
+            expires_at: Some(now + chrono::Duration::minutes(50)),
         },
     )
 }

@@ -209,8 +209,8 @@ mod tests {
         SigningKey {
             key_id: SigningKeyId::parse(id).unwrap(),
             secret,
-            creado_en: time::parse(created).unwrap(),
-            vence_en: expires.map(|e| time::parse(e).unwrap()),
+            created_at: time::parse(created).unwrap(),
+            expires_at: expires.map(|e| time::parse(e).unwrap()),
         }
     }
 
@@ -379,8 +379,8 @@ mod tests {
             let k = SigningKey {
                 key_id: SigningKeyId::parse("whk_01").unwrap(),
                 secret: SigningSecret::any_for_tests(secret),
-                creado_en: now,
-                vence_en: None,
+                created_at: now,
+                expires_at: None,
             };
             let h = sign_profile(
                 SigningProfile::StandardWebhooks,

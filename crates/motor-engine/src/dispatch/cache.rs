@@ -112,7 +112,7 @@ impl AttemptCache {
                 Ok(motor_store::subscriptions::signing(pool, subscription)
                     .await?
                     .unwrap_or(Signing {
-                        firma: Default::default(),
+                        profile: Default::default(),
                         keys: Vec::new(),
                     }))
             })

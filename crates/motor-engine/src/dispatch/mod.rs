@@ -229,7 +229,7 @@ impl Dispatcher {
         for attempts in 1.. {
             // A subscription with max_por_segundo: a token first, or the
             // claim goes back until one will be there.
-            if let Some(rate) = claimed.max_por_segundo {
+            if let Some(rate) = claimed.max_per_second {
                 if let Some(wait) =
                     motor_store::throttle::take_token(&self.pool, claimed.subscription_id, rate)
                         .await?
@@ -267,7 +267,7 @@ impl Dispatcher {
                 _ => None,
             };
             let decision = self.policy.decide(
-                claimed.creada_en,
+                claimed.created_at,
                 chrono::Utc::now(),
                 claimed.attempt,
                 outcome,
@@ -335,7 +335,7 @@ impl Dispatcher {
     /// The claim's lease: the attempt's timeout and a margin to record it.
     async fn lease(&self) -> Result<Duration> {
         let settings = self.cache.settings(&self.pool).await?;
-        let lease = Duration::from_secs(settings.timeout_segundos.max(1) as u64) + LEASE_MARGIN;
+        let lease = Duration::from_secs(settings.timeout_seconds.max(1) as u64) + LEASE_MARGIN;
         self.last_lease_ms
             .store(lease.as_millis() as u64, Ordering::Relaxed);
         Ok(lease)

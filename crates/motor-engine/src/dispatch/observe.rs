@@ -26,21 +26,21 @@ impl Observation {
         attempt: &Attempt,
         decision: &Decision,
     ) -> Self {
-        let since_commit = (chrono::Utc::now() - claimed.creada_en)
+        let since_commit = (chrono::Utc::now() - claimed.created_at)
             .to_std()
             .map_or(0.0, |d| d.as_secs_f64());
         Self {
             span,
             clase: class(attempt),
-            seconds: f64::from(attempt.duracion_ms) / 1000.0,
+            seconds: f64::from(attempt.duration_ms) / 1000.0,
             decision: *decision,
             since_commit,
         }
     }
 
     pub(super) fn count(self, metrics: &Metrics) {
-        let estado = self.decision.estado();
-        let error = self.decision.ultimo_error().map(|e| e.to_string());
+        let estado = self.decision.state();
+        let error = self.decision.last_error().map(|e| e.to_string());
         self.span.in_scope(|| {
             tracing::debug!(
                 clase = self.clase,

@@ -33,17 +33,17 @@ pub struct Claimed {
     /// The subscription's destination at claim time; `None` when its stored
     /// URL no longer passes the rules (the attempt fails with `url`).
     pub destination: Option<Destination>,
-    pub ordenado: bool,
+    pub ordered: bool,
     /// The subscription's `max_por_segundo` at claim time: the attempt
     /// takes a token of its bucket first (`crate::throttle`).
-    pub max_por_segundo: Option<i64>,
+    pub max_per_second: Option<i64>,
     /// The subscription's `version` at claim time (a rotation bumps it):
     /// what a cache of its keys is keyed by.
     pub subscription_version: i64,
     /// The event's stored envelope: the request body, byte for byte.
     pub envelope: String,
     /// When the delivery was created: the start of its 72 h horizon.
-    pub creada_en: Timestamp,
+    pub created_at: Timestamp,
     /// The attempt must be recorded before this; after it the sweeper may
     /// hand the delivery to someone else.
     pub lease_until: Timestamp,
@@ -156,11 +156,11 @@ impl ClaimedRow {
             replay_of: self.replay_of.map(DeliveryId::from_uuid),
             attempt,
             destination: Destination::parse(&self.url, "url").ok(),
-            ordenado: self.ordered,
-            max_por_segundo: self.max_per_second.map(i64::from),
+            ordered: self.ordered,
+            max_per_second: self.max_per_second.map(i64::from),
             subscription_version: self.subscription_version,
             envelope: self.envelope,
-            creada_en: self.created_at,
+            created_at: self.created_at,
             lease_until: self.lease_until,
         }
     }

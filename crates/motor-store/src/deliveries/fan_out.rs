@@ -104,12 +104,12 @@ pub(crate) async fn fan_out(
                 replay_of: None,
                 attempt: 1,
                 destination: Destination::parse(&r.url, "url").ok(),
-                ordenado: r.ordered,
-                max_por_segundo: r.max_per_second.map(i64::from),
+                ordered: r.ordered,
+                max_per_second: r.max_per_second.map(i64::from),
                 subscription_version: r.subscription_version,
                 // The caller holds the envelope it just stored.
                 envelope: String::new(),
-                creada_en: r.created_at,
+                created_at: r.created_at,
                 lease_until,
             });
             continue;

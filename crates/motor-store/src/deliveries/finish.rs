@@ -17,8 +17,8 @@ use crate::{health, interval, outbox, subscriptions, Pool, Result};
 /// One attempt as the sender saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attempt {
-    pub iniciado_en: Timestamp,
-    pub duracion_ms: u32,
+    pub started_at: Timestamp,
+    pub duration_ms: u32,
     /// The HTTP status, if an answer came.
     pub status: Option<u16>,
     /// The sanitised code; `None` when delivered.
@@ -45,9 +45,9 @@ pub enum Next {
 /// What recording an attempt did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Recorded {
-    /// The delivery is now in `estado`.
+    /// The delivery is now in `state`.
     Done {
-        estado: DeliveryState,
+        state: DeliveryState,
         /// The next delivery of its lane, claimed for the caller
         /// ([`Next::Claim`]).
         next: Option<Box<Claimed>>,
@@ -88,7 +88,7 @@ pub async fn record_attempt(
         return delivered_claiming_next(pool, claimed, attempt, lease).await;
     }
     let mut tx = pool.begin().await?;
-    let estado = decision.estado();
+    let state = decision.state();
     let proximo: Option<Timestamp> = match decision {
         Decision::Retry { due_at, .. } => Some(*due_at),
         Decision::Suspend { .. } => Some(chrono::Utc::now()),
@@ -98,9 +98,9 @@ pub async fn record_attempt(
         "src/deliveries/sql/record_attempt.sql",
         claimed.delivery_id.as_uuid(),
         i32::try_from(claimed.attempt).unwrap_or(i32::MAX),
-        estado.as_str(),
+        state.as_str(),
         attempt.status.map(i32::from),
-        decision.ultimo_error().map(|e| e.to_string()),
+        decision.last_error().map(|e| e.to_string()),
         proximo,
     )
     .execute(&mut *tx)
@@ -114,8 +114,8 @@ pub async fn record_attempt(
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
         claimed.delivery_id.as_uuid(),
         i32::try_from(claimed.attempt).unwrap_or(i32::MAX),
-        attempt.iniciado_en,
-        i32::try_from(attempt.duracion_ms).unwrap_or(i32::MAX),
+        attempt.started_at,
+        i32::try_from(attempt.duration_ms).unwrap_or(i32::MAX),
         attempt.status.map(i32::from),
         attempt.error.map(|e| e.to_string()),
         &attempt.key_ids,
@@ -126,7 +126,7 @@ pub async fn record_attempt(
     // Sustained failure: every failed attempt counts, a success forgets.
     let mut suspended = match decision {
         Decision::Retry { .. } | Decision::Fail { .. } => {
-            health::record_failure(&mut tx, claimed.subscription_id, attempt.iniciado_en).await?
+            health::record_failure(&mut tx, claimed.subscription_id, attempt.started_at).await?
         }
         Decision::Delivered => {
             health::forget(&mut *tx, &[*claimed.subscription_id.as_uuid()]).await?;
@@ -152,10 +152,10 @@ pub async fn record_attempt(
             };
             outbox::insert(&mut tx, [OutboxRecord::job_on(&job, Topic::Retry(*tier))]).await?;
         }
-        Decision::Suspend { motivo, error } => {
+        Decision::Suspend { reason, error } => {
             let detalle = format!("{error} on delivery {}", claimed.delivery_id);
             suspended |=
-                subscriptions::suspend(&mut tx, claimed.subscription_id, *motivo, &detalle).await?;
+                subscriptions::suspend(&mut tx, claimed.subscription_id, *reason, &detalle).await?;
         }
         Decision::Fail { error } => {
             let error = error.to_string();
@@ -174,7 +174,7 @@ pub async fn record_attempt(
         Decision::Delivered => {}
     }
     let (mut claimed_next, mut released) = (None, None);
-    if estado.is_terminal() {
+    if state.is_terminal() {
         if let Next::Claim(lease) = next {
             claimed_next = claim_next(&mut tx, claimed, lease).await?;
         }
@@ -184,7 +184,7 @@ pub async fn record_attempt(
     }
     tx.commit().await?;
     Ok(Recorded::Done {
-        estado,
+        state,
         next: claimed_next,
         released,
         suspended,
@@ -260,8 +260,8 @@ async fn delivered_claiming_next(
         claimed.delivery_id.as_uuid(),
         i32::try_from(claimed.attempt).unwrap_or(i32::MAX),
         attempt.status.map(i32::from),
-        attempt.iniciado_en,
-        i32::try_from(attempt.duracion_ms).unwrap_or(i32::MAX),
+        attempt.started_at,
+        i32::try_from(attempt.duration_ms).unwrap_or(i32::MAX),
         &attempt.key_ids,
         interval(lease),
     )
@@ -279,7 +279,7 @@ async fn delivered_claiming_next(
         tx.commit().await?;
     }
     Ok(Recorded::Done {
-        estado: DeliveryState::Delivered,
+        state: DeliveryState::Delivered,
         next,
         released,
         suspended: false,

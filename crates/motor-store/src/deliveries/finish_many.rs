@@ -34,10 +34,10 @@ pub async fn record_delivered_many(
         .map(|(c, _)| i32::try_from(c.attempt).unwrap_or(i32::MAX))
         .collect();
     let statuses: Vec<Option<i32>> = done.iter().map(|(_, a)| a.status.map(i32::from)).collect();
-    let started: Vec<_> = done.iter().map(|(_, a)| a.iniciado_en).collect();
+    let started: Vec<_> = done.iter().map(|(_, a)| a.started_at).collect();
     let durations: Vec<i32> = done
         .iter()
-        .map(|(_, a)| i32::try_from(a.duracion_ms).unwrap_or(i32::MAX))
+        .map(|(_, a)| i32::try_from(a.duration_ms).unwrap_or(i32::MAX))
         .collect();
     // Key ids never hold a comma (`whk_` and hex); one text per attempt
     // keeps the arrays one-dimensional.
@@ -75,7 +75,7 @@ pub async fn record_delivered_many(
             tx.commit().await?;
         }
         answers.push(Recorded::Done {
-            estado: DeliveryState::Delivered,
+            state: DeliveryState::Delivered,
             next,
             released,
             suspended: false,

@@ -266,8 +266,8 @@ async fn the_detail_shows_every_attempt_as_documented() {
     let d = delivery(&m.db.pool, sub, a, 1).await;
     let c = claim_ok(&m.db.pool, d, 1).await;
     let first = Attempt {
-        iniciado_en: motor_domain::time::parse("2026-10-24T15:08:13Z").unwrap(),
-        duracion_ms: 41,
+        started_at: motor_domain::time::parse("2026-10-24T15:08:13Z").unwrap(),
+        duration_ms: 41,
         status: Some(503),
         error: Some(ErrorCode::Http(503)),
         key_ids: vec!["whk_new".into(), "whk_old".into()],

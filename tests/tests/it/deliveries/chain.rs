@@ -55,7 +55,7 @@ async fn a_heads_finish_claims_the_next_of_its_lane_with_no_job() {
     // the same transaction, unparked, leased, and no job written for it.
     let done = finish_claiming(pool, &c1, 404).await;
     let Recorded::Done {
-        estado,
+        state,
         next: Some(c2),
         released: None,
         suspended: false,
@@ -63,12 +63,12 @@ async fn a_heads_finish_claims_the_next_of_its_lane_with_no_job() {
     else {
         panic!("{done:?}");
     };
-    assert_eq!(estado, DeliveryState::Failed);
+    assert_eq!(state, DeliveryState::Failed);
     assert_eq!(
         (c2.delivery_id, c2.instance_id, c2.seq, c2.attempt, c2.lane),
         (a2, a, 2, 1, Lane::Live)
     );
-    assert!(c2.ordenado);
+    assert!(c2.ordered);
     assert!(c2.lease_until > Utc::now() + chrono::TimeDelta::seconds(50));
     let envelope: String =
         sqlx::query_scalar("SELECT envelope FROM events WHERE instance_id = $1 AND seq = 2")
@@ -103,7 +103,7 @@ async fn a_heads_finish_claims_the_next_of_its_lane_with_no_job() {
     assert_eq!(
         done,
         Recorded::Done {
-            estado: DeliveryState::Delivered,
+            state: DeliveryState::Delivered,
             next: None,
             released: None,
             suspended: false
@@ -162,7 +162,7 @@ async fn a_retry_or_an_inactive_subscription_claims_nothing_and_parked_ones_are_
         matches!(
             done,
             Recorded::Done {
-                estado: DeliveryState::Pending,
+                state: DeliveryState::Pending,
                 next: None,
                 released: None,
                 ..
@@ -186,7 +186,7 @@ async fn a_retry_or_an_inactive_subscription_claims_nothing_and_parked_ones_are_
     assert_eq!(
         done,
         Recorded::Done {
-            estado: DeliveryState::Delivered,
+            state: DeliveryState::Delivered,
             next: None,
             released: Some(a2),
             suspended: false
@@ -318,7 +318,7 @@ async fn many_heads_recorded_at_once_each_claim_their_own_next() {
     let Recorded::Done {
         next: None,
         released: Some(released),
-        estado: DeliveryState::Delivered,
+        state: DeliveryState::Delivered,
         ..
     } = recorded[2].clone()
     else {

@@ -57,8 +57,8 @@ pub(super) async fn claim_ok(pool: &Pool, id: DeliveryId, attempt: u32) -> Claim
 
 pub(super) fn attempt(status: Option<u16>, error: Option<ErrorCode>) -> Attempt {
     Attempt {
-        iniciado_en: Utc::now(),
-        duracion_ms: 41,
+        started_at: Utc::now(),
+        duration_ms: 41,
         status,
         error,
         key_ids: vec!["whk_a".into()],
@@ -69,7 +69,7 @@ pub(super) fn attempt(status: Option<u16>, error: Option<ErrorCode>) -> Attempt 
 pub(super) fn decide(c: &Claimed, status: u16, retry_after: Option<&str>) -> Decision {
     let now = Utc::now();
     RetryPolicy::production().decide(
-        c.creada_en,
+        c.created_at,
         now,
         c.attempt,
         Outcome::from_status(status, retry_after, now),
@@ -168,7 +168,7 @@ async fn concurrent_claims_of_one_delivery_have_exactly_one_winner() {
         assert_eq!(
             (
                 c.destination.as_ref().map(|d| d.as_str()),
-                c.ordenado,
+                c.ordered,
                 c.app_id
             ),
             (Some("http://127.0.0.1:9/hook"), true, t.app)
@@ -227,7 +227,7 @@ async fn an_ordered_lane_parks_behind_its_head_and_the_heads_finish_releases_it(
     assert_eq!(
         done,
         Recorded::Done {
-            estado: DeliveryState::Delivered,
+            state: DeliveryState::Delivered,
             next: None,
             released: Some(a2),
             suspended: false
@@ -285,7 +285,7 @@ async fn an_unordered_subscription_does_not_block() {
     events(&m, &t, a, 3).await;
     let c3 = claim_ok(&m.db.pool, delivery(&m.db.pool, sub, a, 3).await, 1).await;
     let c2 = claim_ok(&m.db.pool, delivery(&m.db.pool, sub, a, 2).await, 1).await;
-    assert!(!c3.ordenado);
+    assert!(!c3.ordered);
     assert_eq!(released(finish(&m.db.pool, &c3, 200).await), None);
     assert_eq!(released(finish(&m.db.pool, &c2, 200).await), None);
     claim_ok(&m.db.pool, delivery(&m.db.pool, sub, a, 1).await, 1).await;

@@ -21,7 +21,7 @@ use super::{
 use crate::util::TestMotor;
 
 #[tokio::test]
-async fn a_fallida_head_goes_to_the_dlq_and_unblocks_its_lane() {
+async fn a_failed_head_goes_to_the_dlq_and_unblocks_its_lane() {
     let m = TestMotor::start(&[Role::Api]).await;
     let (t, sub) = setup(&m, 1, true).await;
     let a = t.instances[0];
@@ -39,7 +39,7 @@ async fn a_fallida_head_goes_to_the_dlq_and_unblocks_its_lane() {
     assert_eq!(
         done,
         Recorded::Done {
-            estado: DeliveryState::Failed,
+            state: DeliveryState::Failed,
             next: None,
             released: Some(d2),
             suspended: false
@@ -90,7 +90,7 @@ async fn a_fallida_head_goes_to_the_dlq_and_unblocks_its_lane() {
         matches!(
             done,
             Recorded::Done {
-                estado: DeliveryState::Failed,
+                state: DeliveryState::Failed,
                 ..
             }
         ),
@@ -113,7 +113,7 @@ async fn a_fallida_head_goes_to_the_dlq_and_unblocks_its_lane() {
 }
 
 #[tokio::test]
-async fn a_retry_keeps_the_head_pendiente_and_schedules_the_next_attempt_in_a_tier() {
+async fn a_retry_keeps_the_head_pending_and_schedules_the_next_attempt_in_a_tier() {
     let m = TestMotor::start(&[Role::Api]).await;
     let (t, sub) = setup(&m, 1, true).await;
     let a = t.instances[0];
@@ -147,7 +147,7 @@ async fn a_retry_keeps_the_head_pendiente_and_schedules_the_next_attempt_in_a_ti
     assert_eq!(
         done,
         Recorded::Done {
-            estado: DeliveryState::Pending,
+            state: DeliveryState::Pending,
             next: None,
             released: None,
             suspended: false
@@ -226,7 +226,7 @@ async fn a_401_suspends_the_subscription_with_an_alert_and_keeps_the_delivery() 
     assert_eq!(
         done,
         Recorded::Done {
-            estado: DeliveryState::Pending,
+            state: DeliveryState::Pending,
             next: None,
             released: None,
             suspended: true
@@ -247,7 +247,7 @@ async fn a_401_suspends_the_subscription_with_an_alert_and_keeps_the_delivery() 
         .unwrap();
     assert_eq!(alerts.len(), 1);
     assert_eq!(
-        (alerts[0].suscripcion_id, alerts[0].motivo.as_str()),
+        (alerts[0].subscription_id, alerts[0].reason.as_str()),
         (Some(sub), "rechazo_401")
     );
     let r = row(&m.db.pool, d1).await;
@@ -294,7 +294,7 @@ async fn recording_an_attempt_twice_is_stale_and_writes_nothing() {
     assert!(matches!(
         finish(&m.db.pool, &c1, 500).await,
         Recorded::Done {
-            estado: DeliveryState::Pending,
+            state: DeliveryState::Pending,
             ..
         }
     ));

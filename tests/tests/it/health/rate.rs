@@ -18,7 +18,7 @@ use crate::{
 const RATE: usize = 5;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn max_por_segundo_bounds_attempts_across_lanes_and_dispatchers() {
+async fn max_per_second_bounds_attempts_across_lanes_and_dispatchers() {
     let m = motor(None).await;
     // A second process's dispatcher on the same database and topics.
     let second = TestMotor::start_configured(

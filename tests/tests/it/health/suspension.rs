@@ -159,7 +159,7 @@ async fn a_name_repointed_to_a_blocked_address_suspends_and_loses_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_key_that_no_longer_opens_suspends_with_sin_secreto() {
+async fn a_key_that_no_longer_opens_suspends_with_no_secret() {
     let m = motor(None).await;
     let t = m.tenant(1).await;
     let a = t.instances[0];

@@ -21,15 +21,15 @@ use crate::{
 };
 
 const ONE_SECOND: Thresholds = Thresholds {
-    pendiente_segundos: 1,
-    carril_segundos: 1,
-    outbox_segundos: 1,
+    pending_seconds: 1,
+    lane_seconds: 1,
+    outbox_seconds: 1,
 };
 
 fn config() -> ReconcileConfig {
     ReconcileConfig {
         every: Duration::from_secs(60),
-        umbrales: ONE_SECOND,
+        thresholds: ONE_SECOND,
     }
 }
 
@@ -100,25 +100,22 @@ async fn a_stuck_lane_is_found_alerted_and_closed_when_healed() {
     // lane's head is seen for the first time (it has not been still long).
     let first = reconcile_once(&config(), &m.db.pool).await.unwrap();
     assert!(!first.ok);
-    assert_eq!(first.pendientes_sin_trabajo.len(), 1, "{first:#?}");
-    assert_eq!(first.pendientes_sin_trabajo[0].seq, 1);
-    assert_eq!(
-        first.pendientes_sin_trabajo[0].suscripcion_id,
-        sub.to_string()
-    );
-    assert!(first.carriles_detenidos.is_empty(), "{first:#?}");
-    assert!(first.outbox_atrasado.as_ref().unwrap().filas >= 2);
+    assert_eq!(first.stranded.len(), 1, "{first:#?}");
+    assert_eq!(first.stranded[0].seq, 1);
+    assert_eq!(first.stranded[0].subscription_id, sub.to_string());
+    assert!(first.stalled_lanes.is_empty(), "{first:#?}");
+    assert!(first.outbox_behind.as_ref().unwrap().rows >= 2);
 
     // A second pass more than the threshold later: the same head → stuck.
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let second = reconcile_once(&config(), &m.db.pool).await.unwrap();
-    assert_eq!(second.carriles_detenidos.len(), 1, "{second:#?}");
-    let lane = &second.carriles_detenidos[0];
+    assert_eq!(second.stalled_lanes.len(), 1, "{second:#?}");
+    let lane = &second.stalled_lanes[0];
     assert_eq!(
         (
-            lane.suscripcion_id.as_str(),
-            lane.instancia_id.as_str(),
-            lane.carril.as_str(),
+            lane.subscription_id.as_str(),
+            lane.instance_id.as_str(),
+            lane.lane.as_str(),
             lane.seq
         ),
         (
@@ -160,9 +157,9 @@ async fn a_stuck_lane_is_found_alerted_and_closed_when_healed() {
     // delivery is still due with no job.
     deliver(&m, sub, 1).await;
     let moved = reconcile_once(&config(), &m.db.pool).await.unwrap();
-    assert!(moved.carriles_detenidos.is_empty(), "{moved:#?}");
-    assert_eq!(moved.pendientes_sin_trabajo.len(), 1);
-    assert_eq!(moved.pendientes_sin_trabajo[0].seq, 2);
+    assert!(moved.stalled_lanes.is_empty(), "{moved:#?}");
+    assert_eq!(moved.stranded.len(), 1);
+    assert_eq!(moved.stranded[0].seq, 2);
 
     // Healed: everything delivered and relayed. Both alerts close.
     deliver(&m, sub, 2).await;

@@ -1,6 +1,10 @@
 //! The wire shapes of the alerts: the list, its query and one alert.
 
-use motor_domain::{alert::Alert, time::Timestamp, AppId};
+use motor_domain::{
+    alert::Alert,
+    time::{serde_opt_ts, serde_ts, Timestamp},
+    AppId,
+};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -8,8 +12,7 @@ use crate::subscriptions::SubscriptionIdSchema;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AlertList {
-    #[schema(value_type = Vec<AlertSchema>)]
-    pub alerts: Vec<Alert>,
+    pub alerts: Vec<AlertSchema>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -23,7 +26,8 @@ pub struct AlertQuery {
     pub app_id: Option<String>,
 }
 
-#[derive(Serialize, ToSchema)]
+/// An alert as the API shows it. Field order is the order on the wire.
+#[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Alert)]
 pub struct AlertSchema {
     #[schema(value_type = String, format = Uuid)]
@@ -39,9 +43,27 @@ pub struct AlertSchema {
     /// engine once it moves again).
     pub motivo: String,
     pub detalle: String,
+    #[serde(with = "serde_ts")]
     #[schema(value_type = String, format = DateTime)]
     pub abierta_en: Timestamp,
     /// `null` while the alert is open.
+    #[serde(with = "serde_opt_ts")]
     #[schema(value_type = Option<String>, format = DateTime, required = true)]
     pub cerrada_en: Option<Timestamp>,
+}
+
+impl From<Alert> for AlertSchema {
+    fn from(a: Alert) -> Self {
+        Self {
+            id: a.id,
+            app_id: a.app_id,
+            suscripcion_id: a
+                .subscription_id
+                .map(|s| SubscriptionIdSchema(*s.as_uuid())),
+            motivo: a.reason,
+            detalle: a.detail,
+            abierta_en: a.opened_at,
+            cerrada_en: a.closed_at,
+        }
+    }
 }

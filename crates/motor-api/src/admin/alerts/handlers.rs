@@ -5,9 +5,9 @@ use axum::{
     extract::{rejection::QueryRejection, Path, Query, State},
     Json,
 };
-use motor_domain::{alert::Alert, FieldError};
+use motor_domain::FieldError;
 
-use super::{AlertList, AlertQuery};
+use super::{AlertList, AlertQuery, AlertSchema};
 use crate::{auth::Operator, error::ApiError, extract::path_id, AppState};
 
 /// Alerts, newest first (at most 500).
@@ -39,7 +39,7 @@ pub(super) async fn close_alert(
     _: Operator,
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Alert>, ApiError> {
+) -> Result<Json<AlertSchema>, ApiError> {
     Ok(Json(
         super::close_alert(&state.pool, path_id(&id, "alert")?).await?,
     ))

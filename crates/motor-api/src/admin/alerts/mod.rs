@@ -4,7 +4,7 @@
 mod dto;
 mod handlers;
 
-use motor_domain::{alert::Alert, AppId, FieldError};
+use motor_domain::{AppId, FieldError};
 use motor_store::{alerts, Pool};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -15,7 +15,7 @@ use crate::{error::ApiError, AppState};
 pub const MAX_ALERTS: i64 = 500;
 
 pub async fn list_alerts(pool: &Pool, query: &AlertQuery) -> Result<AlertList, ApiError> {
-    let abiertas = match query.estado.as_deref() {
+    let open = match query.estado.as_deref() {
         None => None,
         Some("abierta") => Some(true),
         Some("cerrada") => Some(false),
@@ -32,12 +32,16 @@ pub async fn list_alerts(pool: &Pool, query: &AlertQuery) -> Result<AlertList, A
         })
         .transpose()?;
     Ok(AlertList {
-        alerts: alerts::list(pool, abiertas, app, MAX_ALERTS).await?,
+        alerts: alerts::list(pool, open, app, MAX_ALERTS)
+            .await?
+            .into_iter()
+            .map(Into::into)
+            .collect(),
     })
 }
 
-pub async fn close_alert(pool: &Pool, id: uuid::Uuid) -> Result<Alert, ApiError> {
-    Ok(alerts::close(pool, id).await?)
+pub async fn close_alert(pool: &Pool, id: uuid::Uuid) -> Result<AlertSchema, ApiError> {
+    Ok(alerts::close(pool, id).await?.into())
 }
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -1,7 +1,7 @@
 //! The wire shapes of this resource: request bodies, answers and the
 //! OpenAPI schemas of the domain types it answers with.
 
-use motor_domain::operator::App;
+use motor_domain::{operator::App, time};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -36,17 +36,16 @@ pub struct UpdateApp {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AppList {
-    #[schema(value_type = Vec<AppSchema>)]
-    pub apps: Vec<App>,
+    pub apps: Vec<AppSchema>,
 }
 
-// ---- Schemas of types the domain crate shows -----------------------------
+// ---- The domain's app on the wire -----------------------------------------
 //
-// These mirror domain types that carry no OpenAPI derive. The OpenAPI test
-// compares each with what the API really answers, so they cannot drift.
+// Built from the domain type (which knows no JSON); the OpenAPI test
+// compares each with what the API really answers.
 
 /// An app (tenant).
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[schema(as = App)]
 pub struct AppSchema {
     #[schema(format = Uuid)]
@@ -61,4 +60,16 @@ pub struct AppSchema {
     pub politica_destinos: String,
     #[schema(format = DateTime)]
     pub creada_en: String,
+}
+
+impl From<App> for AppSchema {
+    fn from(a: App) -> Self {
+        Self {
+            id: a.id.to_string(),
+            nombre: a.name,
+            destinos_permitidos: a.allowed_destinations,
+            politica_destinos: a.destination_policy.as_str().to_owned(),
+            creada_en: time::format(&a.created_at),
+        }
+    }
 }

@@ -8,8 +8,6 @@ use axum::{
     Json,
 };
 
-use motor_domain::operator::App;
-
 use super::*;
 use crate::{
     auth::Operator,
@@ -32,7 +30,9 @@ pub(super) async fn create_app(
     let input = parse_json(&read_body(body).await?)?;
     Ok((
         StatusCode::CREATED,
-        Json(super::create_app(&state.pool, input).await?),
+        Json(AppSchema::from(
+            super::create_app(&state.pool, input).await?,
+        )),
     ))
 }
 
@@ -54,9 +54,11 @@ pub(super) async fn get_app(
     _: Operator,
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<App>, ApiError> {
+) -> Result<Json<AppSchema>, ApiError> {
     Ok(Json(
-        super::get_app(&state.pool, path_id(&id, "app")?).await?,
+        super::get_app(&state.pool, path_id(&id, "app")?)
+            .await?
+            .into(),
     ))
 }
 
@@ -69,8 +71,10 @@ pub(super) async fn update_app(
     State(state): State<AppState>,
     Path(id): Path<String>,
     body: Body,
-) -> Result<Json<App>, ApiError> {
+) -> Result<Json<AppSchema>, ApiError> {
     let app = path_id(&id, "app")?;
     let input = parse_json(&read_body(body).await?)?;
-    Ok(Json(super::update_app(&state.pool, app, input).await?))
+    Ok(Json(
+        super::update_app(&state.pool, app, input).await?.into(),
+    ))
 }

@@ -29,7 +29,11 @@ pub async fn create_app(pool: &Pool, input: CreateApp) -> Result<App, ApiError> 
 
 pub async fn list_apps(pool: &Pool) -> Result<AppList, ApiError> {
     Ok(AppList {
-        apps: store::list_apps(pool).await?,
+        apps: store::list_apps(pool)
+            .await?
+            .into_iter()
+            .map(Into::into)
+            .collect(),
     })
 }
 

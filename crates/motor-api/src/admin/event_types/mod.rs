@@ -55,5 +55,8 @@ pub async fn set_catalogue(
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(handlers::get_event_types, handlers::set_event_types))
+    OpenApiRouter::new().routes(routes!(
+        handlers::get_event_types,
+        handlers::set_event_types
+    ))
 }

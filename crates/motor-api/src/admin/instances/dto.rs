@@ -14,12 +14,11 @@ pub struct CreateInstance {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct InstanceList {
-    #[schema(value_type = Vec<InstanceSchema>)]
-    pub instances: Vec<Instance>,
+    pub instances: Vec<InstanceSchema>,
 }
 
 /// An instance: one ledger with its own gapless `seq`.
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Instance)]
 pub struct InstanceSchema {
     #[schema(format = Uuid)]
@@ -28,4 +27,15 @@ pub struct InstanceSchema {
     pub app_id: String,
     pub nombre: String,
     pub generation: i64,
+}
+
+impl From<Instance> for InstanceSchema {
+    fn from(i: Instance) -> Self {
+        Self {
+            id: i.id.to_string(),
+            app_id: i.app_id.to_string(),
+            nombre: i.name,
+            generation: i.generation,
+        }
+    }
 }

@@ -30,7 +30,9 @@ pub(super) async fn create_instance(
     let input = parse_json(&read_body(body).await?)?;
     Ok((
         StatusCode::CREATED,
-        Json(super::create_instance(&state.pool, app, input).await?),
+        Json(InstanceSchema::from(
+            super::create_instance(&state.pool, app, input).await?,
+        )),
     ))
 }
 

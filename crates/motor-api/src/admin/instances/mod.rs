@@ -26,7 +26,11 @@ pub async fn create_instance(
 pub async fn list_instances(pool: &Pool, app: AppId) -> Result<InstanceList, ApiError> {
     store::get_app(pool, app).await?;
     Ok(InstanceList {
-        instances: store::list_instances(pool, app).await?,
+        instances: store::list_instances(pool, app)
+            .await?
+            .into_iter()
+            .map(Into::into)
+            .collect(),
     })
 }
 

@@ -1,7 +1,10 @@
 //! The wire shapes of this resource: request bodies, answers and the
 //! OpenAPI schemas of the domain types it answers with.
 
-use motor_domain::operator::ApiKeyInfo;
+use motor_domain::{
+    operator::{ApiKeyInfo, CreatedKey},
+    time, Scope,
+};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -19,11 +22,10 @@ pub struct CreateKey {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct KeyList {
-    #[schema(value_type = Vec<ApiKeyInfoSchema>)]
-    pub keys: Vec<ApiKeyInfo>,
+    pub keys: Vec<ApiKeyInfoSchema>,
 }
 
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Scope)]
 pub enum ScopeSchema {
     #[serde(rename = "events:write")]
@@ -37,7 +39,7 @@ pub enum ScopeSchema {
 }
 
 /// An API key as listed: never its token.
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[schema(as = ApiKeyInfo)]
 pub struct ApiKeyInfoSchema {
     pub key_id: String,
@@ -54,7 +56,7 @@ pub struct ApiKeyInfoSchema {
 }
 
 /// A new API key: the only time its token is shown.
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[schema(as = CreatedKey)]
 pub struct CreatedKeySchema {
     pub key_id: String,
@@ -62,4 +64,39 @@ pub struct CreatedKeySchema {
     pub scopes: Vec<ScopeSchema>,
     #[schema(format = Uuid)]
     pub instancias: Vec<String>,
+}
+
+impl From<Scope> for ScopeSchema {
+    fn from(s: Scope) -> Self {
+        match s {
+            Scope::EventsWrite => Self::EventsWrite,
+            Scope::EventsRead => Self::EventsRead,
+            Scope::SubscriptionsManage => Self::SubscriptionsManage,
+            Scope::DeliveriesReplay => Self::DeliveriesReplay,
+        }
+    }
+}
+
+impl From<ApiKeyInfo> for ApiKeyInfoSchema {
+    fn from(k: ApiKeyInfo) -> Self {
+        Self {
+            key_id: k.key_id,
+            nombre: k.name,
+            scopes: k.scopes.into_iter().map(Into::into).collect(),
+            instancias: k.instances.iter().map(ToString::to_string).collect(),
+            creada_en: time::format(&k.created_at),
+            revocada_en: k.revoked_at.as_ref().map(time::format),
+        }
+    }
+}
+
+impl From<CreatedKey> for CreatedKeySchema {
+    fn from(k: CreatedKey) -> Self {
+        Self {
+            key_id: k.key_id,
+            token: k.token,
+            scopes: k.scopes.into_iter().map(Into::into).collect(),
+            instancias: k.instances.iter().map(ToString::to_string).collect(),
+        }
+    }
 }

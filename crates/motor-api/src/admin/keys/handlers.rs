@@ -30,7 +30,9 @@ pub(super) async fn create_key(
     let input = parse_json(&read_body(body).await?)?;
     Ok((
         StatusCode::CREATED,
-        Json(super::create_key(&state.pool, app, input).await?),
+        Json(CreatedKeySchema::from(
+            super::create_key(&state.pool, app, input).await?,
+        )),
     ))
 }
 

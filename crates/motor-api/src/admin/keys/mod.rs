@@ -50,7 +50,11 @@ pub async fn create_key(pool: &Pool, app: AppId, input: CreateKey) -> Result<Cre
 pub async fn list_keys(pool: &Pool, app: AppId) -> Result<KeyList, ApiError> {
     store::get_app(pool, app).await?;
     Ok(KeyList {
-        keys: store::list_keys(pool, app).await?,
+        keys: store::list_keys(pool, app)
+            .await?
+            .into_iter()
+            .map(Into::into)
+            .collect(),
     })
 }
 

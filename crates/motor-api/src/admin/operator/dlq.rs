@@ -18,15 +18,14 @@ use motor_domain::{
     EventId, FieldError,
 };
 use motor_store::operator_view::{self, DlqSelection};
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
+use super::{DlqGroup, DlqQuery, DlqSummary, RetryDlq, RetryDlqResult};
 use crate::{
     auth::Operator,
     error::ApiError,
     extract::{parse_json, read_body},
-    replays::{create_replay, idempotency_key, CreateReplay, Replay, OPERATOR},
+    replays::{create_replay, idempotency_key, CreateReplay, OPERATOR},
     subscriptions::rules::Access,
     AppState,
 };
@@ -34,55 +33,20 @@ use crate::{
 /// Most failed deliveries one retry sends again.
 pub const MAX_RETRY: i64 = 500;
 
-/// One group of the DLQ.
-#[derive(Debug, Serialize, ToSchema)]
-#[schema(as = DlqGrupo)]
-pub struct DlqGroup {
-    #[schema(format = Uuid)]
-    pub app_id: String,
-    #[schema(format = Uuid)]
-    pub suscripcion_id: String,
-    pub suscripcion: String,
-    /// The subscription's `estado` now.
-    pub estado_suscripcion: String,
-    pub ultimo_error: Option<String>,
-    pub fallidas: i64,
-    /// When the latest of them failed.
-    #[schema(format = DateTime)]
-    pub ultima_en: String,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[schema(as = DlqResumen)]
-pub struct DlqSummary {
-    /// Failed deliveries in all the groups.
-    pub total: i64,
-    /// Largest groups first.
-    pub grupos: Vec<DlqGroup>,
-}
-
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct DlqQuery {
-    /// Only this app's DLQ.
-    #[param(format = Uuid)]
-    pub app_id: Option<String>,
-}
-
 pub async fn summary(state: &AppState, app: Option<Uuid>) -> Result<DlqSummary, ApiError> {
     let groups = operator_view::dlq(&state.pool, app).await?;
     Ok(DlqSummary {
-        total: groups.iter().map(|g| g.fallidas).sum(),
+        total: groups.iter().map(|g| g.failed).sum(),
         grupos: groups
             .into_iter()
             .map(|g| DlqGroup {
                 app_id: g.app_id.to_string(),
                 suscripcion_id: g.subscription_id.to_string(),
-                suscripcion: g.suscripcion,
-                estado_suscripcion: g.estado,
-                ultimo_error: g.ultimo_error,
-                fallidas: g.fallidas,
-                ultima_en: time::format(&g.ultima_en),
+                suscripcion: g.subscription_name,
+                estado_suscripcion: g.subscription_state,
+                ultimo_error: g.last_error,
+                fallidas: g.failed,
+                ultima_en: time::format(&g.last_failed_at),
             })
             .collect(),
     })
@@ -112,34 +76,6 @@ pub(crate) async fn get_dlq(
         })
         .transpose()?;
     Ok(Json(summary(&state, app).await?))
-}
-
-/// Which failed deliveries to send again: name a subscription, an app or
-/// delivery ids (at least one); `ultimo_error` narrows it.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RetryDlq {
-    #[schema(format = Uuid)]
-    pub suscripcion_id: Option<String>,
-    #[schema(format = Uuid)]
-    pub app_id: Option<String>,
-    /// Only failures with these codes (`http_410`, `timeout_agotada`, …).
-    #[schema(value_type = Option<Vec<crate::openapi::LastErrorCode>>)]
-    pub ultimo_error: Option<Vec<String>>,
-    /// 1 to 500 delivery ids of the DLQ.
-    #[schema(min_items = 1, max_items = 500, value_type = Option<Vec<uuid::Uuid>>)]
-    pub delivery_ids: Option<Vec<String>>,
-    /// Why: 1–300 characters, kept in each replay's audit.
-    #[schema(max_length = 300, pattern = "\\S")]
-    pub motivo: String,
-}
-
-/// The answer: the replays made (one per subscription).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct RetryDlqResult {
-    pub replays: Vec<Replay>,
-    /// New deliveries in all of them.
-    pub entregas: i64,
 }
 
 fn uuid_field(raw: Option<&str>, field: &'static str) -> Result<Option<Uuid>, FieldError> {
@@ -198,7 +134,7 @@ pub fn parse_retry(input: &RetryDlq) -> Result<(DlqSelection, String), FieldErro
         DlqSelection {
             subscription,
             app,
-            errores,
+            last_errors: errores,
             delivery_ids,
             limit: MAX_RETRY,
         },

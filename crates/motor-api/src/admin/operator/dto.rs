@@ -1,12 +1,15 @@
 //! The wire shapes of the operator's cross-app views: deliveries, the DLQ
 //! and the reconciliation report. Field names are the JSON keys.
 
-use motor_domain::time;
+use motor_domain::{
+    reconcile::Report,
+    time::{self, serde_ts, Timestamp},
+};
 use motor_store::deliveries::read::Delivery;
-use serde::Serialize;
-use utoipa::ToSchema;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
-use crate::deliveries::AttemptView;
+use crate::{deliveries::AttemptView, replays::Replay};
 
 /// One delivery as the operator sees it (any app).
 #[derive(Debug, Serialize, ToSchema)]
@@ -82,4 +85,193 @@ pub struct OperatorDeliveryDetail {
     #[serde(flatten)]
     pub entrega: OperatorDelivery,
     pub intentos_detalle: Vec<AttemptView>,
+}
+
+// ---- The reconciliation report (`/v1/admin/reconciliacion`, `motor doctor`)
+
+/// Thresholds past which work counts as stuck.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Umbrales)]
+pub struct ThresholdsSchema {
+    /// A due `pendiente` delivery with no live job (no lease) for this long.
+    pub pendiente_segundos: u64,
+    /// An ordered lane whose head has been the same delivery for this long.
+    pub carril_segundos: u64,
+    /// An outbox row not published for this long.
+    pub outbox_segundos: u64,
+}
+
+/// A due `pendiente` delivery nothing is working on.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = EntregaSinTrabajo)]
+pub struct StrandedDeliverySchema {
+    #[schema(format = Uuid)]
+    pub delivery_id: String,
+    #[schema(format = Uuid)]
+    pub suscripcion_id: String,
+    #[schema(format = Uuid)]
+    pub app_id: String,
+    #[schema(format = Uuid)]
+    pub instancia_id: String,
+    pub seq: i64,
+    /// When it was due.
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
+    pub vencida_en: Timestamp,
+}
+
+/// An ordered lane whose head has not moved.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = CarrilDetenido)]
+pub struct StalledLaneSchema {
+    #[schema(format = Uuid)]
+    pub suscripcion_id: String,
+    #[schema(format = Uuid)]
+    pub app_id: String,
+    #[schema(format = Uuid)]
+    pub instancia_id: String,
+    /// `live` or the replay's id.
+    pub carril: String,
+    /// The head: the lowest open seq of the lane.
+    #[schema(format = Uuid)]
+    pub delivery_id: String,
+    pub seq: i64,
+    pub intentos: i32,
+    pub ultimo_error: Option<String>,
+    /// Since when this delivery has been the lane's head (as reconciliation
+    /// observed it).
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
+    pub cabeza_desde: Timestamp,
+}
+
+/// The outbox is behind: rows older than the threshold.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = OutboxAtrasado)]
+pub struct OutboxBacklogSchema {
+    /// Rows older than the threshold (counted up to 100 000).
+    pub filas: i64,
+    pub antiguedad_segundos: f64,
+}
+
+/// One reconciliation pass.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Report)]
+pub struct ReportSchema {
+    /// `true` when nothing is stuck.
+    pub ok: bool,
+    pub umbrales: ThresholdsSchema,
+    pub pendientes_sin_trabajo: Vec<StrandedDeliverySchema>,
+    pub carriles_detenidos: Vec<StalledLaneSchema>,
+    pub outbox_atrasado: Option<OutboxBacklogSchema>,
+}
+
+impl From<Report> for ReportSchema {
+    fn from(r: Report) -> Self {
+        let t = r.thresholds;
+        Self {
+            ok: r.ok,
+            umbrales: ThresholdsSchema {
+                pendiente_segundos: t.pending_seconds,
+                carril_segundos: t.lane_seconds,
+                outbox_segundos: t.outbox_seconds,
+            },
+            pendientes_sin_trabajo: r
+                .stranded
+                .into_iter()
+                .map(|d| StrandedDeliverySchema {
+                    delivery_id: d.delivery_id,
+                    suscripcion_id: d.subscription_id,
+                    app_id: d.app_id,
+                    instancia_id: d.instance_id,
+                    seq: d.seq,
+                    vencida_en: d.due_at,
+                })
+                .collect(),
+            carriles_detenidos: r
+                .stalled_lanes
+                .into_iter()
+                .map(|l| StalledLaneSchema {
+                    suscripcion_id: l.subscription_id,
+                    app_id: l.app_id,
+                    instancia_id: l.instance_id,
+                    carril: l.lane,
+                    delivery_id: l.delivery_id,
+                    seq: l.seq,
+                    intentos: l.attempts,
+                    ultimo_error: l.last_error,
+                    cabeza_desde: l.head_since,
+                })
+                .collect(),
+            outbox_atrasado: r.outbox_behind.map(|o| OutboxBacklogSchema {
+                filas: o.rows,
+                antiguedad_segundos: o.age_seconds,
+            }),
+        }
+    }
+}
+
+// ---- The DLQ ------------------------------------------------------------
+
+/// One group of the DLQ.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = DlqGrupo)]
+pub struct DlqGroup {
+    #[schema(format = Uuid)]
+    pub app_id: String,
+    #[schema(format = Uuid)]
+    pub suscripcion_id: String,
+    pub suscripcion: String,
+    /// The subscription's `estado` now.
+    pub estado_suscripcion: String,
+    pub ultimo_error: Option<String>,
+    pub fallidas: i64,
+    /// When the latest of them failed.
+    #[schema(format = DateTime)]
+    pub ultima_en: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = DlqResumen)]
+pub struct DlqSummary {
+    /// Failed deliveries in all the groups.
+    pub total: i64,
+    /// Largest groups first.
+    pub grupos: Vec<DlqGroup>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DlqQuery {
+    /// Only this app's DLQ.
+    #[param(format = Uuid)]
+    pub app_id: Option<String>,
+}
+
+/// Which failed deliveries to send again: name a subscription, an app or
+/// delivery ids (at least one); `ultimo_error` narrows it.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetryDlq {
+    #[schema(format = Uuid)]
+    pub suscripcion_id: Option<String>,
+    #[schema(format = Uuid)]
+    pub app_id: Option<String>,
+    /// Only failures with these codes (`http_410`, `timeout_agotada`, …).
+    #[schema(value_type = Option<Vec<crate::openapi::LastErrorCode>>)]
+    pub ultimo_error: Option<Vec<String>>,
+    /// 1 to 500 delivery ids of the DLQ.
+    #[schema(min_items = 1, max_items = 500, value_type = Option<Vec<uuid::Uuid>>)]
+    pub delivery_ids: Option<Vec<String>>,
+    /// Why: 1–300 characters, kept in each replay's audit.
+    #[schema(max_length = 300, pattern = "\\S")]
+    pub motivo: String,
+}
+
+/// The answer: the replays made (one per subscription).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RetryDlqResult {
+    pub replays: Vec<Replay>,
+    /// New deliveries in all of them.
+    pub entregas: i64,
 }

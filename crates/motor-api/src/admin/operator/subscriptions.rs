@@ -16,12 +16,12 @@ use crate::{
     error::ApiError,
     extract::path_id,
     subscriptions::rules::Access,
-    subscriptions::{self as subs, UpdateSubscription},
+    subscriptions::{self as subs, SubscriptionSchema, UpdateSubscription},
     AppState,
 };
 
 /// Sets a subscription's `estado` (`activa` or `pausada`), whatever its app.
-pub async fn set_state(state: &AppState, id: Uuid, estado: &str) -> Result<Subscription, ApiError> {
+pub async fn set_state(state: &AppState, id: Uuid, wanted: &str) -> Result<Subscription, ApiError> {
     let app = operator_view::subscription_app(&state.pool, id)
         .await?
         .ok_or(ApiError::NotFound("subscription"))?;
@@ -30,7 +30,7 @@ pub async fn set_state(state: &AppState, id: Uuid, estado: &str) -> Result<Subsc
         restriction: Vec::new(),
     };
     let change = UpdateSubscription {
-        estado: Some(estado.to_owned()),
+        estado: Some(wanted.to_owned()),
         ..Default::default()
     };
     subs::update_subscription(state, &access, SubscriptionId::from_uuid(id), change).await
@@ -50,9 +50,9 @@ pub(crate) async fn pause_subscription(
     _: Operator,
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Subscription>, ApiError> {
+) -> Result<Json<SubscriptionSchema>, ApiError> {
     let id = path_id(&id, "subscription")?;
-    Ok(Json(set_state(&state, id, "pausada").await?))
+    Ok(Json(set_state(&state, id, "pausada").await?.into()))
 }
 
 /// Reactivates a paused or suspended subscription: a suspended one's
@@ -70,7 +70,7 @@ pub(crate) async fn reactivate_subscription(
     _: Operator,
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Subscription>, ApiError> {
+) -> Result<Json<SubscriptionSchema>, ApiError> {
     let id = path_id(&id, "subscription")?;
-    Ok(Json(set_state(&state, id, "activa").await?))
+    Ok(Json(set_state(&state, id, "activa").await?.into()))
 }

@@ -1,6 +1,7 @@
 //! The wire shapes of the settings: the answer (the settings in force, by
 //! their dotted keys) and the documented `PATCH` body.
 
+use motor_domain::settings::Settings;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -50,7 +51,8 @@ pub struct SettingsPatch {
     pub desactivar_tras_fallos: Option<i64>,
 }
 
-#[derive(Serialize, ToSchema)]
+/// The settings in force, by their dotted keys.
+#[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Settings)]
 pub struct SettingsSchema {
     /// Hosts (any port) or host:port every app may deliver to, on top of
@@ -91,6 +93,22 @@ pub struct SettingsSchema {
     pub desactivar_tras_fallos: i64,
 }
 
+impl From<Settings> for SettingsSchema {
+    fn from(s: Settings) -> Self {
+        Self {
+            destinos_permitidos: s.allowed_destinations,
+            timeout_segundos: s.timeout_seconds,
+            ventana_rotacion_minutos: s.rotation_window_minutes,
+            dias_entregados: s.delivered_retention_days,
+            nats_sin_jetstream: s.nats_without_jetstream,
+            retencion_horas_streams: s.stream_retention_hours,
+            dias_contenido: s.content_retention_days,
+            desactivar_tras_horas: s.disable_after_hours,
+            desactivar_tras_fallos: s.disable_after_failures,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,8 +124,7 @@ mod tests {
             .map(String::as_str)
             .collect();
         assert_eq!(documented, motor_domain::settings::KEYS);
-        let answered =
-            serde_json::to_value(motor_domain::settings::Settings::default()).unwrap();
+        let answered = serde_json::to_value(SettingsSchema::from(Settings::default())).unwrap();
         let answered: Vec<&str> = answered
             .as_object()
             .unwrap()

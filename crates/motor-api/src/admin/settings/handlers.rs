@@ -2,10 +2,9 @@
 //! answer with.
 
 use axum::{body::Body, extract::State, Json};
-use motor_domain::settings::Settings;
 use serde_json::Value;
 
-use super::SettingsPatch;
+use super::{SettingsPatch, SettingsSchema};
 use crate::{
     auth::Operator,
     error::ApiError,
@@ -20,7 +19,7 @@ use crate::{
 pub(super) async fn get_settings(
     _: Operator,
     State(state): State<AppState>,
-) -> Result<Json<Settings>, ApiError> {
+) -> Result<Json<SettingsSchema>, ApiError> {
     Ok(Json(super::get_settings(&state.pool).await?))
 }
 
@@ -37,7 +36,7 @@ pub(super) async fn update_settings(
     _: Operator,
     State(state): State<AppState>,
     body: Body,
-) -> Result<Json<Settings>, ApiError> {
+) -> Result<Json<SettingsSchema>, ApiError> {
     let value: Value = parse_json(&read_body(body).await?)?;
     Ok(Json(super::update_settings(&state.pool, &value).await?))
 }

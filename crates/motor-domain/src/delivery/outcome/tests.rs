@@ -48,7 +48,7 @@ fn statuses_at_every_class_boundary() {
         (
             401,
             Outcome::Suspend {
-                motivo: SuspensionReason::Rejected401,
+                reason: SuspensionReason::Rejected401,
                 error: ErrorCode::Http(401),
             },
         ),
@@ -56,7 +56,7 @@ fn statuses_at_every_class_boundary() {
         (
             403,
             Outcome::Suspend {
-                motivo: SuspensionReason::Rejected403,
+                reason: SuspensionReason::Rejected403,
                 error: ErrorCode::Http(403),
             },
         ),
@@ -166,7 +166,7 @@ fn transport_failures() {
         (
             T::DestinationNotAllowed,
             Outcome::Suspend {
-                motivo: SuspensionReason::DestinationNotAllowed,
+                reason: SuspensionReason::DestinationNotAllowed,
                 error: ErrorCode::DestinationNotAllowed,
             },
             "destino_no_permitido",
@@ -174,7 +174,7 @@ fn transport_failures() {
         (
             T::DestinationBlocked,
             Outcome::Suspend {
-                motivo: SuspensionReason::DestinationBlocked,
+                reason: SuspensionReason::DestinationBlocked,
                 error: ErrorCode::DestinationBlocked,
             },
             "destino_bloqueado",
@@ -182,7 +182,7 @@ fn transport_failures() {
         (
             T::NoSecret,
             Outcome::Suspend {
-                motivo: SuspensionReason::NoSecret,
+                reason: SuspensionReason::NoSecret,
                 error: ErrorCode::NoSecret,
             },
             "sin_secreto",
@@ -221,7 +221,7 @@ fn transport_failures() {
         (
             T::CredentialsRefused,
             Outcome::Suspend {
-                motivo: SuspensionReason::CredentialsRejected,
+                reason: SuspensionReason::CredentialsRejected,
                 error: ErrorCode::CredentialsRejected,
             },
             "rechazo_credenciales",

@@ -137,8 +137,8 @@ fn the_docs_example_503_with_retry_after_35() {
             tier: Tier::S30,
         }
     );
-    assert_eq!(decision.estado(), DeliveryState::Pending);
-    assert_eq!(decision.ultimo_error().unwrap().to_string(), "http_503");
+    assert_eq!(decision.state(), DeliveryState::Pending);
+    assert_eq!(decision.last_error().unwrap().to_string(), "http_503");
 }
 
 #[test]
@@ -176,8 +176,8 @@ fn every_outcome_decides() {
     let late = at(73 * 3_600_000);
 
     assert_eq!(d(Outcome::Delivered, at(5)), Decision::Delivered);
-    assert_eq!(Decision::Delivered.estado(), DeliveryState::Delivered);
-    assert_eq!(Decision::Delivered.ultimo_error(), None);
+    assert_eq!(Decision::Delivered.state(), DeliveryState::Delivered);
+    assert_eq!(Decision::Delivered.last_error(), None);
 
     let suspend = Outcome::from_status(401, None, t0());
     for now in [at(5), late] {
@@ -185,22 +185,22 @@ fn every_outcome_decides() {
         assert_eq!(
             decision,
             Decision::Suspend {
-                motivo: SuspensionReason::Rejected401,
+                reason: SuspensionReason::Rejected401,
                 error: ErrorCode::Http(401)
             }
         );
-        assert_eq!(decision.estado(), DeliveryState::Pending);
-        assert_eq!(decision.ultimo_error().unwrap().to_string(), "http_401");
+        assert_eq!(decision.state(), DeliveryState::Pending);
+        assert_eq!(decision.last_error().unwrap().to_string(), "http_401");
     }
 
     for now in [at(5), late] {
         let decision = d(Outcome::from_status(410, None, t0()), now);
-        assert_eq!(decision.estado(), DeliveryState::Failed);
-        assert_eq!(decision.ultimo_error().unwrap().to_string(), "http_410");
+        assert_eq!(decision.state(), DeliveryState::Failed);
+        assert_eq!(decision.last_error().unwrap().to_string(), "http_410");
         let decision = d(Outcome::from_status(302, None, t0()), now);
-        assert_eq!(decision.ultimo_error().unwrap().to_string(), "redireccion");
+        assert_eq!(decision.last_error().unwrap().to_string(), "redireccion");
         let decision = d(Outcome::from_transport(TransportFailure::BadUrl), now);
-        assert_eq!(decision.ultimo_error().unwrap().to_string(), "url");
+        assert_eq!(decision.last_error().unwrap().to_string(), "url");
     }
 
     let decision = d(Outcome::from_transport(TransportFailure::Timeout), at(5));
@@ -215,9 +215,9 @@ fn every_outcome_decides() {
         }
     );
     let decision = d(Outcome::from_transport(TransportFailure::Timeout), late);
-    assert_eq!(decision.estado(), DeliveryState::Failed);
+    assert_eq!(decision.state(), DeliveryState::Failed);
     assert_eq!(
-        decision.ultimo_error().unwrap().to_string(),
+        decision.last_error().unwrap().to_string(),
         "timeout_agotada"
     );
     let decision = d(http_503(Some(S(60))), late);
@@ -228,7 +228,7 @@ fn every_outcome_decides() {
         }
     );
     assert_eq!(
-        decision.ultimo_error().unwrap().to_string(),
+        decision.last_error().unwrap().to_string(),
         "http_503_agotada"
     );
 }
@@ -238,9 +238,9 @@ fn giving_up_flips_exactly_at_72_hours() {
     let horizon = TimeDelta::hours(72);
     let d = |now| p().decide(t0(), now, 40, http_503(None), Jitter::NONE);
     let one_ns = TimeDelta::nanoseconds(1);
-    assert_eq!(d(t0() + horizon - one_ns).estado(), DeliveryState::Pending);
-    assert_eq!(d(t0() + horizon).estado(), DeliveryState::Failed);
-    assert_eq!(d(t0() + horizon + one_ns).estado(), DeliveryState::Failed);
+    assert_eq!(d(t0() + horizon - one_ns).state(), DeliveryState::Pending);
+    assert_eq!(d(t0() + horizon).state(), DeliveryState::Failed);
+    assert_eq!(d(t0() + horizon + one_ns).state(), DeliveryState::Failed);
     // A clock behind the creation time is not 72 h later.
     assert!(!p().exhausted(t0(), t0() - TimeDelta::days(10)));
     assert!(!p().exhausted(t0(), t0()));
@@ -308,7 +308,7 @@ fn a_short_policy_runs_the_same_rules_in_milliseconds() {
     assert_eq!(
         short
             .decide(t0(), at(2_000), 2, http_503(None), Jitter::NONE)
-            .ultimo_error()
+            .last_error()
             .unwrap()
             .to_string(),
         "http_503_agotada"
@@ -455,7 +455,7 @@ proptest! {
         // Half the cases straddle the horizon closely.
         for age in [age_ms, horizon - 1 + age_ms % 3] {
             let decision = policy.decide(at(0), at(age), attempt, http_503(None), Jitter::NONE);
-            prop_assert_eq!(decision.estado() == DeliveryState::Failed, age >= horizon, "age {} horizon {}", age, horizon);
+            prop_assert_eq!(decision.state() == DeliveryState::Failed, age >= horizon, "age {} horizon {}", age, horizon);
         }
     }
 

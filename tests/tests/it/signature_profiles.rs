@@ -36,7 +36,7 @@ fn receiver_profile(p: SigningProfile) -> Profile {
 }
 
 #[tokio::test]
-async fn firma_is_chosen_on_create_and_patch_and_shown_in_every_answer() {
+async fn signature_is_chosen_on_create_and_patch_and_shown_in_every_answer() {
     let m = TestMotor::start(&[Role::Api]).await;
     let t = m.tenant(1).await;
 
