@@ -213,11 +213,11 @@ mod tests {
         assert!(range(1, 10_000).is_ok());
         assert!(range(5, 5).is_ok());
         assert!(range(i64::MAX - 9_999, i64::MAX).is_ok());
-        assert_eq!(field(range(1, 10_001)), "body.to_seq");
-        assert_eq!(field(range(1, i64::MAX)), "body.to_seq");
-        assert_eq!(field(range(6, 5)), "body.to_seq");
-        assert_eq!(field(range(0, 5)), "body.from_seq");
-        assert_eq!(field(range(i64::MIN, 5)), "body.from_seq");
+        assert_eq!(field(range(1, 10_001)), "body.hasta_seq");
+        assert_eq!(field(range(1, i64::MAX)), "body.hasta_seq");
+        assert_eq!(field(range(6, 5)), "body.hasta_seq");
+        assert_eq!(field(range(0, 5)), "body.desde_seq");
+        assert_eq!(field(range(i64::MIN, 5)), "body.desde_seq");
     }
 
     #[test]
@@ -227,14 +227,17 @@ mod tests {
             reason: "m",
             ..RawReplay::default()
         };
-        assert_eq!(field(ReplayRequest::parse(only_instance)), "body.from_seq");
+        assert_eq!(field(ReplayRequest::parse(only_instance)), "body.desde_seq");
         let no_instance = RawReplay {
             from_seq: Some(1),
             to_seq: Some(2),
             reason: "m",
             ..RawReplay::default()
         };
-        assert_eq!(field(ReplayRequest::parse(no_instance)), "body.instance_id");
+        assert_eq!(
+            field(ReplayRequest::parse(no_instance)),
+            "body.instancia_id"
+        );
         let bad = RawReplay {
             instance_id: Some("nope"),
             from_seq: Some(1),
@@ -242,7 +245,7 @@ mod tests {
             reason: "m",
             ..RawReplay::default()
         };
-        assert_eq!(field(ReplayRequest::parse(bad)), "body.instance_id");
+        assert_eq!(field(ReplayRequest::parse(bad)), "body.instancia_id");
     }
 
     #[test]
@@ -307,9 +310,9 @@ mod tests {
         };
         assert!(with("a").is_ok());
         assert!(with(&"ñ".repeat(300)).is_ok());
-        assert_eq!(field(with(&"ñ".repeat(301))), "body.reason");
-        assert_eq!(field(with("")), "body.reason");
-        assert_eq!(field(with("   ")), "body.reason");
+        assert_eq!(field(with(&"ñ".repeat(301))), "body.motivo");
+        assert_eq!(field(with("")), "body.motivo");
+        assert_eq!(field(with("   ")), "body.motivo");
         assert_eq!(with("  x  ").unwrap().reason, "x");
     }
 

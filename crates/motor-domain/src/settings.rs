@@ -1,21 +1,21 @@
 //! Operator settings: the global knobs of `/v1/admin/settings`, their
 //! defaults and their ranges. Stored as one row per key; a key never set
 //! reads as its default. On the wire the keys are the dotted names of the
-//! contract (`webhooks.timeout_seconds`, …).
+//! contract (`webhooks.timeout_segundos`, …).
 
 use serde_json::{Map, Value};
 
 use crate::{destination::parse_allowed_entry, error::FieldError};
 
-pub const ALLOWED_DESTINATIONS: &str = "webhooks.allowed_destinations";
-pub const TIMEOUT_SECONDS: &str = "webhooks.timeout_seconds";
-pub const ROTATION_WINDOW_MINUTES: &str = "webhooks.rotation_window_minutes";
-pub const DELIVERED_RETENTION_DAYS: &str = "retencion.delivered_retention_days";
-pub const NATS_WITHOUT_JETSTREAM: &str = "brokers.nats_without_jetstream";
+pub const ALLOWED_DESTINATIONS: &str = "webhooks.destinos_permitidos";
+pub const TIMEOUT_SECONDS: &str = "webhooks.timeout_segundos";
+pub const ROTATION_WINDOW_MINUTES: &str = "webhooks.ventana_rotacion_minutos";
+pub const DELIVERED_RETENTION_DAYS: &str = "retencion.dias_entregados";
+pub const NATS_WITHOUT_JETSTREAM: &str = "brokers.nats_sin_jetstream";
 pub const STREAM_RETENTION_HOURS: &str = "streams.retencion_horas";
-pub const CONTENT_RETENTION_DAYS: &str = "retencion.content_retention_days";
-pub const DISABLE_AFTER_HOURS: &str = "webhooks.disable_after_hours";
-pub const DISABLE_AFTER_FAILURES: &str = "webhooks.disable_after_failures";
+pub const CONTENT_RETENTION_DAYS: &str = "retencion.dias_contenido";
+pub const DISABLE_AFTER_HOURS: &str = "webhooks.desactivar_tras_horas";
+pub const DISABLE_AFTER_FAILURES: &str = "webhooks.desactivar_tras_fallos";
 
 pub const KEYS: [&str; 9] = [
     ALLOWED_DESTINATIONS,
@@ -29,7 +29,7 @@ pub const KEYS: [&str; 9] = [
     DISABLE_AFTER_FAILURES,
 ];
 
-/// The range of `retencion.content_retention_days` when set (`null` = keep
+/// The range of `retencion.dias_contenido` when set (`null` = keep
 /// content forever, the default).
 pub const CONTENT_RETENTION_DAYS_RANGE: std::ops::RangeInclusive<i64> = 1..=3650;
 
@@ -47,7 +47,7 @@ const RANGES: [(&str, i64, i64, i64); 6] = [
 ];
 
 /// The settings in force; their wire and stored names are the dotted
-/// [`KEYS`].
+/// [`KEYS`] (the API's `admin/settings/dto.rs` gives them their JSON).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
     /// Hosts (any port) or host:port every app may deliver to, on top of
@@ -276,16 +276,22 @@ mod tests {
     }
 
     #[test]
-    fn defaults_and_wire_names() {
+    fn defaults() {
         let s = Settings::default();
+        assert!(s.allowed_destinations.is_empty());
         assert_eq!(
-            serde_json::to_value(&s).unwrap(),
-            json!({"webhooks.allowed_destinations": [], "webhooks.timeout_seconds": 10,
-                   "webhooks.rotation_window_minutes": 60, "retencion.delivered_retention_days": 30,
-                   "brokers.nats_without_jetstream": false, "streams.retencion_horas": 72,
-                   "retencion.content_retention_days": null,
-                   "webhooks.disable_after_hours": 120, "webhooks.disable_after_failures": 50})
+            (
+                s.timeout_seconds,
+                s.rotation_window_minutes,
+                s.delivered_retention_days,
+                s.stream_retention_hours,
+                s.disable_after_hours,
+                s.disable_after_failures
+            ),
+            (10, 60, 30, 72, 120, 50)
         );
+        assert!(!s.nats_without_jetstream);
+        assert_eq!(s.content_retention_days, None);
     }
 
     #[test]
@@ -310,7 +316,7 @@ mod tests {
     #[test]
     fn destinations_and_unknown_keys() {
         let changes =
-            parse_patch(&json!({"webhooks.allowed_destinations": ["A.io", "a.io", "b.io:8080"]}))
+            parse_patch(&json!({"webhooks.destinos_permitidos": ["A.io", "a.io", "b.io:8080"]}))
                 .unwrap();
         assert_eq!(
             changes,
@@ -320,22 +326,22 @@ mod tests {
             ])]
         );
         assert_eq!(
-            field(json!({"webhooks.allowed_destinations": ["ok.io", "*.io"]})),
-            "body.webhooks.allowed_destinations[1]"
+            field(json!({"webhooks.destinos_permitidos": ["ok.io", "*.io"]})),
+            "body.webhooks.destinos_permitidos[1]"
         );
         assert_eq!(
-            field(json!({"webhooks.allowed_destinations": "a.io"})),
-            "body.webhooks.allowed_destinations"
+            field(json!({"webhooks.destinos_permitidos": "a.io"})),
+            "body.webhooks.destinos_permitidos"
         );
         assert_eq!(field(json!({"webhooks.otro": 1})), "body.webhooks.otro");
         assert_eq!(field(json!([1])), "body");
         assert_eq!(
-            parse_patch(&json!({"brokers.nats_without_jetstream": true})).unwrap(),
+            parse_patch(&json!({"brokers.nats_sin_jetstream": true})).unwrap(),
             vec![Change::Bool(NATS_WITHOUT_JETSTREAM, true)]
         );
         assert_eq!(
-            field(json!({"brokers.nats_without_jetstream": 1})),
-            "body.brokers.nats_without_jetstream"
+            field(json!({"brokers.nats_sin_jetstream": 1})),
+            "body.brokers.nats_sin_jetstream"
         );
     }
 
