@@ -152,24 +152,24 @@ pub async fn update_subscription(
     id: SubscriptionId,
     input: UpdateSubscription,
 ) -> Result<Subscription, ApiError> {
-    let nombre = input
+    let name = input
         .nombre
         .as_deref()
         .map(parse_subscription_name)
         .transpose()?;
     let url = input.url.as_deref().map(parse_url).transpose()?;
-    let instancias = input
+    let instances = input
         .instancias
         .as_deref()
         .map(parse_instances)
         .transpose()?;
-    let tipos = input.tipos.as_deref().map(parse_types).transpose()?;
-    let firma = input.firma.as_deref().map(parse_signature).transpose()?;
-    let max_por_segundo = input
+    let event_types = input.tipos.as_deref().map(parse_types).transpose()?;
+    let signature = input.firma.as_deref().map(parse_signature).transpose()?;
+    let max_per_second = input
         .max_por_segundo
         .map(|n| n.map(parse_max_per_second).transpose())
         .transpose()?;
-    let estado = input.estado.as_deref().map(parse_state_patch).transpose()?;
+    let wanted_state = input.estado.as_deref().map(parse_state_patch).transpose()?;
     let credentials = match &input.credenciales {
         None => None,
         Some(None) => Some(None),
@@ -189,28 +189,28 @@ pub async fn update_subscription(
         }
     }
     let mut next = current.clone();
-    if let Some(nombre) = nombre {
-        next.name = nombre;
+    if let Some(name) = name {
+        next.name = name;
     }
     if let Some(url) = &url {
         check_destination(&mut tx, access.app, url).await?;
         next.url = url.as_str().to_owned();
     }
-    if let Some(instancias) = instancias {
-        access.check_instances(&mut tx, &instancias).await?;
-        next.instances = instancias;
+    if let Some(instances) = instances {
+        access.check_instances(&mut tx, &instances).await?;
+        next.instances = instances;
     }
-    if let Some(tipos) = tipos {
-        check_types(&mut tx, access.app, &tipos).await?;
-        next.event_types = tipos.iter().map(|t| t.as_str().to_owned()).collect();
+    if let Some(event_types) = event_types {
+        check_types(&mut tx, access.app, &event_types).await?;
+        next.event_types = event_types.iter().map(|t| t.as_str().to_owned()).collect();
     }
-    if let Some(ordenado) = input.ordenado {
-        next.ordered = ordenado;
+    if let Some(ordered) = input.ordenado {
+        next.ordered = ordered;
     }
-    if let Some(firma) = firma {
-        next.signature = firma;
+    if let Some(signature) = signature {
+        next.signature = signature;
     }
-    if let Some(max) = max_por_segundo {
+    if let Some(max) = max_per_second {
         next.max_per_second = max;
     }
     // Credentials: replaced, removed, or kept as long as the destination
@@ -233,15 +233,17 @@ pub async fn update_subscription(
         }
         None => {}
     }
-    if let Some(estado) = estado {
-        if current.state == SubscriptionState::Suspended && estado != SubscriptionState::Suspended {
+    if let Some(wanted_state) = wanted_state {
+        if current.state == SubscriptionState::Suspended
+            && wanted_state != SubscriptionState::Suspended
+        {
             // Reactivating: the cause must be gone for a destination problem.
             let url = parse_url(&next.url)?;
             check_destination(&mut tx, access.app, &url).await?;
             next.reason = None;
             next.suspended_at = None;
         }
-        next.state = estado;
+        next.state = wanted_state;
     }
     if next == current && new_credentials.is_none() {
         return Ok(current);
