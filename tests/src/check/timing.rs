@@ -160,7 +160,7 @@ pub fn exhaustion(m: &Model) -> Verdict {
     for d in deliveries {
         let requests: Vec<_> = m.requests_of(&d.id).collect();
         let gave_up = d
-            .ultimo_error
+            .last_error
             .as_deref()
             .and_then(|e| e.strip_suffix("_agotada"));
         if let Some(code) = gave_up {

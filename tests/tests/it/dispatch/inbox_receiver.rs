@@ -26,7 +26,7 @@ use motor_receiver::{
 };
 use sqlx::{Connection, Executor, PgConnection, PgPool};
 
-use crate::{firma::interop::Shown, util::pg_server};
+use crate::{signature_profiles::interop::Shown, util::pg_server};
 
 const INBOX_CLIENT: &str = "crm";
 

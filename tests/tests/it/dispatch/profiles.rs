@@ -17,7 +17,7 @@ use super::{
     delivery_detail, inbox_receiver::InboxReceiver, motor, post_many, rotate, states, wait_state,
 };
 use crate::{
-    firma::interop::{assert_accepted, Shown},
+    signature_profiles::interop::{assert_accepted, Shown},
     subscriptions::{call, create},
     util::{Tenant, TestMotor, ADMIN_TOKEN},
 };

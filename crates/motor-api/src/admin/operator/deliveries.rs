@@ -8,7 +8,7 @@ use axum::Json;
 use motor_domain::{delivery::DeliveryId, FieldError};
 use motor_store::deliveries::read;
 
-use super::{OperatorDelivery, OperatorDeliveryDetail, OperatorDeliveryList};
+use super::{OperatorDeliveryDetail, OperatorDeliveryList};
 use crate::{
     auth::Operator,
     deliveries::query::{encode_cursor, parse_search},
