@@ -26,7 +26,8 @@ pub struct AlertQuery {
     pub app_id: Option<String>,
 }
 
-/// An alert as the API shows it. Field order is the order on the wire.
+// An alert as the API shows it. Field order is the order on the wire. (A
+// plain comment: a doc comment would become the schema's description.)
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Alert)]
 pub struct AlertSchema {

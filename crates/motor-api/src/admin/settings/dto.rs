@@ -51,7 +51,8 @@ pub struct SettingsPatch {
     pub desactivar_tras_fallos: Option<i64>,
 }
 
-/// The settings in force, by their dotted keys.
+// The settings in force, by their dotted keys. (A plain comment: a doc
+// comment would become the schema's description in the OpenAPI document.)
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Settings)]
 pub struct SettingsSchema {
