@@ -7,10 +7,26 @@
 -- UPDATE's own WHERE, a planner whose statistics predate a backlog (few
 -- open deliveries when last analysed) reads the open ones through a
 -- partial index and filters them by id (record_delivered_many.sql too).
-WITH current AS MATERIALIZED (
+-- Only a delivery that looks claimable in the statement's snapshot is
+-- locked (`seen`): the usual failure, the job of a delivery behind its
+-- lane's open head, takes no lock the head's group commit would wait for.
+WITH seen AS MATERIALIZED (
     SELECT id, subscription_id, instance_id, lane, seq, estado, intentos, reservado_hasta,
            proximo_intento
     FROM deliveries WHERE id = $1
+), current AS MATERIALIZED (
+    SELECT id, subscription_id, instance_id, lane, seq, estado, intentos, reservado_hasta,
+           proximo_intento
+    FROM deliveries
+    WHERE id = ANY (ARRAY(
+        SELECT v.id FROM seen v JOIN subscriptions s ON s.id = v.subscription_id
+        WHERE v.estado = 'pendiente' AND v.intentos = $2::bigint - 1
+          AND (v.reservado_hasta IS NULL OR v.reservado_hasta <= now())
+          AND v.proximo_intento <= now()
+          AND (NOT s.ordenado OR NOT EXISTS (
+              SELECT 1 FROM deliveries b
+              WHERE b.subscription_id = v.subscription_id AND b.instance_id = v.instance_id
+                AND b.lane = v.lane AND b.estado = 'pendiente' AND b.seq < v.seq))))
     FOR NO KEY UPDATE
 )
 UPDATE deliveries d
