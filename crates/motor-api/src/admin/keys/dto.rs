@@ -12,8 +12,10 @@ pub struct CreateKey {
     pub nombre: String,
     #[schema(min_items = 1, value_type = Vec<ScopeSchema>)]
     pub scopes: Vec<String>,
+    /// Instances of the app the key is restricted to (none: all of
+    /// them); each must be the app's (422 otherwise).
     #[serde(default)]
-    #[schema(value_type = Vec<uuid::Uuid>)]
+    #[schema(value_type = Vec<uuid::Uuid>, max_items = 200)]
     pub instancias: Vec<String>,
 }
 

@@ -4,7 +4,7 @@
 //! subscription, recorded with its motivo and `solicitado_por` =
 //! `operador`; the failed deliveries stay in the DLQ as history).
 
-use std::collections::BTreeMap;
+use std::{borrow::Cow, collections::BTreeMap};
 
 use axum::{
     body::Body,
@@ -19,13 +19,17 @@ use motor_domain::{
 };
 use motor_store::operator_view::{self, DlqSelection};
 use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use utoipa::{
+    openapi::{RefOr, Schema, Type},
+    IntoParams, ToSchema,
+};
 use uuid::Uuid;
 
 use crate::{
     auth::Operator,
     error::ApiError,
     extract::{parse_json, read_body},
+    openapi::alternative,
     replays::{create_replay, idempotency_key, CreateReplay, Replay, OPERATOR},
     subscriptions::rules::Access,
     AppState,
@@ -132,6 +136,34 @@ pub struct RetryDlq {
     /// Why: 1–300 characters, kept in each replay's audit.
     #[schema(max_length = 300, pattern = "\\S")]
     pub motivo: String,
+}
+
+/// The documented body of a DLQ retry: [`RetryDlq`]'s fields, with at
+/// least one of `suscripcion_id`, `app_id`, `delivery_ids` not null.
+pub struct RetryDlqBody;
+
+impl utoipa::PartialSchema for RetryDlqBody {
+    fn schema() -> RefOr<Schema> {
+        crate::openapi::with_alternatives(
+            RetryDlq::schema(),
+            false,
+            vec![
+                alternative(&[("suscripcion_id", Some(Type::String))]),
+                alternative(&[("app_id", Some(Type::String))]),
+                alternative(&[("delivery_ids", Some(Type::Array))]),
+            ],
+        )
+    }
+}
+
+impl ToSchema for RetryDlqBody {
+    fn name() -> Cow<'static, str> {
+        RetryDlq::name()
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        RetryDlq::schemas(schemas);
+    }
 }
 
 /// The answer: the replays made (one per subscription).
@@ -258,7 +290,7 @@ pub async fn retry(
 #[utoipa::path(post, path = "/v1/admin/dlq/retry", tag = "admin",
     security(("admin_token" = [])),
     params(("Idempotency-Key" = String, Header, min_length = 1, max_length = 200, description = "Required, 1–200 characters; a repeat answers the same replays")),
-    request_body = RetryDlq,
+    request_body = RetryDlqBody,
     responses(
         (status = 202, body = RetryDlqResult),
         (status = 400, body = crate::error::ErrorBody), (status = 401, body = crate::error::ErrorBody),
