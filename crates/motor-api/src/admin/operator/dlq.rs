@@ -134,7 +134,10 @@ pub struct RetryDlq {
     #[schema(min_items = 1, max_items = 500, value_type = Option<Vec<uuid::Uuid>>)]
     pub delivery_ids: Option<Vec<String>>,
     /// Why: 1–300 characters, kept in each replay's audit.
-    #[schema(max_length = 300, pattern = "\\S")]
+    #[schema(
+        max_length = 300,
+        pattern = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u0000]*$"
+    )]
     pub motivo: String,
 }
 
@@ -185,6 +188,7 @@ fn uuid_field(raw: Option<&str>, field: &'static str) -> Result<Option<Uuid>, Fi
 
 /// Checks a retry request; nothing is read or written before it passes.
 pub fn parse_retry(input: &RetryDlq) -> Result<(DlqSelection, String), FieldError> {
+    motor_domain::operator::refuse_nul(&input.motivo, "body.motivo")?;
     let motivo = input.motivo.trim();
     let chars = motivo.chars().count();
     if chars == 0 || chars > MAX_REASON_CHARS {
