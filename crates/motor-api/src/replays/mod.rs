@@ -67,7 +67,10 @@ pub struct CreateReplay {
     #[schema(min_items = 1, max_items = 500, value_type = Option<Vec<uuid::Uuid>>)]
     pub event_ids: Option<Vec<String>>,
     /// Why: 1–300 characters, kept for the audit.
-    #[schema(max_length = 300, pattern = "\\S")]
+    #[schema(
+        max_length = 300,
+        pattern = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u0000]*$"
+    )]
     pub motivo: String,
 }
 
