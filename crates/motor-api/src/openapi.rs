@@ -101,11 +101,12 @@ pub struct EventInput {
     pub occurred_at: Option<String>,
     /// Default `live`.
     pub origin: Option<OriginSchema>,
-    #[schema(min_length = 1, max_length = 200)]
+    /// 1–200 characters, no NUL.
+    #[schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000]*$")]
     pub command_id: Option<String>,
     /// The provider's id of the event: a repeat per instance is not stored
-    /// again.
-    #[schema(min_length = 1, max_length = 200)]
+    /// again. 1–200 characters, no NUL.
+    #[schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000]*$")]
     pub source_id: Option<String>,
 }
 
