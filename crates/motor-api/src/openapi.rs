@@ -10,8 +10,9 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::{
     openapi::{
+        schema::{AllOfBuilder, AnyOfBuilder, OneOfBuilder, SchemaType},
         security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
-        ContentBuilder, ObjectBuilder, Ref, RefOr, Response, ResponseBuilder, Type,
+        ArrayBuilder, ContentBuilder, ObjectBuilder, Ref, RefOr, Response, ResponseBuilder, Type,
     },
     Modify, OpenApi, ToSchema,
 };
@@ -73,8 +74,10 @@ pub struct EnvelopeSchema {
     pub data: Value,
 }
 
-/// One event as a producer sends it.
+/// One event as a producer sends it (no other field: an unknown one is a
+/// 422).
 #[derive(Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[schema(as = NewEvent)]
 pub struct EventInput {
     /// 1–200 characters, no control characters, no surrounding white space.
@@ -98,11 +101,12 @@ pub struct EventInput {
     pub occurred_at: Option<String>,
     /// Default `live`.
     pub origin: Option<OriginSchema>,
-    #[schema(min_length = 1, max_length = 200)]
+    /// 1–200 characters, no NUL.
+    #[schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000]*$")]
     pub command_id: Option<String>,
     /// The provider's id of the event: a repeat per instance is not stored
-    /// again.
-    #[schema(min_length = 1, max_length = 200)]
+    /// again. 1–200 characters, no NUL.
+    #[schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000]*$")]
     pub source_id: Option<String>,
 }
 
@@ -111,8 +115,25 @@ pub struct EventInput {
 #[serde(untagged)]
 pub enum EventsInput {
     One(EventInput),
-    Many(Vec<EventInput>),
+    Many(EventBatch),
 }
+
+/// A batch: 1–500 events, stored in one transaction (an empty array is a
+/// 422, a longer one a 413).
+#[derive(Serialize)]
+pub struct EventBatch(Vec<EventInput>);
+
+impl utoipa::PartialSchema for EventBatch {
+    fn schema() -> RefOr<utoipa::openapi::Schema> {
+        ArrayBuilder::new()
+            .items(Ref::from_schema_name("NewEvent"))
+            .min_items(Some(1))
+            .max_items(Some(motor_domain::event::MAX_BATCH))
+            .into()
+    }
+}
+
+impl ToSchema for EventBatch {}
 
 /// The stored envelope, or an array of them in request order.
 #[derive(Serialize, ToSchema)]
@@ -370,18 +391,89 @@ impl ToSchema for NotNull {}
 /// a named code, with `_agotada` when the retries ran out.
 pub struct LastErrorCode;
 
+impl LastErrorCode {
+    /// One code, unanchored: `http_` and a status in canonical decimal
+    /// (0–65535, as `ErrorCode::parse` reads it) or a named code, then
+    /// optionally `_agotada`.
+    fn pattern() -> String {
+        const STATUS: &str =
+            "(0|[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])";
+        let named: Vec<&str> = motor_domain::delivery::ErrorCode::names().collect();
+        format!("(http_{STATUS}|{})(_agotada)?", named.join("|"))
+    }
+}
+
 impl utoipa::PartialSchema for LastErrorCode {
     fn schema() -> RefOr<utoipa::openapi::Schema> {
-        let named: Vec<&str> = motor_domain::delivery::ErrorCode::names().collect();
-        let pattern = format!(
-            "^(http_(0|[1-9][0-9]{{0,3}})|{})(_agotada)?$",
-            named.join("|")
-        );
         ObjectBuilder::new()
             .schema_type(Type::String)
-            .pattern(Some(pattern))
+            .pattern(Some(format!("^{}$", Self::pattern())))
             .into()
     }
 }
 
 impl ToSchema for LastErrorCode {}
+
+/// A comma list of [`LastErrorCode`]s (a query parameter).
+pub struct LastErrorCodeList;
+
+impl utoipa::PartialSchema for LastErrorCodeList {
+    fn schema() -> RefOr<utoipa::openapi::Schema> {
+        let one = LastErrorCode::pattern();
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some(
+                "Comma list of error codes (`http_503`, `timeout_agotada`, …)",
+            ))
+            .pattern(Some(format!("^{one}(,{one})*$")))
+            .into()
+    }
+}
+
+impl ToSchema for LastErrorCodeList {}
+
+/// Which fields of a request body go together, stated the way JSON Schema
+/// can and utoipa's derive cannot: the derived object schema (`fields`),
+/// all of it, and one (`exclusive`) or any of the `alternatives`.
+pub fn with_alternatives(
+    fields: RefOr<utoipa::openapi::Schema>,
+    exclusive: bool,
+    alternatives: Vec<ObjectBuilder>,
+) -> RefOr<utoipa::openapi::Schema> {
+    let alternatives = alternatives
+        .into_iter()
+        .map(|a| a.schema_type(SchemaType::AnyValue));
+    let choice: utoipa::openapi::Schema = if exclusive {
+        alternatives
+            .fold(OneOfBuilder::new(), |one_of, a| one_of.item(a))
+            .build()
+            .into()
+    } else {
+        alternatives
+            .fold(AnyOfBuilder::new(), |any_of, a| any_of.item(a))
+            .build()
+            .into()
+    };
+    AllOfBuilder::new().item(fields).item(choice).into()
+}
+
+/// An alternative of [`with_alternatives`]: these fields present and not
+/// null (`Some`), those absent or null (`None`) — the server reads a null
+/// field as a missing one.
+pub fn alternative(fields: &[(&str, Option<Type>)]) -> ObjectBuilder {
+    let mut alternative = ObjectBuilder::new();
+    for (name, kind) in fields {
+        match kind {
+            Some(kind) => {
+                alternative = alternative
+                    .required(*name)
+                    .property(*name, ObjectBuilder::new().schema_type(kind.clone()));
+            }
+            None => {
+                alternative =
+                    alternative.property(*name, ObjectBuilder::new().schema_type(Type::Null));
+            }
+        }
+    }
+    alternative
+}

@@ -59,6 +59,7 @@ impl ReplayRequest {
     /// failure names its field (`body.event_ids` when both forms are sent,
     /// `body` when neither is).
     pub fn parse(raw: RawReplay<'_>) -> Result<Self, FieldError> {
+        crate::operator::refuse_nul(raw.motivo, "body.motivo")?;
         let motivo = raw.motivo.trim();
         let chars = motivo.chars().count();
         if chars == 0 || chars > MAX_REASON_CHARS {

@@ -54,7 +54,10 @@ pub const DEFAULT_REASON: &str = "reintento manual";
 pub struct CreateRetry {
     /// Why: 1–300 characters, kept for the audit; default
     /// `reintento manual`.
-    #[schema(max_length = 300, pattern = "\\S")]
+    #[schema(
+        max_length = 300,
+        pattern = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u0000]*$"
+    )]
     pub motivo: Option<String>,
 }
 
@@ -62,6 +65,7 @@ fn parse_reason(raw: Option<&str>) -> Result<String, FieldError> {
     let Some(raw) = raw else {
         return Ok(DEFAULT_REASON.to_owned());
     };
+    motor_domain::operator::refuse_nul(raw, "body.motivo")?;
     let motivo = raw.trim();
     let chars = motivo.chars().count();
     if chars == 0 || chars > MAX_REASON_CHARS {

@@ -5,6 +5,8 @@
 //! `motor_domain::replay`, the deliveries and jobs are written by
 //! `motor_store::replays`, in one transaction.
 
+use std::borrow::Cow;
+
 use axum::{
     body::Body,
     extract::{Path, State},
@@ -26,7 +28,10 @@ use motor_store::{
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use utoipa::ToSchema;
+use utoipa::{
+    openapi::{RefOr, Schema, Type},
+    ToSchema,
+};
 
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -34,6 +39,7 @@ use crate::{
     auth::{Caller, Operator},
     error::ApiError,
     extract::{parse_json, path_id, read_body},
+    openapi::alternative,
     subscriptions::rules::{refuse_deleted, Access},
     AppState,
 };
@@ -61,8 +67,49 @@ pub struct CreateReplay {
     #[schema(min_items = 1, max_items = 500, value_type = Option<Vec<uuid::Uuid>>)]
     pub event_ids: Option<Vec<String>>,
     /// Why: 1–300 characters, kept for the audit.
-    #[schema(max_length = 300, pattern = "\\S")]
+    #[schema(
+        max_length = 300,
+        pattern = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u0000]*$"
+    )]
     pub motivo: String,
+}
+
+/// The documented body of a replay request: [`CreateReplay`]'s fields, and
+/// either the whole range (`instancia_id`, `desde_seq`, `hasta_seq`) or
+/// `event_ids` — the others absent or null.
+pub struct CreateReplayBody;
+
+impl utoipa::PartialSchema for CreateReplayBody {
+    fn schema() -> RefOr<Schema> {
+        crate::openapi::with_alternatives(
+            CreateReplay::schema(),
+            true,
+            vec![
+                alternative(&[
+                    ("instancia_id", Some(Type::String)),
+                    ("desde_seq", Some(Type::Integer)),
+                    ("hasta_seq", Some(Type::Integer)),
+                    ("event_ids", None),
+                ]),
+                alternative(&[
+                    ("event_ids", Some(Type::Array)),
+                    ("instancia_id", None),
+                    ("desde_seq", None),
+                    ("hasta_seq", None),
+                ]),
+            ],
+        )
+    }
+}
+
+impl ToSchema for CreateReplayBody {
+    fn name() -> Cow<'static, str> {
+        CreateReplay::name()
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        CreateReplay::schemas(schemas);
+    }
 }
 
 /// The answer: 202, also to a repeat with the same Idempotency-Key.
@@ -200,7 +247,7 @@ pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<String, ApiError> {
     security(("api_key" = ["deliveries:replay"])),
     params(("id" = String, Path, format = Uuid),
            ("Idempotency-Key" = String, Header, min_length = 1, max_length = 200, description = "Required, 1–200 characters; the same key with another request is a 409, with the same one the first answer")),
-    request_body = CreateReplay,
+    request_body = CreateReplayBody,
     responses(
         (status = 202, body = Replay),
         (status = 400, body = crate::error::ErrorBody), (status = 401, body = crate::error::ErrorBody),
@@ -229,7 +276,7 @@ pub(crate) async fn request_replay(
     security(("admin_token" = [])),
     params(("id" = String, Path, format = Uuid, description = "App id"), ("sid" = String, Path, format = Uuid, description = "Subscription id"),
            ("Idempotency-Key" = String, Header, min_length = 1, max_length = 200, description = "Required, 1–200 characters")),
-    request_body = CreateReplay,
+    request_body = CreateReplayBody,
     responses(
         (status = 202, body = Replay),
         (status = 400, body = crate::error::ErrorBody), (status = 401, body = crate::error::ErrorBody),

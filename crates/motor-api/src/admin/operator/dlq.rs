@@ -4,7 +4,7 @@
 //! subscription, recorded with its motivo and `solicitado_por` =
 //! `operador`; the failed deliveries stay in the DLQ as history).
 
-use std::collections::BTreeMap;
+use std::{borrow::Cow, collections::BTreeMap};
 
 use axum::{
     body::Body,
@@ -19,13 +19,17 @@ use motor_domain::{
 };
 use motor_store::operator_view::{self, DlqSelection};
 use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use utoipa::{
+    openapi::{RefOr, Schema, Type},
+    IntoParams, ToSchema,
+};
 use uuid::Uuid;
 
 use crate::{
     auth::Operator,
     error::ApiError,
     extract::{parse_json, read_body},
+    openapi::alternative,
     replays::{create_replay, idempotency_key, CreateReplay, Replay, OPERATOR},
     subscriptions::rules::Access,
     AppState,
@@ -130,8 +134,39 @@ pub struct RetryDlq {
     #[schema(min_items = 1, max_items = 500, value_type = Option<Vec<uuid::Uuid>>)]
     pub delivery_ids: Option<Vec<String>>,
     /// Why: 1–300 characters, kept in each replay's audit.
-    #[schema(max_length = 300, pattern = "\\S")]
+    #[schema(
+        max_length = 300,
+        pattern = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u0000]*$"
+    )]
     pub motivo: String,
+}
+
+/// The documented body of a DLQ retry: [`RetryDlq`]'s fields, with at
+/// least one of `suscripcion_id`, `app_id`, `delivery_ids` not null.
+pub struct RetryDlqBody;
+
+impl utoipa::PartialSchema for RetryDlqBody {
+    fn schema() -> RefOr<Schema> {
+        crate::openapi::with_alternatives(
+            RetryDlq::schema(),
+            false,
+            vec![
+                alternative(&[("suscripcion_id", Some(Type::String))]),
+                alternative(&[("app_id", Some(Type::String))]),
+                alternative(&[("delivery_ids", Some(Type::Array))]),
+            ],
+        )
+    }
+}
+
+impl ToSchema for RetryDlqBody {
+    fn name() -> Cow<'static, str> {
+        RetryDlq::name()
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        RetryDlq::schemas(schemas);
+    }
 }
 
 /// The answer: the replays made (one per subscription).
@@ -153,6 +188,7 @@ fn uuid_field(raw: Option<&str>, field: &'static str) -> Result<Option<Uuid>, Fi
 
 /// Checks a retry request; nothing is read or written before it passes.
 pub fn parse_retry(input: &RetryDlq) -> Result<(DlqSelection, String), FieldError> {
+    motor_domain::operator::refuse_nul(&input.motivo, "body.motivo")?;
     let motivo = input.motivo.trim();
     let chars = motivo.chars().count();
     if chars == 0 || chars > MAX_REASON_CHARS {
@@ -258,7 +294,7 @@ pub async fn retry(
 #[utoipa::path(post, path = "/v1/admin/dlq/retry", tag = "admin",
     security(("admin_token" = [])),
     params(("Idempotency-Key" = String, Header, min_length = 1, max_length = 200, description = "Required, 1–200 characters; a repeat answers the same replays")),
-    request_body = RetryDlq,
+    request_body = RetryDlqBody,
     responses(
         (status = 202, body = RetryDlqResult),
         (status = 400, body = crate::error::ErrorBody), (status = 401, body = crate::error::ErrorBody),
