@@ -9,6 +9,7 @@ use axum::{http::header, response::IntoResponse, Extension};
 use serde::Serialize;
 use utoipa::{
     openapi::{
+        schema::{AllOfBuilder, AnyOfBuilder, OneOfBuilder, SchemaType},
         security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
         ContentBuilder, ObjectBuilder, Ref, RefOr, Response, ResponseBuilder, Type,
     },
@@ -272,18 +273,89 @@ impl ToSchema for NotNull {}
 /// a named code, with `_agotada` when the retries ran out.
 pub struct LastErrorCode;
 
+impl LastErrorCode {
+    /// One code, unanchored: `http_` and a status in canonical decimal
+    /// (0–65535, as `ErrorCode::parse` reads it) or a named code, then
+    /// optionally `_agotada`.
+    fn pattern() -> String {
+        const STATUS: &str =
+            "(0|[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])";
+        let named: Vec<&str> = motor_domain::delivery::ErrorCode::names().collect();
+        format!("(http_{STATUS}|{})(_agotada)?", named.join("|"))
+    }
+}
+
 impl utoipa::PartialSchema for LastErrorCode {
     fn schema() -> RefOr<utoipa::openapi::Schema> {
-        let named: Vec<&str> = motor_domain::delivery::ErrorCode::names().collect();
-        let pattern = format!(
-            "^(http_(0|[1-9][0-9]{{0,3}})|{})(_agotada)?$",
-            named.join("|")
-        );
         ObjectBuilder::new()
             .schema_type(Type::String)
-            .pattern(Some(pattern))
+            .pattern(Some(format!("^{}$", Self::pattern())))
             .into()
     }
 }
 
 impl ToSchema for LastErrorCode {}
+
+/// A comma list of [`LastErrorCode`]s (a query parameter).
+pub struct LastErrorCodeList;
+
+impl utoipa::PartialSchema for LastErrorCodeList {
+    fn schema() -> RefOr<utoipa::openapi::Schema> {
+        let one = LastErrorCode::pattern();
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some(
+                "Comma list of error codes (`http_503`, `timeout_agotada`, …)",
+            ))
+            .pattern(Some(format!("^{one}(,{one})*$")))
+            .into()
+    }
+}
+
+impl ToSchema for LastErrorCodeList {}
+
+/// Which fields of a request body go together, stated the way JSON Schema
+/// can and utoipa's derive cannot: the derived object schema (`fields`),
+/// all of it, and one (`exclusive`) or any of the `alternatives`.
+pub fn with_alternatives(
+    fields: RefOr<utoipa::openapi::Schema>,
+    exclusive: bool,
+    alternatives: Vec<ObjectBuilder>,
+) -> RefOr<utoipa::openapi::Schema> {
+    let alternatives = alternatives
+        .into_iter()
+        .map(|a| a.schema_type(SchemaType::AnyValue));
+    let choice: utoipa::openapi::Schema = if exclusive {
+        alternatives
+            .fold(OneOfBuilder::new(), |one_of, a| one_of.item(a))
+            .build()
+            .into()
+    } else {
+        alternatives
+            .fold(AnyOfBuilder::new(), |any_of, a| any_of.item(a))
+            .build()
+            .into()
+    };
+    AllOfBuilder::new().item(fields).item(choice).into()
+}
+
+/// An alternative of [`with_alternatives`]: these fields present and not
+/// null (`Some`), those absent or null (`None`) — the server reads a null
+/// field as a missing one.
+pub fn alternative(fields: &[(&str, Option<Type>)]) -> ObjectBuilder {
+    let mut alternative = ObjectBuilder::new();
+    for (name, kind) in fields {
+        match kind {
+            Some(kind) => {
+                alternative = alternative
+                    .required(*name)
+                    .property(*name, ObjectBuilder::new().schema_type(kind.clone()));
+            }
+            None => {
+                alternative =
+                    alternative.property(*name, ObjectBuilder::new().schema_type(Type::Null));
+            }
+        }
+    }
+    alternative
+}

@@ -256,6 +256,7 @@ fn optional_id(
     let Some(s) = optional_str(obj, name, path)? else {
         return Ok(None);
     };
+    crate::operator::refuse_nul(s, &format!("{path}.{name}"))?;
     let chars = s.chars().count();
     if chars == 0 || chars > MAX_ID_CHARS {
         return Err(FieldError::invalid(

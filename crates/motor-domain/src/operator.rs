@@ -51,8 +51,21 @@ pub struct CreatedKey {
     pub instances: Vec<InstanceId>,
 }
 
-/// A display name: 1–120 characters after trimming.
+/// Refuses text with a NUL character, which a Postgres `text` column
+/// cannot hold (it was a 500 when stored).
+pub fn refuse_nul(text: &str, field: &str) -> Result<(), FieldError> {
+    if text.contains('\0') {
+        return Err(FieldError::invalid(
+            field,
+            "must not contain a NUL character (\\u0000)",
+        ));
+    }
+    Ok(())
+}
+
+/// A display name: 1–120 characters after trimming, no NUL.
 pub fn parse_name(raw: &str, field: &str) -> Result<String, FieldError> {
+    refuse_nul(raw, field)?;
     let name = raw.trim();
     let chars = name.chars().count();
     if chars == 0 || chars > MAX_NAME_CHARS {
@@ -125,6 +138,10 @@ mod tests {
             "body.nombre"
         );
         assert!(parse_name("   ", "n").is_err());
+        assert_eq!(
+            parse_name("a\0b", "body.nombre").unwrap_err().field,
+            "body.nombre"
+        );
     }
 
     #[test]

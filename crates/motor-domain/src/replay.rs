@@ -68,6 +68,7 @@ impl ReplayRequest {
     /// failure names its field (`body.event_ids` when both forms are sent,
     /// `body` when neither is).
     pub fn parse(raw: RawReplay<'_>) -> Result<Self, FieldError> {
+        crate::operator::refuse_nul(raw.reason, "body.motivo")?;
         let reason = raw.reason.trim();
         let chars = reason.chars().count();
         if chars == 0 || chars > MAX_REASON_CHARS {

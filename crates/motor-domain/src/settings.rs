@@ -238,7 +238,7 @@ fn parse_one(key: &str, value: &Value, prefix: &str) -> Result<Option<Change>, F
     if key == CONTENT_RETENTION_DAYS {
         return match value {
             Value::Null => Ok(Some(Change::OptionalInt(CONTENT_RETENTION_DAYS, None))),
-            v => match v.as_i64() {
+            v => match whole_number(v) {
                 Some(n) if CONTENT_RETENTION_DAYS_RANGE.contains(&n) => {
                     Ok(Some(Change::OptionalInt(CONTENT_RETENTION_DAYS, Some(n))))
                 }
@@ -256,13 +256,27 @@ fn parse_one(key: &str, value: &Value, prefix: &str) -> Result<Option<Change>, F
     let Some(&(key, _, min, max)) = RANGES.iter().find(|(k, ..)| *k == key) else {
         return Ok(None);
     };
-    match value.as_i64() {
+    match whole_number(value) {
         Some(n) if (min..=max).contains(&n) => Ok(Some(Change::Int(key, n))),
         _ => Err(FieldError::invalid(
             field,
             format!("must be a whole number from {min} to {max}"),
         )),
     }
+}
+
+/// A JSON number with no fractional part: `57` or `57.0` (JSON does not
+/// tell them apart, nor does JSON Schema's `integer`; a JavaScript client
+/// or a spreadsheet export may send either).
+fn whole_number(value: &Value) -> Option<i64> {
+    /// Beyond 2^53 an `f64` no longer holds every whole number.
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    let n = value.as_number()?;
+    n.as_i64().or_else(|| {
+        n.as_f64()
+            .filter(|f| f.fract() == 0.0 && f.abs() <= EXACT)
+            .map(|f| f as i64)
+    })
 }
 
 #[cfg(test)]
@@ -310,6 +324,15 @@ mod tests {
             assert_eq!(field(json!({ key: max + 1 })), format!("body.{key}"));
             assert_eq!(field(json!({ key: "10" })), format!("body.{key}"));
             assert_eq!(field(json!({ key: 10.5 })), format!("body.{key}"));
+            // A whole number written with a fraction is that number.
+            assert_eq!(
+                parse_patch(&json!({ key: max as f64 })).unwrap(),
+                vec![Change::Int(key, max)]
+            );
+            assert_eq!(
+                field(json!({ key: (max + 1) as f64 })),
+                format!("body.{key}")
+            );
         }
     }
 
@@ -356,7 +379,18 @@ mod tests {
             parse_patch(&json!({CONTENT_RETENTION_DAYS: null})).unwrap(),
             vec![Change::OptionalInt(CONTENT_RETENTION_DAYS, None)]
         );
-        for bad in [json!(0), json!(3651), json!("7"), json!(1.5), json!(-1)] {
+        assert_eq!(
+            parse_patch(&json!({CONTENT_RETENTION_DAYS: 7.0})).unwrap(),
+            vec![Change::OptionalInt(CONTENT_RETENTION_DAYS, Some(7))]
+        );
+        for bad in [
+            json!(0),
+            json!(3651),
+            json!("7"),
+            json!(1.5),
+            json!(-1),
+            json!(1e300),
+        ] {
             assert_eq!(
                 field(json!({CONTENT_RETENTION_DAYS: bad})),
                 format!("body.{CONTENT_RETENTION_DAYS}")

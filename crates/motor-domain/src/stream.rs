@@ -26,17 +26,21 @@ pub struct StreamQuery {
 impl StreamQuery {
     /// Parses `?desde=`, the `Last-Event-ID` header and `?types=`. The
     /// header wins over the query: a browser's `EventSource` reconnects to
-    /// the same URL (its first `desde`) with the last id it received.
+    /// the same URL (its first `desde`) with the last id it received. A
+    /// `desde` that is not a cursor is refused even then: that URL's first
+    /// connection was refused for it too, and a bad input gets its error.
     pub fn parse(
         desde: Option<&str>,
         last_event_id: Option<&str>,
         types: Option<&str>,
     ) -> Result<Self, FieldError> {
         let types = LedgerQuery::parse(None, None, types)?.types;
-        let start = match (last_event_id, desde) {
-            (Some(raw), _) => parse_cursor(raw, "header.Last-Event-ID")?,
-            (None, Some(raw)) => parse_cursor(raw, "query.desde")?,
-            (None, None) => Start::Now,
+        let desde = desde
+            .map(|raw| parse_cursor(raw, "query.desde"))
+            .transpose()?;
+        let start = match last_event_id {
+            Some(raw) => parse_cursor(raw, "header.Last-Event-ID")?,
+            None => desde.unwrap_or(Start::Now),
         };
         Ok(Self { start, types })
     }
@@ -85,6 +89,11 @@ mod tests {
             assert_eq!(
                 start(None, Some(bad)).unwrap_err().field,
                 "header.Last-Event-ID"
+            );
+            // The header wins over a good `desde`, not over a bad one.
+            assert_eq!(
+                start(Some(bad), Some("42")).unwrap_err().field,
+                "query.desde"
             );
         }
     }

@@ -156,6 +156,17 @@ async fn operator_input_errors_name_the_field() {
             "body.nombre",
         ),
         ("/v1/admin/apps".to_owned(), json!({}), "body.nombre"),
+        // Postgres text cannot hold NUL: a 422, not a 500.
+        (
+            "/v1/admin/apps".to_owned(),
+            json!({"nombre": "a\u{0}b"}),
+            "body.nombre",
+        ),
+        (
+            format!("/v1/admin/apps/{app}/instances"),
+            json!({"nombre": "\u{0}"}),
+            "body.nombre",
+        ),
         (
             "/v1/admin/apps".to_owned(),
             json!({"nombre": "x", "destinos_permitidos": ["ok.com", "http://bad"]}),

@@ -423,6 +423,17 @@ async fn bad_input_names_the_field_and_writes_nothing() {
             "body",
         ),
         (json!([]), StatusCode::UNPROCESSABLE_ENTITY, "body"),
+        // Postgres text cannot hold NUL: a 422, not a 500.
+        (
+            json!({"type": "t", "data": 1, "source_id": "a\u{0}b"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "body.source_id",
+        ),
+        (
+            json!({"type": "t", "data": 1, "command_id": "\u{0}"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "body.command_id",
+        ),
         (
             json!("just a string"),
             StatusCode::UNPROCESSABLE_ENTITY,

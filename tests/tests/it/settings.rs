@@ -46,6 +46,14 @@ async fn defaults_then_changes_within_range() {
                 "{key}"
             );
         }
+        // `max.0` is the same JSON number (and a JSON Schema integer):
+        // accepted, and stored and answered as `max`.
+        let (status, body) = patch(&m, json!({ key: max as f64 })).await;
+        assert_eq!(
+            (status, body[key].clone()),
+            (StatusCode::OK, json!(max)),
+            "{key}={max}.0"
+        );
         for bad in [
             json!(min - 1),
             json!(max + 1),

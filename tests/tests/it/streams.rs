@@ -42,6 +42,10 @@ async fn refusal(
     }
     let res = req.send().await.unwrap();
     let status = res.status();
+    if status == StatusCode::OK {
+        // A stream, not a refusal: it never ends, so its body is not read.
+        return (status, Value::Null);
+    }
     (status, res.json().await.unwrap())
 }
 
@@ -92,6 +96,21 @@ async fn access_cursors_and_types_are_checked() {
         );
         assert_eq!(body["error"]["campo"], "header.Last-Event-ID");
     }
+    // The header wins over a good `desde`, not over one that is no cursor
+    // at all ("6", past the end, is a cursor: the header's 1 wins).
+    for bad in ["abc", "-1", "1.5", ""] {
+        let (status, body) = refusal(
+            &m,
+            &t.token,
+            &a.to_string(),
+            &format!("?desde={bad}"),
+            Some("1"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "desde={bad}");
+        assert_eq!(body["error"]["campo"], "query.desde", "desde={bad}");
+    }
+    Sse::open(&m.http, &m.url(""), &t.token, a, "?desde=6", Some(1)).await;
     // The last event is a fine cursor: nothing to catch up.
     Sse::open(&m.http, &m.url(""), &t.token, a, "?desde=5", None).await;
     let many = vec!["t"; 21].join(",");

@@ -147,6 +147,9 @@ impl From<AttemptRow> for AttemptView {
 pub struct CreateRetry {
     /// Why: 1–300 characters, kept for the audit; default
     /// `reintento manual`.
-    #[schema(max_length = 300, pattern = "\\S")]
+    #[schema(
+        max_length = 300,
+        pattern = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u0000]*$"
+    )]
     pub motivo: Option<String>,
 }

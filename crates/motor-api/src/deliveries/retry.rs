@@ -50,6 +50,7 @@ fn parse_reason(raw: Option<&str>) -> Result<String, FieldError> {
     let Some(raw) = raw else {
         return Ok(DEFAULT_REASON.to_owned());
     };
+    motor_domain::operator::refuse_nul(raw, "body.motivo")?;
     let motivo = raw.trim();
     let chars = motivo.chars().count();
     if chars == 0 || chars > MAX_REASON_CHARS {

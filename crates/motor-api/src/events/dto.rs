@@ -5,7 +5,10 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use utoipa::ToSchema;
+use utoipa::{
+    openapi::{ArrayBuilder, Ref, RefOr},
+    ToSchema,
+};
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -48,8 +51,10 @@ pub struct EnvelopeSchema {
     pub data: Value,
 }
 
-/// One event as a producer sends it.
+/// One event as a producer sends it (no other field: an unknown one is a
+/// 422).
 #[derive(Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[schema(as = NewEvent)]
 pub struct EventInput {
     /// 1–200 characters, no control characters, no surrounding white space.
@@ -73,11 +78,12 @@ pub struct EventInput {
     pub occurred_at: Option<String>,
     /// Default `live`.
     pub origin: Option<OriginSchema>,
-    #[schema(min_length = 1, max_length = 200)]
+    /// 1–200 characters, no NUL.
+    #[schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000]*$")]
     pub command_id: Option<String>,
     /// The provider's id of the event: a repeat per instance is not stored
-    /// again.
-    #[schema(min_length = 1, max_length = 200)]
+    /// again. 1–200 characters, no NUL.
+    #[schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000]*$")]
     pub source_id: Option<String>,
 }
 
@@ -86,8 +92,25 @@ pub struct EventInput {
 #[serde(untagged)]
 pub enum EventsInput {
     One(EventInput),
-    Many(Vec<EventInput>),
+    Many(EventBatch),
 }
+
+/// A batch: 1–500 events, stored in one transaction (an empty array is a
+/// 422, a longer one a 413).
+#[derive(Serialize)]
+pub struct EventBatch(Vec<EventInput>);
+
+impl utoipa::PartialSchema for EventBatch {
+    fn schema() -> RefOr<utoipa::openapi::Schema> {
+        ArrayBuilder::new()
+            .items(Ref::from_schema_name("NewEvent"))
+            .min_items(Some(1))
+            .max_items(Some(motor_domain::event::MAX_BATCH))
+            .into()
+    }
+}
+
+impl ToSchema for EventBatch {}
 
 /// The stored envelope, or an array of them in request order.
 #[derive(Serialize, ToSchema)]

@@ -1,5 +1,7 @@
 //! The wire shapes of a replay: the request and the answer.
 
+use std::borrow::Cow;
+
 use motor_domain::{
     delivery::ReplayId,
     subscription::SubscriptionId,
@@ -7,7 +9,12 @@ use motor_domain::{
 };
 use motor_store::replays::StoredReplay;
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use utoipa::{
+    openapi::{RefOr, Schema, Type},
+    ToSchema,
+};
+
+use crate::openapi::alternative;
 
 /// A replay request: a range of one instance's ledger, or a list of
 /// events — not both.
@@ -29,8 +36,49 @@ pub struct CreateReplay {
     #[schema(min_items = 1, max_items = 500, value_type = Option<Vec<uuid::Uuid>>)]
     pub event_ids: Option<Vec<String>>,
     /// Why: 1–300 characters, kept for the audit.
-    #[schema(max_length = 300, pattern = "\\S")]
+    #[schema(
+        max_length = 300,
+        pattern = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u0000]*$"
+    )]
     pub motivo: String,
+}
+
+/// The documented body of a replay request: [`CreateReplay`]'s fields, and
+/// either the whole range (`instancia_id`, `desde_seq`, `hasta_seq`) or
+/// `event_ids` — the others absent or null.
+pub struct CreateReplayBody;
+
+impl utoipa::PartialSchema for CreateReplayBody {
+    fn schema() -> RefOr<Schema> {
+        crate::openapi::with_alternatives(
+            CreateReplay::schema(),
+            true,
+            vec![
+                alternative(&[
+                    ("instancia_id", Some(Type::String)),
+                    ("desde_seq", Some(Type::Integer)),
+                    ("hasta_seq", Some(Type::Integer)),
+                    ("event_ids", None),
+                ]),
+                alternative(&[
+                    ("event_ids", Some(Type::Array)),
+                    ("instancia_id", None),
+                    ("desde_seq", None),
+                    ("hasta_seq", None),
+                ]),
+            ],
+        )
+    }
+}
+
+impl ToSchema for CreateReplayBody {
+    fn name() -> Cow<'static, str> {
+        CreateReplay::name()
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        CreateReplay::schemas(schemas);
+    }
 }
 
 /// The answer: 202, also to a repeat with the same Idempotency-Key.

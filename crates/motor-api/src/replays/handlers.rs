@@ -10,7 +10,7 @@ use axum::{
 use motor_domain::{AppId, Scope};
 use motor_store::operator;
 
-use super::{create_replay, idempotency_key, CreateReplay, Replay, OPERATOR};
+use super::{create_replay, idempotency_key, CreateReplayBody, Replay, OPERATOR};
 use crate::{
     auth::{Caller, Operator},
     error::ApiError,
@@ -26,7 +26,7 @@ use crate::{
     security(("api_key" = ["deliveries:replay"])),
     params(("id" = String, Path, format = Uuid),
            ("Idempotency-Key" = String, Header, min_length = 1, max_length = 200, description = "Required, 1–200 characters; the same key with another request is a 409, with the same one the first answer")),
-    request_body = CreateReplay,
+    request_body = CreateReplayBody,
     responses(
         (status = 202, body = Replay),
         (status = 400, body = crate::error::ErrorBody), (status = 401, body = crate::error::ErrorBody),
@@ -55,7 +55,7 @@ pub(super) async fn request_replay(
     security(("admin_token" = [])),
     params(("id" = String, Path, format = Uuid, description = "App id"), ("sid" = String, Path, format = Uuid, description = "Subscription id"),
            ("Idempotency-Key" = String, Header, min_length = 1, max_length = 200, description = "Required, 1–200 characters")),
-    request_body = CreateReplay,
+    request_body = CreateReplayBody,
     responses(
         (status = 202, body = Replay),
         (status = 400, body = crate::error::ErrorBody), (status = 401, body = crate::error::ErrorBody),

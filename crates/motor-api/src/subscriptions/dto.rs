@@ -18,7 +18,10 @@ use utoipa::{IntoParams, ToSchema};
 #[serde(deny_unknown_fields)]
 pub struct CreateSubscription {
     /// 1–120 characters.
-    #[schema(max_length = 120, pattern = "\\S")]
+    #[schema(
+        max_length = 120,
+        pattern = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u0000]*$"
+    )]
     pub nombre: String,
     /// `http://` or `https://` (a webhook), `amqp[s]://host[:port]/[vhost]?exchange=NAME[&routing_key=KEY]`
     /// (RabbitMQ) or `nats://` / `tls://host[:port]/SUBJECT` (NATS
@@ -115,7 +118,10 @@ where
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateSubscription {
-    #[schema(max_length = 120, pattern = "\\S")]
+    #[schema(
+        max_length = 120,
+        pattern = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u0000]*$"
+    )]
     pub nombre: Option<String>,
     #[schema(
         min_length = 8,

@@ -8,7 +8,10 @@ use utoipa::ToSchema;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateApp {
-    #[schema(max_length = 120, pattern = "\\S")]
+    #[schema(
+        max_length = 120,
+        pattern = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u0000]*$"
+    )]
     pub nombre: String,
     #[serde(default)]
     #[schema(value_type = Vec<crate::openapi::DestinationEntry>)]
@@ -23,7 +26,10 @@ pub struct CreateApp {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateApp {
-    #[schema(max_length = 120, pattern = "\\S")]
+    #[schema(
+        max_length = 120,
+        pattern = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u0000]*$"
+    )]
     pub nombre: Option<String>,
     #[schema(value_type = Option<Vec<crate::openapi::DestinationEntry>>)]
     pub destinos_permitidos: Option<Vec<String>>,

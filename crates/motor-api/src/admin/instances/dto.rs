@@ -8,7 +8,10 @@ use utoipa::ToSchema;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateInstance {
-    #[schema(max_length = 120, pattern = "\\S")]
+    #[schema(
+        max_length = 120,
+        pattern = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u0000]*$"
+    )]
     pub nombre: String,
 }
 

@@ -11,12 +11,17 @@ use utoipa::ToSchema;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateKey {
-    #[schema(max_length = 120, pattern = "\\S")]
+    #[schema(
+        max_length = 120,
+        pattern = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u0000]*$"
+    )]
     pub nombre: String,
     #[schema(min_items = 1, value_type = Vec<ScopeSchema>)]
     pub scopes: Vec<String>,
+    /// Instances of the app the key is restricted to (none: all of
+    /// them); each must be the app's (422 otherwise).
     #[serde(default)]
-    #[schema(value_type = Vec<uuid::Uuid>)]
+    #[schema(value_type = Vec<uuid::Uuid>, max_items = 200)]
     pub instancias: Vec<String>,
 }
 

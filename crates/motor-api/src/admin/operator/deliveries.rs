@@ -58,7 +58,7 @@ pub async fn detail(state: &AppState, id: uuid::Uuid) -> Result<OperatorDelivery
         ("app_id" = Option<String>, Query, format = Uuid),
         ("suscripcion_id" = Option<String>, Query, format = Uuid),
         ("instancia_id" = Option<String>, Query, format = Uuid),
-        ("ultimo_error" = Option<String>, Query, description = "Comma list of error codes (http_503, timeout_agotada, …)"),
+        ("ultimo_error" = inline(Option<crate::openapi::LastErrorCodeList>), Query, description = "Comma list of error codes (http_503, timeout_agotada, …)"),
         ("desde" = Option<String>, Query, format = DateTime, description = "Created at or after"),
         ("hasta" = Option<String>, Query, format = DateTime, description = "Created before"),
         ("cursor" = Option<String>, Query, pattern = "^d_[0-9a-fA-F]{32}$", description = "siguiente_cursor of the previous page"),

@@ -20,7 +20,7 @@ use motor_domain::{
 use motor_store::operator_view::{self, DlqSelection};
 use uuid::Uuid;
 
-use super::{DlqGroup, DlqQuery, DlqSummary, RetryDlq, RetryDlqResult};
+use super::{DlqGroup, DlqQuery, DlqSummary, RetryDlq, RetryDlqBody, RetryDlqResult};
 use crate::{
     auth::Operator,
     error::ApiError,
@@ -89,6 +89,7 @@ fn uuid_field(raw: Option<&str>, field: &'static str) -> Result<Option<Uuid>, Fi
 
 /// Checks a retry request; nothing is read or written before it passes.
 pub fn parse_retry(input: &RetryDlq) -> Result<(DlqSelection, String), FieldError> {
+    motor_domain::operator::refuse_nul(&input.motivo, "body.motivo")?;
     let motivo = input.motivo.trim();
     let chars = motivo.chars().count();
     if chars == 0 || chars > MAX_REASON_CHARS {
@@ -194,7 +195,7 @@ pub async fn retry(
 #[utoipa::path(post, path = "/v1/admin/dlq/retry", tag = "admin",
     security(("admin_token" = [])),
     params(("Idempotency-Key" = String, Header, min_length = 1, max_length = 200, description = "Required, 1–200 characters; a repeat answers the same replays")),
-    request_body = RetryDlq,
+    request_body = RetryDlqBody,
     responses(
         (status = 202, body = RetryDlqResult),
         (status = 400, body = crate::error::ErrorBody), (status = 401, body = crate::error::ErrorBody),

@@ -7,9 +7,14 @@ use motor_domain::{
 };
 use motor_store::deliveries::read::Delivery;
 use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use std::borrow::Cow;
 
-use crate::{deliveries::AttemptView, replays::Replay};
+use utoipa::{
+    openapi::{RefOr, Schema, Type},
+    IntoParams, ToSchema,
+};
+
+use crate::{deliveries::AttemptView, openapi::alternative, replays::Replay};
 
 /// One delivery as the operator sees it (any app).
 #[derive(Debug, Serialize, ToSchema)]
@@ -264,8 +269,39 @@ pub struct RetryDlq {
     #[schema(min_items = 1, max_items = 500, value_type = Option<Vec<uuid::Uuid>>)]
     pub delivery_ids: Option<Vec<String>>,
     /// Why: 1–300 characters, kept in each replay's audit.
-    #[schema(max_length = 300, pattern = "\\S")]
+    #[schema(
+        max_length = 300,
+        pattern = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u0000]*$"
+    )]
     pub motivo: String,
+}
+
+/// The documented body of a DLQ retry: [`RetryDlq`]'s fields, with at
+/// least one of `suscripcion_id`, `app_id`, `delivery_ids` not null.
+pub struct RetryDlqBody;
+
+impl utoipa::PartialSchema for RetryDlqBody {
+    fn schema() -> RefOr<Schema> {
+        crate::openapi::with_alternatives(
+            RetryDlq::schema(),
+            false,
+            vec![
+                alternative(&[("suscripcion_id", Some(Type::String))]),
+                alternative(&[("app_id", Some(Type::String))]),
+                alternative(&[("delivery_ids", Some(Type::Array))]),
+            ],
+        )
+    }
+}
+
+impl ToSchema for RetryDlqBody {
+    fn name() -> Cow<'static, str> {
+        RetryDlq::name()
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        RetryDlq::schemas(schemas);
+    }
 }
 
 /// The answer: the replays made (one per subscription).

@@ -2,18 +2,14 @@
 -- $1 delivery, $2 attempt, $3 status, $4 iniciado_en, $5 duracion_ms,
 -- $6 key ids, $7 lease of the next claim. No row: the delivery was no
 -- longer at this attempt. The next one's columns are NULL when none was
--- claimed; they are claim.sql's. The delivery is found by key, locked,
--- then checked (see claim.sql).
-WITH current AS MATERIALIZED (
-    SELECT id, estado, intentos FROM deliveries WHERE id = $1 FOR NO KEY UPDATE
-), head AS (
-    UPDATE deliveries d
+-- claimed; they are claim.sql's.
+WITH head AS (
+    UPDATE deliveries
     SET estado = 'entregada', intentos = $2, ultimo_status = $3, ultimo_error = NULL,
         proximo_intento = NULL, reservado_hasta = NULL, aparcado_en = NULL,
         entregado_en = now(), actualizado_en = now()
-    FROM current c
-    WHERE d.id = $1 AND c.id = d.id AND c.estado = 'pendiente' AND c.intentos = $2 - 1
-    RETURNING d.id, d.subscription_id, d.instance_id, d.lane
+    WHERE id = $1 AND (estado = 'pendiente') IS TRUE AND intentos = $2 - 1 -- IS TRUE: see claim.sql
+    RETURNING id, subscription_id, instance_id, lane
 ), attempt AS (
     INSERT INTO delivery_attempts (delivery_id, numero, iniciado_en, duracion_ms, status, error, key_ids)
     SELECT id, $2, $4, $5, $3, NULL, $6 FROM head
@@ -27,23 +23,14 @@ WITH current AS MATERIALIZED (
         WHERE f.subscription_id = h.subscription_id AND f.instance_id = h.instance_id
           AND f.lane = h.lane AND f.estado = 'pendiente' AND f.id <> h.id
         ORDER BY f.seq LIMIT 1) f
-), candidate AS MATERIALIZED (
-    -- The following deliveries of ordered lanes, found by key and locked,
-    -- then checked below (see claim.sql). An unordered lane's following
-    -- delivery may be another dispatcher's head: never locked here.
-    SELECT d.id, d.reservado_hasta, d.proximo_intento
-    FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
-    WHERE d.id = ANY (ARRAY(SELECT id FROM following)) AND s.ordenado AND s.estado = 'activa'
-    ORDER BY d.id
-    FOR NO KEY UPDATE OF d
 ), next AS (
     UPDATE deliveries d
     SET reservado_hasta = now() + $7, aparcado_en = NULL, actualizado_en = now()
-    FROM following f, candidate c, subscriptions s, events e
-    WHERE d.id = f.id AND c.id = f.id AND s.id = d.subscription_id
-      AND e.event_id = d.event_id AND s.ordenado AND s.estado = 'activa'
-      AND (c.reservado_hasta IS NULL OR c.reservado_hasta <= now())
-      AND c.proximo_intento <= now()
+    FROM following f, subscriptions s, events e
+    WHERE d.id = f.id AND s.id = d.subscription_id AND e.event_id = d.event_id
+      AND s.ordenado AND s.estado = 'activa'
+      AND (d.reservado_hasta IS NULL OR d.reservado_hasta <= now())
+      AND (d.proximo_intento <= now()) IS TRUE
       AND NOT EXISTS (
           SELECT 1 FROM subscription_throttle t WHERE t.subscription_id = s.id AND t.hasta > now())
     RETURNING d.id, d.subscription_id, d.app_id, d.instance_id, d.event_id, d.lane, d.seq,

@@ -8,26 +8,13 @@ WITH input AS (
     SELECT * FROM UNNEST($1::uuid[], $2::int[], $3::int[], $4::timestamptz[], $5::int[],
                          $6::text[])
         AS t(id, numero, status, iniciado_en, duracion_ms, key_ids)
-), locked AS MATERIALIZED (
-    -- The inputs by primary key alone, locked as the UPDATE would lock them,
-    -- so that the state check below reads their latest version. With the
-    -- check in the UPDATE's own WHERE, a planner whose statistics still
-    -- say few deliveries are open (a table that grew since its last
-    -- ANALYZE) reads every open delivery through deliveries_open_due and
-    -- joins the input to them, on every group commit.
-    SELECT d.id, d.estado, d.intentos FROM deliveries d
-    WHERE d.id = ANY ($1)
-    ORDER BY d.id
-    FOR NO KEY UPDATE
 ), head AS (
     UPDATE deliveries d
     SET estado = 'entregada', intentos = i.numero, ultimo_status = i.status,
         ultimo_error = NULL, proximo_intento = NULL, reservado_hasta = NULL,
         aparcado_en = NULL, entregado_en = now(), actualizado_en = now()
     FROM input i
-    WHERE d.id = i.id AND d.id = ANY (ARRAY(
-        SELECT l.id FROM locked l JOIN input c ON c.id = l.id
-        WHERE l.estado = 'pendiente' AND l.intentos = c.numero - 1))
+    WHERE d.id = i.id AND (d.estado = 'pendiente') IS TRUE AND d.intentos = i.numero - 1 -- see claim.sql
     RETURNING d.id, d.subscription_id, d.instance_id, d.lane
 ), attempt AS (
     INSERT INTO delivery_attempts (delivery_id, numero, iniciado_en, duracion_ms, status,
@@ -47,23 +34,14 @@ WITH input AS (
         WHERE f.subscription_id = h.subscription_id AND f.instance_id = h.instance_id
           AND f.lane = h.lane AND f.estado = 'pendiente' AND f.id <> h.id
         ORDER BY f.seq LIMIT 1) f
-), candidate AS MATERIALIZED (
-    -- The following deliveries of ordered lanes, found by key and locked,
-    -- then checked below (see claim.sql). An unordered lane's following
-    -- delivery may be another dispatcher's head: never locked here.
-    SELECT d.id, d.reservado_hasta, d.proximo_intento
-    FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
-    WHERE d.id = ANY (ARRAY(SELECT id FROM following)) AND s.ordenado AND s.estado = 'activa'
-    ORDER BY d.id
-    FOR NO KEY UPDATE OF d
 ), next AS (
     UPDATE deliveries d
     SET reservado_hasta = now() + $7, aparcado_en = NULL, actualizado_en = now()
-    FROM following f, candidate c, subscriptions s, events e
-    WHERE d.id = f.id AND c.id = f.id AND s.id = d.subscription_id
-      AND e.event_id = d.event_id AND s.ordenado AND s.estado = 'activa'
-      AND (c.reservado_hasta IS NULL OR c.reservado_hasta <= now())
-      AND c.proximo_intento <= now()
+    FROM following f, subscriptions s, events e
+    WHERE d.id = f.id AND s.id = d.subscription_id AND e.event_id = d.event_id
+      AND s.ordenado AND s.estado = 'activa'
+      AND (d.reservado_hasta IS NULL OR d.reservado_hasta <= now())
+      AND (d.proximo_intento <= now()) IS TRUE
       AND NOT EXISTS (
           SELECT 1 FROM subscription_throttle t WHERE t.subscription_id = s.id AND t.hasta > now())
     RETURNING d.id, d.subscription_id, d.app_id, d.instance_id, d.event_id, d.lane, d.seq,

@@ -23,15 +23,10 @@ WITH RECURSIVE lanes AS (
           AND ($2::text IS NULL OR d.lane = $2)
         OFFSET 0) d
     WHERE s.id = $1 AND NOT s.ordenado AND s.estado = 'activa'
-), current AS MATERIALIZED (
-    -- Found by key, locked, then checked (see claim.sql).
-    SELECT id, estado, reservado_hasta FROM deliveries
-    WHERE id = ANY (ARRAY(SELECT id FROM heads))
-    FOR NO KEY UPDATE
 )
 UPDATE deliveries d SET aparcado_en = NULL, actualizado_en = now()
-WHERE d.id = ANY (ARRAY(
-    SELECT id FROM current
-    WHERE estado = 'pendiente' AND (reservado_hasta IS NULL OR reservado_hasta <= now())))
+WHERE d.id = ANY (ARRAY(SELECT id FROM heads))
+  AND (d.estado = 'pendiente') IS TRUE -- see claim.sql
+  AND (d.reservado_hasta IS NULL OR d.reservado_hasta <= now())
 RETURNING d.id, d.subscription_id, d.instance_id, d.lane, d.seq, d.intentos AS attempts_made,
           d.proximo_intento AS due
