@@ -53,6 +53,9 @@ pub async fn run(
         match sweep_once(&config, &pool).await {
             Ok(n) => {
                 metrics.sweeper_requeued.inc_by(n as u64);
+                metrics
+                    .sweeper_pass_seconds
+                    .observe(started.elapsed().as_secs_f64());
             }
             Err(e) => tracing::warn!(error = %e, "sweep failed; retrying"),
         }

@@ -15,7 +15,11 @@ mod pipeline;
 
 use prometheus_client::{
     encoding::text::encode,
-    metrics::{counter::Counter, gauge::Gauge},
+    metrics::{
+        counter::Counter,
+        gauge::Gauge,
+        histogram::{exponential_buckets, Histogram},
+    },
     registry::Registry,
 };
 
@@ -48,6 +52,9 @@ pub struct Metrics {
     pub delivery_attempts: Counter,
     /// Lane heads the sweeper re-enqueued.
     pub sweeper_requeued: Counter,
+    /// How long each sweeper pass took (the walk over lane heads and the
+    /// requeue of what it found).
+    pub sweeper_pass_seconds: Histogram,
     /// Outbox shards this process relays.
     pub relay_shards_owned: Gauge,
     /// Per app, attempts and their outcomes, and the sampled gauges.
@@ -78,6 +85,17 @@ impl Default for Metrics {
         let delivery_attempts =
             counter("delivery_attempts", "Delivery attempts made and recorded.");
         let sweeper_requeued = counter("sweeper_requeued", "Lane heads the sweeper re-enqueued.");
+        // 1 ms … 4 s; 50 ms (a pass's budget) is a bucket's bound.
+        let sweeper_pass_seconds = Histogram::new(
+            [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05]
+                .into_iter()
+                .chain(exponential_buckets(0.1, 2.0, 6)),
+        );
+        registry.register(
+            "sweeper_pass_seconds",
+            "How long each sweeper pass took.",
+            sweeper_pass_seconds.clone(),
+        );
         let relay_shards_owned = Gauge::default();
         registry.register(
             "relay_shards_owned",
@@ -94,6 +112,7 @@ impl Default for Metrics {
             outbox_publish_errors,
             delivery_attempts,
             sweeper_requeued,
+            sweeper_pass_seconds,
             relay_shards_owned,
             pipeline,
             history: History::default(),

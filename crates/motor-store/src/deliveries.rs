@@ -27,6 +27,11 @@
 //!   locks the blockers (`FOR SHARE`), so a finish that commits in between
 //!   is either seen by the lane check or sees the park; the sweeper covers
 //!   lost wake-ups either way.
+//! - An unordered subscription's delivered attempt claims, the same way,
+//!   the subscription's oldest due delivery that nobody holds, so its
+//!   backlog (a burst, or what accumulated while it was suspended) moves
+//!   at the receiver's pace without a job and a claim per delivery; the
+//!   jobs of what a chain already claimed find nothing.
 
 mod claim;
 mod fan_out;
@@ -174,11 +179,6 @@ pub fn hot_statements() -> Vec<HotStatement> {
             include_str!("deliveries/sql/record_attempt.sql"),
         ),
         hot(
-            "delivered_claiming_next",
-            "uuid, integer, integer, timestamptz, integer, text[], interval",
-            include_str!("deliveries/sql/delivered_claiming_next.sql"),
-        ),
-        hot(
             "claim_next",
             "uuid, uuid, text, interval",
             include_str!("deliveries/sql/claim_next.sql"),
@@ -190,7 +190,7 @@ pub fn hot_statements() -> Vec<HotStatement> {
         ),
         hot(
             "record_delivered_many",
-            "uuid[], integer[], integer[], timestamptz[], integer[], text[], interval",
+            "uuid[], integer[], integer[], timestamptz[], integer[], text[], interval, boolean[]",
             include_str!("deliveries/sql/record_delivered_many.sql"),
         ),
         hot(

@@ -14,8 +14,10 @@ use crate::{alerts, deliveries, health, Result};
 /// saved and in the same transaction:
 /// - out of `suspendida` (or into `eliminada`): its open alerts close;
 /// - into `activa` from anything else: the head of every lane gets its job
-///   (what accumulated goes out, in lane order) and failures before the
-///   reactivation stop counting towards disabling it again.
+///   (what accumulated goes out, in lane order; an unordered subscription's
+///   oldest 1,000 get theirs and their attempts' chains claim the rest) and
+///   failures before the reactivation stop counting towards disabling it
+///   again.
 pub async fn state_changed(
     conn: &mut PgConnection,
     id: SubscriptionId,

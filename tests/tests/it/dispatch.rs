@@ -11,6 +11,7 @@ pub(crate) mod receiver;
 
 use std::{collections::HashMap, time::Duration};
 
+use motor::serve::Role;
 use motor_domain::{subscription::SubscriptionId, InstanceId};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -582,6 +583,30 @@ async fn an_unordered_subscription_runs_at_most_eight_at_once_from_its_first_job
     // and does use them all: the lanes do not serialise.
     assert_eq!(r.most_at_once(), 8);
     assert_eq!(r.seen().len(), 40);
+    m.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_reactivated_unordered_backlog_drains_through_its_chains_eight_at_once() {
+    // No sweeper: what is not among the 1,000 jobs of the reactivation can
+    // only go out through the chains of attempts claiming the next one.
+    let roles = [Role::Api, Role::Relay, Role::Dispatch, Role::Retry];
+    let m = TestMotor::start_configured(TestDb::new().await, &roles, |_| {}).await;
+    let t = m.tenant(1).await;
+    let a = t.instances[0];
+    let r = Receiver::start().await;
+    let sub = subscribe(&m, &t, &r, json!({"ordenado": false})).await;
+    set_state(&m, &t, sub, "pausada").await;
+    post_many(&m, &t, a, 2500, "paused").await;
+    assert_eq!(states(&m, sub).await.get("pendiente"), Some(&2500));
+
+    set_state(&m, &t, sub, "activa").await;
+    wait_state(&m, sub, "entregada", 2500).await;
+    let mut seqs: Vec<i64> = r.seen().iter().map(|s| s.seq).collect();
+    seqs.sort();
+    seqs.dedup();
+    assert_eq!(seqs, (1..=2500).collect::<Vec<_>>(), "every one arrived");
+    assert!(r.most_at_once() <= 8, "{} at once", r.most_at_once());
     m.stop().await;
 }
 

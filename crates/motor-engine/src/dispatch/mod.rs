@@ -20,7 +20,7 @@ mod recorder;
 use std::{
     collections::HashMap,
     sync::{
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicU64, AtomicUsize, Ordering},
         Arc, Mutex,
     },
     time::{Duration, Instant, SystemTime},
@@ -56,6 +56,14 @@ pub const LEASE_MARGIN: Duration = Duration::from_secs(5);
 
 /// Concurrent attempts per unordered subscription in one process.
 pub const UNORDERED_PER_SUBSCRIPTION: usize = 8;
+
+/// Chains of one unordered subscription in one process that claim their
+/// next delivery when they record one (each then holds one claimed delivery
+/// until one of the [`UNORDERED_PER_SUBSCRIPTION`] slots is free). More
+/// chains than slots keep the slots busy while records commit; a chain
+/// beyond this many ends after its attempt, so a burst of jobs never turns
+/// into an unbounded number of claimed deliveries waiting in memory.
+const UNORDERED_CHAINS: usize = 8 * UNORDERED_PER_SUBSCRIPTION;
 
 /// Attempts of one lane a consumer's job may chain (each head's finish
 /// claiming the next delivery), and for how long, before the lane goes on
@@ -109,8 +117,8 @@ pub struct Dispatcher {
     destinations: Destinations,
     policy: RetryPolicy,
     metrics: Arc<Metrics>,
-    /// Slots of unordered subscriptions.
-    unordered: Mutex<HashMap<SubscriptionId, Arc<Semaphore>>>,
+    /// Slots and chains of unordered subscriptions.
+    unordered: Mutex<HashMap<SubscriptionId, Arc<Unordered>>>,
     cache: cache::AttemptCache,
     /// Attempts this process claimed through a head's finish, whose own
     /// jobs are still to come.
@@ -171,14 +179,16 @@ impl Dispatcher {
         if self.cache.ordered(&self.pool, subscription).await? {
             return Ok(None);
         }
-        let slots = self
-            .unordered
+        Ok(self.unordered(subscription).slot().await)
+    }
+
+    fn unordered(&self, subscription: SubscriptionId) -> Arc<Unordered> {
+        self.unordered
             .lock()
             .expect("not poisoned")
             .entry(subscription)
-            .or_insert_with(|| Arc::new(Semaphore::new(UNORDERED_PER_SUBSCRIPTION)))
-            .clone();
-        Ok(slots.acquire_owned().await.ok())
+            .or_default()
+            .clone()
     }
 
     /// Handles one job: claim, send, record. Errors (Postgres away) drop
@@ -214,10 +224,12 @@ impl Dispatcher {
         self.chain(*claimed, slot, runs).await
     }
 
-    /// Attempts a claimed delivery, then — while its lane's next delivery
-    /// can be claimed in the same record — the next ones. An unordered
-    /// subscription's `slot` is given back as soon as the request is
-    /// answered: the bound counts requests in flight, not their records.
+    /// Attempts a claimed delivery, then — while the next delivery (of its
+    /// lane, or of its unordered subscription) can be claimed in the same
+    /// record — the next ones. An unordered subscription's `slot` is given
+    /// back as soon as the request is answered and taken again before the
+    /// next attempt: the bound counts requests in flight, not claims or
+    /// records.
     async fn chain(
         self: &Arc<Self>,
         claimed: Claimed,
@@ -225,8 +237,13 @@ impl Dispatcher {
         runs: Runs,
     ) -> Result<()> {
         let mut claimed = Box::new(claimed);
+        let unordered = (!claimed.ordered).then(|| self.unordered(claimed.subscription_id));
+        let _running = unordered.as_ref().map(|u| u.running());
         let started = Instant::now();
         for attempts in 1.. {
+            if let (None, Some(unordered)) = (&slot, &unordered) {
+                slot = unordered.slot().await;
+            }
             // A subscription with max_por_segundo: a token first, or the
             // claim goes back until one will be there.
             if let Some(rate) = claimed.max_per_second {
@@ -278,14 +295,26 @@ impl Dispatcher {
             // at once, so a lane with a backlog moves at the receiver's
             // pace. At shutdown the next one is released through its job.
             let observed = observe::Observation::of(span, &claimed, &attempt, &decision);
-            let next = if self.stopping.is_cancelled() {
+            let next = if self.stopping.is_cancelled()
+                || unordered.as_ref().is_some_and(|u| u.crowded())
+            {
                 Next::Release
             } else {
                 Next::Claim(self.lease().await?)
             };
             let recorded = match (&decision, next) {
-                (Decision::Delivered, Next::Claim(lease)) => {
-                    self.recorder.delivered(claimed, attempt, lease).await?
+                (Decision::Delivered, _) => {
+                    let recorded = self.recorder.delivered(claimed, attempt, next).await?;
+                    if let (
+                        Recorded::Done {
+                            released: Some(_), ..
+                        },
+                        Some(relay),
+                    ) = (&recorded, &self.relay)
+                    {
+                        relay.notify_one();
+                    }
+                    recorded
                 }
                 _ => {
                     let recorded =
@@ -398,6 +427,47 @@ impl Dispatcher {
         if let Err(e) = self.claim_and_chain(&job, Runs::Detached).await {
             tracing::warn!(error = %e, delivery = %job.delivery_id, "attempt not completed; the sweeper will retry it");
         }
+    }
+}
+
+/// One unordered subscription in this process: its request slots and its
+/// running chains.
+struct Unordered {
+    slots: Arc<Semaphore>,
+    chains: Arc<AtomicUsize>,
+}
+
+impl Default for Unordered {
+    fn default() -> Self {
+        Self {
+            slots: Arc::new(Semaphore::new(UNORDERED_PER_SUBSCRIPTION)),
+            chains: Arc::default(),
+        }
+    }
+}
+
+impl Unordered {
+    async fn slot(&self) -> Option<OwnedSemaphorePermit> {
+        self.slots.clone().acquire_owned().await.ok()
+    }
+
+    /// Counts a chain while the guard lives.
+    fn running(&self) -> Running {
+        self.chains.fetch_add(1, Ordering::Relaxed);
+        Running(self.chains.clone())
+    }
+
+    /// More chains run than may claim a next delivery.
+    fn crowded(&self) -> bool {
+        self.chains.load(Ordering::Relaxed) > UNORDERED_CHAINS
+    }
+}
+
+struct Running(Arc<AtomicUsize>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

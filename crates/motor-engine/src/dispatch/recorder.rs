@@ -1,15 +1,15 @@
-//! Group commit of the hot finish. Attempts that ended `entregada` and
-//! claim their lane's next delivery are queued and recorded by a couple of
-//! workers in batches — one statement for the whole batch
+//! Group commit of the hot finish. Attempts that ended `entregada` (most
+//! claiming the next delivery of their chain) are queued and recorded by a
+//! couple of workers in batches — one statement for the whole batch
 //! (`motor_store::deliveries::record_delivered_many`) — instead of one
 //! commit each. At low load a batch is one attempt and adds no wait: a
 //! worker takes what is queued and never waits for more. Every other
 //! outcome (retry, failure, suspension) is rarer and recorded on its own.
 
-use std::{sync::Arc, time::Duration};
+use std::sync::Arc;
 
 use motor_store::{
-    deliveries::{self, Attempt, Claimed, Recorded},
+    deliveries::{self, Attempt, Claimed, Next, Recorded},
     Pool,
 };
 use tokio::sync::{mpsc, oneshot, Mutex};
@@ -25,7 +25,7 @@ const QUEUE: usize = 8_192;
 struct Pending {
     claimed: Box<Claimed>,
     attempt: Attempt,
-    lease: Duration,
+    next: Next,
     answer: oneshot::Sender<Result<Recorded>>,
 }
 
@@ -43,13 +43,13 @@ impl Recorder {
         Self { queue }
     }
 
-    /// Records `claimed`'s attempt as delivered, claiming its lane's next
-    /// delivery for `lease` when it can be claimed now.
+    /// Records `claimed`'s attempt as delivered, claiming the next delivery
+    /// of its chain when `next` says so and one can be claimed now.
     pub(super) async fn delivered(
         &self,
         claimed: Box<Claimed>,
         attempt: Attempt,
-        lease: Duration,
+        next: Next,
     ) -> Result<Recorded> {
         let (answer, answered) = oneshot::channel();
         let stopped = || EngineError::Batch("the recorder stopped".into());
@@ -57,7 +57,7 @@ impl Recorder {
             .send(Pending {
                 claimed,
                 attempt,
-                lease,
+                next,
                 answer,
             })
             .await
@@ -87,14 +87,11 @@ async fn work(pool: Pool, waiting: Arc<Mutex<mpsc::Receiver<Pending>>>) {
 }
 
 async fn record(pool: &Pool, batch: Vec<Pending>) {
-    // One lease for the batch: the longest asked (they differ only across
-    // a settings change).
-    let lease = batch.iter().map(|p| p.lease).max().unwrap_or_default();
-    let done: Vec<(&Claimed, &Attempt)> = batch
+    let done: Vec<(&Claimed, &Attempt, Next)> = batch
         .iter()
-        .map(|p| (p.claimed.as_ref(), &p.attempt))
+        .map(|p| (p.claimed.as_ref(), &p.attempt, p.next))
         .collect();
-    let result = deliveries::record_delivered_many(pool, &done, lease).await;
+    let result = deliveries::record_delivered_many(pool, &done).await;
     drop(done);
     match result {
         Ok(answers) => {

@@ -120,7 +120,7 @@ pub async fn claim(
 }
 
 /// A claimed delivery as `sql/claim.sql` returns it (and `claim_next`,
-/// `delivered_claiming_next`, `record_delivered_many` for the next one):
+/// `record_delivered_many` for the next one):
 /// `d` the delivery, `s` its subscription, `e` its event.
 pub(super) struct ClaimedRow {
     pub id: Uuid,

@@ -84,8 +84,9 @@ pub async fn record_attempt(
     decision: &Decision,
     next: Next,
 ) -> Result<Recorded> {
-    if let (Decision::Delivered, Next::Claim(lease)) = (decision, next) {
-        return delivered_claiming_next(pool, claimed, attempt, lease).await;
+    if let (Decision::Delivered, Next::Claim(_)) = (decision, next) {
+        let mut recorded = super::record_delivered_many(pool, &[(claimed, attempt, next)]).await?;
+        return Ok(recorded.pop().expect("one answer per input"));
     }
     let mut tx = pool.begin().await?;
     let state = decision.state();
@@ -191,11 +192,10 @@ pub async fn record_attempt(
     })
 }
 
-/// What the fused finish statements return per recorded delivery
-/// (`sql/delivered_claiming_next.sql`, `sql/record_delivered_many.sql`):
-/// the input, whether it was recorded (`head`), whether the lane's next
-/// delivery was parked, and that next delivery's [`ClaimedRow`] columns,
-/// all NULL when it was not claimed.
+/// What the fused finish statement returns per recorded delivery
+/// (`sql/record_delivered_many.sql`): the input, whether it was recorded
+/// (`head`), whether the lane's next delivery was parked, and the next
+/// delivery's [`ClaimedRow`] columns, all NULL when none was claimed.
 pub(super) struct FinishedRow {
     pub input_id: Option<Uuid>,
     pub head: Option<Uuid>,
@@ -240,50 +240,6 @@ impl FinishedRow {
             attempts_made: self.attempts_made?,
         })
     }
-}
-
-/// The common case of [`record_attempt`] — delivered, and the next
-/// delivery of the lane claimed — in one statement: no transaction block,
-/// one round trip, one commit. If the next one is parked but cannot be
-/// claimed now (the subscription was paused meanwhile, say), its job is
-/// written in a second transaction; a crash in between is a lost wake-up
-/// the sweeper repairs.
-async fn delivered_claiming_next(
-    pool: &Pool,
-    claimed: &Claimed,
-    attempt: &Attempt,
-    lease: Duration,
-) -> Result<Recorded> {
-    let row = sqlx::query_file_as!(
-        FinishedRow,
-        "src/deliveries/sql/delivered_claiming_next.sql",
-        claimed.delivery_id.as_uuid(),
-        i32::try_from(claimed.attempt).unwrap_or(i32::MAX),
-        attempt.status.map(i32::from),
-        attempt.started_at,
-        i32::try_from(attempt.duration_ms).unwrap_or(i32::MAX),
-        &attempt.key_ids,
-        interval(lease),
-    )
-    .fetch_optional(pool)
-    .await?;
-    let Some(mut row) = row else {
-        return Ok(Recorded::Stale);
-    };
-    let (mut next, mut released) = (None, None);
-    if let Some(claimed_next) = row.next() {
-        next = Some(Box::new(claimed_next.claimed_next()));
-    } else if row.following_parked == Some(true) {
-        let mut tx = pool.begin().await?;
-        released = release_next(&mut tx, claimed).await?;
-        tx.commit().await?;
-    }
-    Ok(Recorded::Done {
-        state: DeliveryState::Delivered,
-        next,
-        released,
-        suspended: false,
-    })
 }
 
 /// Claims the lowest open delivery of the claimed one's lane (the new head)

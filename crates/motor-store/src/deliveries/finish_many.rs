@@ -1,47 +1,67 @@
 //! Group commit of the hot finish: many attempts that ended `entregada`
-//! (from different lanes, usually of many subscriptions), each with its
-//! lane's next delivery claimed for the same dispatcher, recorded in one
-//! statement — [`super::record_attempt`]'s fused case, set-based.
-
-use std::time::Duration;
+//! (from different lanes, usually of many subscriptions), each with the
+//! next delivery it should make claimed for the same dispatcher, recorded
+//! in one statement — [`super::record_attempt`]'s fused case, set-based.
 
 use motor_domain::delivery::DeliveryState;
 use uuid::Uuid;
 
 use super::{
     finish::{release_next, FinishedRow},
-    Attempt, Claimed, Recorded,
+    Attempt, Claimed, Next, Recorded,
 };
 use crate::{interval, Pool, Result};
 
-/// Records each `(claimed, attempt)` as delivered and claims the next
-/// delivery of its lane for `lease` when it can be claimed now, in one
-/// statement; answers in input order. A delivery no longer at its attempt
-/// is [`Recorded::Stale`]. A next delivery that was parked but cannot be
-/// claimed now gets its job in a transaction of its own (a crash in
-/// between is a lost wake-up the sweeper repairs), as in the single case.
+/// Records each `(claimed, attempt, next)` as delivered, in one
+/// statement; answers in input order. With [`Next::Claim`] it also claims
+/// the next delivery to make when one can be claimed now: for an ordered
+/// subscription the next delivery of the lane, for an unordered one the
+/// subscription's oldest due delivery nobody holds (so a backlog moves
+/// without a job and a claim per delivery; two inputs of one subscription
+/// get two different ones). One lease for the batch: the longest asked.
+/// A delivery no longer at its attempt is [`Recorded::Stale`]. A next
+/// delivery of an ordered lane that was parked but is not claimed gets its
+/// job in a transaction of its own (a crash in between is a lost wake-up
+/// the sweeper repairs).
 ///
 /// The attempts must be of distinct deliveries, and (ordered lanes run one
 /// delivery at a time) of distinct ordered lanes.
 pub async fn record_delivered_many(
     pool: &Pool,
-    done: &[(&Claimed, &Attempt)],
-    lease: Duration,
+    done: &[(&Claimed, &Attempt, Next)],
 ) -> Result<Vec<Recorded>> {
-    let ids: Vec<Uuid> = done.iter().map(|(c, _)| *c.delivery_id.as_uuid()).collect();
+    let ids: Vec<Uuid> = done
+        .iter()
+        .map(|(c, _, _)| *c.delivery_id.as_uuid())
+        .collect();
     let numbers: Vec<i32> = done
         .iter()
-        .map(|(c, _)| i32::try_from(c.attempt).unwrap_or(i32::MAX))
+        .map(|(c, _, _)| i32::try_from(c.attempt).unwrap_or(i32::MAX))
         .collect();
-    let statuses: Vec<Option<i32>> = done.iter().map(|(_, a)| a.status.map(i32::from)).collect();
-    let started: Vec<_> = done.iter().map(|(_, a)| a.started_at).collect();
+    let statuses: Vec<Option<i32>> = done
+        .iter()
+        .map(|(_, a, _)| a.status.map(i32::from))
+        .collect();
+    let started: Vec<_> = done.iter().map(|(_, a, _)| a.started_at).collect();
     let durations: Vec<i32> = done
         .iter()
-        .map(|(_, a)| i32::try_from(a.duration_ms).unwrap_or(i32::MAX))
+        .map(|(_, a, _)| i32::try_from(a.duration_ms).unwrap_or(i32::MAX))
         .collect();
     // Key ids never hold a comma (`whk_` and hex); one text per attempt
     // keeps the arrays one-dimensional.
-    let key_ids: Vec<String> = done.iter().map(|(_, a)| a.key_ids.join(",")).collect();
+    let key_ids: Vec<String> = done.iter().map(|(_, a, _)| a.key_ids.join(",")).collect();
+    let claims_next: Vec<bool> = done
+        .iter()
+        .map(|(_, _, n)| matches!(n, Next::Claim(_)))
+        .collect();
+    let lease = done
+        .iter()
+        .filter_map(|(_, _, n)| match n {
+            Next::Claim(lease) => Some(*lease),
+            Next::Release => None,
+        })
+        .max()
+        .unwrap_or_default();
     let mut rows = sqlx::query_file_as!(
         FinishedRow,
         "src/deliveries/sql/record_delivered_many.sql",
@@ -52,12 +72,13 @@ pub async fn record_delivered_many(
         &durations,
         &key_ids,
         interval(lease),
+        &claims_next,
     )
     .fetch_all(pool)
     .await?;
 
     let mut answers = Vec::with_capacity(done.len());
-    for (claimed_now, _) in done {
+    for (claimed_now, _, _) in done {
         let row = rows
             .iter_mut()
             .find(|r| r.input_id.as_ref() == Some(claimed_now.delivery_id.as_uuid()))

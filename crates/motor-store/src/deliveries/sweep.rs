@@ -15,7 +15,10 @@ use super::{enqueue, uuids, JobRow};
 use crate::{interval, Pool, Result};
 
 /// Writes a job for the head of every lane of an `activa` subscription (for
-/// an unordered one, for every open delivery), skipping deliveries whose
+/// an unordered one, for its 1,000 oldest due open deliveries: each of
+/// their attempts claims the next one when it records, so the rest follow
+/// at the receiver's pace, and a million parked deliveries never become a
+/// million jobs in one transaction), skipping deliveries whose
 /// lease is live (an attempt is in flight). Call it in the transaction that
 /// makes the subscription `activa` again (PATCH, or the operator), after the
 /// change. Jobs keep the delivery's own due time (a retry still waits its
@@ -43,10 +46,12 @@ pub async fn release_lane(
 /// The lanes' heads are found by a walk over the subscription's lanes (one
 /// index probe per lane, as in [`due_lane_heads`]), so an ordered
 /// subscription with a million parked deliveries costs one probe per lane,
-/// not one lane check per delivery. An unordered one releases every open
-/// delivery: its cost is its output. (`OFFSET 0` keeps that branch a
-/// subquery run only for the subscription that passed, so an ordered
-/// subscription never reads its open deliveries there.)
+/// not one lane check per delivery. An unordered one releases at most
+/// 1,000 (one range of `deliveries_open_due_by_subscription`), or for a
+/// replay's lane every open delivery of that lane (at most the replay's
+/// 10,000): its cost is its output. (`OFFSET 0` and `LIMIT` keep those
+/// branches subqueries run only for the subscription that passed, so an
+/// ordered subscription never reads its open deliveries there.)
 async fn release(
     conn: &mut PgConnection,
     subscription: SubscriptionId,

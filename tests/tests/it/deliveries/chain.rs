@@ -1,7 +1,7 @@
-//! A head's finish that claims the next delivery of its lane
-//! ([`Next::Claim`]): the lane moves without a job per delivery, and every
-//! case where the next one cannot be claimed falls back to the parked
-//! release, so nothing is stranded.
+//! A head's finish that claims the next delivery of its lane, or of its
+//! unordered subscription ([`Next::Claim`]): a backlog moves without a job
+//! per delivery, and every case where the next one cannot be claimed falls
+//! back to the parked release (or the sweeper), so nothing is stranded.
 
 use chrono::Utc;
 use motor::serve::Role;
@@ -201,29 +201,153 @@ async fn a_retry_or_an_inactive_subscription_claims_nothing_and_parked_ones_are_
 }
 
 #[tokio::test]
-async fn unordered_subscriptions_never_chain() {
+async fn a_finish_whose_next_is_being_updated_waits_for_it_or_skips_it() {
+    // The next delivery's row is updated by another transaction while the
+    // finish runs. An ordered lane's finish waits and Postgres rechecks the
+    // row once that commits (EvalPlanQual), which must not fail the finish;
+    // an unordered one skips the row (another chain may hold it).
+    let m = TestMotor::start(&[Role::Api]).await;
+    for ordered in [true, false] {
+        let (t, sub) = setup(&m, 1, ordered).await;
+        let a = t.instances[0];
+        events(&m, &t, a, 2).await;
+        let pool = &m.db.pool;
+        let (d1, d2) = (
+            delivery(pool, sub, a, 1).await,
+            delivery(pool, sub, a, 2).await,
+        );
+        let c1 = claim_ok(pool, d1, 1).await;
+        let mut other = pool.begin().await.unwrap();
+        sqlx::query("UPDATE deliveries SET actualizado_en = now() WHERE id = $1")
+            .bind(d2.as_uuid())
+            .execute(&mut *other)
+            .await
+            .unwrap();
+        let finishing = {
+            let pool = pool.clone();
+            tokio::spawn(async move { finish_with(&pool, &c1, 204, Next::Claim(LEASE)).await })
+        };
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        if ordered {
+            assert!(!finishing.is_finished(), "the finish waits for the row");
+            other.commit().await.unwrap();
+            let next = claimed_next(finishing.await.unwrap()).expect("the next one claimed");
+            assert_eq!(next.delivery_id, d2);
+        } else {
+            assert_eq!(claimed_next(finishing.await.unwrap()), None);
+            other.commit().await.unwrap();
+            claim_ok(pool, d2, 1).await;
+        }
+    }
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn an_unordered_finish_claims_the_oldest_due_delivery_nobody_holds() {
     let m = TestMotor::start(&[Role::Api]).await;
     let (t, sub) = setup(&m, 1, false).await;
     let a = t.instances[0];
-    events(&m, &t, a, 2).await;
+    events(&m, &t, a, 5).await;
     let pool = &m.db.pool;
-    let a1 = delivery(pool, sub, a, 1).await;
-    let a2 = delivery(pool, sub, a, 2).await;
+    let mut d = Vec::new();
+    for seq in 1..=5 {
+        d.push(delivery(pool, sub, a, seq).await);
+    }
     // Every open delivery of an unordered subscription is its own head for
     // the sweeper.
     let mut swept = due_lane_heads(pool, Duration::ZERO, 100).await.unwrap();
     swept.sort();
-    let mut both = vec![a1, a2];
-    both.sort();
-    assert_eq!(swept, both);
-    let c1 = claim_ok(pool, a1, 1).await;
-    assert_eq!(claimed_next(finish_claiming(pool, &c1, 204).await), None);
-    // Seq 2 is its own job's business.
-    let r2 = row(pool, a2).await;
-    assert!(r2
+    let mut all = d.clone();
+    all.sort();
+    assert_eq!(swept, all);
+    // 1 and 2 in flight; 4 waits for a retry in an hour.
+    let (c1, c2) = (claim_ok(pool, d[0], 1).await, claim_ok(pool, d[1], 1).await);
+    sqlx::query("UPDATE deliveries SET proximo_intento = now() + interval '1 hour' WHERE id = $1")
+        .bind(d[3].as_uuid())
+        .execute(pool)
+        .await
+        .unwrap();
+
+    // Two finishes of the subscription in one batch: each claims one of
+    // the due, unheld ones, never the same, never the one not yet due.
+    let attempt = attempt(Some(204), None);
+    let recorded = motor_store::deliveries::record_delivered_many(
+        pool,
+        &[
+            (&c1, &attempt, Next::Claim(LEASE)),
+            (&c2, &attempt, Next::Claim(LEASE)),
+        ],
+    )
+    .await
+    .unwrap();
+    let nexts: Vec<Claimed> = recorded
+        .into_iter()
+        .map(|r| claimed_next(r).expect("a next claimed"))
+        .collect();
+    let mut claimed: Vec<_> = nexts.iter().map(|c| c.delivery_id).collect();
+    claimed.sort();
+    let mut expected = vec![d[2], d[4]];
+    expected.sort();
+    assert_eq!(claimed, expected);
+    for c in &nexts {
+        assert!(!c.ordered);
+        assert_eq!(c.attempt, 1);
+        assert!(c.lease_until > Utc::now() + chrono::TimeDelta::seconds(50));
+        // Their own jobs, coming late, find them leased.
+        assert!(matches!(
+            claim(pool, c.delivery_id, 1, LEASE).await.unwrap(),
+            Claim::Skipped(Skip::Leased(_))
+        ));
+    }
+    assert_eq!(jobs(pool, "deliveries").await.len(), 5, "no job written");
+
+    // Nothing else is due: the chains end. A finish that does not ask
+    // claims nothing either.
+    assert_eq!(
+        claimed_next(finish_with(pool, &nexts[0], 204, Next::Release).await),
+        None
+    );
+    assert_eq!(
+        claimed_next(finish_claiming(pool, &nexts[1], 204).await),
+        None
+    );
+    let r4 = row(pool, d[3]).await;
+    assert!(r4
         .get::<Option<chrono::DateTime<Utc>>, _>("reservado_hasta")
         .is_none());
-    claim_ok(pool, a2, 1).await;
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn reactivating_an_unordered_subscription_releases_its_oldest_thousand() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let (t, sub) = setup(&m, 1, false).await;
+    let a = t.instances[0];
+    set_state(&m, &t, sub, "pausada").await;
+    for chunk in 0..3 {
+        let batch: Vec<_> = (0..400)
+            .map(|i| super::lanes::ev(chunk * 400 + i))
+            .collect();
+        super::post(&m, &t, a, serde_json::Value::Array(batch)).await;
+    }
+    let pool = &m.db.pool;
+    clear_outbox(pool).await;
+    set_state(&m, &t, sub, "activa").await;
+    // The oldest 1,000 get a job; the chains of their attempts claim the
+    // other 200 (`an_unordered_finish_claims_...`), the sweeper is the
+    // fallback.
+    let mut seqs: Vec<i64> = jobs(pool, "deliveries")
+        .await
+        .iter()
+        .map(|j| j.job.seq)
+        .collect();
+    seqs.sort();
+    seqs.dedup();
+    assert_eq!(seqs.len(), 1000, "1,000 jobs, each of its own delivery");
+    // Oldest due first: the first two requests' 800 (a request's events are
+    // due at the same instant, so which 200 of the third is not defined).
+    assert_eq!(seqs[..800], (1..=800).collect::<Vec<_>>());
+    assert!(seqs[800..].iter().all(|s| (801..=1200).contains(s)));
     m.stop().await;
 }
 
@@ -306,8 +430,11 @@ async fn many_heads_recorded_at_once_each_claim_their_own_next() {
     let (ca, cc) = (ca, cc);
     let recorded = motor_store::deliveries::record_delivered_many(
         pool,
-        &[(&ca, &attempt), (&stale_b, &attempt), (&cc, &attempt)],
-        LEASE,
+        &[
+            (&ca, &attempt, Next::Claim(LEASE)),
+            (&stale_b, &attempt, Next::Claim(LEASE)),
+            (&cc, &attempt, Next::Claim(LEASE)),
+        ],
     )
     .await
     .unwrap();

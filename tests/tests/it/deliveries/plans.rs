@@ -147,7 +147,12 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
         .map(Uuid::to_string)
         .collect::<Vec<_>>()
         .join(",");
-    let (o, s, i1) = (subscription(ORDERED), subscription(SUSPENDED), instance(1));
+    let (o, u, s, i1) = (
+        subscription(ORDERED),
+        subscription(UNORDERED),
+        subscription(SUSPENDED),
+        instance(1),
+    );
     // A new event at the end of lane 1, for the fan-out (once per label).
     let last: i64 = sqlx::query_scalar("SELECT max(seq) FROM events WHERE instance_id = $1")
         .bind(i1)
@@ -174,6 +179,14 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
     let times = vec!["now()"; heads].join(",");
     let durations = vec!["12"; heads].join(",");
     let key_ids = vec!["'whk_1'"; heads].join(",");
+    let trues = vec!["true"; heads].join(",");
+    // As many of the unordered subscription's oldest open deliveries.
+    let unordered_heads = swept[100..]
+        .iter()
+        .take(heads)
+        .map(Uuid::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
     vec![
         ("claim", format!("'{head}', 1, '30 seconds'")),
         ("claim", format!("'{parked}', 1, '30 seconds'")),
@@ -188,14 +201,23 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
             format!("'{head}', 1, 'pendiente', 503, 'http_503', now() + interval '5 seconds'"),
         ),
         (
-            "delivered_claiming_next",
-            format!("'{head}', 1, 204, now(), 12, '{{whk_1}}', '30 seconds'"),
+            "record_delivered_many",
+            format!("'{{{head}}}', '{{1}}', '{{204}}', ARRAY[now()], '{{12}}', ARRAY['whk_1'], '30 seconds', '{{true}}'"),
         ),
         (
             "record_delivered_many",
             format!(
                 "'{{{lane_heads}}}', '{{{ones}}}', '{{{statuses}}}', ARRAY[{times}], \
-                 '{{{durations}}}', ARRAY[{key_ids}], '30 seconds'"
+                 '{{{durations}}}', ARRAY[{key_ids}], '30 seconds', '{{{trues}}}'"
+            ),
+        ),
+        // An unordered subscription's chains: each claims one of its
+        // oldest due deliveries.
+        (
+            "record_delivered_many",
+            format!(
+                "'{{{unordered_heads}}}', '{{{ones}}}', '{{{statuses}}}', ARRAY[{times}], \
+                 '{{{durations}}}', ARRAY[{key_ids}], '30 seconds', '{{{trues}}}'"
             ),
         ),
         (
@@ -207,6 +229,7 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
         ("release", format!("'{o}', NULL")),
         ("release", format!("'{o}', 'live'")),
         ("release", format!("'{s}', NULL")),
+        ("release", format!("'{u}', NULL")),
         ("due_lane_heads", "'5 seconds', 1000".into()),
         ("due_lane_heads", "'0 seconds', 1000".into()),
         ("requeue", format!("'{{{ids}}}'")),
@@ -251,11 +274,30 @@ fn faults(node: &Value, under_nested_loop: bool, out: &mut Vec<String>) {
             }
         }
     }
-    let nested = under_nested_loop || kind == "Nested Loop";
-    for child in node["Plans"].as_array().into_iter().flatten() {
+    // A nested loop re-runs its inner side once per row of its outer side:
+    // a locking subquery there is the stall when the outer side reads
+    // `deliveries` (once per open delivery), not when it is the batch's
+    // own input (once per subscription of the batch).
+    let children = node["Plans"].as_array().into_iter().flatten();
+    let nested = under_nested_loop
+        || (kind == "Nested Loop"
+            && children
+                .clone()
+                .any(|c| c["Parent Relationship"] == "Outer" && reads_deliveries(c)));
+    for child in children {
         let inner = child["Parent Relationship"] == "Inner";
         faults(child, nested && (inner || under_nested_loop), out);
     }
+}
+
+/// Whether a plan node or one under it scans `deliveries`.
+fn reads_deliveries(node: &Value) -> bool {
+    node["Relation Name"] == "deliveries"
+        || node["Plans"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(reads_deliveries)
 }
 
 /// Checks every hot statement with every case, custom and generic plan;

@@ -1,6 +1,6 @@
 -- The claim's compare-and-set: $1 delivery, $2 attempt, $3 lease.
 -- "Claimable now" (the subscription `activa` and not held, no live lease,
--- due) is spelled the same in claim_next, delivered_claiming_next,
+-- due) is spelled the same in claim_next,
 -- record_delivered_many and requeue; "the lane is free" as in requeue.
 -- The target row's state is tested with `(...) IS TRUE`, here and in the
 -- other statements that take a delivery by key: a plain `estado =

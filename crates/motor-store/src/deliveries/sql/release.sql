@@ -1,6 +1,8 @@
 -- The heads to release: every lane's head of an ordered `activa`
--- subscription, every open delivery of an unordered one; $1 subscription,
--- $2 lane or NULL (every lane).
+-- subscription; of an unordered one, every open delivery of lane $2, or
+-- with $2 NULL the 1,000 oldest due (the chains of their attempts claim
+-- the rest, record_delivered_many.sql); $1 subscription, $2 lane or NULL
+-- (every lane).
 WITH RECURSIVE lanes AS (
     (SELECT d.instance_id, d.lane, d.id FROM deliveries d
      WHERE d.subscription_id = $1 AND d.estado = 'pendiente'
@@ -19,10 +21,16 @@ WITH RECURSIVE lanes AS (
     UNION ALL
     SELECT d.id FROM subscriptions s CROSS JOIN LATERAL (
         SELECT d.id FROM deliveries d
-        WHERE d.subscription_id = s.id AND d.estado = 'pendiente'
-          AND ($2::text IS NULL OR d.lane = $2)
+        WHERE d.subscription_id = s.id AND d.estado = 'pendiente' AND d.lane = $2
         OFFSET 0) d
-    WHERE s.id = $1 AND NOT s.ordenado AND s.estado = 'activa'
+    WHERE s.id = $1 AND NOT s.ordenado AND s.estado = 'activa' AND $2::text IS NOT NULL
+    UNION ALL
+    SELECT d.id FROM subscriptions s CROSS JOIN LATERAL (
+        SELECT d.id FROM deliveries d
+        WHERE d.subscription_id = s.id AND d.proximo_intento IS NOT NULL
+        ORDER BY d.proximo_intento, d.id
+        LIMIT 1000) d
+    WHERE s.id = $1 AND NOT s.ordenado AND s.estado = 'activa' AND $2::text IS NULL
 )
 UPDATE deliveries d SET aparcado_en = NULL, actualizado_en = now()
 WHERE d.id = ANY (ARRAY(SELECT id FROM heads))
