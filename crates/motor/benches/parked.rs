@@ -41,6 +41,7 @@ mod receiver;
 mod server;
 
 use std::{
+    collections::HashSet,
     path::PathBuf,
     sync::{
         atomic::{AtomicBool, AtomicU64, Ordering},
@@ -357,18 +358,19 @@ async fn main() {
     let delivered = receiver.wait_for(&expected, patience).await;
     let used = cpu.since(&cpu_before);
     let passes = Passes::read(&client, &motor.base).await;
-    let rate = |hook: Hook| {
-        let (mut n, mut last) = (0usize, 0.0f64);
-        for (arrival, key) in delivered.arrivals.iter().zip(&delivered.keys) {
-            if key.0 == hook {
-                n += 1;
-                last = last.max(arrival.at_ms);
-            }
-        }
-        (n, n as f64 * 1000.0 / (last - reactivated_ms))
-    };
-    let (ordered_n, ordered_rate) = rate(Hook::Ordered);
-    let (unordered_done, unordered_rate) = rate(Hook::Unordered);
+    // Per subscription: its instances' arrivals and rate (the receiver's
+    // own `rate_of`, from the first PATCH).
+    let ordered_set: HashSet<Uuid> = tenant.ordered.iter().copied().collect();
+    let unordered_set: HashSet<Uuid> = tenant.unordered.iter().copied().collect();
+    let count = |hook: Hook| delivered.keys.iter().filter(|k| k.0 == hook).count();
+    let (ordered_n, ordered_rate) = (
+        count(Hook::Ordered),
+        delivered.rate_of(&ordered_set, reactivated_ms),
+    );
+    let (unordered_done, unordered_rate) = (
+        count(Hook::Unordered),
+        delivered.rate_of(&unordered_set, reactivated_ms),
+    );
     let all = delivered.arrivals.len();
     let all_rate = all as f64 * 1000.0 / (delivered.last_ms() - reactivated_ms);
     println!(

@@ -16,11 +16,12 @@ mod cache;
 mod chain;
 mod observe;
 mod recorder;
+mod unordered;
 
 use std::{
     collections::HashMap,
     sync::{
-        atomic::{AtomicU64, AtomicUsize, Ordering},
+        atomic::{AtomicU64, Ordering},
         Arc, Mutex,
     },
     time::{Duration, Instant, SystemTime},
@@ -42,11 +43,11 @@ use motor_store::{
     deliveries::{self, AfterCommit, Claim, Claimed, Handed, Next, Recorded},
     Pool,
 };
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Notify, OwnedSemaphorePermit};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::Instrument;
 
-use self::{chain::Chained, recorder::Recorder};
+use self::{chain::Chained, recorder::Recorder, unordered::Unordered};
 use crate::Result;
 
 /// Time a claim's lease adds to the attempt's timeout for recording the
@@ -56,14 +57,6 @@ pub const LEASE_MARGIN: Duration = Duration::from_secs(5);
 
 /// Concurrent attempts per unordered subscription in one process.
 pub const UNORDERED_PER_SUBSCRIPTION: usize = 8;
-
-/// Chains of one unordered subscription in one process that claim their
-/// next delivery when they record one (each then holds one claimed delivery
-/// until one of the [`UNORDERED_PER_SUBSCRIPTION`] slots is free). More
-/// chains than slots keep the slots busy while records commit; a chain
-/// beyond this many ends after its attempt, so a burst of jobs never turns
-/// into an unbounded number of claimed deliveries waiting in memory.
-const UNORDERED_CHAINS: usize = 8 * UNORDERED_PER_SUBSCRIPTION;
 
 /// Attempts of one lane a consumer's job may chain (each head's finish
 /// claiming the next delivery), and for how long, before the lane goes on
@@ -427,47 +420,6 @@ impl Dispatcher {
         if let Err(e) = self.claim_and_chain(&job, Runs::Detached).await {
             tracing::warn!(error = %e, delivery = %job.delivery_id, "attempt not completed; the sweeper will retry it");
         }
-    }
-}
-
-/// One unordered subscription in this process: its request slots and its
-/// running chains.
-struct Unordered {
-    slots: Arc<Semaphore>,
-    chains: Arc<AtomicUsize>,
-}
-
-impl Default for Unordered {
-    fn default() -> Self {
-        Self {
-            slots: Arc::new(Semaphore::new(UNORDERED_PER_SUBSCRIPTION)),
-            chains: Arc::default(),
-        }
-    }
-}
-
-impl Unordered {
-    async fn slot(&self) -> Option<OwnedSemaphorePermit> {
-        self.slots.clone().acquire_owned().await.ok()
-    }
-
-    /// Counts a chain while the guard lives.
-    fn running(&self) -> Running {
-        self.chains.fetch_add(1, Ordering::Relaxed);
-        Running(self.chains.clone())
-    }
-
-    /// More chains run than may claim a next delivery.
-    fn crowded(&self) -> bool {
-        self.chains.load(Ordering::Relaxed) > UNORDERED_CHAINS
-    }
-}
-
-struct Running(Arc<AtomicUsize>);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
