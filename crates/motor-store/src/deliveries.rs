@@ -211,16 +211,22 @@ pub fn hot_statements() -> Vec<HotStatement> {
                 include_str!("deliveries/sql/due_lane_heads.sql"),
             )
         },
-        hot(
-            "requeue",
-            "uuid[]",
-            include_str!("deliveries/sql/requeue.sql"),
-        ),
-        hot(
-            "purge_delivered",
-            "bigint, bigint",
-            include_str!("deliveries/sql/purge_delivered.sql"),
-        ),
+        HotStatement {
+            setup: sweep::BY_KEY_SETUP,
+            ..hot(
+                "requeue",
+                "uuid[]",
+                include_str!("deliveries/sql/requeue.sql"),
+            )
+        },
+        HotStatement {
+            setup: sweep::BY_KEY_SETUP,
+            ..hot(
+                "purge_delivered",
+                "bigint, bigint",
+                include_str!("deliveries/sql/purge_delivered.sql"),
+            )
+        },
     ]
 }
 

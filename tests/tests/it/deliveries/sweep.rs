@@ -159,6 +159,57 @@ async fn the_sweeper_finds_expired_leases_and_lost_wake_ups() {
 }
 
 #[tokio::test]
+async fn the_sweeper_leaves_an_unordered_subscription_whose_chains_are_moving() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let (t, sub) = setup(&m, 1, false).await;
+    let a = t.instances[0];
+    events(&m, &t, a, 12).await;
+    let pool = &m.db.pool;
+    let stale = Duration::from_secs(30);
+    // A backlog due for minutes (oldest first by seq), its `leased`
+    // oldest held by attempts in flight, as chains hold the front of it.
+    let hold = |leased: i64| async move {
+        sqlx::query(
+            "UPDATE deliveries SET
+                 proximo_intento = now() - interval '10 minutes' + seq * interval '1 second',
+                 reservado_hasta = CASE WHEN seq <= $2 THEN now() + interval '1 minute' END
+             WHERE subscription_id = $1",
+        )
+        .bind(sub.as_uuid())
+        .bind(leased)
+        .execute(pool)
+        .await
+        .unwrap();
+    };
+    let swept_seqs = || async {
+        let ids: Vec<uuid::Uuid> = due_lane_heads(pool, stale, 100)
+            .await
+            .unwrap()
+            .iter()
+            .map(|id| *id.as_uuid())
+            .collect();
+        sqlx::query_scalar::<_, i64>("SELECT seq FROM deliveries WHERE id = ANY($1) ORDER BY seq")
+            .bind(&ids)
+            .fetch_all(pool)
+            .await
+            .unwrap()
+    };
+
+    // Eight in flight at the front: one process's slots are busy, the
+    // chains claim the rest; nothing to requeue.
+    hold(8).await;
+    assert_eq!(swept_seqs().await, Vec::<i64>::new());
+    // Seven: it runs below a process's capacity (a crash took the rest),
+    // so the stale unleased ones are requeued.
+    hold(7).await;
+    assert_eq!(swept_seqs().await, (8..=12).collect::<Vec<i64>>());
+    // None in flight: every stale one.
+    hold(0).await;
+    assert_eq!(swept_seqs().await, (1..=12).collect::<Vec<i64>>());
+    m.stop().await;
+}
+
+#[tokio::test]
 async fn retention_deletes_old_delivered_rows_and_never_the_dlq() {
     let m = TestMotor::start(&[Role::Api]).await;
     let (t, sub) = setup(&m, 1, false).await;

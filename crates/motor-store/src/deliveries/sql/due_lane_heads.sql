@@ -23,15 +23,22 @@ SELECT id AS "id!" FROM (
       AND ((h.reservado_hasta IS NULL AND h.proximo_intento <= now() - $1::interval)
            OR h.reservado_hasta <= now())
     UNION ALL
+    -- An unordered subscription's oldest stale deliveries, unless 8 or
+    -- more of them are leased: its chains are moving (each claims the
+    -- oldest due delivery nobody holds as it records), and one
+    -- process's 8 slots are busy with them.
     SELECT u.id, u.proximo_intento
     FROM subscriptions s CROSS JOIN LATERAL (
-        SELECT d.id, d.proximo_intento FROM deliveries d
-        WHERE d.subscription_id = s.id
-          AND d.proximo_intento <= now() - $1::interval
-          AND (d.reservado_hasta IS NULL OR d.reservado_hasta <= now())
-        ORDER BY d.proximo_intento, d.id
-        LIMIT $2) u
+        SELECT w.id, w.proximo_intento, w.reservado_hasta,
+               count(*) FILTER (WHERE w.reservado_hasta > now()) OVER () AS leased
+        FROM (SELECT d.id, d.proximo_intento, d.reservado_hasta FROM deliveries d
+              WHERE d.subscription_id = s.id
+                AND d.proximo_intento <= now() - $1::interval
+              ORDER BY d.proximo_intento, d.id
+              LIMIT $2) w) u
     WHERE s.estado = 'activa' AND NOT s.ordenado
+      AND u.leased < 8
+      AND (u.reservado_hasta IS NULL OR u.reservado_hasta <= now())
 ) due
 ORDER BY proximo_intento, id
 LIMIT $2
