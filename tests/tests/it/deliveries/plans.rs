@@ -329,30 +329,13 @@ async fn check(conn: &mut PgConnection, label: &str) -> Vec<String> {
             // The shape first, without running it: a plan that would run
             // for minutes fails here.
             let execute = format!("EXECUTE {label}_{name}({args})");
-            let mut found = Vec::new();
-            let mut plan = explain(conn, setup, &format!("EXPLAIN (FORMAT JSON) {execute}")).await;
-            match &plan {
-                Ok(plan) => faults(&plan[0]["Plan"], false, &mut found),
-                Err(e) => found.push(e.clone()),
+            let plan = explain(conn, setup, &format!("EXPLAIN (FORMAT JSON) {execute}")).await;
+            let mut problem = report(&at, plan);
+            if problem.is_none() {
+                let sql = format!("EXPLAIN (ANALYZE, FORMAT JSON) {execute}");
+                problem = report(&at, explain(conn, setup, &sql).await);
             }
-            if found.is_empty() {
-                plan = explain(
-                    conn,
-                    setup,
-                    &format!("EXPLAIN (ANALYZE, FORMAT JSON) {execute}"),
-                )
-                .await;
-                match &plan {
-                    Ok(plan) => faults(&plan[0]["Plan"], false, &mut found),
-                    Err(e) => found.push(e.clone()),
-                }
-            }
-            if !found.is_empty() {
-                let shown = plan
-                    .map(|p| serde_json::to_string_pretty(&p[0]["Plan"]).unwrap_or_default())
-                    .unwrap_or_default();
-                problems.push(format!("{at}\n  - {}\n{shown:.6000}", found.join("\n  - ")));
-            }
+            problems.extend(problem);
         }
     }
     conn.execute("RESET plan_cache_mode").await.unwrap();
@@ -421,21 +404,27 @@ async fn check_planned_young(conn: &mut PgConnection) -> Vec<String> {
     for (name, args) in &cases {
         let at = format!("planned young, run on the backlog: {name}({args:.80})");
         let sql = format!("EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE young_{name}({args})");
-        let plan = explain(conn, setup(name), &sql).await;
-        let mut found = Vec::new();
-        match &plan {
-            Ok(plan) => faults(&plan[0]["Plan"], false, &mut found),
-            Err(e) => found.push(e.clone()),
-        }
-        if !found.is_empty() {
-            let shown = plan
-                .map(|p| serde_json::to_string_pretty(&p[0]["Plan"]).unwrap_or_default())
-                .unwrap_or_default();
-            problems.push(format!("{at}\n  - {}\n{shown:.6000}", found.join("\n  - ")));
-        }
+        problems.extend(report(&at, explain(conn, setup(name), &sql).await));
     }
     conn.execute("RESET plan_cache_mode").await.unwrap();
     problems
+}
+
+/// What is wrong with one `EXPLAIN`'s plan (or that it did not finish),
+/// with the plan, under `at`; `None` when nothing is.
+fn report(at: &str, plan: Result<Value, String>) -> Option<String> {
+    let mut found = Vec::new();
+    match &plan {
+        Ok(plan) => faults(&plan[0]["Plan"], false, &mut found),
+        Err(e) => found.push(e.clone()),
+    }
+    if found.is_empty() {
+        return None;
+    }
+    let shown = plan
+        .map(|p| serde_json::to_string_pretty(&p[0]["Plan"]).unwrap_or_default())
+        .unwrap_or_default();
+    Some(format!("{at}\n  - {}\n{shown:.6000}", found.join("\n  - ")))
 }
 
 /// Runs one `EXPLAIN` after the statement's `setup`, in a transaction that
