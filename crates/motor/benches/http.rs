@@ -47,7 +47,7 @@ mod server;
 
 use std::{collections::HashSet, future::Future, path::PathBuf, sync::Arc, time::Duration};
 
-use common::{env_or, BenchDb};
+use common::{env_or, number, BenchDb};
 use cpu::Processes;
 use load::{Load, Posted};
 use receiver::{Hook, Key, Misbehaviour, Receiver};
@@ -69,11 +69,6 @@ struct Settings {
 
 impl Settings {
     fn from_env() -> Self {
-        let number = |name: &str, default: &str| -> f64 {
-            env_or(name, default)
-                .parse()
-                .unwrap_or_else(|_| panic!("{name} is not a number"))
-        };
         Self {
             events: number("MOTOR_BENCH_EVENTS", "20000") as usize,
             seconds: number("MOTOR_BENCH_SECONDS", "10"),

@@ -50,7 +50,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{env_or, BenchDb};
+use common::{env_or, number, rss_mb, BenchDb};
 use cpu::{Processes, Usage};
 use receiver::{now_ms, Hook, Key, Receiver};
 use serde_json::json;
@@ -59,26 +59,6 @@ use uuid::Uuid;
 
 /// A sweeper pass's budget (issue 9, target 5).
 const PASS_BUDGET_S: f64 = 0.05;
-
-fn number(name: &str, default: &str) -> f64 {
-    env_or(name, default)
-        .parse()
-        .unwrap_or_else(|_| panic!("{name} is not a number"))
-}
-
-/// Motor's resident set, in MB (`VmRSS` of `/proc/<pid>/status`).
-fn rss_mb(pid: u32) -> f64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<f64>().ok())
-        })
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
 
 /// Samples Motor's RSS every 250 ms until dropped; the largest seen.
 struct RssWatch {

@@ -68,13 +68,7 @@ impl Process {
     }
 
     fn rss_mib(&self) -> f64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        let kib: f64 = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap();
-        kib / 1024.0
+        common::rss_mb(self.child.id())
     }
 }
 

@@ -295,8 +295,8 @@ impl Dispatcher {
             } else {
                 Next::Claim(self.lease().await?)
             };
-            let recorded = match (&decision, next) {
-                (Decision::Delivered, _) => {
+            let recorded = match &decision {
+                Decision::Delivered => {
                     let recorded = self.recorder.delivered(claimed, attempt, next).await?;
                     if let (
                         Recorded::Done {

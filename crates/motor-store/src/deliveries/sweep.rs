@@ -149,6 +149,15 @@ pub(super) const DUE_LANE_HEADS_SETUP: &str = "SET LOCAL enable_bitmapscan = off
 /// `deliveries_delivered` for retention) at any size.
 pub(super) const BY_KEY_SETUP: &str = "SET LOCAL enable_seqscan = off";
 
+/// Runs [`BY_KEY_SETUP`] in `tx`.
+async fn by_key(tx: &mut PgConnection) -> Result<()> {
+    // BY_KEY_SETUP's text.
+    sqlx::query!("SET LOCAL enable_seqscan = off")
+        .execute(tx)
+        .await?;
+    Ok(())
+}
+
 /// Writes a fresh job for each of `ids` that is still a due, unleased (or
 /// lease-expired) lane head of an `activa` subscription, in one
 /// transaction. Rows another transaction holds (a claim, a finish) are
@@ -165,10 +174,7 @@ pub(super) const BY_KEY_SETUP: &str = "SET LOCAL enable_seqscan = off";
 /// Its transaction turns sequential scans off ([`BY_KEY_SETUP`]).
 pub async fn requeue(pool: &Pool, ids: &[DeliveryId]) -> Result<Vec<DeliveryJob>> {
     let mut tx = pool.begin().await?;
-    // BY_KEY_SETUP's text.
-    sqlx::query!("SET LOCAL enable_seqscan = off")
-        .execute(&mut *tx)
-        .await?;
+    by_key(&mut tx).await?;
     let rows = sqlx::query_file_as!(JobRow, "src/deliveries/sql/requeue.sql", &uuids(ids))
         .fetch_all(&mut *tx)
         .await?;
@@ -196,10 +202,7 @@ pub async fn purge_delivered<'c>(
 ) -> Result<u64> {
     let days = i32::try_from(days).unwrap_or(i32::MAX);
     let mut tx = db.begin().await?;
-    // BY_KEY_SETUP's text.
-    sqlx::query!("SET LOCAL enable_seqscan = off")
-        .execute(&mut *tx)
-        .await?;
+    by_key(&mut tx).await?;
     let done = sqlx::query_file!("src/deliveries/sql/purge_delivered.sql", days, limit)
         .execute(&mut *tx)
         .await?;

@@ -13,6 +13,28 @@ pub fn env_or(name: &str, default: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| default.to_owned())
 }
 
+/// A numeric knob from the environment.
+pub fn number(name: &str, default: &str) -> f64 {
+    env_or(name, default)
+        .parse()
+        .unwrap_or_else(|_| panic!("{name} is not a number"))
+}
+
+/// A process's resident set, in MB (`VmRSS` of `/proc/<pid>/status`; NaN
+/// when it cannot be read).
+pub fn rss_mb(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;

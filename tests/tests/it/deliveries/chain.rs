@@ -200,6 +200,24 @@ async fn a_retry_or_an_inactive_subscription_claims_nothing_and_parked_ones_are_
     m.stop().await;
 }
 
+/// Returns once a session of this database waits for a row lock.
+async fn waits_for_a_lock(pool: &Pool) {
+    for _ in 0..400 {
+        let waiting: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity
+             WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        )
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        if waiting > 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("no session waits for a lock");
+}
+
 #[tokio::test]
 async fn a_finish_whose_next_is_being_updated_waits_for_it_or_skips_it() {
     // The next delivery's row is updated by another transaction while the
@@ -227,14 +245,18 @@ async fn a_finish_whose_next_is_being_updated_waits_for_it_or_skips_it() {
             let pool = pool.clone();
             tokio::spawn(async move { finish_with(&pool, &c1, 204, Next::Claim(LEASE)).await })
         };
-        tokio::time::sleep(Duration::from_millis(300)).await;
         if ordered {
+            waits_for_a_lock(pool).await;
             assert!(!finishing.is_finished(), "the finish waits for the row");
             other.commit().await.unwrap();
             let next = claimed_next(finishing.await.unwrap()).expect("the next one claimed");
             assert_eq!(next.delivery_id, d2);
         } else {
-            assert_eq!(claimed_next(finishing.await.unwrap()), None);
+            // It finishes while the row is still held.
+            let finished = tokio::time::timeout(Duration::from_secs(10), finishing)
+                .await
+                .expect("the finish does not wait for the held row");
+            assert_eq!(claimed_next(finished.unwrap()), None);
             other.commit().await.unwrap();
             claim_ok(pool, d2, 1).await;
         }

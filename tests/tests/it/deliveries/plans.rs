@@ -5,10 +5,10 @@
 //! subscription, one parked behind a suspended subscription, some
 //! delivered), first with generic plans made while the tables were young
 //! and kept as they grew (a fresh Motor's connections), then never
-//! analysed (the table the sweeper stalled on),
-//! then analysed, then with statistics from before the backlog (every
-//! group commit once read all open deliveries so), and reads `EXPLAIN ANALYZE` of every statement, custom
-//! and generic plan, each in a transaction that is rolled back.
+//! analysed (the table the sweeper stalled on), then analysed, then with
+//! statistics from before the backlog (every group commit once read all
+//! open deliveries so), and reads `EXPLAIN ANALYZE` of every statement,
+//! custom and generic plan, each in a transaction that is rolled back.
 //!
 //! What it asserts is the shape, not the time: no sequential scan of
 //! `deliveries`, no locking subquery run more than once, and no plan node
@@ -22,6 +22,7 @@ use serde_json::Value;
 use sqlx::{Connection, Executor, PgConnection, Row};
 use uuid::Uuid;
 
+use motor_store::deliveries::HotStatement;
 use motor_system_tests::harness::drop_database;
 
 use crate::util::{pg_server, TestDb};
@@ -302,6 +303,15 @@ fn reads_deliveries(node: &Value) -> bool {
             .any(reads_deliveries)
 }
 
+/// What the hot statement `name` sets in its transaction first.
+fn setup_of(statements: &[HotStatement], name: &str) -> &'static str {
+    statements
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no hot statement {name}"))
+        .setup
+}
+
 /// Checks every hot statement with every case, custom and generic plan;
 /// returns what it found wrong.
 async fn check(conn: &mut PgConnection, label: &str) -> Vec<String> {
@@ -316,11 +326,7 @@ async fn check(conn: &mut PgConnection, label: &str) -> Vec<String> {
             .unwrap();
     }
     for (name, args) in &cases {
-        let setup = statements
-            .iter()
-            .find(|s| s.name == *name)
-            .unwrap_or_else(|| panic!("no hot statement {name}"))
-            .setup;
+        let setup = setup_of(&statements, name);
         for mode in ["force_custom_plan", "force_generic_plan"] {
             let at = format!("{label}, {mode}: {name}({args:.80})");
             conn.execute(format!("SET plan_cache_mode = {mode}").as_str())
@@ -381,17 +387,12 @@ async fn check_planned_young(conn: &mut PgConnection) -> Vec<String> {
             .await
             .unwrap();
     }
-    let setup = |name: &str| {
-        statements
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("no hot statement {name}"))
-            .setup
-    };
     // Making a generic plan caches it in the prepared statement.
     for (name, args) in &cases {
         let sql = format!("EXPLAIN (FORMAT JSON) EXECUTE young_{name}({args})");
-        explain(conn, setup(name), &sql).await.unwrap();
+        explain(conn, setup_of(&statements, name), &sql)
+            .await
+            .unwrap();
     }
     conn.execute(
         "INSERT INTO events SELECT * FROM young_events;
@@ -404,7 +405,10 @@ async fn check_planned_young(conn: &mut PgConnection) -> Vec<String> {
     for (name, args) in &cases {
         let at = format!("planned young, run on the backlog: {name}({args:.80})");
         let sql = format!("EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE young_{name}({args})");
-        problems.extend(report(&at, explain(conn, setup(name), &sql).await));
+        problems.extend(report(
+            &at,
+            explain(conn, setup_of(&statements, name), &sql).await,
+        ));
     }
     conn.execute("RESET plan_cache_mode").await.unwrap();
     problems
