@@ -10,7 +10,7 @@ mod outcomes;
 mod plans;
 mod sweep;
 
-use std::collections::BTreeSet;
+use std::{collections::BTreeSet, time::Duration};
 
 use motor::serve::Role;
 use motor_domain::{
@@ -330,4 +330,22 @@ async fn the_library_append_fans_out_in_the_callers_transaction() {
     assert_eq!(delivered_events(&m.db.pool, sub).await, [(a, 1)]);
     assert_eq!(jobs(&m.db.pool, "deliveries").await.len(), 1);
     m.stop().await;
+}
+
+/// Returns once a session of this database waits for a row lock.
+pub async fn waits_for_a_lock(pool: &Pool) {
+    for _ in 0..400 {
+        let waiting: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity
+             WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        )
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        if waiting > 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("no session waits for a lock");
 }

@@ -33,7 +33,7 @@ use motor_bus::{
 };
 use motor_destinations::Destinations;
 use motor_domain::{
-    delivery::{Decision, DeliveryJob, Jitter, Outcome, RetryPolicy, Tier},
+    delivery::{Decision, DeliveryId, DeliveryJob, Jitter, Outcome, RetryPolicy, Tier},
     outbox::Topic,
     seal::SealingKey,
     subscription::SubscriptionId,
@@ -377,12 +377,22 @@ impl Dispatcher {
     }
 
     /// Takes first attempts a commit in this process handed over: deliveries
-    /// claimed in the fan-out are attempted now (their lease is running), and
-    /// jobs of unordered subscriptions are handled as if they had come from
-    /// Kafka — their Kafka copy is then dropped in memory.
+    /// claimed in the fan-out are attempted now (their lease is running),
+    /// those parked behind a busy lane are claimed if their lane freed
+    /// while the commit was in flight, and jobs of unordered subscriptions
+    /// are handled as if they had come from Kafka — their Kafka copy is
+    /// then dropped in memory.
     fn take(self: &Arc<Self>, handed: Handed) {
         for claimed in handed.claimed {
             self.detach(claimed);
+        }
+        if !handed.parked.is_empty() {
+            let dispatcher = self.clone();
+            self.detached.spawn(async move {
+                if let Err(e) = dispatcher.take_freed(&handed.parked).await {
+                    tracing::warn!(error = %e, "parked first attempts not checked; the sweeper sends those whose lane is free");
+                }
+            });
         }
         for job in handed.jobs {
             self.chained
@@ -393,6 +403,16 @@ impl Dispatcher {
             self.detached
                 .spawn(async move { dispatcher.handle_handed(job).await });
         }
+    }
+
+    /// Claims those of `parked` whose lane freed while their commit was in
+    /// flight, and runs their chains.
+    async fn take_freed(self: &Arc<Self>, parked: &[DeliveryId]) -> Result<()> {
+        let lease = self.lease().await?;
+        for claimed in deliveries::claim_freed(&self.pool, parked, lease).await? {
+            self.detach(claimed);
+        }
+        Ok(())
     }
 
     /// [`Self::handle`] for a job handed over by a commit (the pair is

@@ -119,6 +119,36 @@ pub async fn claim(
     Ok(Claim::Skipped(Skip::Contended))
 }
 
+/// Claims, for `lease`, those of `parked` — first attempts a commit of
+/// this process created parked behind an open delivery of their ordered
+/// lane ([`super::Handed::parked`]) — whose lane has freed since: the
+/// delivery before each finished while the commit was in flight, and its
+/// finish could not see them. A finish still in flight is waited for. The
+/// others stay parked for that finish. Call it after the commit. A crash
+/// before it is a lost wake-up the sweeper repairs (the lane's head is
+/// due and unleased).
+///
+/// Its transaction turns sequential and bitmap scans off
+/// ([`super::BY_KEY_SETUP`]).
+pub async fn claim_freed(
+    pool: &Pool,
+    parked: &[DeliveryId],
+    lease: Duration,
+) -> Result<Vec<Claimed>> {
+    let mut tx = pool.begin().await?;
+    super::by_key(&mut tx).await?;
+    let rows = sqlx::query_file_as!(
+        ClaimedRow,
+        "src/deliveries/sql/claim_freed.sql",
+        &super::uuids(parked),
+        interval(lease),
+    )
+    .fetch_all(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(rows.into_iter().map(|row| row.claimed(1)).collect())
+}
+
 /// A claimed delivery as `sql/claim.sql` returns it (and `claim_next`,
 /// `record_delivered_many` for the next one):
 /// `d` the delivery, `s` its subscription, `e` its event.

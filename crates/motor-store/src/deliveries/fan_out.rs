@@ -3,7 +3,7 @@
 //! the committing process, the first attempts it can start at once
 //! ([`Handed`]).
 
-use std::time::Duration;
+use std::{collections::HashSet, time::Duration};
 
 use motor_domain::{
     delivery::{DeliveryId, DeliveryJob, Lane},
@@ -32,16 +32,23 @@ pub struct Handed {
     /// need not wait for Kafka; the job's copy from Kafka finds the attempt
     /// taken.
     pub jobs: Vec<DeliveryJob>,
+    /// The lowest new delivery of each ordered lane that had an open
+    /// delivery: created parked with no job, for that delivery's finish to
+    /// take. A finish that ran while this commit was in flight could not
+    /// see it, so the dispatcher claims it after the commit if its lane is
+    /// free by then ([`super::claim_freed`]).
+    pub parked: Vec<DeliveryId>,
 }
 
 impl Handed {
     pub fn is_empty(&self) -> bool {
-        self.claimed.is_empty() && self.jobs.is_empty()
+        self.claimed.is_empty() && self.jobs.is_empty() && self.parked.is_empty()
     }
 
     pub fn extend(&mut self, other: Handed) {
         self.claimed.extend(other.claimed);
         self.jobs.extend(other.jobs);
+        self.parked.extend(other.parked);
     }
 }
 
@@ -59,8 +66,15 @@ impl Handed {
 /// delivery of each ordered `activa` subscription whose live lane has no
 /// open delivery is claimed as it is inserted — leased for `lease`, no job
 /// — and returned in [`Handed::claimed`]; the instances' row locks (held by
-/// the caller) keep any other insert out of the lane meanwhile. Jobs of
-/// unordered subscriptions are returned in [`Handed::jobs`] too.
+/// the caller) keep any other insert out of the lane meanwhile. The lane's
+/// other new deliveries, and all of them when the lane has an open
+/// delivery, are created parked with no job: the finish of the delivery
+/// before each claims it (the chain) or releases it. The lowest of a lane
+/// that had an open delivery is returned in [`Handed::parked`], for the
+/// dispatcher to claim after the commit should its lane have freed
+/// meanwhile. (Without `lease`, or while the subscription is held by its
+/// throttle, every delivery gets its job.) Jobs of unordered subscriptions
+/// are returned in [`Handed::jobs`] too.
 ///
 /// The subscription's state is read without a lock: if a reactivation
 /// commits meanwhile, its [`super::release_lane_heads`] cannot see these
@@ -87,11 +101,20 @@ pub(crate) async fn fan_out(
     .await?;
     let mut handed = Handed::default();
     let mut jobs = Vec::new();
+    // Lanes whose lowest new delivery was seen (rows come in seq order).
+    let mut lanes = HashSet::new();
     for r in rows.into_iter().filter(|r| r.active) {
         let delivery_id = DeliveryId::from_uuid(r.id);
         let subscription_id = SubscriptionId::from_uuid(r.subscription_id);
         let seq = r.seq;
         let instance = InstanceId::from_uuid(r.instance_id);
+        let lowest = lanes.insert((r.subscription_id, r.instance_id));
+        if r.parked {
+            if lowest {
+                handed.parked.push(delivery_id);
+            }
+            continue;
+        }
         if let Some(lease_until) = r.lease_until {
             handed.claimed.push(Claimed {
                 delivery_id,

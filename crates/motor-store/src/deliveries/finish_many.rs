@@ -7,6 +7,7 @@ use motor_domain::delivery::DeliveryState;
 use uuid::Uuid;
 
 use super::{
+    by_key,
     finish::{release_next, FinishedRow},
     Attempt, Claimed, Next, Recorded,
 };
@@ -23,6 +24,9 @@ use crate::{interval, Pool, Result};
 /// delivery of an ordered lane that was parked but is not claimed gets its
 /// job in a transaction of its own (a crash in between is a lost wake-up
 /// the sweeper repairs).
+///
+/// Its transaction turns sequential and bitmap scans off
+/// ([`super::BY_KEY_SETUP`]).
 ///
 /// The attempts must be of distinct deliveries, and (ordered lanes run one
 /// delivery at a time) of distinct ordered lanes.
@@ -62,6 +66,9 @@ pub async fn record_delivered_many(
         })
         .max()
         .unwrap_or_default();
+    // By key at any size of the table (`super::BY_KEY_SETUP`).
+    let mut tx = pool.begin().await?;
+    by_key(&mut tx).await?;
     let mut rows = sqlx::query_file_as!(
         FinishedRow,
         "src/deliveries/sql/record_delivered_many.sql",
@@ -74,8 +81,9 @@ pub async fn record_delivered_many(
         interval(lease),
         &claims_next,
     )
-    .fetch_all(pool)
+    .fetch_all(&mut *tx)
     .await?;
+    tx.commit().await?;
 
     let mut answers = Vec::with_capacity(done.len());
     for (claimed_now, _, _) in done {

@@ -11,7 +11,7 @@ use motor_domain::{
 use sqlx::{Acquire, PgConnection, Postgres};
 use uuid::Uuid;
 
-use super::{enqueue, uuids, JobRow};
+use super::{by_key, enqueue, uuids, JobRow};
 use crate::{interval, Pool, Result};
 
 /// Writes a job for the head of every lane of an `activa` subscription (for
@@ -22,7 +22,8 @@ use crate::{interval, Pool, Result};
 /// lease is live (an attempt is in flight). Call it in the transaction that
 /// makes the subscription `activa` again (PATCH, or the operator), after the
 /// change. Jobs keep the delivery's own due time (a retry still waits its
-/// schedule). Returns the jobs written.
+/// schedule). Returns the jobs written. Sequential and bitmap scans stay
+/// off for the rest of the transaction ([`super::BY_KEY_SETUP`]).
 pub async fn release_lane_heads(
     conn: &mut PgConnection,
     subscription: SubscriptionId,
@@ -57,6 +58,7 @@ async fn release(
     subscription: SubscriptionId,
     lane: Option<Lane>,
 ) -> Result<Vec<DeliveryJob>> {
+    by_key(conn).await?;
     let rows = sqlx::query_file_as!(
         JobRow,
         "src/deliveries/sql/release.sql",
@@ -138,26 +140,6 @@ pub async fn due_lane_heads<'c>(
 /// What [`due_lane_heads`] sets in its transaction before its statement.
 pub(super) const DUE_LANE_HEADS_SETUP: &str = "SET LOCAL enable_bitmapscan = off";
 
-/// What [`requeue`] and [`purge_delivered`] set in their transactions
-/// before their statements. Both take rows by key from an array (`id =
-/// ANY (…)`), which a plan may answer with a sequential scan when it was
-/// made while `deliveries` was young: an empty table, never vacuumed, is
-/// taken for ten pages, where reading them all costs less than ten probes.
-/// A connection keeps such a generic plan as the table grows (until
-/// autovacuum's first `ANALYZE`): 450,000 rows read a pass. With
-/// sequential scans off the plan probes the primary key (and
-/// `deliveries_delivered` for retention) at any size.
-pub(super) const BY_KEY_SETUP: &str = "SET LOCAL enable_seqscan = off";
-
-/// Runs [`BY_KEY_SETUP`] in `tx`.
-async fn by_key(tx: &mut PgConnection) -> Result<()> {
-    // BY_KEY_SETUP's text.
-    sqlx::query!("SET LOCAL enable_seqscan = off")
-        .execute(tx)
-        .await?;
-    Ok(())
-}
-
 /// Writes a fresh job for each of `ids` that is still a due, unleased (or
 /// lease-expired) lane head of an `activa` subscription, in one
 /// transaction. Rows another transaction holds (a claim, a finish) are
@@ -171,7 +153,8 @@ async fn by_key(tx: &mut PgConnection) -> Result<()> {
 /// deliveries: an `id IN (… FOR UPDATE SKIP LOCKED)` semi join let the
 /// planner re-run the locking subquery once per open delivery (13–138 s on
 /// 21,000 open rows, while every claim of the locked ones waited).
-/// Its transaction turns sequential scans off ([`BY_KEY_SETUP`]).
+/// Its transaction turns sequential and bitmap scans off
+/// ([`super::BY_KEY_SETUP`]).
 pub async fn requeue(pool: &Pool, ids: &[DeliveryId]) -> Result<Vec<DeliveryJob>> {
     let mut tx = pool.begin().await?;
     by_key(&mut tx).await?;
@@ -194,7 +177,8 @@ pub async fn requeue(pool: &Pool, ids: &[DeliveryId]) -> Result<Vec<DeliveryJob>
 /// key: a pass reads what it deletes, however many rows are pending or
 /// failed.
 ///
-/// Its transaction turns sequential scans off ([`BY_KEY_SETUP`]).
+/// Its transaction turns sequential and bitmap scans off
+/// ([`super::BY_KEY_SETUP`]).
 pub async fn purge_delivered<'c>(
     db: impl Acquire<'c, Database = Postgres>,
     days: i64,

@@ -16,7 +16,7 @@ use std::time::Duration;
 use super::{
     clear_outbox, delivery, jobs,
     lanes::{attempt, claim_ok, events, finish_with, row, setup, LEASE},
-    set_state,
+    set_state, waits_for_a_lock,
 };
 use crate::util::TestMotor;
 
@@ -198,24 +198,6 @@ async fn a_retry_or_an_inactive_subscription_claims_nothing_and_parked_ones_are_
         .is_none());
     assert_eq!(jobs(pool, "deliveries").await.len(), 1);
     m.stop().await;
-}
-
-/// Returns once a session of this database waits for a row lock.
-async fn waits_for_a_lock(pool: &Pool) {
-    for _ in 0..400 {
-        let waiting: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM pg_stat_activity
-             WHERE datname = current_database() AND wait_event_type = 'Lock'",
-        )
-        .fetch_one(pool)
-        .await
-        .unwrap();
-        if waiting > 0 {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("no session waits for a lock");
 }
 
 #[tokio::test]

@@ -1,8 +1,11 @@
 //! The first attempt straight from the commit: when the API and the
 //! dispatcher share a process, the head of a free ordered lane is claimed
 //! in the ingest transaction and attempted right after the commit, with no
-//! job through Kafka; an unordered subscription's job is handed over too
-//! (its Kafka copy is the durable fallback). A claim whose process died
+//! job through Kafka; a new delivery behind an open one of its lane is
+//! created parked, with no job, for that one's finish to take (or for the
+//! dispatcher to claim after the commit, when the lane freed while the
+//! commit was in flight); an unordered subscription's job is handed over
+//! too (its Kafka copy is the durable fallback). A claim whose process died
 //! before attempting it is sent by the sweeper once its lease runs out.
 
 use std::time::Duration;
@@ -11,9 +14,12 @@ use motor::serve::Role;
 use motor_domain::{subscription::SubscriptionId, NewEvent};
 use serde_json::json;
 
-use super::{receiver::Receiver, subscribe, wait_state, WAIT};
+use super::{
+    receiver::{Receiver, Reply},
+    subscribe, wait_state, WAIT,
+};
 use crate::{
-    deliveries::post,
+    deliveries::{post, waits_for_a_lock},
     util::{TestDb, TestMotor},
 };
 
@@ -136,5 +142,138 @@ async fn a_claim_made_in_the_fan_out_by_a_process_that_died_is_sent_after_its_le
         .await;
     let seen = receiver.seen();
     assert_eq!((seen[0].seq, seen[0].verified), (1, true));
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn events_behind_a_busy_lane_are_parked_without_jobs_and_follow_their_head() {
+    // No relay: a job written to the outbox never reaches Kafka.
+    let m = TestMotor::start(&[Role::Api, Role::Dispatch]).await;
+    let t = m.tenant(1).await;
+    let receiver = Receiver::start().await;
+    // The first request is answered late: the lane is busy meanwhile.
+    receiver.script(|seen| Reply {
+        delay: if seen.seq == 1 {
+            Duration::from_secs(2)
+        } else {
+            Duration::ZERO
+        },
+        ..Reply::status(204)
+    });
+    let sub = subscribe(&m, &t, &receiver, json!({})).await;
+    let instance = t.instances[0];
+    post(
+        &m,
+        &t,
+        instance,
+        json!({"type": "message.sent", "data": {}}),
+    )
+    .await;
+    receiver
+        .wait_for("the head", WAIT, |seen| !seen.is_empty())
+        .await;
+    for _ in 0..4 {
+        post(
+            &m,
+            &t,
+            instance,
+            json!({"type": "message.sent", "data": {}}),
+        )
+        .await;
+    }
+    let parked: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM deliveries
+         WHERE subscription_id = $1 AND aparcado_en IS NOT NULL AND reservado_hasta IS NULL",
+    )
+    .bind(sub.as_uuid())
+    .fetch_one(&m.db.pool)
+    .await
+    .unwrap();
+    assert_eq!(parked, 4, "the four behind the busy head are parked");
+
+    receiver
+        .wait_for("all five", WAIT, |seen| seen.len() >= 5)
+        .await;
+    wait_state(&m, sub, "entregada", 5).await;
+    let seqs: Vec<i64> = receiver.seen().iter().map(|s| s.seq).collect();
+    assert_eq!(seqs, [1, 2, 3, 4, 5], "in order, each once");
+    assert_eq!(
+        jobs_in_outbox(&m, sub).await,
+        0,
+        "parked deliveries have no job: the head's finish took them"
+    );
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn a_parked_first_attempt_is_claimed_after_its_commit_when_its_lane_freed() {
+    // No dispatcher runs: the test makes the commits and the claims.
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(1).await;
+    let receiver = Receiver::start().await;
+    let sub = subscribe(&m, &t, &receiver, json!({})).await;
+    let instance = t.instances[0];
+    let lease = Duration::from_secs(60);
+    let append = |n: i64| {
+        let pool = m.db.pool.clone();
+        async move {
+            let event =
+                NewEvent::parse(&json!({"type": "message.sent", "data": {"n": n}}), "e").unwrap();
+            let mut tx = pool.begin().await.unwrap();
+            let locked = motor_store::ledger::lock_instance(&mut tx, instance)
+                .await
+                .unwrap();
+            let appended =
+                motor_store::ledger::append_locked_handing(&mut tx, locked, &[event], Some(lease))
+                    .await
+                    .unwrap();
+            tx.commit().await.unwrap();
+            appended.handed
+        }
+    };
+    let head = append(1).await;
+    assert_eq!(head.claimed.len(), 1, "a free lane's head is claimed");
+    let head = head.claimed[0].delivery_id;
+    let behind = append(2).await;
+    assert!(behind.claimed.is_empty() && behind.jobs.is_empty());
+    assert_eq!(behind.parked.len(), 1, "the one behind the head is parked");
+    assert_eq!(jobs_in_outbox(&m, sub).await, 0);
+
+    // The head is open: nothing to claim, it stays parked.
+    let claimed = motor_store::deliveries::claim_freed(&m.db.pool, &behind.parked, lease)
+        .await
+        .unwrap();
+    assert!(claimed.is_empty());
+
+    // The head's finish is in flight (it could not see the parked one):
+    // the claim waits for it, then finds the lane free.
+    let mut finish = m.db.pool.begin().await.unwrap();
+    sqlx::query(
+        "UPDATE deliveries SET estado = 'entregada', intentos = 1, proximo_intento = NULL,
+                reservado_hasta = NULL, entregado_en = now()
+         WHERE id = $1",
+    )
+    .bind(head.as_uuid())
+    .execute(&mut *finish)
+    .await
+    .unwrap();
+    let claiming = tokio::spawn({
+        let (pool, parked) = (m.db.pool.clone(), behind.parked.clone());
+        async move { motor_store::deliveries::claim_freed(&pool, &parked, lease).await }
+    });
+    waits_for_a_lock(&m.db.pool).await;
+    finish.commit().await.unwrap();
+    let claimed = claiming.await.unwrap().unwrap();
+    assert_eq!(claimed.len(), 1, "claimed once the head's finish committed");
+    assert_eq!(
+        (claimed[0].delivery_id, claimed[0].seq, claimed[0].attempt),
+        (behind.parked[0], 2, 1)
+    );
+    assert!(!claimed[0].envelope.is_empty());
+    // Claimed once: a second try finds it leased.
+    let again = motor_store::deliveries::claim_freed(&m.db.pool, &behind.parked, lease)
+        .await
+        .unwrap();
+    assert!(again.is_empty());
     m.stop().await;
 }

@@ -1,0 +1,36 @@
+-- Claims those of $1 (first attempts a commit created parked behind an
+-- open delivery of their ordered lane) whose lane has freed since, for
+-- $2: the delivery they waited for finished while that commit was in
+-- flight, and its finish could not see them. "Claimable now" as in
+-- claim.sql; the lane check locks the open lower-seq delivery it finds
+-- FOR SHARE, as park_or_why_not.sql does, so a finish still in flight is
+-- waited for and its outcome read (the ORDER BY keeps the check one probe
+-- of the open-lane index, as the fan-out's). The others stay parked for
+-- that delivery's finish, which will see them.
+--
+-- The given rows are read by key first and the subscription joined on
+-- their subscription id, so no plan reaches them through their
+-- subscription (walking its deliveries), as in record_delivered_many.sql.
+WITH given AS MATERIALIZED (
+    SELECT id, subscription_id FROM deliveries WHERE id = ANY ($1)
+)
+UPDATE deliveries d
+SET reservado_hasta = now() + $2, aparcado_en = NULL, actualizado_en = now()
+FROM given g, subscriptions s, events e
+WHERE d.id = g.id AND s.id = g.subscription_id AND e.event_id = d.event_id
+  AND (d.estado = 'pendiente') IS TRUE AND d.intentos = 0
+  AND s.estado = 'activa' AND s.ordenado
+  AND (d.reservado_hasta IS NULL OR d.reservado_hasta <= now())
+  AND (d.proximo_intento <= now()) IS TRUE
+  AND NOT EXISTS (
+      SELECT 1 FROM subscription_throttle t WHERE t.subscription_id = s.id AND t.hasta > now())
+  AND NOT EXISTS (
+      SELECT 1 FROM deliveries b
+      WHERE b.subscription_id = d.subscription_id AND b.instance_id = d.instance_id
+        AND b.lane = d.lane AND b.estado = 'pendiente' AND b.seq < d.seq
+      ORDER BY b.seq LIMIT 1
+      FOR SHARE)
+RETURNING d.id, d.subscription_id, d.app_id, d.instance_id, d.event_id, d.lane, d.seq,
+          d.replay_of, d.creado_en AS created_at, d.reservado_hasta AS "lease_until!",
+          s.url, s.ordenado AS ordered, s.max_por_segundo AS max_per_second,
+          s.version AS subscription_version, e.envelope, d.intentos AS attempts_made
