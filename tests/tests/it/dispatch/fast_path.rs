@@ -161,25 +161,13 @@ async fn events_behind_a_busy_lane_are_parked_without_jobs_and_follow_their_head
         ..Reply::status(204)
     });
     let sub = subscribe(&m, &t, &receiver, json!({})).await;
-    let instance = t.instances[0];
-    post(
-        &m,
-        &t,
-        instance,
-        json!({"type": "message.sent", "data": {}}),
-    )
-    .await;
+    let (instance, event) = (t.instances[0], json!({"type": "message.sent", "data": {}}));
+    post(&m, &t, instance, event.clone()).await;
     receiver
         .wait_for("the head", WAIT, |seen| !seen.is_empty())
         .await;
     for _ in 0..4 {
-        post(
-            &m,
-            &t,
-            instance,
-            json!({"type": "message.sent", "data": {}}),
-        )
-        .await;
+        post(&m, &t, instance, event.clone()).await;
     }
     let parked: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM deliveries
