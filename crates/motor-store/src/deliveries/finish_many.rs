@@ -66,7 +66,6 @@ pub async fn record_delivered_many(
         })
         .max()
         .unwrap_or_default();
-    // By key at any size of the table (`super::BY_KEY_SETUP`).
     let mut tx = pool.begin().await?;
     by_key(&mut tx).await?;
     let mut rows = sqlx::query_file_as!(
