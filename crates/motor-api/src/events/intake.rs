@@ -7,6 +7,12 @@
 //! answered before the commit. At low load a batch is one request and adds
 //! no wait: a worker takes what is queued and never waits for more.
 //!
+//! Each worker has a queue of its own and an instance always goes to the
+//! same one, so the two transactions in flight never lock the same
+//! instance: one commits while the other writes, instead of waiting on the
+//! other's instance locks until its commit. An instance's requests keep
+//! their order.
+//!
 //! Requests with an `Idempotency-Key` do not come here: their stored answer
 //! shares the append's transaction (see `events.rs`).
 
@@ -18,7 +24,7 @@ use motor_store::{
     ledger::{self, Appended, Request},
     Pool, StoreError,
 };
-use tokio::sync::{mpsc, oneshot, Mutex};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::ApiError;
 
@@ -27,10 +33,10 @@ const MAX_REQUESTS: usize = 256;
 /// Events a batch takes at most (a request is never split: a batch may
 /// pass this by one request).
 const MAX_EVENTS: usize = 2_000;
-/// Transactions in flight at once: one collects while the other commits.
+/// Transactions in flight at once: one writes while the other commits.
 const WORKERS: usize = 2;
-/// Requests waiting at most; past it a request waits for room.
-const QUEUE: usize = 4_096;
+/// Requests waiting at most, per worker; past it a request waits for room.
+const QUEUE: usize = 2_048;
 
 type Answer = Result<Appended, Arc<StoreError>>;
 
@@ -43,18 +49,26 @@ struct Pending {
 /// The queue of producer requests of this process.
 #[derive(Clone)]
 pub struct Intake {
-    queue: mpsc::Sender<Pending>,
+    queues: Arc<[mpsc::Sender<Pending>]>,
 }
 
 impl Intake {
     /// Starts the workers (they stop when every `Intake` is dropped).
     pub fn start(pool: Pool, after_commit: Option<Arc<dyn AfterCommit>>) -> Self {
-        let (queue, waiting) = mpsc::channel(QUEUE);
-        let waiting = Arc::new(Mutex::new(waiting));
-        for _ in 0..WORKERS {
-            tokio::spawn(work(pool.clone(), after_commit.clone(), waiting.clone()));
-        }
-        Self { queue }
+        let queues = (0..WORKERS)
+            .map(|_| {
+                let (queue, waiting) = mpsc::channel(QUEUE);
+                tokio::spawn(work(pool.clone(), after_commit.clone(), waiting));
+                queue
+            })
+            .collect();
+        Self { queues }
+    }
+
+    /// The queue of `instance`'s worker.
+    fn queue(&self, instance: InstanceId) -> &mpsc::Sender<Pending> {
+        let shard = instance.as_uuid().as_u128() % self.queues.len() as u128;
+        &self.queues[shard as usize]
     }
 
     /// Appends `events` to `instance`'s ledger in the next batch; answers
@@ -71,7 +85,10 @@ impl Intake {
             answer,
         };
         let stopped = || ApiError::internal(std::io::Error::other("the intake stopped"));
-        self.queue.send(pending).await.map_err(|_| stopped())?;
+        self.queue(instance)
+            .send(pending)
+            .await
+            .map_err(|_| stopped())?;
         answered
             .await
             .map_err(|_| stopped())?
@@ -86,27 +103,20 @@ impl Intake {
 async fn work(
     pool: Pool,
     after_commit: Option<Arc<dyn AfterCommit>>,
-    waiting: Arc<Mutex<mpsc::Receiver<Pending>>>,
+    mut waiting: mpsc::Receiver<Pending>,
 ) {
-    loop {
-        let batch = {
-            let mut waiting = waiting.lock().await;
-            let Some(first) = waiting.recv().await else {
-                return;
-            };
-            let mut events = first.events.len();
-            let mut batch = vec![first];
-            while batch.len() < MAX_REQUESTS && events < MAX_EVENTS {
-                match waiting.try_recv() {
-                    Ok(next) => {
-                        events += next.events.len();
-                        batch.push(next);
-                    }
-                    Err(_) => break,
+    while let Some(first) = waiting.recv().await {
+        let mut events = first.events.len();
+        let mut batch = vec![first];
+        while batch.len() < MAX_REQUESTS && events < MAX_EVENTS {
+            match waiting.try_recv() {
+                Ok(next) => {
+                    events += next.events.len();
+                    batch.push(next);
                 }
+                Err(_) => break,
             }
-            batch
-        };
+        }
         commit(&pool, after_commit.as_deref(), batch).await;
     }
 }
