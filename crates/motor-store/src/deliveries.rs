@@ -217,8 +217,16 @@ pub fn hot_statements() -> Vec<HotStatement> {
             setup: BY_KEY_SETUP,
             ..hot(
                 "record_delivered_many",
-                "uuid[], integer[], integer[], timestamptz[], integer[], text[], interval, boolean[]",
+                "uuid[], integer[], integer[], timestamptz[], integer[], text[]",
                 include_str!("deliveries/sql/record_delivered_many.sql"),
+            )
+        },
+        HotStatement {
+            setup: BY_KEY_SETUP,
+            ..hot(
+                "next_after_many",
+                "uuid[], boolean[], interval",
+                include_str!("deliveries/sql/next_after_many.sql"),
             )
         },
         HotStatement {
@@ -227,6 +235,14 @@ pub fn hot_statements() -> Vec<HotStatement> {
                 "claim_freed",
                 "uuid[], interval",
                 include_str!("deliveries/sql/claim_freed.sql"),
+            )
+        },
+        HotStatement {
+            setup: BY_KEY_SETUP,
+            ..hot(
+                "finishing_lanes",
+                "uuid[]",
+                include_str!("deliveries/sql/finishing_lanes.sql"),
             )
         },
         hot(

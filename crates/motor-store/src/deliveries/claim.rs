@@ -123,10 +123,17 @@ pub async fn claim(
 /// this process created parked behind an open delivery of their ordered
 /// lane ([`super::Handed::parked`]) — whose lane has freed since: the
 /// delivery before each finished while the commit was in flight, and its
-/// finish could not see them. A finish still in flight is waited for. The
-/// others stay parked for that finish. Call it after the commit. A crash
-/// before it is a lost wake-up the sweeper repairs (the lane's head is
-/// due and unleased).
+/// finish could not see them. Call it after the commit. The others stay
+/// parked for that delivery's finish, which will see them. A crash before
+/// it is a lost wake-up the sweeper repairs (the lane's head is due and
+/// unleased).
+///
+/// One statement claims every lane found free, taking no lock but the
+/// claimed rows; a second finds the lanes whose delivery before is locked
+/// now (its finish in flight) or gone since the first, and those are
+/// claimed one by one through [`claim`], whose lane check waits for that
+/// finish. (One statement that waited on one lane while holding another
+/// lane's lock deadlocked with group commits finishing the same lanes.)
 ///
 /// Its transaction turns sequential and bitmap scans off
 /// ([`super::BY_KEY_SETUP`]).
@@ -135,18 +142,32 @@ pub async fn claim_freed(
     parked: &[DeliveryId],
     lease: Duration,
 ) -> Result<Vec<Claimed>> {
+    let parked = super::uuids(parked);
     let mut tx = pool.begin().await?;
     super::by_key(&mut tx).await?;
     let rows = sqlx::query_file_as!(
         ClaimedRow,
         "src/deliveries/sql/claim_freed.sql",
-        &super::uuids(parked),
+        &parked,
         interval(lease),
     )
     .fetch_all(&mut *tx)
     .await?;
+    let mut claimed: Vec<Claimed> = rows.into_iter().map(|row| row.claimed(1)).collect();
+    let finishing = if claimed.len() < parked.len() {
+        sqlx::query_file_scalar!("src/deliveries/sql/finishing_lanes.sql", &parked)
+            .fetch_all(&mut *tx)
+            .await?
+    } else {
+        Vec::new()
+    };
     tx.commit().await?;
-    Ok(rows.into_iter().map(|row| row.claimed(1)).collect())
+    for id in finishing {
+        if let Claim::Claimed(row) = claim(pool, DeliveryId::from_uuid(id), 1, lease).await? {
+            claimed.push(*row);
+        }
+    }
+    Ok(claimed)
 }
 
 /// A claimed delivery as `sql/claim.sql` returns it (and `claim_next`,

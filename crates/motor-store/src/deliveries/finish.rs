@@ -192,12 +192,10 @@ pub async fn record_attempt(
     })
 }
 
-/// What the fused finish statement returns per recorded delivery
-/// (`sql/record_delivered_many.sql`): the input, whether it was recorded
-/// (`head`), whether the lane's next delivery was parked, and the next
-/// delivery's [`ClaimedRow`] columns, all NULL when none was claimed.
+/// What follows a recorded head (`sql/next_after_many.sql`): the head,
+/// whether its lane's next delivery was parked, and the next delivery's
+/// [`ClaimedRow`] columns, all NULL when none was claimed.
 pub(super) struct FinishedRow {
-    pub input_id: Option<Uuid>,
     pub head: Option<Uuid>,
     pub following_parked: Option<bool>,
     pub id: Option<Uuid>,

@@ -14,7 +14,8 @@ use super::{
 use crate::{interval, Pool, Result};
 
 /// Records each `(claimed, attempt, next)` as delivered, in one
-/// statement; answers in input order. With [`Next::Claim`] it also claims
+/// transaction of two statements (the records, then what follows them);
+/// answers in input order. With [`Next::Claim`] it also claims
 /// the next delivery to make when one can be claimed now: for an ordered
 /// subscription the next delivery of the lane, for an unordered one the
 /// subscription's oldest due delivery nobody holds (so a backlog moves
@@ -54,10 +55,6 @@ pub async fn record_delivered_many(
     // Key ids never hold a comma (`whk_` and hex); one text per attempt
     // keeps the arrays one-dimensional.
     let key_ids: Vec<String> = done.iter().map(|(_, a, _)| a.key_ids.join(",")).collect();
-    let claims_next: Vec<bool> = done
-        .iter()
-        .map(|(_, _, n)| matches!(n, Next::Claim(_)))
-        .collect();
     let lease = done
         .iter()
         .filter_map(|(_, _, n)| match n {
@@ -68,8 +65,7 @@ pub async fn record_delivered_many(
         .unwrap_or_default();
     let mut tx = pool.begin().await?;
     by_key(&mut tx).await?;
-    let mut rows = sqlx::query_file_as!(
-        FinishedRow,
+    let heads: Vec<Uuid> = sqlx::query_file_scalar!(
         "src/deliveries/sql/record_delivered_many.sql",
         &ids,
         &numbers,
@@ -77,23 +73,42 @@ pub async fn record_delivered_many(
         &started,
         &durations,
         &key_ids,
-        interval(lease),
-        &claims_next,
     )
     .fetch_all(&mut *tx)
     .await?;
+    // What follows each head, with a snapshot taken after every head was
+    // locked (see the statement).
+    let mut rows = if heads.is_empty() {
+        Vec::new()
+    } else {
+        let claims_next: Vec<bool> = heads
+            .iter()
+            .map(|head| {
+                done.iter()
+                    .any(|(c, _, n)| c.delivery_id.as_uuid() == head && matches!(n, Next::Claim(_)))
+            })
+            .collect();
+        sqlx::query_file_as!(
+            FinishedRow,
+            "src/deliveries/sql/next_after_many.sql",
+            &heads,
+            &claims_next,
+            interval(lease),
+        )
+        .fetch_all(&mut *tx)
+        .await?
+    };
     tx.commit().await?;
 
     let mut answers = Vec::with_capacity(done.len());
     for (claimed_now, _, _) in done {
-        let row = rows
+        let Some(row) = rows
             .iter_mut()
-            .find(|r| r.input_id.as_ref() == Some(claimed_now.delivery_id.as_uuid()))
-            .expect("one row per input");
-        if row.head.is_none() {
+            .find(|r| r.head.as_ref() == Some(claimed_now.delivery_id.as_uuid()))
+        else {
             answers.push(Recorded::Stale);
             continue;
-        }
+        };
         let (mut next, mut released) = (None, None);
         if let Some(claimed_next) = row.next() {
             next = Some(Box::new(claimed_next.claimed_next()));

@@ -220,28 +220,34 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
         ),
         (
             "record_delivered_many",
-            format!("'{{{head}}}', '{{1}}', '{{204}}', ARRAY[now()], '{{12}}', ARRAY['whk_1'], '30 seconds', '{{true}}'"),
+            format!("'{{{head}}}', '{{1}}', '{{204}}', ARRAY[now()], '{{12}}', ARRAY['whk_1']"),
         ),
         (
             "record_delivered_many",
             format!(
                 "'{{{lane_heads}}}', '{{{ones}}}', '{{{statuses}}}', ARRAY[{times}], \
-                 '{{{durations}}}', ARRAY[{key_ids}], '30 seconds', '{{{trues}}}'"
+                 '{{{durations}}}', ARRAY[{key_ids}]"
             ),
+        ),
+        (
+            "next_after_many",
+            format!("'{{{head}}}', '{{true}}', '30 seconds'"),
+        ),
+        (
+            "next_after_many",
+            format!("'{{{lane_heads}}}', '{{{trues}}}', '30 seconds'"),
         ),
         // An unordered subscription's chains: each claims one of its
         // oldest due deliveries.
         (
-            "record_delivered_many",
-            format!(
-                "'{{{unordered_heads}}}', '{{{ones}}}', '{{{statuses}}}', ARRAY[{times}], \
-                 '{{{durations}}}', ARRAY[{key_ids}], '30 seconds', '{{{trues}}}'"
-            ),
+            "next_after_many",
+            format!("'{{{unordered_heads}}}', '{{{trues}}}', '30 seconds'"),
         ),
         // After a commit: first attempts parked behind busy lanes, and
         // ones whose lane is free.
         ("claim_freed", format!("'{{{behind_heads}}}', '30 seconds'")),
         ("claim_freed", format!("'{{{lane_heads}}}', '30 seconds'")),
+        ("finishing_lanes", format!("'{{{behind_heads}}}'")),
         (
             "fan_out",
             format!("'{{{i1}}}', '{{{last}}}', '{{{}}}', '30 seconds'", last + 1),

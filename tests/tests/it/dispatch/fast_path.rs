@@ -11,7 +11,8 @@
 use std::time::Duration;
 
 use motor::serve::Role;
-use motor_domain::{subscription::SubscriptionId, NewEvent};
+use motor_domain::{delivery::DeliveryId, subscription::SubscriptionId, InstanceId, NewEvent};
+use motor_store::deliveries::{Attempt, Handed, Next, Recorded};
 use serde_json::json;
 
 use super::{
@@ -34,6 +35,40 @@ async fn jobs_in_outbox(m: &TestMotor, sub: SubscriptionId) -> i64 {
     .fetch_one(&m.db.pool)
     .await
     .unwrap()
+}
+
+/// Appends one event to `instance` as a commit of a process with a
+/// dispatcher does, and answers what the commit hands over.
+async fn append_handing(
+    pool: &motor_store::Pool,
+    instance: InstanceId,
+    n: i64,
+    lease: Duration,
+) -> Handed {
+    let event = NewEvent::parse(&json!({"type": "message.sent", "data": {"n": n}}), "e").unwrap();
+    let mut tx = pool.begin().await.unwrap();
+    let locked = motor_store::ledger::lock_instance(&mut tx, instance)
+        .await
+        .unwrap();
+    let appended =
+        motor_store::ledger::append_locked_handing(&mut tx, locked, &[event], Some(lease))
+            .await
+            .unwrap();
+    tx.commit().await.unwrap();
+    appended.handed
+}
+
+/// A finish of `delivery`'s first attempt, as a group commit writes it.
+async fn deliver(conn: &mut sqlx::PgConnection, delivery: DeliveryId) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE deliveries SET estado = 'entregada', intentos = 1, proximo_intento = NULL,
+                reservado_hasta = NULL, entregado_en = now()
+         WHERE id = $1",
+    )
+    .bind(delivery.as_uuid())
+    .execute(conn)
+    .await
+    .map(drop)
 }
 
 #[tokio::test]
@@ -202,23 +237,7 @@ async fn a_parked_first_attempt_is_claimed_after_its_commit_when_its_lane_freed(
     let sub = subscribe(&m, &t, &receiver, json!({})).await;
     let instance = t.instances[0];
     let lease = Duration::from_secs(60);
-    let append = |n: i64| {
-        let pool = m.db.pool.clone();
-        async move {
-            let event =
-                NewEvent::parse(&json!({"type": "message.sent", "data": {"n": n}}), "e").unwrap();
-            let mut tx = pool.begin().await.unwrap();
-            let locked = motor_store::ledger::lock_instance(&mut tx, instance)
-                .await
-                .unwrap();
-            let appended =
-                motor_store::ledger::append_locked_handing(&mut tx, locked, &[event], Some(lease))
-                    .await
-                    .unwrap();
-            tx.commit().await.unwrap();
-            appended.handed
-        }
-    };
+    let append = |n: i64| append_handing(&m.db.pool, instance, n, lease);
     let head = append(1).await;
     assert_eq!(head.claimed.len(), 1, "a free lane's head is claimed");
     let head = head.claimed[0].delivery_id;
@@ -236,15 +255,7 @@ async fn a_parked_first_attempt_is_claimed_after_its_commit_when_its_lane_freed(
     // The head's finish is in flight (it could not see the parked one):
     // the claim waits for it, then finds the lane free.
     let mut finish = m.db.pool.begin().await.unwrap();
-    sqlx::query(
-        "UPDATE deliveries SET estado = 'entregada', intentos = 1, proximo_intento = NULL,
-                reservado_hasta = NULL, entregado_en = now()
-         WHERE id = $1",
-    )
-    .bind(head.as_uuid())
-    .execute(&mut *finish)
-    .await
-    .unwrap();
+    deliver(&mut finish, head).await.unwrap();
     let claiming = tokio::spawn({
         let (pool, parked) = (m.db.pool.clone(), behind.parked.clone());
         async move { motor_store::deliveries::claim_freed(&pool, &parked, lease).await }
@@ -263,5 +274,156 @@ async fn a_parked_first_attempt_is_claimed_after_its_commit_when_its_lane_freed(
         .await
         .unwrap();
     assert!(again.is_empty());
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn freeing_parked_first_attempts_never_holds_a_lane_while_waiting_for_another() {
+    // No dispatcher runs: the test makes the commits, the finishes and the
+    // claims. Two lanes, each a claimed head and a first attempt parked
+    // behind it (A's rows first: the older ids).
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(2).await;
+    let receiver = Receiver::start().await;
+    subscribe(&m, &t, &receiver, json!({})).await;
+    let (a, b) = (t.instances[0], t.instances[1]);
+    let lease = Duration::from_secs(60);
+    let head_a = append_handing(&m.db.pool, a, 1, lease).await.claimed[0].delivery_id;
+    let head_b = append_handing(&m.db.pool, b, 1, lease).await.claimed[0].delivery_id;
+    let mut parked = append_handing(&m.db.pool, a, 2, lease).await.parked;
+    parked.extend(append_handing(&m.db.pool, b, 2, lease).await.parked);
+    assert_eq!(parked.len(), 2);
+
+    // A group commit finishing both heads has locked B's; freeing the
+    // parked ones waits for it (its finish may have missed B's)...
+    let mut finish = m.db.pool.begin().await.unwrap();
+    deliver(&mut finish, head_b).await.unwrap();
+    let claiming = tokio::spawn({
+        let (pool, parked) = (m.db.pool.clone(), parked.clone());
+        async move { motor_store::deliveries::claim_freed(&pool, &parked, lease).await }
+    });
+    waits_for_a_lock(&m.db.pool).await;
+    // ...without holding A's head: the group commit goes on to it. (Held,
+    // Postgres would see a deadlock and abort one of the two.)
+    let finished_a = deliver(&mut finish, head_a).await;
+    assert!(finished_a.is_ok(), "{finished_a:?}");
+    finish.commit().await.unwrap();
+    let claimed = claiming.await.unwrap().unwrap();
+    // B's is claimed once its head's finish committed; A's finish (made by
+    // hand here, not by the group commit, which would have claimed it)
+    // leaves A's parked.
+    let claimed: Vec<_> = claimed.iter().map(|c| c.delivery_id).collect();
+    assert_eq!(claimed, vec![parked[1]]);
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn a_lane_freed_while_parked_first_attempts_are_checked_is_claimed_too() {
+    // No dispatcher runs. Lane A is free (its head delivered), lane B's
+    // head is open; a first attempt is parked behind each.
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(2).await;
+    let receiver = Receiver::start().await;
+    subscribe(&m, &t, &receiver, json!({})).await;
+    let (a, b) = (t.instances[0], t.instances[1]);
+    let lease = Duration::from_secs(60);
+    let head_a = append_handing(&m.db.pool, a, 1, lease).await.claimed[0].delivery_id;
+    let head_b = append_handing(&m.db.pool, b, 1, lease).await.claimed[0].delivery_id;
+    let mut parked = append_handing(&m.db.pool, a, 2, lease).await.parked;
+    parked.extend(append_handing(&m.db.pool, b, 2, lease).await.parked);
+    assert_eq!(parked.len(), 2);
+    let mut conn = m.db.pool.acquire().await.unwrap();
+    deliver(&mut conn, head_a).await.unwrap();
+
+    // The claim of A's parked one waits for a lock held here; B's head
+    // finishes meanwhile: after the claiming statement's snapshot, before
+    // the check that follows it.
+    let mut holding = m.db.pool.begin().await.unwrap();
+    sqlx::query("SELECT 1 FROM deliveries WHERE id = $1 FOR UPDATE")
+        .bind(parked[0].as_uuid())
+        .execute(&mut *holding)
+        .await
+        .unwrap();
+    let claiming = tokio::spawn({
+        let (pool, parked) = (m.db.pool.clone(), parked.clone());
+        async move { motor_store::deliveries::claim_freed(&pool, &parked, lease).await }
+    });
+    waits_for_a_lock(&m.db.pool).await;
+    deliver(&mut conn, head_b).await.unwrap();
+    holding.commit().await.unwrap();
+
+    // Both are claimed: B's lane freed between the two statements.
+    let mut claimed: Vec<_> = claiming
+        .await
+        .unwrap()
+        .unwrap()
+        .iter()
+        .map(|c| c.delivery_id)
+        .collect();
+    claimed.sort();
+    assert_eq!(claimed, parked);
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn a_group_commit_that_waited_for_a_lock_sees_first_attempts_parked_meanwhile() {
+    // No dispatcher runs. Two lanes' heads, claimed; the group commit of
+    // both finishes waits for a lock on A's (its first statement's
+    // snapshot taken) while B's next event commits parked behind B's head,
+    // which nobody holds yet: the check after that commit leaves it to
+    // B's finish.
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(2).await;
+    let receiver = Receiver::start().await;
+    subscribe(&m, &t, &receiver, json!({})).await;
+    let (a, b) = (t.instances[0], t.instances[1]);
+    let lease = Duration::from_secs(60);
+    let head_a = append_handing(&m.db.pool, a, 1, lease).await.claimed[0].clone();
+    let head_b = append_handing(&m.db.pool, b, 1, lease).await.claimed[0].clone();
+    let mut holding = m.db.pool.begin().await.unwrap();
+    sqlx::query("SELECT 1 FROM deliveries WHERE id = $1 FOR UPDATE")
+        .bind(head_a.delivery_id.as_uuid())
+        .execute(&mut *holding)
+        .await
+        .unwrap();
+    let recording = tokio::spawn({
+        let pool = m.db.pool.clone();
+        let (head_a, head_b) = (head_a.clone(), head_b.clone());
+        async move {
+            let attempt = Attempt {
+                started_at: chrono::Utc::now(),
+                duration_ms: 3,
+                status: Some(204),
+                error: None,
+                key_ids: vec!["whk_a".into()],
+            };
+            motor_store::deliveries::record_delivered_many(
+                &pool,
+                &[
+                    (&head_a, &attempt, Next::Claim(lease)),
+                    (&head_b, &attempt, Next::Claim(lease)),
+                ],
+            )
+            .await
+        }
+    });
+    waits_for_a_lock(&m.db.pool).await;
+    let behind = append_handing(&m.db.pool, b, 2, lease).await.parked;
+    assert_eq!(behind.len(), 1);
+    let freed = motor_store::deliveries::claim_freed(&m.db.pool, &behind, lease)
+        .await
+        .unwrap();
+    assert!(freed.is_empty(), "B's head is open and unheld");
+    holding.commit().await.unwrap();
+
+    // B's finish claims it: what follows a head is read once every head
+    // is locked, after that commit.
+    let recorded = recording.await.unwrap().unwrap();
+    match &recorded[1] {
+        Recorded::Done {
+            next: Some(next), ..
+        } => assert_eq!(next.delivery_id, behind[0]),
+        other => panic!("B's next one was not claimed: {other:?}"),
+    }
     m.stop().await;
 }

@@ -2,11 +2,15 @@
 -- open delivery of their ordered lane) whose lane has freed since, for
 -- $2: the delivery they waited for finished while that commit was in
 -- flight, and its finish could not see them. "Claimable now" as in
--- claim.sql; the lane check locks the open lower-seq delivery it finds
--- FOR SHARE, as park_or_why_not.sql does, so a finish still in flight is
--- waited for and its outcome read (the ORDER BY keeps the check one probe
--- of the open-lane index, as the fan-out's). The others stay parked for
--- that delivery's finish, which will see them.
+-- claim.sql. It takes no lock but the rows it claims, so it never waits
+-- while holding one (a lane check locking the delivery before, as
+-- park_or_why_not.sql does, deadlocked with group commits finishing the
+-- same lanes in another order). A finish of that delivery still in flight
+-- is found by finishing_lanes.sql and waited for one lane at a time.
+-- The lane check is a scalar subquery with ORDER BY and LIMIT, one probe
+-- of the open-lane index per row: Postgres drops both from a NOT EXISTS
+-- and makes it an anti join, which read every open delivery of the
+-- subscription (the plans test saw 900,000 rows).
 --
 -- The given rows are read by key first and the subscription joined on
 -- their subscription id, so no plan reaches them through their
@@ -24,12 +28,10 @@ WHERE d.id = g.id AND s.id = g.subscription_id AND e.event_id = d.event_id
   AND (d.proximo_intento <= now()) IS TRUE
   AND NOT EXISTS (
       SELECT 1 FROM subscription_throttle t WHERE t.subscription_id = s.id AND t.hasta > now())
-  AND NOT EXISTS (
-      SELECT 1 FROM deliveries b
-      WHERE b.subscription_id = d.subscription_id AND b.instance_id = d.instance_id
-        AND b.lane = d.lane AND b.estado = 'pendiente' AND b.seq < d.seq
-      ORDER BY b.seq LIMIT 1
-      FOR SHARE)
+  AND (SELECT b.id FROM deliveries b
+       WHERE b.subscription_id = d.subscription_id AND b.instance_id = d.instance_id
+         AND b.lane = d.lane AND b.estado = 'pendiente' AND b.seq < d.seq
+       ORDER BY b.seq LIMIT 1) IS NULL
 RETURNING d.id, d.subscription_id, d.app_id, d.instance_id, d.event_id, d.lane, d.seq,
           d.replay_of, d.creado_en AS created_at, d.reservado_hasta AS "lease_until!",
           s.url, s.ordenado AS ordered, s.max_por_segundo AS max_per_second,

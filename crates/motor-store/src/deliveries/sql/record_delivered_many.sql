@@ -1,27 +1,25 @@
--- Group commit of delivered attempts, each (when it asks) with the next
--- delivery it should make claimed: $1 delivery ids, $2 attempt numbers,
--- $3 statuses, $4 start times, $5 durations (ms), $6 key ids
--- (comma-joined), $7 the next one's lease, $8 whether each claims a next.
--- The next one is, for an ordered subscription, the lowest open delivery
--- of the head's lane; for an unordered one, the subscription's oldest due
--- open delivery that nobody holds (rows locked by another transaction are
--- skipped; two heads of one subscription get two different ones). One row
--- per input; `head` NULL: that delivery was no longer at its attempt. The
--- next one's columns are claim.sql's, NULL when none was claimed.
+-- Group commit of delivered attempts: $1 delivery ids, $2 attempt
+-- numbers, $3 statuses, $4 start times, $5 durations (ms), $6 key ids
+-- (comma-joined). One row per delivery still at its attempt (the others
+-- are stale). Its transaction then claims what follows each head with
+-- next_after_many.sql, a statement of its own so that its snapshot is
+-- taken after every head here is locked: a first attempt committed
+-- parked behind one of them before that snapshot is seen there, and one
+-- committed after it finds the head locked (deliveries::claim_freed waits
+-- for this transaction). In one statement, a head locked late (after a
+-- wait) was finished with a snapshot older than such a commit, which
+-- then stayed parked until the sweeper's pass.
 --
 -- Every `deliveries` row is reached by its primary key, whatever the
 -- planner believes of the table: a connection keeps the generic plan it
 -- made after five runs, maybe while the table was young (ten pages), and
 -- runs it on the table grown since. So `head` also says `d.id = ANY ($1)`
--- (a probe of the primary key, never a scan joined to the input), and
--- `next` joins the subscription on `chosen`'s subscription id, never on
--- the row's (which let it walk the subscription's deliveries from the
--- subscription: 200 ms on 200,000 rows). The plans test's "planned young"
--- state checks it.
+-- (a probe of the primary key, never a scan joined to the input). The
+-- plans test's "planned young" state checks it.
 WITH input AS (
     SELECT * FROM UNNEST($1::uuid[], $2::int[], $3::int[], $4::timestamptz[], $5::int[],
-                         $6::text[], $8::bool[])
-        AS t(id, numero, status, iniciado_en, duracion_ms, key_ids, claims_next)
+                         $6::text[])
+        AS t(id, numero, status, iniciado_en, duracion_ms, key_ids)
 ), head AS (
     UPDATE deliveries d
     SET estado = 'entregada', intentos = i.numero, ultimo_status = i.status,
@@ -30,7 +28,7 @@ WITH input AS (
     FROM input i
     WHERE d.id = ANY ($1::uuid[]) AND d.id = i.id
       AND (d.estado = 'pendiente') IS TRUE AND d.intentos = i.numero - 1 -- see claim.sql
-    RETURNING d.id, d.subscription_id, d.instance_id, d.lane, i.claims_next
+    RETURNING d.id, d.subscription_id
 ), attempt AS (
     INSERT INTO delivery_attempts (delivery_id, numero, iniciado_en, duracion_ms, status,
                                    error, key_ids)
@@ -42,71 +40,5 @@ WITH input AS (
     -- the key when it had none).
     DELETE FROM subscription_health
     WHERE subscription_id IN (SELECT subscription_id FROM head)
-), following AS (
-    -- Ordered lanes: the lowest open delivery after the head.
-    SELECT h.id AS head, h.subscription_id, h.claims_next, f.id,
-           f.aparcado_en IS NOT NULL AS parked
-    FROM head h JOIN subscriptions s ON s.id = h.subscription_id AND s.ordenado,
-    LATERAL (
-        SELECT id, aparcado_en FROM deliveries f
-        WHERE f.subscription_id = h.subscription_id AND f.instance_id = h.instance_id
-          AND f.lane = h.lane AND f.estado = 'pendiente' AND f.id <> h.id
-        ORDER BY f.seq LIMIT 1) f
-), unordered AS (
-    -- Unordered subscriptions: their heads that claim a next, numbered.
-    SELECT h.id AS head, h.subscription_id,
-           row_number() OVER (PARTITION BY h.subscription_id ORDER BY h.id) AS rank
-    FROM head h JOIN subscriptions s ON s.id = h.subscription_id AND NOT s.ordenado
-    WHERE h.claims_next
-), candidates AS MATERIALIZED (
-    -- As many of each such subscription's oldest due, unheld open
-    -- deliveries (one range of deliveries_open_due_by_subscription).
-    -- MATERIALIZED, as `chosen`: inlined into `next`, a row that `next`
-    -- finds updated by another transaction would make Postgres re-run
-    -- them for the recheck, which it refuses ("ModifyTable should not be
-    -- called during EvalPlanQual").
-    SELECT w.subscription_id, c.id,
-           row_number() OVER (PARTITION BY w.subscription_id
-                              ORDER BY c.proximo_intento, c.id) AS rank
-    FROM (SELECT subscription_id, count(*) AS wanted FROM unordered GROUP BY subscription_id) w,
-    LATERAL (
-        SELECT f.id, f.proximo_intento FROM deliveries f
-        WHERE f.subscription_id = w.subscription_id AND f.proximo_intento <= now()
-          AND (f.reservado_hasta IS NULL OR f.reservado_hasta <= now())
-          AND f.id <> ALL ($1::uuid[])
-        ORDER BY f.proximo_intento, f.id
-        LIMIT w.wanted
-        FOR UPDATE SKIP LOCKED) c
-), chosen AS MATERIALIZED (
-    SELECT head, subscription_id, id FROM following WHERE claims_next
-    UNION ALL
-    SELECT u.head, subscription_id, c.id
-    FROM unordered u JOIN candidates c USING (subscription_id, rank)
-), next AS (
-    UPDATE deliveries d
-    SET reservado_hasta = now() + $7, aparcado_en = NULL, actualizado_en = now()
-    FROM chosen c, subscriptions s, events e
-    WHERE d.id = c.id AND s.id = c.subscription_id AND e.event_id = d.event_id
-      AND s.estado = 'activa'
-      AND (d.estado = 'pendiente') IS TRUE
-      AND (d.reservado_hasta IS NULL OR d.reservado_hasta <= now())
-      AND (d.proximo_intento <= now()) IS TRUE
-      AND NOT EXISTS (
-          SELECT 1 FROM subscription_throttle t WHERE t.subscription_id = s.id AND t.hasta > now())
-    RETURNING d.id, d.subscription_id, d.app_id, d.instance_id, d.event_id, d.lane, d.seq,
-              d.replay_of, d.creado_en, d.reservado_hasta, s.url, s.ordenado,
-              s.max_por_segundo, s.version AS subscription_version, e.envelope, d.intentos,
-              c.head AS after_head
 )
-SELECT i.id AS "input_id?", h.id AS "head?", f.parked AS "following_parked?",
-       n.id AS "id?", n.subscription_id AS "subscription_id?", n.app_id AS "app_id?",
-       n.instance_id AS "instance_id?", n.event_id AS "event_id?", n.lane AS "lane?",
-       n.seq AS "seq?", n.replay_of AS "replay_of?", n.creado_en AS "created_at?",
-       n.reservado_hasta AS "lease_until?", n.url AS "url?", n.ordenado AS "ordered?",
-       n.max_por_segundo AS "max_per_second?",
-       n.subscription_version AS "subscription_version?", n.envelope AS "envelope?",
-       n.intentos AS "attempts_made?"
-FROM input i
-LEFT JOIN head h ON h.id = i.id
-LEFT JOIN following f ON f.head = h.id
-LEFT JOIN next n ON n.after_head = h.id
+SELECT id FROM head

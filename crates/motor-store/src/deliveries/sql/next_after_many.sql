@@ -1,0 +1,93 @@
+-- What follows heads that record_delivered_many.sql just recorded, in
+-- its transaction: $1 their ids, $2 whether each claims a next, $3 the
+-- next one's lease. The next one is, for an ordered subscription, the
+-- lowest open delivery of the head's lane; for an unordered one, the
+-- subscription's oldest due open delivery that nobody holds (rows locked
+-- by another transaction are skipped; two heads of one subscription get
+-- two different ones). One row per head: whether its lane's next one is
+-- parked, and the claimed next one's columns (claim.sql's), NULL when
+-- none was claimed.
+--
+-- Its clock is statement_timestamp(), not now() (the transaction's
+-- start): a first attempt committed between the two statements is due at
+-- its own transaction's start, later than this one's.
+--
+-- Rows are reached by their primary key (see record_delivered_many.sql):
+-- `next` joins the subscription on `chosen`'s subscription id, never on
+-- the row's (which let it walk the subscription's deliveries from the
+-- subscription: 200 ms on 200,000 rows).
+WITH head AS (
+    SELECT d.id, d.subscription_id, d.instance_id, d.lane, c.claims_next
+    FROM UNNEST($1::uuid[], $2::bool[]) AS c(id, claims_next)
+    JOIN deliveries d ON d.id = c.id
+    WHERE d.id = ANY ($1::uuid[])
+), following AS (
+    -- Ordered lanes: the lowest open delivery after the head.
+    SELECT h.id AS head, h.subscription_id, h.claims_next, f.id,
+           f.aparcado_en IS NOT NULL AS parked
+    FROM head h JOIN subscriptions s ON s.id = h.subscription_id AND s.ordenado,
+    LATERAL (
+        SELECT id, aparcado_en FROM deliveries f
+        WHERE f.subscription_id = h.subscription_id AND f.instance_id = h.instance_id
+          AND f.lane = h.lane AND f.estado = 'pendiente' AND f.id <> h.id
+        ORDER BY f.seq LIMIT 1) f
+), unordered AS (
+    -- Unordered subscriptions: their heads that claim a next, numbered.
+    SELECT h.id AS head, h.subscription_id,
+           row_number() OVER (PARTITION BY h.subscription_id ORDER BY h.id) AS rank
+    FROM head h JOIN subscriptions s ON s.id = h.subscription_id AND NOT s.ordenado
+    WHERE h.claims_next
+), candidates AS MATERIALIZED (
+    -- As many of each such subscription's oldest due, unheld open
+    -- deliveries (one range of deliveries_open_due_by_subscription).
+    -- MATERIALIZED, as `chosen`: inlined into `next`, a row that `next`
+    -- finds updated by another transaction would make Postgres re-run
+    -- them for the recheck, which it refuses ("ModifyTable should not be
+    -- called during EvalPlanQual").
+    SELECT w.subscription_id, c.id,
+           row_number() OVER (PARTITION BY w.subscription_id
+                              ORDER BY c.proximo_intento, c.id) AS rank
+    FROM (SELECT subscription_id, count(*) AS wanted FROM unordered GROUP BY subscription_id) w,
+    LATERAL (
+        SELECT f.id, f.proximo_intento FROM deliveries f
+        WHERE f.subscription_id = w.subscription_id
+          AND f.proximo_intento <= statement_timestamp()
+          AND (f.reservado_hasta IS NULL OR f.reservado_hasta <= statement_timestamp())
+          AND f.id <> ALL ($1::uuid[])
+        ORDER BY f.proximo_intento, f.id
+        LIMIT w.wanted
+        FOR UPDATE SKIP LOCKED) c
+), chosen AS MATERIALIZED (
+    SELECT head, subscription_id, id FROM following WHERE claims_next
+    UNION ALL
+    SELECT u.head, subscription_id, c.id
+    FROM unordered u JOIN candidates c USING (subscription_id, rank)
+), next AS (
+    UPDATE deliveries d
+    SET reservado_hasta = statement_timestamp() + $3, aparcado_en = NULL,
+        actualizado_en = statement_timestamp()
+    FROM chosen c, subscriptions s, events e
+    WHERE d.id = c.id AND s.id = c.subscription_id AND e.event_id = d.event_id
+      AND s.estado = 'activa'
+      AND (d.estado = 'pendiente') IS TRUE
+      AND (d.reservado_hasta IS NULL OR d.reservado_hasta <= statement_timestamp())
+      AND (d.proximo_intento <= statement_timestamp()) IS TRUE
+      AND NOT EXISTS (
+          SELECT 1 FROM subscription_throttle t
+          WHERE t.subscription_id = s.id AND t.hasta > statement_timestamp())
+    RETURNING d.id, d.subscription_id, d.app_id, d.instance_id, d.event_id, d.lane, d.seq,
+              d.replay_of, d.creado_en, d.reservado_hasta, s.url, s.ordenado,
+              s.max_por_segundo, s.version AS subscription_version, e.envelope, d.intentos,
+              c.head AS after_head
+)
+SELECT h.id AS "head?", f.parked AS "following_parked?",
+       n.id AS "id?", n.subscription_id AS "subscription_id?", n.app_id AS "app_id?",
+       n.instance_id AS "instance_id?", n.event_id AS "event_id?", n.lane AS "lane?",
+       n.seq AS "seq?", n.replay_of AS "replay_of?", n.creado_en AS "created_at?",
+       n.reservado_hasta AS "lease_until?", n.url AS "url?", n.ordenado AS "ordered?",
+       n.max_por_segundo AS "max_per_second?",
+       n.subscription_version AS "subscription_version?", n.envelope AS "envelope?",
+       n.intentos AS "attempts_made?"
+FROM head h
+LEFT JOIN following f ON f.head = h.id
+LEFT JOIN next n ON n.after_head = h.id
