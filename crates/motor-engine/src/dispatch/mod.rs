@@ -379,9 +379,9 @@ impl Dispatcher {
     /// Takes first attempts a commit in this process handed over: deliveries
     /// claimed in the fan-out are attempted now (their lease is running),
     /// those parked behind a busy lane are claimed if their lane freed
-    /// while the commit was in flight, and jobs of unordered subscriptions
-    /// are handled as if they had come from Kafka — their Kafka copy is
-    /// then dropped in memory.
+    /// while the commit was in flight, and unordered subscriptions'
+    /// deliveries (which have no job) are handled as if their job had come
+    /// from Kafka.
     fn take(self: &Arc<Self>, handed: Handed) {
         for claimed in handed.claimed {
             self.detach(claimed);
@@ -395,10 +395,6 @@ impl Dispatcher {
             });
         }
         for job in handed.jobs {
-            self.chained
-                .lock()
-                .expect("not poisoned")
-                .remember((job.delivery_id, job.attempt));
             let dispatcher = self.clone();
             self.detached
                 .spawn(async move { dispatcher.handle_handed(job).await });
@@ -415,8 +411,6 @@ impl Dispatcher {
         Ok(())
     }
 
-    /// [`Self::handle`] for a job handed over by a commit (the pair is
-    /// remembered for its Kafka copy, not to drop this one).
     /// Runs the chain from a claimed delivery in a task of its own.
     fn detach(self: &Arc<Self>, claimed: Claimed) {
         let dispatcher = self.clone();
@@ -436,6 +430,7 @@ impl Dispatcher {
         self.detached.wait().await;
     }
 
+    /// [`Self::handle`] for a job handed over by a commit.
     async fn handle_handed(self: &Arc<Self>, job: DeliveryJob) {
         if let Err(e) = self.claim_and_chain(&job, Runs::Detached).await {
             tracing::warn!(error = %e, delivery = %job.delivery_id, "attempt not completed; the sweeper will retry it");

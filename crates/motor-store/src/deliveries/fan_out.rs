@@ -27,10 +27,9 @@ pub struct Handed {
     /// them now; if the process dies first, the lease runs out and the
     /// sweeper sends them.
     pub claimed: Vec<Claimed>,
-    /// Jobs of unordered subscriptions' deliveries: written to the outbox as
-    /// usual (the durable path) and handed over too, so the first attempt
-    /// need not wait for Kafka; the job's copy from Kafka finds the attempt
-    /// taken.
+    /// First attempts of unordered subscriptions' deliveries, as jobs that
+    /// were never written: the dispatcher claims them after the commit (a
+    /// process that dies first leaves them to the sweeper).
     pub jobs: Vec<DeliveryJob>,
     /// The lowest new delivery of each ordered lane that had an open
     /// delivery: created parked with no job, for that delivery's finish to
@@ -72,9 +71,12 @@ impl Handed {
 /// before each claims it (the chain) or releases it. The lowest of a lane
 /// that had an open delivery is returned in [`Handed::parked`], for the
 /// dispatcher to claim after the commit should its lane have freed
-/// meanwhile. (Without `lease`, or while the subscription is held by its
-/// throttle, every delivery gets its job.) Jobs of unordered subscriptions
-/// are returned in [`Handed::jobs`] too.
+/// meanwhile. An unordered `activa` subscription's new deliveries get no
+/// job either: they are returned in [`Handed::jobs`] for the dispatcher to
+/// claim after the commit. (Without `lease`, or while the subscription is
+/// held by its throttle, every delivery gets its job.) A process that dies
+/// before its dispatcher took them leaves them due and unleased: the
+/// sweeper writes their jobs ([`super::due_lane_heads`]).
 ///
 /// The subscription's state is read without a lock: if a reactivation
 /// commits meanwhile, its [`super::release_lane_heads`] cannot see these
@@ -146,10 +148,11 @@ pub(crate) async fn fan_out(
             attempt: 1,
             due_at: r.due,
         };
-        if lease.is_some() && !r.ordered {
-            handed.jobs.push(job.clone());
+        if r.taken {
+            handed.jobs.push(job);
+        } else {
+            jobs.push(job);
         }
-        jobs.push(job);
     }
     outbox::insert(
         conn,

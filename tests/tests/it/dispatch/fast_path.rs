@@ -4,9 +4,10 @@
 //! job through Kafka; a new delivery behind an open one of its lane is
 //! created parked, with no job, for that one's finish to take (or for the
 //! dispatcher to claim after the commit, when the lane freed while the
-//! commit was in flight); an unordered subscription's job is handed over
-//! too (its Kafka copy is the durable fallback). A claim whose process died
-//! before attempting it is sent by the sweeper once its lease runs out.
+//! commit was in flight); an unordered subscription's deliveries are handed
+//! over with no job either. A claim whose process died before attempting
+//! it is sent by the sweeper once its lease runs out, a handed delivery
+//! once it is stale.
 
 use std::time::Duration;
 
@@ -116,10 +117,10 @@ async fn first_attempts_start_from_the_commit_without_the_relay() {
             assert_eq!(seqs, [1, 2, 3, 4, 5]);
         }
     }
-    // The ordered lanes' heads were claimed in the fan-out: no job at all.
+    // The ordered lanes' heads were claimed in the fan-out, the unordered
+    // subscription's deliveries handed over: no job at all.
     assert_eq!(jobs_in_outbox(&m, ordered).await, 0);
-    // The unordered subscription's jobs stay the durable path.
-    assert_eq!(jobs_in_outbox(&m, unordered).await, 10);
+    assert_eq!(jobs_in_outbox(&m, unordered).await, 0);
     let delivered: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM deliveries WHERE estado = 'entregada' AND intentos = 1",
     )
@@ -174,6 +175,41 @@ async fn a_claim_made_in_the_fan_out_by_a_process_that_died_is_sent_after_its_le
 
     receiver
         .wait_for("the delivery after its lease", WAIT, |seen| seen.len() == 1)
+        .await;
+    let seen = receiver.seen();
+    assert_eq!((seen[0].seq, seen[0].verified), (1, true));
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn an_unordered_delivery_handed_to_a_process_that_died_is_sent_by_the_sweeper() {
+    let m = TestMotor::start_on(
+        TestDb::new().await,
+        &[Role::Api, Role::Relay, Role::Dispatch, Role::Sweeper],
+    )
+    .await;
+    let t = m.tenant(1).await;
+    let receiver = Receiver::start().await;
+    let sub = subscribe(&m, &t, &receiver, json!({"ordenado": false})).await;
+
+    // An ingest commit that handed its delivery to a dispatcher that never
+    // took it (its process died right after the commit): no job, no lease.
+    let handed = append_handing(&m.db.pool, t.instances[0], 1, Duration::from_secs(60)).await;
+    assert!(handed.claimed.is_empty() && handed.parked.is_empty());
+    assert_eq!(handed.jobs.len(), 1);
+    assert_eq!(
+        (handed.jobs[0].subscription_id, handed.jobs[0].seq),
+        (sub, 1)
+    );
+    assert_eq!(
+        jobs_in_outbox(&m, sub).await,
+        0,
+        "a handed delivery has no job"
+    );
+    drop(handed);
+
+    receiver
+        .wait_for("the delivery once stale", WAIT, |seen| seen.len() == 1)
         .await;
     let seen = receiver.seen();
     assert_eq!((seen[0].seq, seen[0].verified), (1, true));
