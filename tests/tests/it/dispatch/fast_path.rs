@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use motor::serve::Role;
 use motor_domain::{delivery::DeliveryId, subscription::SubscriptionId, InstanceId, NewEvent};
-use motor_store::deliveries::{Attempt, Handed, Next, Recorded};
+use motor_store::deliveries::{Attempt, Claimed, Handed, Next, Recorded};
 use serde_json::json;
 
 use super::{
@@ -57,6 +57,32 @@ async fn append_handing(
             .unwrap();
     tx.commit().await.unwrap();
     appended.handed
+}
+
+/// Two lanes (the two instances of a new tenant, one ordered
+/// subscription), each a claimed head and a first attempt parked behind
+/// it, A's rows first (the older ids): the heads and the parked ones.
+async fn two_busy_lanes(m: &TestMotor, lease: Duration) -> ([DeliveryId; 2], Vec<DeliveryId>) {
+    let t = m.tenant(2).await;
+    let receiver = Receiver::start().await;
+    subscribe(m, &t, &receiver, json!({})).await;
+    let (a, b) = (t.instances[0], t.instances[1]);
+    let head_a = append_handing(&m.db.pool, a, 1, lease).await.claimed[0].delivery_id;
+    let head_b = append_handing(&m.db.pool, b, 1, lease).await.claimed[0].delivery_id;
+    let mut parked = append_handing(&m.db.pool, a, 2, lease).await.parked;
+    parked.extend(append_handing(&m.db.pool, b, 2, lease).await.parked);
+    assert_eq!(parked.len(), 2);
+    ([head_a, head_b], parked)
+}
+
+/// `claim_freed` of `parked`, in a task (it may wait for a lock).
+fn spawn_claim_freed(
+    m: &TestMotor,
+    parked: &[DeliveryId],
+    lease: Duration,
+) -> tokio::task::JoinHandle<motor_store::Result<Vec<Claimed>>> {
+    let (pool, parked) = (m.db.pool.clone(), parked.to_vec());
+    tokio::spawn(async move { motor_store::deliveries::claim_freed(&pool, &parked, lease).await })
 }
 
 /// A finish of `delivery`'s first attempt, as a group commit writes it.
@@ -292,10 +318,7 @@ async fn a_parked_first_attempt_is_claimed_after_its_commit_when_its_lane_freed(
     // the claim waits for it, then finds the lane free.
     let mut finish = m.db.pool.begin().await.unwrap();
     deliver(&mut finish, head).await.unwrap();
-    let claiming = tokio::spawn({
-        let (pool, parked) = (m.db.pool.clone(), behind.parked.clone());
-        async move { motor_store::deliveries::claim_freed(&pool, &parked, lease).await }
-    });
+    let claiming = spawn_claim_freed(&m, &behind.parked, lease);
     waits_for_a_lock(&m.db.pool).await;
     finish.commit().await.unwrap();
     let claimed = claiming.await.unwrap().unwrap();
@@ -319,25 +342,14 @@ async fn freeing_parked_first_attempts_never_holds_a_lane_while_waiting_for_anot
     // claims. Two lanes, each a claimed head and a first attempt parked
     // behind it (A's rows first: the older ids).
     let m = TestMotor::start(&[Role::Api]).await;
-    let t = m.tenant(2).await;
-    let receiver = Receiver::start().await;
-    subscribe(&m, &t, &receiver, json!({})).await;
-    let (a, b) = (t.instances[0], t.instances[1]);
     let lease = Duration::from_secs(60);
-    let head_a = append_handing(&m.db.pool, a, 1, lease).await.claimed[0].delivery_id;
-    let head_b = append_handing(&m.db.pool, b, 1, lease).await.claimed[0].delivery_id;
-    let mut parked = append_handing(&m.db.pool, a, 2, lease).await.parked;
-    parked.extend(append_handing(&m.db.pool, b, 2, lease).await.parked);
-    assert_eq!(parked.len(), 2);
+    let ([head_a, head_b], parked) = two_busy_lanes(&m, lease).await;
 
     // A group commit finishing both heads has locked B's; freeing the
     // parked ones waits for it (its finish may have missed B's)...
     let mut finish = m.db.pool.begin().await.unwrap();
     deliver(&mut finish, head_b).await.unwrap();
-    let claiming = tokio::spawn({
-        let (pool, parked) = (m.db.pool.clone(), parked.clone());
-        async move { motor_store::deliveries::claim_freed(&pool, &parked, lease).await }
-    });
+    let claiming = spawn_claim_freed(&m, &parked, lease);
     waits_for_a_lock(&m.db.pool).await;
     // ...without holding A's head: the group commit goes on to it. (Held,
     // Postgres would see a deadlock and abort one of the two.)
@@ -358,16 +370,8 @@ async fn a_lane_freed_while_parked_first_attempts_are_checked_is_claimed_too() {
     // No dispatcher runs. Lane A is free (its head delivered), lane B's
     // head is open; a first attempt is parked behind each.
     let m = TestMotor::start(&[Role::Api]).await;
-    let t = m.tenant(2).await;
-    let receiver = Receiver::start().await;
-    subscribe(&m, &t, &receiver, json!({})).await;
-    let (a, b) = (t.instances[0], t.instances[1]);
     let lease = Duration::from_secs(60);
-    let head_a = append_handing(&m.db.pool, a, 1, lease).await.claimed[0].delivery_id;
-    let head_b = append_handing(&m.db.pool, b, 1, lease).await.claimed[0].delivery_id;
-    let mut parked = append_handing(&m.db.pool, a, 2, lease).await.parked;
-    parked.extend(append_handing(&m.db.pool, b, 2, lease).await.parked);
-    assert_eq!(parked.len(), 2);
+    let ([head_a, head_b], parked) = two_busy_lanes(&m, lease).await;
     let mut conn = m.db.pool.acquire().await.unwrap();
     deliver(&mut conn, head_a).await.unwrap();
 
@@ -380,10 +384,7 @@ async fn a_lane_freed_while_parked_first_attempts_are_checked_is_claimed_too() {
         .execute(&mut *holding)
         .await
         .unwrap();
-    let claiming = tokio::spawn({
-        let (pool, parked) = (m.db.pool.clone(), parked.clone());
-        async move { motor_store::deliveries::claim_freed(&pool, &parked, lease).await }
-    });
+    let claiming = spawn_claim_freed(&m, &parked, lease);
     waits_for_a_lock(&m.db.pool).await;
     deliver(&mut conn, head_b).await.unwrap();
     holding.commit().await.unwrap();
