@@ -337,6 +337,9 @@ impl Dispatcher {
                         .lock()
                         .expect("not poisoned")
                         .remember((next.delivery_id, next.attempt));
+                    if let Some(unordered) = &unordered {
+                        unordered.claimed(next.delivery_id);
+                    }
                     // Bounded in a job, so a job does not hold its consumer's
                     // offsets (or a shutdown) for long: past the bound the
                     // lane goes on in a task of its own.
@@ -395,9 +398,13 @@ impl Dispatcher {
             });
         }
         for job in handed.jobs {
-            let dispatcher = self.clone();
-            self.detached
-                .spawn(async move { dispatcher.handle_handed(job).await });
+            // Past its tasks, an unordered subscription's first attempts
+            // wait for one of them to end (its chains claim ahead meanwhile).
+            if let Some(job) = self.unordered(job.subscription_id).hand(job) {
+                let dispatcher = self.clone();
+                self.detached
+                    .spawn(async move { dispatcher.handle_handed(job).await });
+            }
         }
     }
 
@@ -430,10 +437,18 @@ impl Dispatcher {
         self.detached.wait().await;
     }
 
-    /// [`Self::handle`] for a job handed over by a commit.
-    async fn handle_handed(self: &Arc<Self>, job: DeliveryJob) {
-        if let Err(e) = self.claim_and_chain(&job, Runs::Detached).await {
-            tracing::warn!(error = %e, delivery = %job.delivery_id, "attempt not completed; the sweeper will retry it");
+    /// [`Self::handle`] for a job handed over by a commit, then for each
+    /// handed job of its subscription that waited for a task.
+    async fn handle_handed(self: &Arc<Self>, mut job: DeliveryJob) {
+        let unordered = self.unordered(job.subscription_id);
+        loop {
+            if let Err(e) = self.claim_and_chain(&job, Runs::Detached).await {
+                tracing::warn!(error = %e, delivery = %job.delivery_id, "attempt not completed; the sweeper will retry it");
+            }
+            match unordered.task_ended(self.stopping.is_cancelled()) {
+                Some(next) => job = next,
+                None => break,
+            }
         }
     }
 }

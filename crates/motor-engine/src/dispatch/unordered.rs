@@ -1,11 +1,16 @@
 //! An unordered subscription in one process: the slots that bound its
-//! requests in flight and the count of its chains that claim ahead.
+//! requests in flight, the count of its chains that claim ahead, and the
+//! first attempts handed over by commits that wait for a task.
 
-use std::sync::{
-    atomic::{AtomicUsize, Ordering},
-    Arc,
+use std::{
+    collections::{HashSet, VecDeque},
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        Arc, Mutex,
+    },
 };
 
+use motor_domain::delivery::{DeliveryId, DeliveryJob};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::UNORDERED_PER_SUBSCRIPTION;
@@ -18,11 +23,18 @@ use super::UNORDERED_PER_SUBSCRIPTION;
 /// into an unbounded number of claimed deliveries waiting in memory.
 const UNORDERED_CHAINS: usize = 8 * UNORDERED_PER_SUBSCRIPTION;
 
-/// One unordered subscription in this process: its request slots and its
-/// running chains.
+/// Tasks that take first attempts handed over by commits, per unordered
+/// subscription and process: twice the slots, so each slot has a chain
+/// ready when its request is answered. Past it, a handed first attempt
+/// waits in [`Handed`] instead of in a task of its own.
+const HANDED_TASKS: usize = 2 * UNORDERED_PER_SUBSCRIPTION;
+
+/// One unordered subscription in this process: its request slots, its
+/// running chains and the first attempts waiting for a task.
 pub(super) struct Unordered {
     slots: Arc<Semaphore>,
     chains: Arc<AtomicUsize>,
+    handed: Mutex<Handed>,
 }
 
 impl Default for Unordered {
@@ -30,7 +42,65 @@ impl Default for Unordered {
         Self {
             slots: Arc::new(Semaphore::new(UNORDERED_PER_SUBSCRIPTION)),
             chains: Arc::default(),
+            handed: Mutex::default(),
         }
+    }
+}
+
+/// First attempts a commit handed over, and the tasks that take them. A
+/// task claims its delivery and runs the chain from it, whose records
+/// claim the subscription's oldest due deliveries in the group commit; so
+/// with [`HANDED_TASKS`] running, the rest wait here rather than each in a
+/// task that would claim it on its own (a statement per delivery, and a
+/// failed one when a chain claimed it first). A task that ends takes the
+/// next one waiting, under the same lock as the decision to queue, so a
+/// first attempt never waits here with no task left to take it. One that
+/// a chain claimed is forgotten here.
+#[derive(Default)]
+pub(super) struct Handed {
+    tasks: usize,
+    queue: VecDeque<DeliveryJob>,
+    /// The deliveries of `queue` no chain has claimed.
+    open: HashSet<DeliveryId>,
+}
+
+impl Handed {
+    /// `job` if a task may start for it now (counted), else queued.
+    fn hand(&mut self, job: DeliveryJob) -> Option<DeliveryJob> {
+        if self.tasks < HANDED_TASKS {
+            self.tasks += 1;
+            return Some(job);
+        }
+        // Chains claim oldest first: claimed ones gather at the front.
+        while self
+            .queue
+            .front()
+            .is_some_and(|front| !self.open.contains(&front.delivery_id))
+        {
+            self.queue.pop_front();
+        }
+        self.open.insert(job.delivery_id);
+        self.queue.push_back(job);
+        None
+    }
+
+    /// A task ended: the next waiting job for a task in its place, or none
+    /// (and one task fewer).
+    fn next(&mut self) -> Option<DeliveryJob> {
+        while let Some(job) = self.queue.pop_front() {
+            if self.open.remove(&job.delivery_id) {
+                return Some(job);
+            }
+        }
+        self.tasks -= 1;
+        None
+    }
+
+    /// Every waiting job is dropped (shutdown: the sweeper sends them).
+    fn stop(&mut self) {
+        self.queue.clear();
+        self.open.clear();
+        self.tasks -= 1;
     }
 }
 
@@ -49,6 +119,32 @@ impl Unordered {
     pub(super) fn crowded(&self) -> bool {
         self.chains.load(Ordering::Relaxed) > UNORDERED_CHAINS
     }
+
+    /// A first attempt a commit handed over: `Some` when a task should take
+    /// it now; call [`Self::task_ended`] when that task ends.
+    pub(super) fn hand(&self, job: DeliveryJob) -> Option<DeliveryJob> {
+        self.handed.lock().expect("not poisoned").hand(job)
+    }
+
+    /// A task of [`Self::hand`] ended: the next waiting job to take in its
+    /// place, if any (none when `stopping`: the sweeper sends those).
+    pub(super) fn task_ended(&self, stopping: bool) -> Option<DeliveryJob> {
+        let mut handed = self.handed.lock().expect("not poisoned");
+        if stopping {
+            handed.stop();
+            return None;
+        }
+        handed.next()
+    }
+
+    /// A chain claimed `delivery`: its waiting job, if any, is stale.
+    pub(super) fn claimed(&self, delivery: DeliveryId) {
+        self.handed
+            .lock()
+            .expect("not poisoned")
+            .open
+            .remove(&delivery);
+    }
 }
 
 pub(super) struct Running(Arc<AtomicUsize>);
@@ -56,5 +152,66 @@ pub(super) struct Running(Arc<AtomicUsize>);
 impl Drop for Running {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Utc;
+    use motor_domain::{delivery::Lane, subscription::SubscriptionId, InstanceId};
+
+    use super::*;
+
+    fn job() -> DeliveryJob {
+        DeliveryJob {
+            delivery_id: DeliveryId::new(),
+            subscription_id: SubscriptionId::new(),
+            instance_id: InstanceId::new(),
+            lane: Lane::Live,
+            seq: 1,
+            attempt: 1,
+            due_at: Utc::now(),
+        }
+    }
+
+    #[test]
+    fn handed_jobs_past_the_tasks_wait_and_each_ending_task_takes_one() {
+        let handed = Unordered::default();
+        let started: Vec<_> = (0..HANDED_TASKS)
+            .map(|_| handed.hand(job()).expect("a task"))
+            .collect();
+        assert_eq!(started.len(), HANDED_TASKS);
+        let (a, b, c) = (job(), job(), job());
+        assert!(handed.hand(a.clone()).is_none(), "past the tasks: waits");
+        assert!(handed.hand(b.clone()).is_none());
+        assert!(handed.hand(c.clone()).is_none());
+        // A chain claimed `b`: its waiting job is skipped.
+        handed.claimed(b.delivery_id);
+        assert_eq!(handed.task_ended(false), Some(a));
+        assert_eq!(handed.task_ended(false), Some(c));
+        // Nothing waits: the task count goes down, and a new job gets a task.
+        assert_eq!(handed.task_ended(false), None);
+        assert!(handed.hand(job()).is_some());
+        assert!(handed.hand(job()).is_none());
+        // At shutdown a task ending drops what waits.
+        assert_eq!(handed.task_ended(true), None);
+        assert_eq!(handed.handed.lock().unwrap().queue.len(), 0);
+        assert_eq!(handed.handed.lock().unwrap().tasks, HANDED_TASKS - 1);
+    }
+
+    #[test]
+    fn claimed_jobs_at_the_front_are_dropped_as_jobs_queue() {
+        let handed = Unordered::default();
+        for _ in 0..HANDED_TASKS {
+            handed.hand(job()).expect("a task");
+        }
+        for _ in 0..1_000 {
+            let j = job();
+            assert!(handed.hand(j.clone()).is_none());
+            handed.claimed(j.delivery_id);
+        }
+        let inner = handed.handed.lock().unwrap();
+        assert!(inner.queue.len() <= 1, "{} kept", inner.queue.len());
+        assert!(inner.open.is_empty());
     }
 }

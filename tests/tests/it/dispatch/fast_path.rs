@@ -158,6 +158,36 @@ async fn first_attempts_start_from_the_commit_without_the_relay() {
 }
 
 #[tokio::test]
+async fn a_burst_for_an_unordered_subscription_is_delivered_from_the_commit_past_its_tasks() {
+    // No relay and no sweeper: no job reaches Kafka and nothing stale is
+    // sent again, so every arrival came from the commit's hand-over: a
+    // task per first attempt up to the subscription's bound, the rest
+    // waiting for those tasks (and claimed ahead by their chains).
+    let m = TestMotor::start(&[Role::Api, Role::Dispatch]).await;
+    let t = m.tenant(1).await;
+    let receiver = Receiver::start().await;
+    receiver.script(|_| Reply {
+        delay: Duration::from_millis(20),
+        ..Reply::status(204)
+    });
+    let sub = subscribe(&m, &t, &receiver, json!({"ordenado": false})).await;
+    let events: Vec<_> = (0..100)
+        .map(|i| json!({"type": "message.sent", "data": {"i": i}}))
+        .collect();
+    post(&m, &t, t.instances[0], json!(events)).await;
+
+    receiver
+        .wait_for("every event", WAIT, |seen| seen.len() >= 100)
+        .await;
+    let mut seqs: Vec<i64> = receiver.seen().iter().map(|s| s.seq).collect();
+    seqs.sort();
+    assert_eq!(seqs, (1..=100).collect::<Vec<i64>>(), "each event once");
+    assert_eq!(jobs_in_outbox(&m, sub).await, 0);
+    wait_state(&m, sub, "entregada", 100).await;
+    m.stop().await;
+}
+
+#[tokio::test]
 async fn a_claim_made_in_the_fan_out_by_a_process_that_died_is_sent_after_its_lease() {
     let m = TestMotor::start_on(
         TestDb::new().await,
