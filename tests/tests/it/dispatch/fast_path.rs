@@ -85,6 +85,13 @@ fn spawn_claim_freed(
     tokio::spawn(async move { motor_store::deliveries::claim_freed(&pool, &parked, lease).await })
 }
 
+/// Waits for the one delivery `receiver` should get: seq 1, signed.
+async fn receives_the_first_event(receiver: &Receiver, what: &str) {
+    receiver.wait_for(what, WAIT, |seen| seen.len() == 1).await;
+    let seen = receiver.seen();
+    assert_eq!((seen[0].seq, seen[0].verified), (1, true));
+}
+
 /// A finish of `delivery`'s first attempt, as a group commit writes it.
 async fn deliver(conn: &mut sqlx::PgConnection, delivery: DeliveryId) -> sqlx::Result<()> {
     sqlx::query(
@@ -229,11 +236,7 @@ async fn a_claim_made_in_the_fan_out_by_a_process_that_died_is_sent_after_its_le
     );
     drop(appended);
 
-    receiver
-        .wait_for("the delivery after its lease", WAIT, |seen| seen.len() == 1)
-        .await;
-    let seen = receiver.seen();
-    assert_eq!((seen[0].seq, seen[0].verified), (1, true));
+    receives_the_first_event(&receiver, "the delivery after its lease").await;
     m.stop().await;
 }
 
@@ -264,11 +267,7 @@ async fn an_unordered_delivery_handed_to_a_process_that_died_is_sent_by_the_swee
     );
     drop(handed);
 
-    receiver
-        .wait_for("the delivery once stale", WAIT, |seen| seen.len() == 1)
-        .await;
-    let seen = receiver.seen();
-    assert_eq!((seen[0].seq, seen[0].verified), (1, true));
+    receives_the_first_event(&receiver, "the delivery once stale").await;
     m.stop().await;
 }
 
