@@ -26,7 +26,7 @@ const UNORDERED_CHAINS: usize = 8 * UNORDERED_PER_SUBSCRIPTION;
 /// Tasks that take first attempts handed over by commits, per unordered
 /// subscription and process: twice the slots, so each slot has a chain
 /// ready when its request is answered. Past it, a handed first attempt
-/// waits in [`Handed`] instead of in a task of its own.
+/// waits in [`HandedJobs`] instead of in a task of its own.
 const HANDED_TASKS: usize = 2 * UNORDERED_PER_SUBSCRIPTION;
 
 /// One unordered subscription in this process: its request slots, its
@@ -34,7 +34,7 @@ const HANDED_TASKS: usize = 2 * UNORDERED_PER_SUBSCRIPTION;
 pub(super) struct Unordered {
     slots: Arc<Semaphore>,
     chains: Arc<AtomicUsize>,
-    handed: Mutex<Handed>,
+    handed: Mutex<HandedJobs>,
 }
 
 impl Default for Unordered {
@@ -57,14 +57,14 @@ impl Default for Unordered {
 /// first attempt never waits here with no task left to take it. One that
 /// a chain claimed is forgotten here.
 #[derive(Default)]
-pub(super) struct Handed {
+struct HandedJobs {
     tasks: usize,
     queue: VecDeque<DeliveryJob>,
     /// The deliveries of `queue` no chain has claimed.
     open: HashSet<DeliveryId>,
 }
 
-impl Handed {
+impl HandedJobs {
     /// `job` if a task may start for it now (counted), else queued.
     fn hand(&mut self, job: DeliveryJob) -> Option<DeliveryJob> {
         if self.tasks < HANDED_TASKS {

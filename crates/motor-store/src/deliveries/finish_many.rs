@@ -3,6 +3,8 @@
 //! next delivery it should make claimed for the same dispatcher, recorded
 //! in one statement — [`super::record_attempt`]'s fused case, set-based.
 
+use std::collections::HashSet;
+
 use motor_domain::delivery::DeliveryState;
 use uuid::Uuid;
 
@@ -81,13 +83,12 @@ pub async fn record_delivered_many(
     let mut rows = if heads.is_empty() {
         Vec::new()
     } else {
-        let claims_next: Vec<bool> = heads
+        let claiming: HashSet<&Uuid> = done
             .iter()
-            .map(|head| {
-                done.iter()
-                    .any(|(c, _, n)| c.delivery_id.as_uuid() == head && matches!(n, Next::Claim(_)))
-            })
+            .filter(|(_, _, n)| matches!(n, Next::Claim(_)))
+            .map(|(c, _, _)| c.delivery_id.as_uuid())
             .collect();
+        let claims_next: Vec<bool> = heads.iter().map(|h| claiming.contains(h)).collect();
         sqlx::query_file_as!(
             FinishedRow,
             "src/deliveries/sql/next_after_many.sql",

@@ -368,8 +368,7 @@ async fn a_parked_first_attempt_is_claimed_after_its_commit_when_its_lane_freed(
 #[tokio::test]
 async fn freeing_parked_first_attempts_never_holds_a_lane_while_waiting_for_another() {
     // No dispatcher runs: the test makes the commits, the finishes and the
-    // claims. Two lanes, each a claimed head and a first attempt parked
-    // behind it (A's rows first: the older ids).
+    // claims.
     let m = TestMotor::start(&[Role::Api]).await;
     let lease = Duration::from_secs(60);
     let ([head_a, head_b], parked) = two_busy_lanes(&m, lease).await;
