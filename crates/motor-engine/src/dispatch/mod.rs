@@ -231,7 +231,7 @@ impl Dispatcher {
     ) -> Result<()> {
         let mut claimed = Box::new(claimed);
         let unordered = (!claimed.ordered).then(|| self.unordered(claimed.subscription_id));
-        let _running = unordered.as_ref().map(|u| u.running());
+        let mut running = unordered.as_ref().map(|u| u.running());
         let started = Instant::now();
         for attempts in 1.. {
             if let (None, Some(unordered)) = (&slot, &unordered) {
@@ -289,7 +289,10 @@ impl Dispatcher {
             // pace. At shutdown the next one is released through its job.
             let observed = observe::Observation::of(span, &claimed, &attempt, &decision);
             let next = if self.stopping.is_cancelled()
-                || unordered.as_ref().is_some_and(|u| u.crowded())
+                || unordered
+                    .as_ref()
+                    .zip(running.as_mut())
+                    .is_some_and(|(u, r)| u.leaves_crowded(r))
             {
                 Next::Release
             } else {

@@ -112,12 +112,31 @@ impl Unordered {
     /// Counts a chain while the guard lives.
     pub(super) fn running(&self) -> Running {
         self.chains.fetch_add(1, Ordering::Relaxed);
-        Running(self.chains.clone())
+        Running {
+            chains: self.chains.clone(),
+            counted: true,
+        }
     }
 
-    /// More chains run than may claim a next delivery.
-    pub(super) fn crowded(&self) -> bool {
-        self.chains.load(Ordering::Relaxed) > UNORDERED_CHAINS
+    /// More chains run than may claim a next delivery: then `running`
+    /// stops counting at once (the chain ends after its attempt), so of
+    /// many chains deciding together exactly the ones past the bound leave
+    /// and the rest go on claiming (all leaving at once stranded the
+    /// backlog).
+    pub(super) fn leaves_crowded(&self, running: &mut Running) -> bool {
+        if !running.counted {
+            return true;
+        }
+        let crowded = self
+            .chains
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n > UNORDERED_CHAINS).then(|| n - 1)
+            })
+            .is_ok();
+        if crowded {
+            running.counted = false;
+        }
+        crowded
     }
 
     /// A first attempt a commit handed over: `Some` when a task should take
@@ -147,11 +166,17 @@ impl Unordered {
     }
 }
 
-pub(super) struct Running(Arc<AtomicUsize>);
+pub(super) struct Running {
+    chains: Arc<AtomicUsize>,
+    /// Still counted in `chains` (not once it left a crowd).
+    counted: bool,
+}
 
 impl Drop for Running {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
+        if self.counted {
+            self.chains.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -197,6 +222,22 @@ mod tests {
         assert_eq!(handed.task_ended(true), None);
         assert_eq!(handed.handed.lock().unwrap().queue.len(), 0);
         assert_eq!(handed.handed.lock().unwrap().tasks, HANDED_TASKS - 1);
+    }
+
+    #[test]
+    fn of_many_crowded_chains_only_those_past_the_bound_leave() {
+        let u = Unordered::default();
+        let mut running: Vec<Running> = (0..UNORDERED_CHAINS + 10).map(|_| u.running()).collect();
+        let mut left = 0;
+        for r in &mut running {
+            if u.leaves_crowded(r) {
+                left += 1;
+            }
+        }
+        assert_eq!(left, 10);
+        assert_eq!(u.chains.load(Ordering::Relaxed), UNORDERED_CHAINS);
+        drop(running);
+        assert_eq!(u.chains.load(Ordering::Relaxed), 0);
     }
 
     #[test]
