@@ -85,15 +85,36 @@ pub async fn run(
     Ok(())
 }
 
-/// One pass; how many jobs it wrote.
+/// One pass, on one pooled connection; how many jobs it wrote. A pass over
+/// [`SLOW_PASS`] is logged with its time split between waiting for the
+/// connection, reading the candidates and requeuing them.
 pub async fn sweep_once(config: &SweeperConfig, pool: &Pool) -> Result<usize> {
-    let ids = deliveries::due_lane_heads(pool, config.stale_after, config.batch).await?;
-    if ids.is_empty() {
-        return Ok(0);
+    let started = std::time::Instant::now();
+    let mut conn = pool.acquire().await?;
+    let acquired = started.elapsed();
+    let ids = deliveries::due_lane_heads(&mut *conn, config.stale_after, config.batch).await?;
+    let read = started.elapsed();
+    let mut written = 0;
+    if !ids.is_empty() {
+        let jobs = deliveries::requeue(&mut *conn, &ids).await?;
+        if !jobs.is_empty() {
+            tracing::info!(requeued = jobs.len(), "sweeper re-enqueued lane heads");
+        }
+        written = jobs.len();
     }
-    let jobs = deliveries::requeue(pool, &ids).await?;
-    if !jobs.is_empty() {
-        tracing::info!(requeued = jobs.len(), "sweeper re-enqueued lane heads");
+    let total = started.elapsed();
+    if total > SLOW_PASS {
+        tracing::warn!(
+            acquire_ms = acquired.as_millis() as u64,
+            read_ms = (read - acquired).as_millis() as u64,
+            requeue_ms = (total - read).as_millis() as u64,
+            candidates = ids.len(),
+            requeued = written,
+            "slow sweeper pass"
+        );
     }
-    Ok(jobs.len())
+    Ok(written)
 }
+
+/// A pass slower than this is logged with where its time went.
+const SLOW_PASS: Duration = Duration::from_millis(50);

@@ -12,7 +12,7 @@ use sqlx::{Acquire, PgConnection, Postgres};
 use uuid::Uuid;
 
 use super::{by_key, enqueue, uuids, JobRow};
-use crate::{interval, Pool, Result};
+use crate::{interval, Result};
 
 /// Writes a job for the head of every lane of an `activa` subscription (for
 /// an unordered one, for its 1,000 oldest due open deliveries: each of
@@ -155,8 +155,11 @@ pub(super) const DUE_LANE_HEADS_SETUP: &str = "SET LOCAL enable_bitmapscan = off
 /// 21,000 open rows, while every claim of the locked ones waited).
 /// Its transaction turns sequential and bitmap scans off
 /// ([`super::BY_KEY_SETUP`]).
-pub async fn requeue(pool: &Pool, ids: &[DeliveryId]) -> Result<Vec<DeliveryJob>> {
-    let mut tx = pool.begin().await?;
+pub async fn requeue<'c>(
+    db: impl Acquire<'c, Database = Postgres>,
+    ids: &[DeliveryId],
+) -> Result<Vec<DeliveryJob>> {
+    let mut tx = db.begin().await?;
     by_key(&mut tx).await?;
     let rows = sqlx::query_file_as!(JobRow, "src/deliveries/sql/requeue.sql", &uuids(ids))
         .fetch_all(&mut *tx)
