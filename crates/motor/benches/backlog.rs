@@ -14,7 +14,7 @@
 //! 1. ordered: MOTOR_BENCH_BACKLOG open deliveries in one ordered
 //!    subscription, due an hour ago, all but each lane's head parked;
 //! 2. unordered: as many in one unordered subscription, all stale (the
-//!    sweeper finds 1,000 a pass), the ordered ones still there;
+//!    sweeper finds its batch, 250, a pass), the ordered ones still there;
 //! 3. parked behind suspended subscriptions: both suspended, while a small
 //!    ordered subscription (1,000 open) keeps working;
 //!
@@ -45,7 +45,6 @@ const ORDERED: i64 = 1;
 const UNORDERED: i64 = 2;
 const SMALL: i64 = 3;
 const LEASE: Duration = Duration::from_secs(30);
-const STALE: Duration = Duration::from_secs(5);
 
 fn subscription(n: i64) -> Uuid {
     format!("00000000-0000-0000-0002-{n:012}").parse().unwrap()
@@ -169,13 +168,16 @@ async fn set_state(pool: &Pool, subs: &[i64], estado: &str) {
     }
 }
 
-/// One sweeper pass as the sweeper makes it (`due_lane_heads`, then
-/// `requeue` of what it found), `runs` times.
+/// One sweeper pass as the sweeper makes it (`due_lane_heads` with the
+/// sweeper's own staleness and batch, then `requeue` of what it found),
+/// `runs` times.
 async fn sweeper(pool: &Pool, section: &str, runs: usize) {
+    let config = motor_engine::SweeperConfig::default();
     let (mut heads, mut requeued) = (Vec::new(), Vec::new());
     let mut found = 0;
     for _ in 0..runs {
-        let (t, ids) = timed(deliveries::due_lane_heads(pool, STALE, 1000)).await;
+        let pass = deliveries::due_lane_heads(pool, config.stale_after, config.batch);
+        let (t, ids) = timed(pass).await;
         heads.push(t);
         let ids = ids.unwrap_or_default();
         found = ids.len();
