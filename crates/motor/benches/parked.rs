@@ -264,9 +264,15 @@ async fn main() {
     let per_lane = parked / 2 / tenant.ordered.len() as i64;
     let unordered_n = parked / 2;
     let total = per_lane * tenant.ordered.len() as i64 + unordered_n;
+    // Sweeper passes while draining depend on it: dead index entries pile
+    // up in front of the lane heads until a vacuum (docs/OPERATIONS.md).
+    let autovacuum: String = sqlx::query_scalar("SHOW autovacuum")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
     println!(
         "motor parked benchmark: {} ({}), {total} parked deliveries ({per_lane} in each of {} \
-         ordered lanes, {unordered_n} unordered); Motor log {}",
+         ordered lanes, {unordered_n} unordered); Postgres autovacuum {autovacuum}; Motor log {}",
         binary.display(),
         db.run_id,
         tenant.ordered.len(),
