@@ -289,10 +289,7 @@ impl Dispatcher {
             // pace. At shutdown the next one is released through its job.
             let observed = observe::Observation::of(span, &claimed, &attempt, &decision);
             let next = if self.stopping.is_cancelled()
-                || unordered
-                    .as_ref()
-                    .zip(running.as_mut())
-                    .is_some_and(|(u, r)| u.leaves_crowded(r))
+                || running.as_mut().is_some_and(|r| r.leaves_crowded())
             {
                 Next::Release
             } else {

@@ -118,27 +118,6 @@ impl Unordered {
         }
     }
 
-    /// More chains run than may claim a next delivery: then `running`
-    /// stops counting at once (the chain ends after its attempt), so of
-    /// many chains deciding together exactly the ones past the bound leave
-    /// and the rest go on claiming (all leaving at once stranded the
-    /// backlog).
-    pub(super) fn leaves_crowded(&self, running: &mut Running) -> bool {
-        if !running.counted {
-            return true;
-        }
-        let crowded = self
-            .chains
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
-                (n > UNORDERED_CHAINS).then(|| n - 1)
-            })
-            .is_ok();
-        if crowded {
-            running.counted = false;
-        }
-        crowded
-    }
-
     /// A first attempt a commit handed over: `Some` when a task should take
     /// it now; call [`Self::task_ended`] when that task ends.
     pub(super) fn hand(&self, job: DeliveryJob) -> Option<DeliveryJob> {
@@ -170,6 +149,29 @@ pub(super) struct Running {
     chains: Arc<AtomicUsize>,
     /// Still counted in `chains` (not once it left a crowd).
     counted: bool,
+}
+
+impl Running {
+    /// More chains run than may claim a next delivery: then this one
+    /// stops counting at once (the chain ends after its attempt), so of
+    /// many chains deciding together exactly the ones past the bound leave
+    /// and the rest go on claiming (all leaving at once stranded the
+    /// backlog).
+    pub(super) fn leaves_crowded(&mut self) -> bool {
+        if !self.counted {
+            return true;
+        }
+        let crowded = self
+            .chains
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n > UNORDERED_CHAINS).then(|| n - 1)
+            })
+            .is_ok();
+        if crowded {
+            self.counted = false;
+        }
+        crowded
+    }
 }
 
 impl Drop for Running {
@@ -230,7 +232,7 @@ mod tests {
         let mut running: Vec<Running> = (0..UNORDERED_CHAINS + 10).map(|_| u.running()).collect();
         let mut left = 0;
         for r in &mut running {
-            if u.leaves_crowded(r) {
+            if r.leaves_crowded() {
                 left += 1;
             }
         }
