@@ -9,7 +9,10 @@
 use std::{sync::Arc, time::Duration};
 
 use motor_metrics::Metrics;
-use motor_store::{deliveries, Pool};
+use motor_store::{
+    deliveries::{self, LaneHints},
+    Pool,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
@@ -48,9 +51,10 @@ pub async fn run(
 ) -> Result<()> {
     tracing::info!("sweeper started");
     let mut purged_at: Option<tokio::time::Instant> = None;
+    let mut hints = LaneHints::default();
     while !shutdown.is_cancelled() {
         let started = tokio::time::Instant::now();
-        match sweep_once(&config, &pool).await {
+        match sweep_once(&config, &pool, &mut hints).await {
             Ok(n) => {
                 metrics.sweeper_requeued.inc_by(n as u64);
                 metrics
@@ -85,14 +89,21 @@ pub async fn run(
     Ok(())
 }
 
-/// One pass, on one pooled connection; how many jobs it wrote. A pass over
-/// [`SLOW_PASS`] is logged with its time split between waiting for the
-/// connection, reading the candidates and requeuing them.
-pub async fn sweep_once(config: &SweeperConfig, pool: &Pool) -> Result<usize> {
+/// One pass, on one pooled connection, with the lanes earlier passes found
+/// (`hints`; a fresh [`LaneHints`] walks every lane); how many jobs it
+/// wrote. A pass over [`SLOW_PASS`] is logged with its time split between
+/// waiting for the connection, reading the candidates and requeuing them.
+pub async fn sweep_once(
+    config: &SweeperConfig,
+    pool: &Pool,
+    hints: &mut LaneHints,
+) -> Result<usize> {
     let started = std::time::Instant::now();
     let mut conn = pool.acquire().await?;
     let acquired = started.elapsed();
-    let ids = deliveries::due_lane_heads(&mut *conn, config.stale_after, config.batch).await?;
+    let ids = hints
+        .due_lane_heads(&mut *conn, config.stale_after, config.batch)
+        .await?;
     let read = started.elapsed();
     let mut written = 0;
     if !ids.is_empty() {
@@ -109,6 +120,7 @@ pub async fn sweep_once(config: &SweeperConfig, pool: &Pool) -> Result<usize> {
             read_ms = (read - acquired).as_millis() as u64,
             requeue_ms = (total - read).as_millis() as u64,
             candidates = ids.len(),
+            lanes = hints.len(),
             requeued = written,
             "slow sweeper pass"
         );

@@ -56,7 +56,9 @@ pub(crate) use fan_out::fan_out;
 pub use fan_out::{AfterCommit, Handed};
 pub use finish::{record_attempt, Attempt, Next, Recorded};
 pub use finish_many::record_delivered_many;
-pub use sweep::{due_lane_heads, purge_delivered, release_lane, release_lane_heads, requeue};
+pub use sweep::{
+    due_lane_heads, purge_delivered, release_lane, release_lane_heads, requeue, LaneHints,
+};
 
 /// Delivers the system instance's newest event (just appended, under the
 /// instance's lock) to every `activa` subscription of `app` but `except`,
@@ -262,7 +264,7 @@ pub fn hot_statements() -> Vec<HotStatement> {
             setup: sweep::DUE_LANE_HEADS_SETUP,
             ..hot(
                 "due_lane_heads",
-                "interval, bigint",
+                "interval, bigint, uuid[], uuid[], text[], bigint[]",
                 include_str!("deliveries/sql/due_lane_heads.sql"),
             )
         },

@@ -5,6 +5,7 @@
 
 mod api;
 mod chain;
+mod hints;
 mod lanes;
 mod outcomes;
 mod plans;

@@ -205,6 +205,28 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
         .map(Uuid::to_string)
         .collect::<Vec<_>>()
         .join(",");
+    // The sweeper's hints: (subscription, instance, lane, seq) arrays.
+    let hints_of = |lanes: &[(Uuid, Uuid, i64)]| {
+        let list = |f: &dyn Fn(&(Uuid, Uuid, i64)) -> String| {
+            lanes.iter().map(f).collect::<Vec<_>>().join(",")
+        };
+        format!(
+            "'{{{}}}', '{{{}}}', '{{{}}}', '{{{}}}'",
+            list(&|l| l.0.to_string()),
+            list(&|l| l.1.to_string()),
+            list(&|_| "live".to_owned()),
+            list(&|l| l.2.to_string()),
+        )
+    };
+    let mut lanes = Vec::new();
+    for sub in [o, u, s] {
+        for i in 1..=INSTANCES {
+            lanes.push((sub, instance(i), DELIVERED + 1));
+        }
+    }
+    let hints = hints_of(&lanes);
+    let half: Vec<_> = lanes.iter().step_by(2).map(|l| (l.0, l.1, 1)).collect();
+    let half_hints = hints_of(&half);
     vec![
         ("claim", format!("'{head}', 1, '30 seconds'")),
         ("claim", format!("'{parked}', 1, '30 seconds'")),
@@ -258,8 +280,19 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
         ("release", format!("'{o}', 'live'")),
         ("release", format!("'{s}', NULL")),
         ("release", format!("'{u}', NULL")),
-        ("due_lane_heads", "'5 seconds', 1000".into()),
-        ("due_lane_heads", "'0 seconds', 1000".into()),
+        (
+            "due_lane_heads",
+            "'5 seconds', 1000, '{}', '{}', '{}', '{}'".into(),
+        ),
+        (
+            "due_lane_heads",
+            "'0 seconds', 1000, '{}', '{}', '{}', '{}'".into(),
+        ),
+        // A later pass: every lane known, its head where it was.
+        ("due_lane_heads", format!("'5 seconds', 1000, {hints}")),
+        // Half the lanes known, at their first delivered seq: the rest
+        // are walked in the ranges between.
+        ("due_lane_heads", format!("'0 seconds', 1000, {half_hints}")),
         ("requeue", format!("'{{{ids}}}'")),
         ("purge_delivered", "30, 1000".into()),
         ("purge_delivered", "365, 1000".into()),

@@ -1,0 +1,319 @@
+//! The sweeper's lane hints (`LaneHints`): a pass that probes each known
+//! lane from where its head was finds exactly what a walk of every lane
+//! finds, while lanes drain, fill, empty and refill, and new lanes,
+//! instances and subscriptions appear; and it does not read the index
+//! entries of what the known lanes finished before the last pass (dead
+//! until a vacuum; autovacuum is off for the table here, as on a machine
+//! whose autovacuum is off).
+
+use std::{panic::AssertUnwindSafe, time::Duration};
+
+use futures::FutureExt;
+use motor_store::deliveries::{due_lane_heads, LaneHints};
+use motor_system_tests::harness::drop_database;
+use sqlx::{Connection, Executor, PgConnection};
+use uuid::Uuid;
+
+use crate::util::{pg_server, TestDb};
+
+const APP: &str = "00000000-0000-0000-0000-00000000000b";
+
+fn instance(n: u64) -> Uuid {
+    format!("00000000-0000-0000-0001-{n:012}").parse().unwrap()
+}
+
+fn subscription(n: u64) -> Uuid {
+    format!("00000000-0000-0000-0002-{n:012}").parse().unwrap()
+}
+
+/// A small deterministic generator (xorshift), so a failure replays.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// Runs `body` on a fresh database with autovacuum off for `deliveries`,
+/// then drops the database whatever happened.
+async fn on_fresh_database<F>(body: impl FnOnce(String) -> F)
+where
+    F: std::future::Future<Output = ()>,
+{
+    let db = TestDb::new().await;
+    sqlx::raw_sql(&format!(
+        "ALTER TABLE deliveries SET (autovacuum_enabled = off);
+         INSERT INTO apps (id, nombre) VALUES ('{APP}', 'hints');"
+    ))
+    .execute(&db.pool)
+    .await
+    .unwrap();
+    let outcome = AssertUnwindSafe(body(db.url.clone())).catch_unwind().await;
+    db.pool.close().await;
+    drop_database(&pg_server(), &db.name).await.unwrap();
+    outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+}
+
+async fn add_subscription(conn: &mut PgConnection, n: u64, ordered: bool) {
+    sqlx::query(
+        "INSERT INTO subscriptions (id, app_id, nombre, url, ordenado)
+         VALUES ($1, $2::uuid, 's' || $1, 'http://127.0.0.1/', $3)",
+    )
+    .bind(subscription(n))
+    .bind(APP)
+    .bind(ordered)
+    .execute(conn)
+    .await
+    .unwrap();
+}
+
+async fn add_instance(conn: &mut PgConnection, n: u64) {
+    sqlx::query("INSERT INTO instances (id, app_id, nombre) VALUES ($1, $2::uuid, 'i' || $1)")
+        .bind(instance(n))
+        .bind(APP)
+        .execute(conn)
+        .await
+        .unwrap();
+}
+
+/// Appends `count` events to instance `i`, each delivered (open, due now)
+/// to every subscription of `subscriptions`, in the live lane, as the
+/// ingest does: in one transaction that moves `last_seq`.
+async fn append(conn: &mut PgConnection, i: u64, count: i64, subscriptions: &[u64]) {
+    let subs: Vec<Uuid> = subscriptions.iter().map(|&s| subscription(s)).collect();
+    sqlx::raw_sql("BEGIN").execute(&mut *conn).await.unwrap();
+    sqlx::query(
+        "WITH moved AS (
+             UPDATE instances SET last_seq = last_seq + $2 WHERE id = $1
+             RETURNING last_seq - $2 AS after
+         ), new AS (
+             INSERT INTO events (instance_id, seq, event_id, type, recibido_en, envelope)
+             SELECT $1, moved.after + g, gen_random_uuid(), 'hints', now(), '{}'
+             FROM moved, generate_series(1, $2) g
+             RETURNING instance_id, seq, event_id
+         )
+         INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq)
+         SELECT motor_uuid_v7(), s, $3::uuid, new.instance_id, new.event_id, new.seq
+         FROM new, UNNEST($4::uuid[]) s",
+    )
+    .bind(instance(i))
+    .bind(count)
+    .bind(APP)
+    .bind(&subs)
+    .execute(&mut *conn)
+    .await
+    .unwrap();
+    sqlx::raw_sql("COMMIT").execute(&mut *conn).await.unwrap();
+}
+
+/// A replay of instance `i`'s first `count` events to subscription `s`:
+/// a lane of its own, made in one transaction.
+async fn replay(conn: &mut PgConnection, s: u64, i: u64, count: i64, lane: Uuid) {
+    sqlx::query(
+        "INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane)
+         SELECT motor_uuid_v7(), $1, $2::uuid, e.instance_id, e.event_id, e.seq, $5
+         FROM events e WHERE e.instance_id = $3 AND e.seq <= $4",
+    )
+    .bind(subscription(s))
+    .bind(APP)
+    .bind(instance(i))
+    .bind(count)
+    .bind(lane.to_string())
+    .execute(conn)
+    .await
+    .unwrap();
+}
+
+/// Delivers the `count` lowest open deliveries of subscription `s` and
+/// instance `i`, lane by lane, after skipping `skip` of them (an unordered
+/// subscription finishes out of order).
+async fn finish(conn: &mut PgConnection, s: u64, i: u64, count: i64, skip: i64) {
+    sqlx::query(
+        "UPDATE deliveries SET estado = 'entregada', proximo_intento = NULL,
+                               entregado_en = now()
+         WHERE id IN (SELECT id FROM deliveries
+                      WHERE subscription_id = $1 AND instance_id = $2 AND estado = 'pendiente'
+                      ORDER BY lane, seq OFFSET $4 LIMIT $3)",
+    )
+    .bind(subscription(s))
+    .bind(instance(i))
+    .bind(count)
+    .bind(skip)
+    .execute(conn)
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn hinted_passes_find_what_a_walk_of_every_lane_finds() {
+    on_fresh_database(|url| async move {
+        let mut conn = PgConnection::connect(&url).await.unwrap();
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        // Subscriptions 10 and 20 ordered, 30 unordered, instances 10 to
+        // 40; more of each come later, before, between and after these.
+        let mut subscriptions: Vec<(u64, bool)> = vec![(10, true), (20, true), (30, false)];
+        for &(s, ordered) in &subscriptions {
+            add_subscription(&mut conn, s, ordered).await;
+        }
+        let mut instances: Vec<u64> = vec![10, 20, 30, 40];
+        for &i in &instances {
+            add_instance(&mut conn, i).await;
+            append(&mut conn, i, 5, &[10, 20, 30]).await;
+        }
+        let mut hints = LaneHints::default();
+        let all = Duration::ZERO;
+        for round in 0..80u64 {
+            let subs: Vec<u64> = subscriptions.iter().map(|&(s, _)| s).collect();
+            match rng.below(10) {
+                // Events: every subscription's live lane of an instance fills.
+                0..=2 => {
+                    let i = instances[rng.below(instances.len() as u64) as usize];
+                    append(&mut conn, i, 1 + rng.below(4) as i64, &subs).await;
+                }
+                // A replay: a new lane, before or after `live` in the index.
+                3 => {
+                    let s = subs[rng.below(subs.len() as u64) as usize];
+                    let i = instances[rng.below(instances.len() as u64) as usize];
+                    let lane =
+                        Uuid::from_u128(u128::from(rng.below(u64::MAX)) << 64 | u128::from(round));
+                    replay(&mut conn, s, i, 3, lane).await;
+                }
+                // A new instance.
+                4 if instances.len() < 9 => {
+                    let i = 1 + rng.below(50);
+                    if !instances.contains(&i) {
+                        add_instance(&mut conn, i).await;
+                        instances.push(i);
+                        append(&mut conn, i, 2, &subs).await;
+                    }
+                }
+                // A new subscription, ordered or not.
+                5 if subscriptions.len() < 6 => {
+                    let s = 1 + rng.below(40);
+                    if !subs.contains(&s) {
+                        let ordered = rng.below(2) == 0;
+                        add_subscription(&mut conn, s, ordered).await;
+                        subscriptions.push((s, ordered));
+                    }
+                }
+                // Lanes drain: the lowest open deliveries (the heads), or
+                // for the unordered subscription some behind its head.
+                _ => {
+                    for _ in 0..3 {
+                        let (s, ordered) =
+                            subscriptions[rng.below(subscriptions.len() as u64) as usize];
+                        let i = instances[rng.below(instances.len() as u64) as usize];
+                        let skip = if ordered { 0 } else { rng.below(3) as i64 };
+                        finish(&mut conn, s, i, 1 + rng.below(6) as i64, skip).await;
+                    }
+                }
+            }
+            let hinted = hints.due_lane_heads(&mut conn, all, 10_000).await.unwrap();
+            let walked = due_lane_heads(&mut conn, all, 10_000).await.unwrap();
+            assert_eq!(hinted, walked, "round {round}");
+            assert!(
+                round == 0 || !hints.is_empty(),
+                "round {round}: no hints kept"
+            );
+        }
+        // The lanes drained to nothing are kept (their next head is past
+        // their instance's last seq) and still found when they refill.
+        for &i in &instances {
+            for &(s, _) in &subscriptions {
+                finish(&mut conn, s, i, 1_000, 0).await;
+            }
+        }
+        let known = hints.len();
+        assert!(hints
+            .due_lane_heads(&mut conn, all, 10_000)
+            .await
+            .unwrap()
+            .is_empty());
+        assert_eq!(hints.len(), known, "emptied lanes are remembered");
+        let subs: Vec<u64> = subscriptions.iter().map(|&(s, _)| s).collect();
+        append(&mut conn, instances[0], 2, &subs).await;
+        let hinted = hints.due_lane_heads(&mut conn, all, 10_000).await.unwrap();
+        let walked = due_lane_heads(&mut conn, all, 10_000).await.unwrap();
+        assert_eq!(hinted, walked);
+        assert!(!hinted.is_empty());
+        conn.close().await.unwrap();
+    })
+    .await;
+}
+
+/// Index blocks of `deliveries_open_lane` read so far, by the server's
+/// per-index counters, after `conn` flushed its own.
+async fn lane_index_blocks(conn: &mut PgConnection, other: &mut PgConnection) -> i64 {
+    conn.execute("SELECT pg_stat_force_next_flush()")
+        .await
+        .unwrap();
+    sqlx::query_scalar(
+        "SELECT idx_blks_hit + idx_blks_read FROM pg_statio_user_indexes
+         WHERE indexrelname = 'deliveries_open_lane'",
+    )
+    .fetch_one(other)
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_hinted_pass_does_not_read_what_known_lanes_finished_before() {
+    const LANES: u64 = 10;
+    const PER_LANE: i64 = 20_000;
+    on_fresh_database(|url| async move {
+        let mut conn = PgConnection::connect(&url).await.unwrap();
+        let mut other = PgConnection::connect(&url).await.unwrap();
+        add_subscription(&mut conn, 1, true).await;
+        for i in 1..=LANES {
+            add_instance(&mut conn, i).await;
+            append(&mut conn, i, PER_LANE, &[1]).await;
+        }
+        let all = Duration::ZERO;
+        let mut hints = LaneHints::default();
+        assert_eq!(
+            hints
+                .due_lane_heads(&mut conn, all, 1_000)
+                .await
+                .unwrap()
+                .len(),
+            LANES as usize
+        );
+        // Most of every lane delivered, then a pass (it reads those once),
+        // then a few more delivered: what a draining lane looks like from
+        // one pass to the next.
+        for i in 1..=LANES {
+            finish(&mut conn, 1, i, PER_LANE - 1_000, 0).await;
+        }
+        hints.due_lane_heads(&mut conn, all, 1_000).await.unwrap();
+        for i in 1..=LANES {
+            finish(&mut conn, 1, i, 50, 0).await;
+        }
+        let start = lane_index_blocks(&mut conn, &mut other).await;
+        let hinted = hints.due_lane_heads(&mut conn, all, 1_000).await.unwrap();
+        let between = lane_index_blocks(&mut conn, &mut other).await;
+        let walked = due_lane_heads(&mut conn, all, 1_000).await.unwrap();
+        let end = lane_index_blocks(&mut conn, &mut other).await;
+        let (hinted_blocks, walked_blocks) = (between - start, end - between);
+        assert_eq!(hinted, walked);
+        assert_eq!(hinted.len(), LANES as usize);
+        eprintln!("index blocks: hinted {hinted_blocks}, walked {walked_blocks}");
+        // A walk from each lane's start reads its 18,950 dead entries (some
+        // 130 leaf pages a lane); a hinted pass a few probes a lane.
+        assert!(
+            walked_blocks > 100 * LANES as i64,
+            "the walk read {walked_blocks} blocks: the dead entries are not there"
+        );
+        assert!(
+            hinted_blocks < 20 * LANES as i64,
+            "a hinted pass read {hinted_blocks} index blocks for {LANES} lanes \
+             (a walk read {walked_blocks})"
+        );
+        conn.close().await.unwrap();
+        other.close().await.unwrap();
+    })
+    .await;
+}
