@@ -158,6 +158,65 @@ async fn the_sweeper_finds_expired_leases_and_lost_wake_ups() {
     m.stop().await;
 }
 
+/// The pid of the sweeper's own connection, once it has one.
+async fn sweeper_backend(pool: &motor_store::Pool) -> i32 {
+    for _ in 0..200 {
+        let pid: Option<i32> = sqlx::query_scalar(
+            "SELECT pid FROM pg_stat_activity
+             WHERE application_name = 'motor-sweeper' AND datname = current_database()",
+        )
+        .fetch_optional(pool)
+        .await
+        .unwrap();
+        if let Some(pid) = pid {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the sweeper never connected");
+}
+
+#[tokio::test]
+async fn the_sweeper_connects_again_when_its_connection_is_killed_and_still_sweeps() {
+    let m = TestMotor::start(&[Role::Api, Role::Sweeper]).await;
+    let (t, sub) = setup(&m, 1, true).await;
+    let a = t.instances[0];
+    let pool = &m.db.pool;
+    let first = sweeper_backend(pool).await;
+    let killed: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)")
+        .bind(first)
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    assert!(killed);
+    // A lost wake-up: an open head with no job, due for minutes.
+    events(&m, &t, a, 1).await;
+    let head = delivery(pool, sub, a, 1).await;
+    clear_outbox(pool).await;
+    sqlx::query(
+        "UPDATE deliveries SET proximo_intento = now() - interval '5 minutes' WHERE id = $1",
+    )
+    .bind(head.as_uuid())
+    .execute(pool)
+    .await
+    .unwrap();
+    let mut requeued = Vec::new();
+    for _ in 0..300 {
+        requeued = jobs_for(pool, "deliveries", head).await;
+        if !requeued.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        requeued.len(),
+        1,
+        "the sweeper did not requeue the lost head"
+    );
+    assert_ne!(sweeper_backend(pool).await, first, "a new connection");
+    m.stop().await;
+}
+
 #[tokio::test]
 async fn the_sweeper_leaves_an_unordered_subscription_whose_chains_are_moving() {
     let m = TestMotor::start(&[Role::Api]).await;
