@@ -71,17 +71,9 @@ WITH RECURSIVE known AS (
         (SELECT d.subscription_id, d.instance_id, d.lane, d.seq, d.id, d.reservado_hasta,
                 d.proximo_intento
          FROM deliveries d
-         WHERE d.estado = 'pendiente' AND w.level = 3 AND w.to_l IS NOT NULL
+         WHERE d.estado = 'pendiente' AND w.level = 3
            AND d.subscription_id = w.s AND d.instance_id = w.i
            AND d.lane > w.l AND d.lane < w.to_l
-         ORDER BY d.lane, d.seq
-         LIMIT 1)
-        UNION ALL
-        (SELECT d.subscription_id, d.instance_id, d.lane, d.seq, d.id, d.reservado_hasta,
-                d.proximo_intento
-         FROM deliveries d
-         WHERE d.estado = 'pendiente' AND w.level = 3 AND w.to_l IS NULL
-           AND d.subscription_id = w.s AND d.instance_id = w.i AND d.lane > w.l
          ORDER BY d.lane, d.seq
          LIMIT 1)
         UNION ALL
