@@ -245,15 +245,15 @@ async fn hinted_passes_find_what_a_walk_of_every_lane_finds() {
     .await;
 }
 
-/// Index blocks of `deliveries_open_lane` read so far, by the server's
-/// per-index counters, after `conn` flushed its own.
-async fn lane_index_blocks(conn: &mut PgConnection, other: &mut PgConnection) -> i64 {
+/// Blocks of `deliveries` (its heap and every index) read so far, by the
+/// server's per-table counters, after `conn` flushed its own.
+async fn deliveries_blocks(conn: &mut PgConnection, other: &mut PgConnection) -> i64 {
     conn.execute("SELECT pg_stat_force_next_flush()")
         .await
         .unwrap();
     sqlx::query_scalar(
-        "SELECT idx_blks_hit + idx_blks_read FROM pg_statio_user_indexes
-         WHERE indexrelname = 'deliveries_open_lane'",
+        "SELECT heap_blks_hit + heap_blks_read + idx_blks_hit + idx_blks_read
+         FROM pg_statio_user_tables WHERE relname = 'deliveries'",
     )
     .fetch_one(other)
     .await
@@ -292,24 +292,27 @@ async fn a_hinted_pass_does_not_read_what_known_lanes_finished_before() {
         for i in 1..=LANES {
             finish(&mut conn, 1, i, 50, 0).await;
         }
-        let start = lane_index_blocks(&mut conn, &mut other).await;
+        let start = deliveries_blocks(&mut conn, &mut other).await;
         let hinted = hints.due_lane_heads(&mut conn, all, 1_000).await.unwrap();
-        let between = lane_index_blocks(&mut conn, &mut other).await;
+        let between = deliveries_blocks(&mut conn, &mut other).await;
         let walked = due_lane_heads(&mut conn, all, 1_000).await.unwrap();
-        let end = lane_index_blocks(&mut conn, &mut other).await;
+        let end = deliveries_blocks(&mut conn, &mut other).await;
         let (hinted_blocks, walked_blocks) = (between - start, end - between);
         assert_eq!(hinted, walked);
         assert_eq!(hinted.len(), LANES as usize);
-        eprintln!("index blocks: hinted {hinted_blocks}, walked {walked_blocks}");
+        eprintln!("blocks: hinted {hinted_blocks}, walked {walked_blocks}");
         // A walk from each lane's start reads its 18,950 dead entries (some
-        // 130 leaf pages a lane); a hinted pass a few probes a lane.
+        // 130 leaf pages a lane); a hinted pass a few probes a lane, on
+        // `deliveries_open_lane` (the table was never analysed: a plan
+        // that probed `deliveries_lane_event_key` and sorted read every
+        // delivery of the lane's subscription, 20,000 a probe).
         assert!(
             walked_blocks > 100 * LANES as i64,
             "the walk read {walked_blocks} blocks: the dead entries are not there"
         );
         assert!(
-            hinted_blocks < 20 * LANES as i64,
-            "a hinted pass read {hinted_blocks} index blocks for {LANES} lanes \
+            hinted_blocks < 30 * LANES as i64,
+            "a hinted pass read {hinted_blocks} blocks of deliveries for {LANES} lanes \
              (a walk read {walked_blocks})"
         );
         conn.close().await.unwrap();
