@@ -15,8 +15,8 @@
 //! unordered one, each of an event of ~175 bytes in the ledger. Then:
 //!
 //! Motor runs while the backlog is written; its sweeper passes of that
-//! time are printed apart (they step over the writer's uncommitted
-//! entries), and the target's row counts the passes of 1 and 2:
+//! time (on a never-analysed table growing by a lane at a time) are
+//! printed apart, and the target's row counts the passes of 1 and 2:
 //!
 //! 1. parked: Motor runs with the backlog for MOTOR_BENCH_PARKED_SECONDS
 //!    (30): its RSS (sampled every 250 ms), every sweeper pass
@@ -298,10 +298,9 @@ async fn main() {
         started.elapsed().as_secs_f64()
     );
 
-    // The sweeper ran while the backlog was written: its passes then
-    // stepped over the writer's uncommitted entries (a million rows in a
-    // few transactions, which no ingest makes), so they are shown apart
-    // and the target's row counts from here.
+    // The sweeper ran while the backlog was written (a never-analysed
+    // table growing a lane at a time, which no ingest makes): those
+    // passes are shown apart and the target's row counts from here.
     let passes_before = Passes::read(&client, &motor.base).await;
     let written_at = passes_before;
     println!(
