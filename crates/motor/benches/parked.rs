@@ -301,11 +301,10 @@ async fn main() {
     // The sweeper ran while the backlog was written (a never-analysed
     // table growing a lane at a time, which no ingest makes): those
     // passes are shown apart and the target's row counts from here.
-    let passes_before = Passes::read(&client, &motor.base).await;
-    let written_at = passes_before;
+    let written_at = Passes::read(&client, &motor.base).await;
     println!(
         "sweeper while the backlog was written: {}",
-        passes_before.since(&Passes::default())
+        written_at.since(&Passes::default())
     );
 
     // 1. Parked: Motor with the backlog and nothing to send.
@@ -320,7 +319,7 @@ async fn main() {
          Motor {:.1} %, Postgres {:.1} % of a core",
         rss.max_mb(),
         rss_mb(motor.pid()),
-        passes.since(&passes_before),
+        passes.since(&written_at),
         used.seconds[0] / used.wall * 100.0,
         used.seconds[1] / used.wall * 100.0,
     );

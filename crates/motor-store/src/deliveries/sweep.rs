@@ -200,10 +200,9 @@ impl LaneHints {
         stale_after: Duration,
         limit: i64,
     ) -> Result<Vec<DeliveryId>> {
-        let known = self.lanes.iter();
         let (mut subscriptions, mut instances, mut lanes, mut seqs) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for (key, hint) in known {
+        for (key, hint) in &self.lanes {
             subscriptions.push(key.subscription);
             instances.push(key.instance);
             lanes.push(key.lane.clone());

@@ -174,7 +174,7 @@ async fn hinted_passes_find_what_a_walk_of_every_lane_finds() {
                     let i = instances[rng.below(instances.len() as u64) as usize];
                     append(&mut conn, i, 1 + rng.below(4) as i64, &subs).await;
                 }
-                // A replay: a new lane, before or after `live` in the index.
+                // A replay: a new lane (a uuid: before `live` in the index).
                 3 => {
                     let s = subs[rng.below(subs.len() as u64) as usize];
                     let i = instances[rng.below(instances.len() as u64) as usize];

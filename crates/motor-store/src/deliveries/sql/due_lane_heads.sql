@@ -26,8 +26,10 @@ WITH RECURSIVE known AS (
     -- (level 3); from a known instance's last known lane to the next known
     -- instance of its subscription, and before the first (2); from a
     -- known subscription's last known lane to the next known subscription,
-    -- and before the first (1). The nil and the max uuid stand for "none":
-    -- ids are UUIDv7. With no hints, one range: the whole index.
+    -- and before the first (1). A range starts after its (s, i, l); the
+    -- nil uuid and '' stand for "from the start", the max uuid for "to
+    -- the end" (ids are UUIDv7, lanes never empty). With no hints, one
+    -- range: the whole index.
     SELECT 3 AS level, k.subscription_id AS s, k.instance_id AS i,
            coalesce(lag(k.lane) OVER w, '') AS l, NULL::uuid AS to_s, NULL::uuid AS to_i,
            k.lane AS to_l
@@ -38,7 +40,7 @@ WITH RECURSIVE known AS (
     FROM pairs p
     WHERE p.after IS NOT NULL
     UNION ALL
-    SELECT 2, p.subscription_id, '00000000-0000-0000-0000-000000000000', NULL, NULL,
+    SELECT 2, p.subscription_id, '00000000-0000-0000-0000-000000000000', '', NULL,
            p.instance_id, NULL
     FROM pairs p
     WHERE p.before IS NULL
@@ -50,7 +52,7 @@ WITH RECURSIVE known AS (
     FROM pairs p
     WHERE p.after IS NULL
     UNION ALL
-    SELECT 1, '00000000-0000-0000-0000-000000000000', NULL, NULL,
+    SELECT 1, '00000000-0000-0000-0000-000000000000', '00000000-0000-0000-0000-000000000000', '',
            coalesce((SELECT k.subscription_id FROM known k
                      ORDER BY k.subscription_id LIMIT 1),
                     'ffffffff-ffff-ffff-ffff-ffffffffffff'),
@@ -58,8 +60,7 @@ WITH RECURSIVE known AS (
 ), walk AS (
     -- Each range's lanes, one probe per lane found (from the lane
     -- before). (s, i, l): the lower bound, then the lane found; level 3
-    -- keeps s and i, level 2 keeps s; l IS NULL for a range of levels 1
-    -- and 2 that starts before any lane.
+    -- keeps s and i, level 2 keeps s.
     SELECT g.level, g.s, g.i, g.l, g.to_s, g.to_i, g.to_l, NULL::bigint AS seq,
            NULL::uuid AS id, NULL::timestamptz AS reservado_hasta,
            NULL::timestamptz AS proximo_intento
@@ -80,15 +81,7 @@ WITH RECURSIVE known AS (
         (SELECT d.subscription_id, d.instance_id, d.lane, d.seq, d.id, d.reservado_hasta,
                 d.proximo_intento
          FROM deliveries d
-         WHERE d.estado = 'pendiente' AND w.level = 2 AND w.l IS NULL
-           AND d.subscription_id = w.s AND d.instance_id > w.i AND d.instance_id < w.to_i
-         ORDER BY d.instance_id, d.lane, d.seq
-         LIMIT 1)
-        UNION ALL
-        (SELECT d.subscription_id, d.instance_id, d.lane, d.seq, d.id, d.reservado_hasta,
-                d.proximo_intento
-         FROM deliveries d
-         WHERE d.estado = 'pendiente' AND w.level = 2 AND w.l IS NOT NULL
+         WHERE d.estado = 'pendiente' AND w.level = 2
            AND d.subscription_id = w.s AND (d.instance_id, d.lane) > (w.i, w.l)
            AND d.instance_id < w.to_i
          ORDER BY d.instance_id, d.lane, d.seq
@@ -97,15 +90,7 @@ WITH RECURSIVE known AS (
         (SELECT d.subscription_id, d.instance_id, d.lane, d.seq, d.id, d.reservado_hasta,
                 d.proximo_intento
          FROM deliveries d
-         WHERE d.estado = 'pendiente' AND w.level = 1 AND w.l IS NULL
-           AND d.subscription_id > w.s AND d.subscription_id < w.to_s
-         ORDER BY d.subscription_id, d.instance_id, d.lane, d.seq
-         LIMIT 1)
-        UNION ALL
-        (SELECT d.subscription_id, d.instance_id, d.lane, d.seq, d.id, d.reservado_hasta,
-                d.proximo_intento
-         FROM deliveries d
-         WHERE d.estado = 'pendiente' AND w.level = 1 AND w.l IS NOT NULL
+         WHERE d.estado = 'pendiente' AND w.level = 1
            AND (d.subscription_id, d.instance_id, d.lane) > (w.s, w.i, w.l)
            AND d.subscription_id < w.to_s
          ORDER BY d.subscription_id, d.instance_id, d.lane, d.seq
