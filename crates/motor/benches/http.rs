@@ -29,6 +29,9 @@
 //! (200,400,1000,2000), MOTOR_BENCH_SENDERS (64), MOTOR_BENCH_INSTANCES
 //! (100), MOTOR_BENCH_IDLE_SECONDS (10), MOTOR_BENCH_PATIENCE (seconds
 //! without a new arrival before a phase reports what is missing; 60),
+//! MOTOR_BENCH_PHASES (which phases run, of
+//! intake,ordered,unordered,arrays,rates,idle: all by default; `ordered`
+//! includes the bad receivers),
 //! MOTOR_BENCH_MOTOR_BIN (the binary; default: the one cargo built),
 //! MOTOR_BENCH_DATABASE_URL, MOTOR_BENCH_KAFKA_BROKERS; Motor's own
 //! MOTOR_DATABASE_POOL, MOTOR_DISPATCH_IN_FLIGHT and RUST_LOG pass through.
@@ -65,6 +68,7 @@ struct Settings {
     instances: usize,
     idle_seconds: u64,
     patience: Duration,
+    phases: Vec<String>,
 }
 
 impl Settings {
@@ -80,9 +84,28 @@ impl Settings {
             instances: number("MOTOR_BENCH_INSTANCES", "100") as usize,
             idle_seconds: number("MOTOR_BENCH_IDLE_SECONDS", "10") as u64,
             patience: Duration::from_secs_f64(number("MOTOR_BENCH_PATIENCE", "60")),
+            phases: env_or("MOTOR_BENCH_PHASES", PHASES)
+                .split(',')
+                .map(|p| {
+                    let p = p.trim().to_owned();
+                    assert!(
+                        PHASES.split(',').any(|known| known == p),
+                        "MOTOR_BENCH_PHASES: {p:?} is not one of {PHASES}"
+                    );
+                    p
+                })
+                .collect(),
         }
     }
+
+    /// Whether the phase `name` (one of [`PHASES`]) runs.
+    fn runs(&self, name: &str) -> bool {
+        self.phases.iter().any(|p| p == name)
+    }
 }
+
+/// The phases MOTOR_BENCH_PHASES may name, and its default: all of them.
+const PHASES: &str = "intake,ordered,unordered,arrays,rates,idle";
 
 /// The latency target at a fixed rate, and whether the rate must be held.
 fn fixed_rate_target(rate: f64) -> (Option<(f64, f64)>, bool) {
@@ -257,18 +280,41 @@ async fn main() {
 
     let mut rows = Vec::new();
     let mut phases = Vec::new();
-    let what = format!("intake, single-event POSTs, {senders} clients, no subscription");
-    let intake = bench.load.closed(&tenant.intake, events, false, senders);
-    let phase = bench.phase("intake", None, intake).await;
-    rows.push(Row::throughput(&what, &phase, Some(5000.0)));
-    phases.push(phase);
+    if settings.runs("intake") {
+        let what = format!("intake, single-event POSTs, {senders} clients, no subscription");
+        let intake = bench.load.closed(&tenant.intake, events, false, senders);
+        let phase = bench.phase("intake", None, intake).await;
+        rows.push(Row::throughput(&what, &phase, Some(5000.0)));
+        phases.push(phase);
+    }
 
     let closed_loop = [
-        ("closed loop, ordered", Hook::Ordered, ordered, false),
-        ("closed loop, unordered", Hook::Unordered, unordered, false),
-        ("closed loop, arrays of 100", Hook::Ordered, ordered, true),
+        (
+            "ordered",
+            "closed loop, ordered",
+            Hook::Ordered,
+            ordered,
+            false,
+        ),
+        (
+            "unordered",
+            "closed loop, unordered",
+            Hook::Unordered,
+            unordered,
+            false,
+        ),
+        (
+            "arrays",
+            "closed loop, arrays of 100",
+            Hook::Ordered,
+            ordered,
+            true,
+        ),
     ];
-    for (name, hook, instances, batched) in closed_loop {
+    for (key, name, hook, instances, batched) in closed_loop {
+        if !settings.runs(key) {
+            continue;
+        }
         let posting = bench.load.closed(instances, events, batched, senders);
         let phase = bench.phase(name, Some(hook), posting).await;
         let kind = if batched {
@@ -289,7 +335,12 @@ async fn main() {
         phases.push(phase);
     }
 
-    for &rate in &settings.rates {
+    let rates = if settings.runs("rates") {
+        &settings.rates[..]
+    } else {
+        &[]
+    };
+    for &rate in rates {
         let name = format!("fixed {}/s", thousands(rate));
         let posting = bench.load.open(ordered, rate, settings.seconds);
         let phase = bench.phase(&name, Some(Hook::Ordered), posting).await;
@@ -298,10 +349,12 @@ async fn main() {
         phases.push(phase);
     }
 
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let before = bench.cpu.sample();
-    tokio::time::sleep(Duration::from_secs(settings.idle_seconds)).await;
-    rows.push(Row::idle(&bench.cpu.since(&before)));
+    if settings.runs("idle") {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let before = bench.cpu.sample();
+        tokio::time::sleep(Duration::from_secs(settings.idle_seconds)).await;
+        rows.push(Row::idle(&bench.cpu.since(&before)));
+    }
 
     println!();
     report::print_targets(&rows);
