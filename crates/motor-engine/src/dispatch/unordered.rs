@@ -24,10 +24,17 @@ use super::UNORDERED_PER_SUBSCRIPTION;
 const UNORDERED_CHAINS: usize = 8 * UNORDERED_PER_SUBSCRIPTION;
 
 /// Tasks that take first attempts handed over by commits, per unordered
-/// subscription and process: twice the slots, so each slot has a chain
-/// ready when its request is answered. Past it, a handed first attempt
-/// waits in [`HandedJobs`] instead of in a task of its own.
-const HANDED_TASKS: usize = 2 * UNORDERED_PER_SUBSCRIPTION;
+/// subscription and process: as many as chains may claim ahead. A chain
+/// spends most of its cycle waiting for its record's group commit (a
+/// request to a receiver on loopback took 0.3–0.7 ms, a cycle 5–20 ms),
+/// so the slots stay busy only with several chains per slot: with twice
+/// the slots (16 tasks) one subscription delivered 2,791/s with its
+/// deliveries queued 2.4 s behind the POSTs, with 64 3,558–3,696/s and
+/// 60 ms (docs/BENCHMARKS.md, 2026-12-01 19:10). More tasks than chains
+/// only claim one delivery each and leave (1,843/s with 128). Past it, a
+/// handed first attempt waits in [`HandedJobs`] instead of in a task of
+/// its own.
+const HANDED_TASKS: usize = UNORDERED_CHAINS;
 
 /// One unordered subscription in this process: its request slots, its
 /// running chains and the first attempts waiting for a task.
