@@ -390,9 +390,9 @@ async fn a_paused_subscription_accumulates_a_replay_and_a_deleted_one_refuses_it
 }
 
 /// Replays created while producers append to the same instance: the
-/// replay's inserts check their instance and the appends' their
-/// subscription (foreign keys), so neither may hold the other's row in a
-/// lock those checks wait for. Every replay is accepted, every append
+/// replay's inserts and the appends' check the rows they reference
+/// (foreign keys: the subscription, the event), so neither may hold the
+/// other's row in a lock those checks wait for. Every replay is accepted, every append
 /// stored — no deadlock answered as a 500.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn replays_during_live_appends_never_deadlock() {
