@@ -63,6 +63,8 @@ pub struct AppState {
     pub intake: events::intake::Intake,
     /// The app of each instance seen (it never changes).
     pub instance_apps: Arc<auth::InstanceApps>,
+    /// The API keys found lately.
+    pub api_keys: Arc<auth::ApiKeys>,
     /// The event streams of this process and their live tail.
     pub streams: streams::Hub,
 }

@@ -195,6 +195,7 @@ pub async fn run(
             after_commit: after_commit.clone(),
             intake: motor_api::events::intake::Intake::start(pool.clone(), after_commit),
             instance_apps: Arc::default(),
+            api_keys: Arc::default(),
             streams: streams.clone(),
         };
         let app = motor_api::router(state);

@@ -146,6 +146,52 @@ async fn revoked_keys_stop_working() {
     m.stop().await;
 }
 
+/// Keys found are trusted for a moment without asking Postgres again
+/// (`motor_api::auth::ApiKeys`): a key stored a moment after its token was
+/// refused works at once (refusals are not remembered), and one revoked
+/// outside this process (`motor admin`, another API process) stops
+/// working within `ApiKeys::FRESH`.
+#[tokio::test]
+async fn a_key_stored_elsewhere_works_at_once_and_one_revoked_elsewhere_stops() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(1).await;
+    let path = format!("/v1/instances/{}/events", t.instances[0]);
+    let token = "mw_stored_by_another_process_0123456789";
+    let (status, _) = call(&m, Method::GET, &path, Some(token)).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+
+    sqlx::query(
+        "INSERT INTO api_keys (key_id, app_id, nombre, token_hash, scopes, instancias)
+         VALUES ('elsewhere', $1, 'elsewhere', $2, ARRAY['events:read'], '{}')",
+    )
+    .bind(uuid::Uuid::from(t.app))
+    .bind(motor_domain::apikey::token_hash(token))
+    .execute(&m.db.pool)
+    .await
+    .unwrap();
+    let (status, _) = call(&m, Method::GET, &path, Some(token)).await;
+    assert_eq!(status, StatusCode::OK, "a key stored after a refusal");
+
+    motor_store::operator::revoke_key(&m.db.pool, t.app, "elsewhere")
+        .await
+        .unwrap();
+    let revoked = std::time::Instant::now();
+    loop {
+        let (status, _) = call(&m, Method::GET, &path, Some(token)).await;
+        if status == StatusCode::UNAUTHORIZED {
+            break;
+        }
+        assert_eq!(status, StatusCode::OK);
+        assert!(
+            revoked.elapsed() < motor_api::auth::ApiKeys::FRESH * 10,
+            "a key revoked elsewhere still works after {:?}",
+            revoked.elapsed()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    m.stop().await;
+}
+
 #[tokio::test]
 async fn operator_routes_need_the_admin_token() {
     let m = TestMotor::start(&[Role::Api]).await;

@@ -60,5 +60,6 @@ pub(super) async fn revoke_key(
     Path((id, key_id)): Path<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
     super::revoke_key(&state.pool, path_id(&id, "app")?, &key_id).await?;
+    state.api_keys.forget();
     Ok(StatusCode::NO_CONTENT)
 }
