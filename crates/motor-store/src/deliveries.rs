@@ -140,6 +140,14 @@ pub(crate) async fn enqueue_jobs(conn: &mut PgConnection, jobs: &[DeliveryJob]) 
     enqueue(conn, jobs).await
 }
 
+/// The text of [`BY_KEY_SETUP`], for [`BEGIN_BY_KEY`] to send with `BEGIN`.
+macro_rules! by_key_setup {
+    () => {
+        "SELECT set_config('enable_seqscan', 'off', true), \
+         set_config('enable_bitmapscan', 'off', true)"
+    };
+}
+
 /// What the statements that take rows of `deliveries` by key (`id = ANY
 /// (…)`: the group commit of delivered attempts, the claim after a commit,
 /// the sweeper's `requeue`) or read a range of an index in its order up to
@@ -156,13 +164,25 @@ pub(crate) async fn enqueue_jobs(conn: &mut PgConnection, jobs: &[DeliveryJob]) 
 /// plan probes the indexes at any size. (In `release`'s case they stay off
 /// for the rest of the caller's transaction.) `set_config(…, true)` is `SET
 /// LOCAL`, both in one statement.
-pub(crate) const BY_KEY_SETUP: &str = "SELECT set_config('enable_seqscan', 'off', true), \
-     set_config('enable_bitmapscan', 'off', true)";
+pub(crate) const BY_KEY_SETUP: &str = by_key_setup!();
+
+/// `BEGIN` then [`BY_KEY_SETUP`], sent together: one round trip where
+/// `begin()` and [`by_key`] take two (each waits for its answer).
+const BEGIN_BY_KEY: &str = concat!("BEGIN; ", by_key_setup!());
 
 /// Runs [`BY_KEY_SETUP`] in `tx`.
 async fn by_key(tx: &mut PgConnection) -> Result<()> {
     sqlx::query(BY_KEY_SETUP).execute(tx).await?;
     Ok(())
+}
+
+/// A transaction of `pool` with [`BY_KEY_SETUP`] already run. Public for
+/// the test that checks it; not an API.
+#[doc(hidden)]
+pub async fn begin_by_key(
+    pool: &crate::Pool,
+) -> Result<sqlx::Transaction<'static, sqlx::Postgres>> {
+    Ok(pool.begin_with(BEGIN_BY_KEY).await?)
 }
 
 /// A statement that runs on every attempt or every sweeper pass, whose cost

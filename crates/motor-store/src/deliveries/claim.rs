@@ -143,8 +143,7 @@ pub async fn claim_freed(
     lease: Duration,
 ) -> Result<Vec<Claimed>> {
     let parked = super::uuids(parked);
-    let mut tx = pool.begin().await?;
-    super::by_key(&mut tx).await?;
+    let mut tx = super::begin_by_key(pool).await?;
     let rows = sqlx::query_file_as!(
         ClaimedRow,
         "src/deliveries/sql/claim_freed.sql",

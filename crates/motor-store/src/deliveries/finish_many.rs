@@ -9,7 +9,7 @@ use motor_domain::delivery::DeliveryState;
 use uuid::Uuid;
 
 use super::{
-    by_key,
+    begin_by_key,
     finish::{release_next, FinishedRow},
     Attempt, Claimed, Next, Recorded,
 };
@@ -65,8 +65,7 @@ pub async fn record_delivered_many(
         })
         .max()
         .unwrap_or_default();
-    let mut tx = pool.begin().await?;
-    by_key(&mut tx).await?;
+    let mut tx = begin_by_key(pool).await?;
     let heads: Vec<Uuid> = sqlx::query_file_scalar!(
         "src/deliveries/sql/record_delivered_many.sql",
         &ids,

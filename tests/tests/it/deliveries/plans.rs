@@ -580,3 +580,27 @@ async fn hot_statements_keep_bounded_plans_on_a_large_backlog() {
         problems.join("\n\n")
     );
 }
+
+/// The group commit and the claim after a commit begin their transactions
+/// with `BEGIN` and the by-key setup in one round trip
+/// (`motor_store::deliveries::begin_by_key`): sequential and bitmap scans
+/// are off inside the transaction, and on again for the connection's next
+/// one.
+#[tokio::test]
+async fn by_key_transactions_turn_scans_off_for_themselves_only() {
+    let db = TestDb::new().await;
+    // One connection, so the reads after the commit are on the same one.
+    let pool = motor_store::connect(&db.url, 1).await.unwrap();
+    let settings = "SELECT pg_backend_pid(), current_setting('enable_seqscan'), \
+                    current_setting('enable_bitmapscan')";
+    let mut tx = motor_store::deliveries::begin_by_key(&pool).await.unwrap();
+    let (inside, seqscan, bitmapscan): (i32, String, String) =
+        sqlx::query_as(settings).fetch_one(&mut *tx).await.unwrap();
+    assert_eq!((seqscan.as_str(), bitmapscan.as_str()), ("off", "off"));
+    tx.commit().await.unwrap();
+    let (after, seqscan, bitmapscan): (i32, String, String) =
+        sqlx::query_as(settings).fetch_one(&pool).await.unwrap();
+    assert_eq!(after, inside, "the same connection");
+    assert_eq!((seqscan.as_str(), bitmapscan.as_str()), ("on", "on"));
+    pool.close().await;
+}
