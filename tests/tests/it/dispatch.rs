@@ -3,6 +3,7 @@
 //! dispatcher, the delay tiers and the sweeper — in order per lane, with
 //! retries, failures, suspension and pauses as the contract says.
 
+mod early;
 mod fast_path;
 mod faults;
 mod inbox_receiver;

@@ -40,7 +40,7 @@ use motor_domain::{
 };
 use motor_metrics::Metrics;
 use motor_store::{
-    deliveries::{self, AfterCommit, Claim, Claimed, Handed, Next, Recorded},
+    deliveries::{self, AfterCommit, Claim, Claimed, Handed, Next, Recorded, Skip},
     Pool,
 };
 use tokio::sync::{Notify, OwnedSemaphorePermit};
@@ -65,6 +65,15 @@ pub const UNORDERED_PER_SUBSCRIPTION: usize = 8;
 /// partition. A chain already in a task of its own has no bound.
 const CHAIN_MAX: usize = 100;
 const CHAIN_FOR: Duration = Duration::from_secs(1);
+
+/// A claim that finds its job's own due time (to within this: Postgres
+/// keeps microseconds) not yet reached by Postgres's clock waits for it
+/// and claims again, up to [`EARLY_CLAIMS`] times and for at most
+/// [`EARLY_MAX`] each; a job for an earlier due time is stale (the
+/// delivery was deferred, and its new job will come) and is dropped.
+const EARLY_MATCH: chrono::TimeDelta = chrono::TimeDelta::milliseconds(1);
+const EARLY_CLAIMS: usize = 3;
+const EARLY_MAX: Duration = Duration::from_secs(1);
 
 /// Where a chain runs: in a consumer's job (bounded by [`CHAIN_MAX`] and
 /// [`CHAIN_FOR`]) or in a task of its own.
@@ -209,11 +218,26 @@ impl Dispatcher {
         // lease never runs while waiting for one.
         let slot = self.slot(job.subscription_id).await?;
         let lease = self.lease().await?;
-        let claimed =
+        let mut early = 0;
+        let claimed = loop {
             match deliveries::claim(&self.pool, job.delivery_id, job.attempt, lease).await? {
-                Claim::Claimed(claimed) => claimed,
+                Claim::Claimed(claimed) => break claimed,
+                // The job's own due time, not yet reached by Postgres's
+                // clock: the timer fired a little early or the clocks
+                // disagree. Dropped, it would wait for the sweeper.
+                Claim::Skipped(Skip::NotDue { due, wait })
+                    if due <= job.due_at + EARLY_MATCH && early < EARLY_CLAIMS =>
+                {
+                    if wait > EARLY_MAX {
+                        tracing::warn!(delivery = %job.delivery_id, wait_ms = wait.as_millis() as u64, "Postgres's clock is behind this host's by more than a second; the sweeper will send this delivery");
+                        return Ok(());
+                    }
+                    early += 1;
+                    tokio::time::sleep(wait + EARLY_MATCH.to_std().unwrap_or_default()).await;
+                }
                 Claim::Parked | Claim::Skipped(_) => return Ok(()),
-            };
+            }
+        };
         self.chain(*claimed, slot, runs).await
     }
 
@@ -480,14 +504,12 @@ impl AfterCommit for LocalRoles {
     }
 }
 
-/// A job's due time, from its payload (never early: an unreadable job is
-/// due now and its claim decides).
+/// A job's due time, from its payload, to the nanosecond (an unreadable
+/// job is due now and its claim decides).
 fn due(record: &InRecord) -> Option<SystemTime> {
     let job = DeliveryJob::from_json(&record.payload).ok()?;
-    let millis = job.due_at.timestamp_millis();
-    u64::try_from(millis)
-        .ok()
-        .map(|ms| SystemTime::UNIX_EPOCH + Duration::from_millis(ms))
+    let secs = u64::try_from(job.due_at.timestamp()).ok()?;
+    Some(SystemTime::UNIX_EPOCH + Duration::new(secs, job.due_at.timestamp_subsec_nanos()))
 }
 
 /// Runs one consumer (dispatch or retry role) until `shutdown`.
@@ -541,4 +563,39 @@ pub async fn run(
     draining.drain().await;
     tracing::info!(role = group, "dispatcher stopped");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use motor_domain::{delivery::Lane, time, InstanceId};
+
+    use super::*;
+
+    #[test]
+    fn a_job_is_due_to_the_nanosecond_it_names() {
+        let job = DeliveryJob {
+            delivery_id: DeliveryId::new(),
+            subscription_id: SubscriptionId::new(),
+            instance_id: InstanceId::new(),
+            lane: Lane::Live,
+            seq: 1,
+            attempt: 2,
+            due_at: time::parse("2026-12-01T21:40:05.123456789Z").unwrap(),
+        };
+        let record = |payload: Vec<u8>| InRecord {
+            topic: "t.retry.1s".into(),
+            partition: 0,
+            offset: 0,
+            key: Vec::new(),
+            payload,
+            headers: Vec::new(),
+        };
+        // Never before it: a timer set for the millisecond would fire up to
+        // 0.99 ms early and the claim find the delivery not yet due.
+        assert_eq!(
+            due(&record(job.to_json())),
+            Some(SystemTime::UNIX_EPOCH + Duration::new(1_796_161_205, 123_456_789))
+        );
+        assert_eq!(due(&record(b"{}".to_vec())), None, "unreadable: now");
+    }
 }

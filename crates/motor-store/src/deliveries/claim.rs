@@ -70,11 +70,13 @@ pub enum Skip {
     Stale,
     /// Another attempt holds it until then (never two at once).
     Leased(Timestamp),
-    /// Its next attempt is not due before then, by Postgres's clock. A job
-    /// for an earlier attempt time is stale (the job written with this due
-    /// time will come); a job whose own `due_at` this is means the clocks
-    /// disagree: hold it until then and claim again rather than drop it.
-    NotDue(Timestamp),
+    /// Its next attempt is not due before `due`, which is `wait` away by
+    /// Postgres's clock. A job for an earlier attempt time is stale (the
+    /// job written with this due time will come); a job whose own `due_at`
+    /// this is means the clocks disagree, or the job came a little early
+    /// (a timer is not exact): hold it for `wait` and claim again rather
+    /// than drop it.
+    NotDue { due: Timestamp, wait: Duration },
     /// Its subscription is not `activa`; reactivation releases it.
     Inactive(SubscriptionState),
     /// Its subscription is held until then by a receiver's `Retry-After`
@@ -294,7 +296,8 @@ async fn park_or_why_not(
     }
     if let Some(due) = row.proximo_intento {
         if due > now {
-            return Ok(Parking::Skip(Skip::NotDue(due)));
+            let wait = (due - now).to_std().unwrap_or_default();
+            return Ok(Parking::Skip(Skip::NotDue { due, wait }));
         }
     }
     if let Some(until) = row.held_until {

@@ -178,10 +178,17 @@ async fn a_retry_keeps_the_head_pending_and_schedules_the_next_attempt_in_a_tier
         claim(&m.db.pool, d1, 1, LEASE).await.unwrap(),
         Claim::Skipped(Skip::Stale)
     );
-    assert!(matches!(
-        claim(&m.db.pool, d1, 2, LEASE).await.unwrap(),
-        Claim::Skipped(Skip::NotDue(_))
-    ));
+    match claim(&m.db.pool, d1, 2, LEASE).await.unwrap() {
+        Claim::Skipped(Skip::NotDue { due, wait }) => {
+            assert_eq!(due, proximo, "the row's due time");
+            assert!(
+                wait > std::time::Duration::from_secs(3500)
+                    && wait <= std::time::Duration::from_secs(3600),
+                "{wait:?} until it, by Postgres's clock"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
     assert_eq!(
         claim(&m.db.pool, d2, 1, LEASE).await.unwrap(),
         Claim::Parked
