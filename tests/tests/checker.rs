@@ -3,7 +3,9 @@
 //! doctored the way a broken build would behave (the lane check removed,
 //! a retry early or late, a loss, a concurrent attempt, an illegal
 //! duplicate, more than 8 in flight, exhaustion wrong, a bad signature) is
-//! caught as exactly that invariant, naming its history lines.
+//! caught as exactly that invariant, naming its history lines. A late
+//! retry is excused only by a disruption, a subscription with no free
+//! slot or one held by `Retry-After` answers.
 
 use motor_system_tests::{
     check::{check, Invariant, Report},
@@ -584,6 +586,71 @@ fn a_late_unordered_retry_is_excused_only_while_its_subscription_has_no_free_slo
     }
     let report = check(&d.history()).unwrap();
     assert!(report.ok(), "{report}");
+}
+
+/// `late_d1`, with a second instance `h` on d1's subscription whose one
+/// delivery is answered 429 with `Retry-After` at each of `holds` (the
+/// request's arrival and end in ms, and the wait asked for), then 204 at
+/// `delivered`: each answer holds the whole subscription.
+fn late_d1_with_holds(holds: &[(i64, i64, u64)], delivered: i64) -> Doc {
+    let mut d = late_d1();
+    for row in &mut d.rows {
+        if let Row::Subscription { id, instancias, .. } = row {
+            if id == "ord" {
+                instancias.push("h".into());
+            }
+        }
+    }
+    d.event("h", 1);
+    d.delivery("h1", "ord", "h", 1, Some(("entregada", delivered + 3)));
+    for (n, (arrived, ended, wait)) in holds.iter().enumerate() {
+        d.request(
+            "h1",
+            "ord",
+            "h",
+            1,
+            *arrived,
+            *ended,
+            429,
+            Some(n as i32 + 1),
+            100,
+        );
+        if let Some(Record::Request { retry_after_ms, .. }) = d.records.last_mut() {
+            *retry_after_ms = Some(*wait);
+        }
+    }
+    let numero = holds.len() as i32 + 1;
+    d.request(
+        "h1",
+        "ord",
+        "h",
+        1,
+        delivered,
+        delivered + 2,
+        204,
+        Some(numero),
+        100,
+    );
+    d
+}
+
+#[test]
+fn a_late_retry_is_excused_only_while_its_subscription_is_held() {
+    // d1's retry was due by 133 ms and came at 3,012 (slack 1 s). Its
+    // subscription was held by `Retry-After` answers from 130 ms to
+    // 1,030 and, from a second that came within a second of the first's
+    // end, to 2,400: a claim then is deferred to the hold's end.
+    let d = late_d1_with_holds(&[(120, 130, 900), (1040, 1050, 1350)], 2420);
+    let report = check(&d.history()).unwrap();
+    assert!(report.ok(), "{report}");
+    // Held only from 2,001 ms, long after the retry was due: not excused.
+    let d = late_d1_with_holds(&[(2000, 2001, 900)], 2950);
+    caught(&d, Invariant::RetryNotLate);
+    // A hold that ended long before the next one began does not bridge
+    // the gap: held 130–1,030 ms, then from 2,200 (more than a second
+    // later) to 2,900.
+    let d = late_d1_with_holds(&[(120, 130, 900), (2190, 2200, 700)], 2950);
+    caught(&d, Invariant::RetryNotLate);
 }
 
 /// A RabbitMQ ordered lane of 3 on instance `b`: each message taken off

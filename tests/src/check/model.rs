@@ -169,6 +169,11 @@ pub struct Model {
     /// one process had as many requests in flight to it as it may (a
     /// due retry waits for a slot there).
     pub saturated: HashMap<String, Vec<Disruption>>,
+    /// Per receiver, the windows in which its subscription was held by an
+    /// answer with `Retry-After` (429 or 503): from the answer to the time
+    /// it asked for (capped). A claim in one defers its delivery to the
+    /// hold's end, whatever the delivery's own schedule.
+    pub held: HashMap<String, Vec<Disruption>>,
     pub ended: bool,
 }
 
@@ -249,6 +254,7 @@ impl Model {
         }
         m.index_requests();
         m.find_saturation();
+        m.find_holds();
         Ok(m)
     }
 
@@ -418,6 +424,44 @@ impl Model {
             }
         }
         self.saturated = saturated;
+    }
+
+    fn find_holds(&mut self) {
+        let cap = self.settings().retry_after_cap_ms;
+        let mut held: HashMap<String, Vec<Disruption>> = HashMap::new();
+        for r in &self.requests {
+            if let (Some(ms), Some(429 | 503)) = (r.retry_after_ms, r.status) {
+                held.entry(r.receiver.clone())
+                    .or_default()
+                    .push(Disruption {
+                        start_us: r.end_lb(),
+                        end_us: r.ended_us + ms.min(cap) as i64 * 1000,
+                    });
+            }
+        }
+        for windows in held.values_mut() {
+            windows.sort_by_key(|w| w.start_us);
+        }
+        self.held = held;
+    }
+
+    /// Until when `receiver`'s subscription was held from `from` on: the
+    /// end of the holds that began by `from` (or by the end of the one
+    /// before, plus `gap`: a claim deferred to a hold's end comes a little
+    /// later and may find the next one) and ended after it.
+    pub fn held_until(&self, receiver: &str, from: i64, gap: i64) -> Option<i64> {
+        let mut until = None;
+        let mut t = from;
+        for w in self.held.get(receiver)? {
+            if w.start_us > t + gap {
+                break;
+            }
+            if w.end_us > t {
+                t = w.end_us;
+                until = Some(t);
+            }
+        }
+        until
     }
 
     /// The latest end of a window in which `receiver` was saturated that

@@ -77,6 +77,11 @@ fn wait_window(m: &Model, numero: i32, r: &Request) -> (i64, i64) {
     (earliest * 1000, latest * 1000)
 }
 
+/// How soon after a hold's end the claim of a delivery deferred to it
+/// comes at the latest, when judging whether the next hold deferred it
+/// again (its job is written when the hold begins, for its end).
+const DEFERRED_CLAIM_US: i64 = 1_000_000;
+
 /// (retry_not_early, retry_not_late).
 pub fn retries(m: &Model) -> (Verdict, Verdict) {
     let mut early = Verdict::default();
@@ -119,15 +124,17 @@ pub fn retries(m: &Model) -> (Verdict, Verdict) {
                 });
             let due_ub = decided_ub + max_wait;
             // Late is measured from the latest due time, or from the end of
-            // a disruption (plus the recovery it may take) or of a window
-            // in which the subscription had no free slot, whichever is
+            // a disruption (plus the recovery it may take), of a window in
+            // which the subscription had no free slot or of the holds its
+            // receiver's `Retry-After` answers put on it, whichever is
             // later.
             let recovery = m.settings().recovery_ms as i64 * 1000;
             let disrupted = m
                 .disrupted_until(r.arrived_us, next.arrived_us)
                 .map(|end| end + recovery);
             let saturated = m.saturated_until(&r.receiver, due_ub, next.arrived_us);
-            let deadline = [Some(due_ub), disrupted, saturated]
+            let held = m.held_until(&r.receiver, due_ub, DEFERRED_CLAIM_US);
+            let deadline = [Some(due_ub), disrupted, saturated, held]
                 .into_iter()
                 .flatten()
                 .max()
