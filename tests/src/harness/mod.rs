@@ -351,6 +351,100 @@ impl Run {
             self.started.elapsed().as_secs_f64(),
             self.dir.display()
         );
+        if !report.ok() {
+            // CI keeps only what is printed: what Motor itself said was
+            // wrong (the sweeper's repairs among it) goes with the report.
+            for line in notable_log_lines(&self.dir, 60) {
+                eprintln!("  {line}");
+            }
+        }
         Ok(report)
+    }
+}
+
+/// The lines of the run's Motor logs (`motor-*.log` in `dir`) that say
+/// something went wrong or was repaired — warnings, errors, the sweeper's
+/// requeues — without colour codes, the last `max` of them.
+fn notable_log_lines(dir: &std::path::Path, max: usize) -> Vec<String> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("motor-") && n.ends_with(".log"))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    let mut lines = Vec::new();
+    for file in files {
+        let name = file
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        for line in text.lines() {
+            let plain = strip_ansi(line);
+            let notable = plain.contains(" WARN ")
+                || plain.contains(" ERROR ")
+                || plain.contains("re-enqueued");
+            if notable && !plain.contains("MOTOR_MASTER_KEY is unset") {
+                lines.push(format!("{name}: {plain}"));
+            }
+        }
+    }
+    let skip = lines.len().saturating_sub(max);
+    lines.split_off(skip)
+}
+
+/// `line` without ANSI escape sequences (`ESC [ … letter`).
+fn strip_ansi(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notable_log_lines_keep_warnings_and_repairs_without_colour() {
+        let dir = std::env::temp_dir().join(format!("motor-notable-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("motor-back.log"),
+            "\u{1b}[2m2026-12-01T21:20:08Z\u{1b}[0m \u{1b}[32m INFO\u{1b}[0m motor: started\n\
+             \u{1b}[2m2026-12-01T21:20:09Z\u{1b}[0m \u{1b}[33m WARN\u{1b}[0m motor::config: MOTOR_MASTER_KEY is unset\n\
+             \u{1b}[2m2026-12-01T21:20:10Z\u{1b}[0m \u{1b}[32m INFO\u{1b}[0m motor_engine::sweeper: requeued=1 sweeper re-enqueued lane heads\n\
+             \u{1b}[2m2026-12-01T21:20:11Z\u{1b}[0m \u{1b}[33m WARN\u{1b}[0m motor_engine::dispatch: attempt not completed\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("history.jsonl"), " WARN not a log\n").unwrap();
+        let lines = notable_log_lines(&dir, 60);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            lines,
+            [
+                "motor-back.log: 2026-12-01T21:20:10Z  INFO motor_engine::sweeper: requeued=1 sweeper re-enqueued lane heads",
+                "motor-back.log: 2026-12-01T21:20:11Z  WARN motor_engine::dispatch: attempt not completed",
+            ]
+        );
     }
 }
