@@ -51,7 +51,7 @@ use motor_domain::{
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-pub use claim::{claim, claim_freed, Claim, Claimed, Skip};
+pub use claim::{claim, claim_freed, renew, Claim, Claimed, Skip};
 pub(crate) use fan_out::fan_out;
 pub use fan_out::{AfterCommit, Handed};
 pub use finish::{record_attempt, Attempt, Next, Recorded};

@@ -7,6 +7,7 @@ mod early;
 mod fast_path;
 mod faults;
 mod inbox_receiver;
+mod leases;
 mod profiles;
 pub(crate) mod receiver;
 

@@ -55,6 +55,12 @@ use crate::Result;
 /// longer than the timeout, then the sweeper hands it on.
 pub const LEASE_MARGIN: Duration = Duration::from_secs(5);
 
+/// A claim held this long before its attempt starts (waiting for a slot
+/// of its unordered subscription) renews its lease first: the lease is
+/// the timeout plus [`LEASE_MARGIN`], so the attempt and its record still
+/// have half the margin.
+const RENEW_AFTER: Duration = Duration::from_millis(LEASE_MARGIN.as_millis() as u64 / 2);
+
 /// Concurrent attempts per unordered subscription in one process.
 pub const UNORDERED_PER_SUBSCRIPTION: usize = 8;
 
@@ -257,9 +263,26 @@ impl Dispatcher {
         let unordered = (!claimed.ordered).then(|| self.unordered(claimed.subscription_id));
         let mut running = unordered.as_ref().map(|u| u.running());
         let started = Instant::now();
+        // Taken for when the claim was made: a claim reaches its chain
+        // right after its statement.
+        let mut claimed_at = Instant::now();
         for attempts in 1.. {
             if let (None, Some(unordered)) = (&slot, &unordered) {
                 slot = unordered.slot().await;
+            }
+            // A claim that waited this long for its slot might not see its
+            // attempt recorded before its lease ends, and another process
+            // could then send it too: it renews the lease first, and one
+            // that was lost meanwhile is not attempted.
+            if claimed_at.elapsed() >= RENEW_AFTER {
+                let lease = self.lease().await?;
+                match deliveries::renew(&self.pool, &claimed, lease).await? {
+                    Some(until) => claimed.lease_until = until,
+                    None => {
+                        tracing::debug!(delivery = %claimed.delivery_id, "claim lost while waiting for a slot; not attempted");
+                        break;
+                    }
+                }
             }
             // A subscription with max_por_segundo: a token first, or the
             // claim goes back until one will be there.
@@ -374,6 +397,7 @@ impl Dispatcher {
                         break;
                     }
                     claimed = next;
+                    claimed_at = Instant::now();
                 }
                 Recorded::Done { .. } | Recorded::Stale => break,
             }

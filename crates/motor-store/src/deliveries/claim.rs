@@ -121,6 +121,29 @@ pub async fn claim(
     Ok(Claim::Skipped(Skip::Contended))
 }
 
+/// Renews `claimed`'s lease for `lease` from now, if this claim still
+/// holds it: the delivery is still `pendiente` at the same attempt and
+/// its lease is still the one this claim set (any other claim sets
+/// another). The new end of the lease, or `None` when the claim was lost
+/// (its lease ran out and someone else claimed it, or it moved on): the
+/// attempt must not be made then. For a claim that waited (for a slot of
+/// its unordered subscription) long enough that its attempt might not be
+/// recorded before the lease ends.
+pub async fn renew(pool: &Pool, claimed: &Claimed, lease: Duration) -> Result<Option<Timestamp>> {
+    Ok(sqlx::query_scalar!(
+        r#"UPDATE deliveries SET reservado_hasta = now() + $4
+           WHERE id = $1 AND estado = 'pendiente' AND intentos = $2::bigint - 1
+             AND reservado_hasta = $3
+           RETURNING reservado_hasta AS "lease_until!""#,
+        claimed.delivery_id.as_uuid(),
+        i64::from(claimed.attempt),
+        claimed.lease_until,
+        interval(lease),
+    )
+    .fetch_optional(pool)
+    .await?)
+}
+
 /// Claims, for `lease`, those of `parked` — first attempts a commit of
 /// this process created parked behind an open delivery of their ordered
 /// lane ([`super::Handed::parked`]) — whose lane has freed since: the

@@ -7,7 +7,7 @@ use chrono::Utc;
 use motor::serve::Role;
 use motor_domain::delivery::{DeliveryState, Lane};
 use motor_store::{
-    deliveries::{claim, due_lane_heads, Claim, Claimed, Next, Recorded, Skip},
+    deliveries::{claim, due_lane_heads, renew, Claim, Claimed, Next, Recorded, Skip},
     Pool,
 };
 use sqlx::Row;
@@ -483,5 +483,50 @@ async fn many_heads_recorded_at_once_each_claim_their_own_next() {
         .await
         .get::<Option<chrono::DateTime<Utc>>, _>("reservado_hasta")
         .is_none());
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn a_claim_renews_its_lease_only_while_it_still_holds_it() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let (t, sub) = setup(&m, 1, false).await;
+    let a = t.instances[0];
+    events(&m, &t, a, 1).await;
+    let d = delivery(&m.db.pool, sub, a, 1).await;
+    let held = claim_ok(&m.db.pool, d, 1).await;
+
+    // Still its own: renewed, from now.
+    let renewed = renew(&m.db.pool, &held, Duration::from_secs(60))
+        .await
+        .unwrap()
+        .expect("the claim still holds it");
+    assert!(renewed > held.lease_until, "{renewed} {}", held.lease_until);
+    let lease: chrono::DateTime<Utc> = row(&m.db.pool, d).await.get("reservado_hasta");
+    assert_eq!(lease, renewed);
+    let held = Claimed {
+        lease_until: renewed,
+        ..held
+    };
+
+    // Its lease ran out and another claim took it (the sweeper's job): the
+    // waiting claim is lost and must not be attempted.
+    sqlx::query(
+        "UPDATE deliveries SET reservado_hasta = now() - interval '1 second' WHERE id = $1",
+    )
+    .bind(d.as_uuid())
+    .execute(&m.db.pool)
+    .await
+    .unwrap();
+    let other = claim_ok(&m.db.pool, d, 1).await;
+    assert_eq!(renew(&m.db.pool, &held, LEASE).await.unwrap(), None);
+    let lease: chrono::DateTime<Utc> = row(&m.db.pool, d).await.get("reservado_hasta");
+    assert_eq!(
+        lease, other.lease_until,
+        "the other claim's lease is untouched"
+    );
+
+    // Once the other claim recorded its attempt, nothing is renewed either.
+    finish_with(&m.db.pool, &other, 204, Next::Release).await;
+    assert_eq!(renew(&m.db.pool, &other, LEASE).await.unwrap(), None);
     m.stop().await;
 }
