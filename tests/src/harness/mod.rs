@@ -185,7 +185,9 @@ impl Run {
             ("MOTOR_ADMIN_TOKEN", ADMIN_TOKEN.into()),
             ("MOTOR_DATABASE_POOL", "4".into()),
             ("MOTOR_RETRY_SCHEDULE_MS", schedule),
-            ("RUST_LOG", "warn".into()),
+            // Warnings, and the sweeper's repairs (a requeue is a wake-up
+            // that was lost): what a failed run prints from the logs.
+            ("RUST_LOG", "warn,motor_engine::sweeper=info".into()),
         ];
         if let Some(secs) = config.give_up_secs {
             vars.push(("MOTOR_RETRY_GIVE_UP_SECS", secs.to_string()));
