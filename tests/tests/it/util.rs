@@ -35,6 +35,16 @@ impl TestDb {
         Self::on(&pg_server()).await
     }
 
+    /// The same database again, for a second [`TestMotor`] on it (another
+    /// process's roles).
+    pub fn share(&self) -> Self {
+        Self {
+            name: self.name.clone(),
+            url: self.url.clone(),
+            pool: self.pool.clone(),
+        }
+    }
+
     /// A fresh database on the Postgres server at `server` (a URL without
     /// a database name).
     pub async fn on(server: &str) -> Self {

@@ -14,11 +14,7 @@ use super::{
     receiver::{Receiver, Reply},
     subscribe, wait_state,
 };
-use crate::{
-    deliveries::post,
-    health::patch_settings,
-    util::{TestDb, TestMotor},
-};
+use crate::{deliveries::post, health::patch_settings, util::TestMotor};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn claims_that_wait_past_their_lease_for_a_slot_are_not_sent_twice() {
@@ -30,15 +26,9 @@ async fn claims_that_wait_past_their_lease_for_a_slot_are_not_sent_twice() {
     // A 1 s timeout: a claim's lease is 6 s.
     let (status, body) = patch_settings(&front, json!({"webhooks.timeout_segundos": 1})).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let back = TestMotor::start_configured(
-        TestDb {
-            name: front.db.name.clone(),
-            url: front.db.url.clone(),
-            pool: front.db.pool.clone(),
-        },
-        &[Role::Dispatch, Role::Retry],
-        |c| c.topic_prefix = front.prefix.clone(),
-    )
+    let back = TestMotor::start_configured(front.db.share(), &[Role::Dispatch, Role::Retry], |c| {
+        c.topic_prefix = front.prefix.clone()
+    })
     .await;
     let t = front.tenant(1).await;
     let receiver = Receiver::start().await;

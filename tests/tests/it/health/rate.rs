@@ -12,7 +12,7 @@ use crate::{
     deliveries::post,
     dispatch::{motor, receiver::Receiver, subscribe, wait_state},
     subscriptions::{call, create},
-    util::{TestDb, TestMotor},
+    util::TestMotor,
 };
 
 const RATE: usize = 5;
@@ -21,18 +21,10 @@ const RATE: usize = 5;
 async fn max_per_second_bounds_attempts_across_lanes_and_dispatchers() {
     let m = motor(None).await;
     // A second process's dispatcher on the same database and topics.
-    let second = TestMotor::start_configured(
-        TestDb {
-            name: m.db.name.clone(),
-            url: m.db.url.clone(),
-            pool: m.db.pool.clone(),
-        },
-        &[Role::Dispatch, Role::Retry],
-        |c| {
-            c.topic_prefix = m.prefix.clone();
-            c.retry_schedule_ms = Some(vec![200, 400, 600, 800, 1000, 1200]);
-        },
-    )
+    let second = TestMotor::start_configured(m.db.share(), &[Role::Dispatch, Role::Retry], |c| {
+        c.topic_prefix = m.prefix.clone();
+        c.retry_schedule_ms = Some(vec![200, 400, 600, 800, 1000, 1200]);
+    })
     .await;
     let t = m.tenant(10).await;
 
