@@ -292,6 +292,46 @@ async fn an_unordered_subscription_does_not_block() {
     m.stop().await;
 }
 
+/// A failed claim of an unordered delivery says why without locking the
+/// subscription's older open deliveries: the park's blockers are only
+/// looked for (and share-locked) in ordered lanes. It share-locked the
+/// oldest open one, so it waited for whichever group commit was claiming
+/// that one, and chains' claims skipped it meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failed_unordered_claim_waits_for_no_other_delivery() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let (t, sub) = setup(&m, 1, false).await;
+    let a = t.instances[0];
+    events(&m, &t, a, 2).await;
+    let (d1, d2) = (
+        delivery(&m.db.pool, sub, a, 1).await,
+        delivery(&m.db.pool, sub, a, 2).await,
+    );
+    claim_ok(&m.db.pool, d2, 1).await;
+    // Another transaction holds seq 1, as a group commit claiming it does.
+    let mut holder = m.db.pool.begin().await.unwrap();
+    sqlx::query("SELECT 1 FROM deliveries WHERE id = $1 FOR UPDATE")
+        .bind(d1.as_uuid())
+        .execute(&mut *holder)
+        .await
+        .unwrap();
+    // Seq 2 is leased: its claim fails and reads why, while seq 1 is held.
+    let again = tokio::time::timeout(Duration::from_secs(10), claim(&m.db.pool, d2, 1, LEASE))
+        .await
+        .expect("the failed claim waited for seq 1's lock")
+        .unwrap();
+    assert!(
+        matches!(again, Claim::Skipped(Skip::Leased(_))),
+        "{again:?}"
+    );
+    holder.rollback().await.unwrap();
+    assert!(row(&m.db.pool, d2)
+        .await
+        .get::<Option<chrono::DateTime<Utc>>, _>("aparcado_en")
+        .is_none());
+    m.stop().await;
+}
+
 /// The race the park's lock closes: a claim of seq 2 that runs while seq
 /// 1's finish commits is either claimed, or parked and released by that
 /// finish — never parked with no release.
