@@ -283,7 +283,10 @@ fn connect(bus: &BusConfig, config: &ConsumerConfig) -> Result<Arc<BusConsumer>,
         .set("auto.offset.reset", "earliest")
         // Tansu answers a JoinGroup after about half the session timeout.
         .set("session.timeout.ms", "6000")
-        .set("heartbeat.interval.ms", "1000")
+        // A third of the session (Kafka's advice): a member learns of a
+        // rebalance within 2 s. Each heartbeat costs an idle Tansu about
+        // as much as a fetch (docs/BENCHMARKS.md, 2026-12-02).
+        .set("heartbeat.interval.ms", "2000")
         .set(
             "fetch.wait.max.ms",
             config.fetch_wait.as_millis().to_string(),
