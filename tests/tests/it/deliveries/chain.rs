@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use super::{
     clear_outbox, delivery, jobs,
-    lanes::{attempt, claim_ok, events, finish_with, row, setup, LEASE},
+    lanes::{attempt, claim_ok, events, finish_with, row, setup, two_events, LEASE},
     set_state, waits_for_a_lock,
 };
 use crate::util::TestMotor;
@@ -145,14 +145,8 @@ async fn a_heads_finish_claims_the_next_of_its_lane_with_no_job() {
 #[tokio::test]
 async fn a_retry_or_an_inactive_subscription_claims_nothing_and_parked_ones_are_released() {
     let m = TestMotor::start(&[Role::Api]).await;
-    let (t, sub) = setup(&m, 1, true).await;
-    let a = t.instances[0];
-    events(&m, &t, a, 2).await;
+    let (t, sub, a1, a2) = two_events(&m, true).await;
     let pool = &m.db.pool;
-    let (a1, a2) = (
-        delivery(pool, sub, a, 1).await,
-        delivery(pool, sub, a, 2).await,
-    );
 
     // A retry keeps the lane blocked: no next claim.
     let c1 = claim_ok(pool, a1, 1).await;
@@ -208,14 +202,8 @@ async fn a_finish_whose_next_is_being_updated_waits_for_it_or_skips_it() {
     // an unordered one skips the row (another chain may hold it).
     let m = TestMotor::start(&[Role::Api]).await;
     for ordered in [true, false] {
-        let (t, sub) = setup(&m, 1, ordered).await;
-        let a = t.instances[0];
-        events(&m, &t, a, 2).await;
+        let (_, _, d1, d2) = two_events(&m, ordered).await;
         let pool = &m.db.pool;
-        let (d1, d2) = (
-            delivery(pool, sub, a, 1).await,
-            delivery(pool, sub, a, 2).await,
-        );
         let c1 = claim_ok(pool, d1, 1).await;
         let mut other = pool.begin().await.unwrap();
         sqlx::query("UPDATE deliveries SET actualizado_en = now() WHERE id = $1")

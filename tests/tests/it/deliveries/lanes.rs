@@ -48,6 +48,20 @@ pub(super) async fn events(m: &TestMotor, t: &Tenant, instance: InstanceId, n: u
     }
 }
 
+/// A tenant with one instance and a subscription, and two events posted to
+/// it: the tenant, the subscription and the deliveries of seq 1 and 2.
+pub(super) async fn two_events(
+    m: &TestMotor,
+    ordenado: bool,
+) -> (Tenant, SubscriptionId, DeliveryId, DeliveryId) {
+    let (t, sub) = setup(m, 1, ordenado).await;
+    let a = t.instances[0];
+    events(m, &t, a, 2).await;
+    let d1 = delivery(&m.db.pool, sub, a, 1).await;
+    let d2 = delivery(&m.db.pool, sub, a, 2).await;
+    (t, sub, d1, d2)
+}
+
 pub(super) async fn claim_ok(pool: &Pool, id: DeliveryId, attempt: u32) -> Claimed {
     match claim(pool, id, attempt, LEASE).await.unwrap() {
         Claim::Claimed(c) => *c,
@@ -300,13 +314,7 @@ async fn an_unordered_subscription_does_not_block() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_failed_unordered_claim_waits_for_no_other_delivery() {
     let m = TestMotor::start(&[Role::Api]).await;
-    let (t, sub) = setup(&m, 1, false).await;
-    let a = t.instances[0];
-    events(&m, &t, a, 2).await;
-    let (d1, d2) = (
-        delivery(&m.db.pool, sub, a, 1).await,
-        delivery(&m.db.pool, sub, a, 2).await,
-    );
+    let (_, _, d1, d2) = two_events(&m, false).await;
     claim_ok(&m.db.pool, d2, 1).await;
     // Another transaction holds seq 1, as a group commit claiming it does.
     let mut holder = m.db.pool.begin().await.unwrap();

@@ -16,20 +16,18 @@ use sqlx::Row;
 
 use super::{
     clear_outbox, delivery, jobs,
-    lanes::{attempt, claim_ok, decide, events, finish, jobs_for, released, row, setup, LEASE},
+    lanes::{
+        attempt, claim_ok, decide, events, finish, jobs_for, released, row, setup, two_events,
+        LEASE,
+    },
 };
 use crate::util::TestMotor;
 
 #[tokio::test]
 async fn a_failed_head_goes_to_the_dlq_and_unblocks_its_lane() {
     let m = TestMotor::start(&[Role::Api]).await;
-    let (t, sub) = setup(&m, 1, true).await;
+    let (t, sub, d1, d2) = two_events(&m, true).await;
     let a = t.instances[0];
-    events(&m, &t, a, 2).await;
-    let (d1, d2) = (
-        delivery(&m.db.pool, sub, a, 1).await,
-        delivery(&m.db.pool, sub, a, 2).await,
-    );
     assert_eq!(
         claim(&m.db.pool, d2, 1, LEASE).await.unwrap(),
         Claim::Parked
@@ -115,13 +113,7 @@ async fn a_failed_head_goes_to_the_dlq_and_unblocks_its_lane() {
 #[tokio::test]
 async fn a_retry_keeps_the_head_pending_and_schedules_the_next_attempt_in_a_tier() {
     let m = TestMotor::start(&[Role::Api]).await;
-    let (t, sub) = setup(&m, 1, true).await;
-    let a = t.instances[0];
-    events(&m, &t, a, 2).await;
-    let (d1, d2) = (
-        delivery(&m.db.pool, sub, a, 1).await,
-        delivery(&m.db.pool, sub, a, 2).await,
-    );
+    let (_, _, d1, d2) = two_events(&m, true).await;
     let c1 = claim_ok(&m.db.pool, d1, 1).await;
     // 503 with Retry-After: 3600 → wait one hour, in the 1 h tier.
     let decision = decide(&c1, 503, Some("3600"));
@@ -217,13 +209,8 @@ async fn a_retry_keeps_the_head_pending_and_schedules_the_next_attempt_in_a_tier
 #[tokio::test]
 async fn a_401_suspends_the_subscription_with_an_alert_and_keeps_the_delivery() {
     let m = TestMotor::start(&[Role::Api]).await;
-    let (t, sub) = setup(&m, 1, true).await;
+    let (t, sub, d1, d2) = two_events(&m, true).await;
     let a = t.instances[0];
-    events(&m, &t, a, 2).await;
-    let (d1, d2) = (
-        delivery(&m.db.pool, sub, a, 1).await,
-        delivery(&m.db.pool, sub, a, 2).await,
-    );
     let c1 = claim_ok(&m.db.pool, d1, 1).await;
     assert_eq!(
         claim(&m.db.pool, d2, 1, LEASE).await.unwrap(),
