@@ -178,9 +178,13 @@ impl AfterCommit for WakeStreams {
 async fn tail(hub: Hub) {
     let inner = &hub.0;
     loop {
+        // With no instance followed there is nothing to poll for: only a
+        // commit or a `follow` (which notifies once it is registered) wakes
+        // the tail, instead of 40 timers a second in an idle process.
+        let followed = !inner.followed.lock().expect("not poisoned").is_empty();
         tokio::select! {
             _ = inner.shutdown.cancelled() => return,
-            _ = tokio::time::sleep(inner.config.poll_interval) => {}
+            _ = tokio::time::sleep(inner.config.poll_interval), if followed => {}
             _ = inner.wake.notified() => {}
         }
         loop {
