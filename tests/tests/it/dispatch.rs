@@ -571,10 +571,7 @@ async fn an_unordered_subscription_runs_at_most_eight_at_once_from_its_first_job
     let t = m.tenant(2).await;
     let r = Receiver::start().await;
     // Slow answers, so every job that may run is running.
-    r.script(|_| Reply {
-        delay: Duration::from_millis(400),
-        ..Reply::status(204)
-    });
+    r.script(|_| Reply::status(204).after(Duration::from_millis(400)));
     let sub = subscribe(&m, &t, &r, json!({"ordenado": false})).await;
     for instance in &t.instances {
         post_many(&m, &t, *instance, 20, "unordered").await;

@@ -23,7 +23,9 @@ use rdkafka::{
 use sqlx::{Connection, Executor, PgConnection};
 use tokio_util::sync::CancellationToken;
 
-/// A fresh, migrated database.
+/// A fresh, migrated database. A clone is the same database, for a second
+/// [`TestMotor`] on it (another process's roles).
+#[derive(Clone)]
 pub struct TestDb {
     pub name: String,
     pub url: String,
@@ -33,16 +35,6 @@ pub struct TestDb {
 impl TestDb {
     pub async fn new() -> Self {
         Self::on(&pg_server()).await
-    }
-
-    /// The same database again, for a second [`TestMotor`] on it (another
-    /// process's roles).
-    pub fn share(&self) -> Self {
-        Self {
-            name: self.name.clone(),
-            url: self.url.clone(),
-            pool: self.pool.clone(),
-        }
     }
 
     /// A fresh database on the Postgres server at `server` (a URL without

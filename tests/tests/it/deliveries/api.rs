@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 
 use super::{
     delivery,
-    lanes::{claim_ok, decide, events, setup},
+    lanes::{claim_ok, decide, one_claimed},
     post, subscribe,
 };
 use crate::{
@@ -260,11 +260,8 @@ async fn scopes_and_instance_restrictions() {
 #[tokio::test]
 async fn the_detail_shows_every_attempt_as_documented() {
     let m = TestMotor::start(&[Role::Api]).await;
-    let (t, sub) = setup(&m, 1, true).await;
-    let a = t.instances[0];
-    events(&m, &t, a, 1).await;
-    let d = delivery(&m.db.pool, sub, a, 1).await;
-    let c = claim_ok(&m.db.pool, d, 1).await;
+    let (t, sub, c) = one_claimed(&m, true).await;
+    let (a, d) = (t.instances[0], c.delivery_id);
     let first = Attempt {
         started_at: motor_domain::time::parse("2026-10-24T15:08:13Z").unwrap(),
         duration_ms: 41,

@@ -5,7 +5,7 @@
 
 use chrono::Utc;
 use motor::serve::Role;
-use motor_domain::delivery::{DeliveryState, Lane};
+use motor_domain::delivery::{DeliveryId, DeliveryState, Lane};
 use motor_store::{
     deliveries::{claim, due_lane_heads, renew, Claim, Claimed, Next, Recorded, Skip},
     Pool,
@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use super::{
     clear_outbox, delivery, jobs,
-    lanes::{attempt, claim_ok, events, finish_with, row, setup, two_events, LEASE},
+    lanes::{attempt, claim_ok, events, finish_with, one_claimed, row, setup, two_events, LEASE},
     set_state, waits_for_a_lock,
 };
 use crate::util::TestMotor;
@@ -361,13 +361,7 @@ async fn a_next_claimed_by_a_process_that_died_comes_back_through_the_sweeper() 
         .await
         .unwrap();
     assert!(!swept.contains(&a2), "{swept:?}");
-    sqlx::query(
-        "UPDATE deliveries SET reservado_hasta = now() - interval '1 second' WHERE id = $1",
-    )
-    .bind(a2.as_uuid())
-    .execute(pool)
-    .await
-    .unwrap();
+    expire_lease(pool, a2).await;
     let swept = due_lane_heads(pool, Duration::from_secs(1), 100)
         .await
         .unwrap();
@@ -477,11 +471,8 @@ async fn many_heads_recorded_at_once_each_claim_their_own_next() {
 #[tokio::test]
 async fn a_claim_renews_its_lease_only_while_it_still_holds_it() {
     let m = TestMotor::start(&[Role::Api]).await;
-    let (t, sub) = setup(&m, 1, false).await;
-    let a = t.instances[0];
-    events(&m, &t, a, 1).await;
-    let d = delivery(&m.db.pool, sub, a, 1).await;
-    let held = claim_ok(&m.db.pool, d, 1).await;
+    let (_, _, held) = one_claimed(&m, false).await;
+    let d = held.delivery_id;
 
     // Still its own: renewed, from now.
     let renewed = renew(&m.db.pool, &held, Duration::from_secs(60))
@@ -498,13 +489,7 @@ async fn a_claim_renews_its_lease_only_while_it_still_holds_it() {
 
     // Its lease ran out and another claim took it (the sweeper's job): the
     // waiting claim is lost and must not be attempted.
-    sqlx::query(
-        "UPDATE deliveries SET reservado_hasta = now() - interval '1 second' WHERE id = $1",
-    )
-    .bind(d.as_uuid())
-    .execute(&m.db.pool)
-    .await
-    .unwrap();
+    expire_lease(&m.db.pool, d).await;
     let other = claim_ok(&m.db.pool, d, 1).await;
     assert_eq!(renew(&m.db.pool, &held, LEASE).await.unwrap(), None);
     let lease: chrono::DateTime<Utc> = row(&m.db.pool, d).await.get("reservado_hasta");
@@ -517,4 +502,15 @@ async fn a_claim_renews_its_lease_only_while_it_still_holds_it() {
     finish_with(&m.db.pool, &other, 204, Next::Release).await;
     assert_eq!(renew(&m.db.pool, &other, LEASE).await.unwrap(), None);
     m.stop().await;
+}
+
+/// Ends `delivery`'s lease a second ago, as if its claim's time ran out.
+async fn expire_lease(pool: &Pool, delivery: DeliveryId) {
+    sqlx::query(
+        "UPDATE deliveries SET reservado_hasta = now() - interval '1 second' WHERE id = $1",
+    )
+    .bind(delivery.as_uuid())
+    .execute(pool)
+    .await
+    .unwrap();
 }

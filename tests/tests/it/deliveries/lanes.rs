@@ -62,6 +62,21 @@ pub(super) async fn two_events(
     (t, sub, d1, d2)
 }
 
+/// A tenant with one instance and a subscription, one event posted to it,
+/// and its delivery claimed (attempt 1): the tenant, the subscription and
+/// the claim.
+pub(super) async fn one_claimed(
+    m: &TestMotor,
+    ordenado: bool,
+) -> (Tenant, SubscriptionId, Claimed) {
+    let (t, sub) = setup(m, 1, ordenado).await;
+    let a = t.instances[0];
+    events(m, &t, a, 1).await;
+    let d = delivery(&m.db.pool, sub, a, 1).await;
+    let claimed = claim_ok(&m.db.pool, d, 1).await;
+    (t, sub, claimed)
+}
+
 pub(super) async fn claim_ok(pool: &Pool, id: DeliveryId, attempt: u32) -> Claimed {
     match claim(pool, id, attempt, LEASE).await.unwrap() {
         Claim::Claimed(c) => *c,

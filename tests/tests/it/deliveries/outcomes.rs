@@ -17,8 +17,8 @@ use sqlx::Row;
 use super::{
     clear_outbox, delivery, jobs,
     lanes::{
-        attempt, claim_ok, decide, events, finish, jobs_for, released, row, setup, two_events,
-        LEASE,
+        attempt, claim_ok, decide, events, finish, jobs_for, one_claimed, released, row,
+        two_events, LEASE,
     },
 };
 use crate::util::TestMotor;
@@ -279,11 +279,8 @@ async fn a_401_suspends_the_subscription_with_an_alert_and_keeps_the_delivery() 
 #[tokio::test]
 async fn recording_an_attempt_twice_is_stale_and_writes_nothing() {
     let m = TestMotor::start(&[Role::Api]).await;
-    let (t, sub) = setup(&m, 1, true).await;
-    let a = t.instances[0];
-    events(&m, &t, a, 1).await;
-    let d1 = delivery(&m.db.pool, sub, a, 1).await;
-    let c1 = claim_ok(&m.db.pool, d1, 1).await;
+    let (_, _, c1) = one_claimed(&m, true).await;
+    let d1 = c1.delivery_id;
     clear_outbox(&m.db.pool).await;
     assert!(matches!(
         finish(&m.db.pool, &c1, 500).await,

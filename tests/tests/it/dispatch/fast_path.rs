@@ -173,10 +173,7 @@ async fn a_burst_for_an_unordered_subscription_is_delivered_from_the_commit_past
     let m = TestMotor::start(&[Role::Api, Role::Dispatch]).await;
     let t = m.tenant(1).await;
     let receiver = Receiver::start().await;
-    receiver.script(|_| Reply {
-        delay: Duration::from_millis(20),
-        ..Reply::status(204)
-    });
+    receiver.script(|_| Reply::status(204).after(Duration::from_millis(20)));
     let sub = subscribe(&m, &t, &receiver, json!({"ordenado": false})).await;
     let events: Vec<_> = (0..100)
         .map(|i| json!({"type": "message.sent", "data": {"i": i}}))

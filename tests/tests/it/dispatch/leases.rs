@@ -26,7 +26,7 @@ async fn claims_that_wait_past_their_lease_for_a_slot_are_not_sent_twice() {
     // A 1 s timeout: a claim's lease is 6 s.
     let (status, body) = patch_settings(&front, json!({"webhooks.timeout_segundos": 1})).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let back = TestMotor::start_configured(front.db.share(), &[Role::Dispatch, Role::Retry], |c| {
+    let back = TestMotor::start_configured(front.db.clone(), &[Role::Dispatch, Role::Retry], |c| {
         c.topic_prefix = front.prefix.clone()
     })
     .await;
@@ -34,10 +34,7 @@ async fn claims_that_wait_past_their_lease_for_a_slot_are_not_sent_twice() {
     let receiver = Receiver::start().await;
     // 8 at a time at 300 ms each: about 27 a second, so the last of 300
     // waits about 11 s for a slot.
-    receiver.script(|_| Reply {
-        delay: Duration::from_millis(300),
-        ..Reply::status(204)
-    });
+    receiver.script(|_| Reply::status(204).after(Duration::from_millis(300)));
     let sub = subscribe(&front, &t, &receiver, json!({"ordenado": false})).await;
     for batch in 0..3 {
         let events: Vec<Value> = (0..100)

@@ -59,6 +59,12 @@ impl Reply {
         self.headers.push((name, value.into()));
         self
     }
+
+    /// Answered after `delay`.
+    pub fn after(mut self, delay: Duration) -> Self {
+        self.delay = delay;
+        self
+    }
 }
 
 type Script = dyn Fn(&Seen) -> Reply + Send + Sync;

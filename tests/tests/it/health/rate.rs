@@ -21,7 +21,7 @@ const RATE: usize = 5;
 async fn max_per_second_bounds_attempts_across_lanes_and_dispatchers() {
     let m = motor(None).await;
     // A second process's dispatcher on the same database and topics.
-    let second = TestMotor::start_configured(m.db.share(), &[Role::Dispatch, Role::Retry], |c| {
+    let second = TestMotor::start_configured(m.db.clone(), &[Role::Dispatch, Role::Retry], |c| {
         c.topic_prefix = m.prefix.clone();
         c.retry_schedule_ms = Some(vec![200, 400, 600, 800, 1000, 1200]);
     })

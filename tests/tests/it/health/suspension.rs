@@ -66,10 +66,7 @@ async fn a_host_removed_from_the_list_under_load_suspends_and_loses_nothing() {
     let m = motor(None).await;
     let t = m.tenant(2).await;
     let r = Receiver::start().await;
-    r.script(|_| Reply {
-        delay: Duration::from_millis(20),
-        ..Reply::status(204)
-    });
+    r.script(|_| Reply::status(204).after(Duration::from_millis(20)));
     let sub = subscribe(&m, &t, &r, json!({})).await;
     // A backlog on two instances, and the host leaves the list while it
     // drains.
