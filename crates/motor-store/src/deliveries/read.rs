@@ -263,15 +263,22 @@ pub async fn attempts(db: impl PgExecutor<'_>, id: DeliveryId) -> Result<Vec<Att
 }
 
 /// `(pendientes, fallidas)` of each subscription, in `ids` order: what a
-/// subscription shows as `pendientes` and `fallidas`.
+/// subscription shows as `pendientes` and `fallidas`. Each state is read
+/// from its own partial index (`deliveries_open_lane`, `deliveries_failed`):
+/// `estado IN (…)` implies neither predicate, and no other index is led by
+/// the subscription (migration 0013), so one range over both states would
+/// read the whole table.
 pub async fn counts(db: impl PgExecutor<'_>, ids: &[SubscriptionId]) -> Result<Vec<(i64, i64)>> {
     let wanted: Vec<Uuid> = ids.iter().map(|i| *i.as_uuid()).collect();
     let rows = sqlx::query!(
-        r#"SELECT subscription_id,
+        r#"SELECT subscription_id AS "subscription_id!",
                   count(*) FILTER (WHERE estado = 'pendiente') AS "pending!",
                   count(*) FILTER (WHERE estado = 'fallida') AS "failed!"
-           FROM deliveries
-           WHERE subscription_id = ANY ($1) AND estado IN ('pendiente', 'fallida')
+           FROM (SELECT subscription_id, estado FROM deliveries
+                 WHERE subscription_id = ANY ($1) AND estado = 'pendiente'
+                 UNION ALL
+                 SELECT subscription_id, estado FROM deliveries
+                 WHERE subscription_id = ANY ($1) AND estado = 'fallida') d
            GROUP BY subscription_id"#,
         &wanted,
     )

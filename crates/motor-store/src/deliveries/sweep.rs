@@ -192,8 +192,9 @@ impl LaneHints {
     /// `deliveries_lane_event_key` then a sort looked as cheap as
     /// `deliveries_open_lane` in order, and read every delivery of the
     /// lane's subscription (558 ms, 1.2 M buffers, for 18 lanes of 2,000,
-    /// while the parked benchmark wrote its backlog). The window functions
-    /// over the hints still sort: they have no other plan.
+    /// while the parked benchmark wrote its backlog; since migration 0013
+    /// the key is led by the event and answers no lane probe). The window
+    /// functions over the hints still sort: they have no other plan.
     pub async fn due_lane_heads<'c>(
         &mut self,
         db: impl Acquire<'c, Database = Postgres>,

@@ -1,0 +1,31 @@
+-- Deliveries: the one-delivery-per-event-and-lane key, led by the event
+-- (issue 9). Same uniqueness, same columns; only their order changes.
+--
+-- Led by the subscription, the key index could answer every lane probe
+-- (`subscription_id = … AND lane = … AND instance_id = … AND estado =
+-- 'pendiente'`, lowest seq first) as a range of (subscription_id, lane)
+-- filtered by instance and state, then sorted. A generic plan takes each
+-- probe for one row, and while both indexes are young the two plans cost
+-- the same within the height of their trees: between about 135 and 156
+-- rows, `deliveries_open_lane` (wider entries, fewer per page) has split
+-- its first page and the key has not, so the key and a sort looked
+-- cheaper. A connection that made its plans then kept them as the table
+-- grew (until an ANALYZE, never with autovacuum off): in the arrays-of-100
+-- benchmark every fan-out and every claim after a commit read all of the
+-- subscription's deliveries of the lane, 14,500 rows a probe, 280,000
+-- buffers and up to 0.9 s a statement. The sweeper had met the same trap
+-- and turns sorts off for its own statement; this removes it for every
+-- statement.
+--
+-- Led by the event, the key still answers what it is for (the insert's
+-- uniqueness check; a replay's lookup of an event's live delivery names
+-- all three columns) and can answer no lane probe, which leaves them
+-- `deliveries_open_lane`. No statement reads deliveries by subscription
+-- alone (subscriptions are never deleted, so no foreign key check needs
+-- it): those that do name a state, and each state has its partial index.
+--
+-- The new index is built under the table's lock: writes to deliveries
+-- wait for it (about a second per million rows on the benchmark machine).
+ALTER TABLE deliveries
+    DROP CONSTRAINT deliveries_lane_event_key,
+    ADD CONSTRAINT deliveries_event_lane_key UNIQUE (event_id, subscription_id, lane);
