@@ -34,10 +34,10 @@ pub(super) fn ev(n: usize) -> Value {
 pub(super) async fn setup(
     m: &TestMotor,
     instances: usize,
-    ordenado: bool,
+    ordered: bool,
 ) -> (Tenant, SubscriptionId) {
     let t = m.tenant(instances).await;
-    let sub = subscribe(m, &t, json!({ "ordenado": ordenado })).await;
+    let sub = subscribe(m, &t, json!({ "ordenado": ordered })).await;
     (t, sub)
 }
 
@@ -52,9 +52,9 @@ pub(super) async fn events(m: &TestMotor, t: &Tenant, instance: InstanceId, n: u
 /// it: the tenant, the subscription and the deliveries of seq 1 and 2.
 pub(super) async fn two_events(
     m: &TestMotor,
-    ordenado: bool,
+    ordered: bool,
 ) -> (Tenant, SubscriptionId, DeliveryId, DeliveryId) {
-    let (t, sub) = setup(m, 1, ordenado).await;
+    let (t, sub) = setup(m, 1, ordered).await;
     let a = t.instances[0];
     events(m, &t, a, 2).await;
     let d1 = delivery(&m.db.pool, sub, a, 1).await;
@@ -65,11 +65,8 @@ pub(super) async fn two_events(
 /// A tenant with one instance and a subscription, one event posted to it,
 /// and its delivery claimed (attempt 1): the tenant, the subscription and
 /// the claim.
-pub(super) async fn one_claimed(
-    m: &TestMotor,
-    ordenado: bool,
-) -> (Tenant, SubscriptionId, Claimed) {
-    let (t, sub) = setup(m, 1, ordenado).await;
+pub(super) async fn one_claimed(m: &TestMotor, ordered: bool) -> (Tenant, SubscriptionId, Claimed) {
+    let (t, sub) = setup(m, 1, ordered).await;
     let a = t.instances[0];
     events(m, &t, a, 1).await;
     let d = delivery(&m.db.pool, sub, a, 1).await;
