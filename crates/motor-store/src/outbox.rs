@@ -90,19 +90,25 @@ pub async fn insert(
     Ok(())
 }
 
-/// The oldest records of the given shards, in id order.
-pub async fn fetch(
+/// The oldest records of the given shards, in id order, once the records
+/// `published` earlier are deleted: one statement (and one round trip) a
+/// relay round, where a delete after each publish and a read took two. The
+/// read's snapshot predates the delete, so it leaves those ids out itself.
+pub async fn fetch_after(
     db: impl PgExecutor<'_>,
     shards: &[i32],
     limit: i64,
+    published: &[i64],
 ) -> Result<Vec<PendingRecord>> {
     let rows = sqlx::query!(
-        r#"SELECT id, topic, key, payload,
+        r#"WITH published AS (DELETE FROM outbox WHERE id = ANY($3))
+           SELECT id, topic, key, payload,
                   headers AS "headers: Json<serde_json::Map<String, serde_json::Value>>"
            FROM outbox
-           WHERE shard = ANY($1) ORDER BY id LIMIT $2"#,
+           WHERE shard = ANY($1) AND id <> ALL($3) ORDER BY id LIMIT $2"#,
         shards,
         limit,
+        published,
     )
     .fetch_all(db)
     .await?;

@@ -1,7 +1,11 @@
 //! The relay role: outbox → Kafka.
 //!
 //! Records are read per shard in id order, published through the idempotent
-//! producer, and deleted only after the broker acknowledged them. Shards are
+//! producer, and deleted only after the broker acknowledged them: by the
+//! next round's read, in the same statement (one round trip a round), or
+//! before shards may move to another relay, or at once when a round fails.
+//! A relay that dies in between leaves published records behind, to be
+//! published again (a duplicate, as when it dies before any delete). Shards are
 //! owned under Postgres advisory locks held by one dedicated connection, so
 //! any number of relay processes can run and records of one instance still
 //! leave in order; a relay that dies frees its shards with its connection.
@@ -70,10 +74,18 @@ pub async fn run(
     wait_for_topics(&config.bus, &shutdown).await;
     let mut shards = Shards::new(&config.database_url)?;
     let mut idle = config.idle_wait;
+    // Acknowledged records not yet deleted.
+    let mut owed = Vec::new();
     tracing::info!("relay started");
 
     while !shutdown.is_cancelled() {
         if shards.due(config.rebalance_every) {
+            // Before shards may move: another relay would publish them again.
+            if let Err(e) = settle(&pool, &mut owed).await {
+                tracing::warn!(error = %e, "relay cannot delete published records; retrying");
+                pause(&shutdown, Duration::from_secs(1)).await;
+                continue;
+            }
             if let Err(e) = shards.rebalance().await {
                 tracing::warn!(error = %e, "relay lost its shard locks; reconnecting");
                 shards.reset();
@@ -86,7 +98,11 @@ pub async fn run(
             pause(&shutdown, config.rebalance_every).await;
             continue;
         }
-        match relay_once(&config, &pool, &producer, &topics, &shards.list(), &metrics).await {
+        let owned = shards.list();
+        let round = relay_once(
+            &config, &pool, &producer, &topics, &owned, &metrics, &mut owed,
+        );
+        match round.await {
             Ok(0) => {
                 match &config.wake {
                     Some(wake) => tokio::select! {
@@ -116,12 +132,26 @@ pub async fn run(
         }
     }
     producer.flush(Duration::from_secs(5));
+    if let Err(e) = settle(&pool, &mut owed).await {
+        tracing::warn!(error = %e, records = owed.len(), "relay stopped with published records undeleted: they will be published again");
+    }
     tracing::info!("relay stopped");
     Ok(())
 }
 
-/// One round: publish the oldest records of the owned shards. Returns how
-/// many records were published and deleted.
+/// Deletes the records `owed` (published and acknowledged).
+async fn settle(pool: &Pool, owed: &mut Vec<i64>) -> Result<()> {
+    if !owed.is_empty() {
+        outbox::delete(pool, owed).await?;
+        owed.clear();
+    }
+    Ok(())
+}
+
+/// One round: delete the records `owed` by the round before and read the
+/// oldest records of the owned shards, in one statement; publish them. The
+/// acknowledged ones are owed to the next round, or deleted at once when
+/// the round fails. Returns how many records were published.
 async fn relay_once(
     config: &RelayConfig,
     pool: &Pool,
@@ -129,8 +159,10 @@ async fn relay_once(
     topics: &Topics,
     shards: &[i32],
     metrics: &Metrics,
+    owed: &mut Vec<i64>,
 ) -> Result<usize> {
-    let records = outbox::fetch(pool, shards, config.batch).await?;
+    let records = outbox::fetch_after(pool, shards, config.batch, owed).await?;
+    owed.clear();
     if records.is_empty() {
         return Ok(0);
     }
@@ -146,27 +178,27 @@ async fn relay_once(
         })
         .collect();
     let reports = producer.publish(&batch).await;
-    let mut published = Vec::with_capacity(records.len());
     let mut first_error = None;
     for (record, report) in records.iter().zip(reports) {
         match report {
-            Ok(()) => published.push(record.id),
+            Ok(()) => owed.push(record.id),
             Err(e) => {
                 first_error.get_or_insert(e);
             }
         }
     }
-    outbox::delete(pool, &published).await?;
-    metrics.outbox_published.inc_by(published.len() as u64);
+    let published = owed.len();
+    metrics.outbox_published.inc_by(published as u64);
     if let Some(e) = first_error {
-        let failed = records.len() - published.len();
+        settle(pool, owed).await?;
+        let failed = records.len() - published;
         metrics.outbox_publish_errors.inc_by(failed as u64);
         return Err(EngineError::NotAcknowledged {
             failed,
             cause: e.to_string(),
         });
     }
-    Ok(published.len())
+    Ok(published)
 }
 
 async fn wait_for_topics(bus: &BusConfig, shutdown: &CancellationToken) {
