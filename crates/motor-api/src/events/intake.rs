@@ -2,7 +2,7 @@
 //! /v1/instances/{id}/events` requests to one process are queued and taken
 //! by a couple of workers in batches: one transaction appends every request
 //! of a batch (`motor_store::ledger::append_batch`: instances locked in id
-//! order, three statements whatever the batch holds) and commits once; then
+//! order, then one statement whatever the batch holds) and commits once; then
 //! each request is answered with its own envelopes and seqs. Nothing is
 //! answered before the commit. At low load a batch is one request and adds
 //! no wait: a worker takes what is queued and never waits for more.

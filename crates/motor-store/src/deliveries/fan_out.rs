@@ -10,12 +10,13 @@ use motor_domain::{
     destination::Destination,
     outbox::{OutboxRecord, Topic},
     subscription::SubscriptionId,
+    time::Timestamp,
     AppId, EventId, InstanceId,
 };
 use sqlx::PgConnection;
 
 use super::Claimed;
-use crate::{interval, outbox, Result};
+use crate::{outbox, Result};
 
 /// First attempts a commit hands to the dispatcher of its own process, once
 /// it has committed (never before: a receiver must not see an event that
@@ -51,20 +52,22 @@ impl Handed {
     }
 }
 
-/// Creates one `pendiente` live-lane delivery for every event of each
-/// `(instance, after_seq, up_to_seq)` range (`after_seq < seq <= up_to_seq`)
-/// and every subscription of the instance's app that is not `eliminada` and
-/// covers it (`instancias` empty or naming the instance, `tipos` empty or
-/// naming the type), and writes the first-attempt job of each delivery whose
-/// subscription is `activa` to the outbox (`{prefix}.deliveries`, key =
-/// instance, in seq order), in one statement whatever the number of ranges. Deliveries of a paused or suspended
-/// subscription are created parked: they have no job, so when the head that
-/// reactivation releases finishes, it releases the next one, and so on.
+/// A delivery the fan-out created, as `sql/append.sql` returns it: the
+/// append stores new events and creates their deliveries in one statement
+/// (`ledger::write`), and [`hand_over`] takes it from there.
 ///
-/// With `lease` (a dispatcher runs in this process), the lowest new
+/// The fan-out creates one `pendiente` live-lane delivery for every new
+/// event and every subscription of the instance's app that is not
+/// `eliminada` and covers it (`instancias` empty or naming the instance,
+/// `tipos` empty or naming the type), each due at once. Deliveries of a
+/// paused or suspended subscription are created parked: they have no job,
+/// so when the head that reactivation releases finishes, it releases the
+/// next one, and so on.
+///
+/// With a lease (a dispatcher runs in this process), the lowest new
 /// delivery of each ordered `activa` subscription whose live lane has no
-/// open delivery is claimed as it is inserted — leased for `lease`, no job
-/// — and returned in [`Handed::claimed`]; the instances' row locks (held by
+/// open delivery is claimed as it is inserted — leased, no job — and
+/// handed over in [`Handed::claimed`]; the instances' row locks (held by
 /// the caller) keep any other insert out of the lane meanwhile. The lane's
 /// other new deliveries, and all of them when the lane has an open
 /// delivery, are created parked with no job: the finish of the delivery
@@ -73,7 +76,7 @@ impl Handed {
 /// dispatcher to claim after the commit should its lane have freed
 /// meanwhile. An unordered `activa` subscription's new deliveries get no
 /// job either: they are returned in [`Handed::jobs`] for the dispatcher to
-/// claim after the commit. (Without `lease`, or while the subscription is
+/// claim after the commit. (Without a lease, or while the subscription is
 /// held by its throttle, every delivery gets its job.) A process that dies
 /// before its dispatcher took them leaves them due and unleased: the
 /// sweeper writes their jobs ([`super::due_lane_heads`]).
@@ -84,23 +87,29 @@ impl Handed {
 /// commits meanwhile makes the job's claim fail, and the job is dropped (a
 /// delivery claimed at insert is recorded stale or its attempt goes out:
 /// the pause raced the event, as with any attempt already claimed).
-pub(crate) async fn fan_out(
-    conn: &mut PgConnection,
-    ranges: &[(InstanceId, i64, i64)],
-    lease: Option<Duration>,
-) -> Result<Handed> {
-    let instances: Vec<uuid::Uuid> = ranges.iter().map(|r| *r.0.as_uuid()).collect();
-    let after: Vec<i64> = ranges.iter().map(|r| r.1).collect();
-    let up_to: Vec<i64> = ranges.iter().map(|r| r.2).collect();
-    let rows = sqlx::query_file!(
-        "src/deliveries/sql/fan_out.sql",
-        &instances,
-        &after,
-        &up_to,
-        lease.map(interval),
-    )
-    .fetch_all(&mut *conn)
-    .await?;
+pub(crate) struct FannedOut {
+    pub id: uuid::Uuid,
+    pub subscription_id: uuid::Uuid,
+    pub app_id: uuid::Uuid,
+    pub instance_id: uuid::Uuid,
+    pub event_id: uuid::Uuid,
+    pub seq: i64,
+    pub due: Timestamp,
+    pub lease_until: Option<Timestamp>,
+    pub parked: bool,
+    pub created_at: Timestamp,
+    pub active: bool,
+    pub ordered: bool,
+    pub url: String,
+    pub max_per_second: Option<i32>,
+    pub subscription_version: i64,
+    pub taken: bool,
+}
+
+/// What the fan-out's `rows` (in seq order) hand to this process's
+/// dispatcher; the jobs of the rest are written to the outbox
+/// (`{prefix}.deliveries`, key = instance, in seq order).
+pub(crate) async fn hand_over(conn: &mut PgConnection, rows: Vec<FannedOut>) -> Result<Handed> {
     let mut handed = Handed::default();
     let mut jobs = Vec::new();
     // Lanes whose lowest new delivery was seen (rows come in seq order).

@@ -118,8 +118,8 @@ pub struct Request<'a> {
 /// Appends the requests of a batch in the caller's transaction — group
 /// commit: many producers' requests, one commit. Locks their instances in
 /// id order (so two batches never deadlock), then stores every new event,
-/// its outbox record and each instance's new `last_seq` in one statement
-/// and fans out in one more, whatever the number of instances. Requests of
+/// its outbox record and each instance's new `last_seq` and fans out, in
+/// one statement whatever the number of instances. Requests of
 /// one instance get consecutive seqs in request order. Answers one
 /// [`Appended`] per request (its `handed` empty) and what the whole batch
 /// hands over (see [`append_locked_handing`]).
@@ -131,6 +131,15 @@ pub async fn append_batch(
     let mut ids: Vec<Uuid> = requests.iter().map(|r| Uuid::from(r.instance)).collect();
     ids.sort();
     ids.dedup();
+    if let [id] = ids[..] {
+        // A batch of one instance, as at low load: `id = $1` is planned
+        // once per connection, where `id = ANY($1)` was planned anew at
+        // every call (its custom plan, sure of one row, always looked
+        // cheaper than a generic one).
+        let one = lock_instance(conn, InstanceId::from_uuid(id)).await?;
+        let mut locked = HashMap::from([(one.id, one)]);
+        return write::append_locked_all(conn, &mut locked, requests, lease).await;
+    }
     let rows = sqlx::query!(
         "SELECT id, generation, last_seq FROM instances WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE",
         &ids,

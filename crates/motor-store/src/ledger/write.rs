@@ -1,8 +1,8 @@
 //! The append itself, for one request or a batch: envelopes numbered from
 //! each locked instance's `last_seq`, known `source_id`s answered with the
-//! stored envelope, then three statements whatever the batch holds — the
-//! known sources, the events with their outbox records and new `last_seq`s,
-//! and the fan-out.
+//! stored envelope, then two statements whatever the batch holds — the
+//! known sources (only when the batch names any), and the events with
+//! their outbox records, new `last_seq`s and fan-out.
 
 use std::{collections::HashMap, time::Duration};
 
@@ -92,8 +92,8 @@ pub(super) async fn append_locked_all(
         .filter(|l| l.last_seq >= first_seq[&l.id])
         .map(|l| (l.id, first_seq[&l.id] - 1, l.last_seq))
         .collect();
-    rows.insert(&mut *conn, received_at, &ranges).await?;
-    handed = deliveries::fan_out(&mut *conn, &ranges, lease).await?;
+    let fanned_out = rows.insert(&mut *conn, received_at, &ranges, lease).await?;
+    handed = deliveries::hand_over(&mut *conn, fanned_out).await?;
     let stored_at: HashMap<(InstanceId, i64), usize> = rows
         .instances
         .iter()
@@ -169,34 +169,23 @@ impl NewRows {
 
     /// Inserts the events, their `{prefix}.events` outbox records (the
     /// envelope's bytes, in seq order per instance) and each instance's new
-    /// `last_seq` (the end of its range), in one statement: the instances'
-    /// locks are held for as few round trips as possible.
+    /// `last_seq` (the end of its range), and fans them out, in one
+    /// statement (`deliveries/sql/append.sql`): the instances' locks are
+    /// held for as few round trips as possible. With `lease`, the fan-out
+    /// claims for this process's dispatcher (see [`deliveries::FannedOut`]).
     async fn insert(
         &self,
         conn: &mut PgConnection,
         received_at: time::Timestamp,
         ranges: &[(InstanceId, i64, i64)],
-    ) -> Result<()> {
+        lease: Option<Duration>,
+    ) -> Result<Vec<deliveries::FannedOut>> {
         let records = &self.records;
         let range_ids: Vec<Uuid> = ranges.iter().map(|r| Uuid::from(r.0)).collect();
         let last_seqs: Vec<i64> = ranges.iter().map(|r| r.2).collect();
-        // `published` is `outbox::insert`'s statement.
-        sqlx::query!(
-            "WITH stored AS (
-                 INSERT INTO events (instance_id, seq, event_id, type, source_id, recibido_en, envelope)
-                 SELECT instance_id, seq, event_id, type, source_id, $6, envelope
-                 FROM UNNEST($7::uuid[], $8::bigint[], $9::uuid[], $10::text[], $11::text[], $12::text[])
-                      AS t(instance_id, seq, event_id, type, source_id, envelope)
-             ), published AS (
-                 INSERT INTO outbox (shard, topic, key, payload, headers)
-                 SELECT shard, topic, key, payload, headers
-                 FROM UNNEST($1::int[], $2::text[], $3::text[], $4::bytea[], $5::jsonb[])
-                      WITH ORDINALITY AS t(shard, topic, key, payload, headers, n)
-                 ORDER BY n
-             )
-             UPDATE instances i SET last_seq = r.last_seq
-             FROM UNNEST($13::uuid[], $14::bigint[]) AS r(id, last_seq)
-             WHERE i.id = r.id",
+        Ok(sqlx::query_file_as!(
+            deliveries::FannedOut,
+            "src/deliveries/sql/append.sql",
             &records.shards,
             &records.topics as &[&str],
             &records.keys,
@@ -211,9 +200,9 @@ impl NewRows {
             &self.envelopes,
             &range_ids,
             &last_seqs,
+            lease.map(crate::interval),
         )
-        .execute(&mut *conn)
-        .await?;
-        Ok(())
+        .fetch_all(&mut *conn)
+        .await?)
     }
 }

@@ -174,21 +174,12 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
         subscription(SUSPENDED),
         instance(1),
     );
-    // A new event at the end of lane 1, for the fan-out (once per label).
-    let last: i64 = sqlx::query_scalar("SELECT max(seq) FROM events WHERE instance_id = $1")
+    // The seq of a new event at the end of lane 1, for the append.
+    let next: i64 = sqlx::query_scalar("SELECT max(seq) + 1 FROM events WHERE instance_id = $1")
         .bind(i1)
         .fetch_one(&mut *conn)
         .await
         .unwrap();
-    sqlx::query(
-        "INSERT INTO events (instance_id, seq, event_id, type, recibido_en, envelope)
-         VALUES ($1, $2, gen_random_uuid(), 'plans', now(), '{}')",
-    )
-    .bind(i1)
-    .bind(last + 1)
-    .execute(&mut *conn)
-    .await
-    .unwrap();
     let heads = INSTANCES as usize;
     let mut lane_heads = Vec::new();
     for i in 1..=INSTANCES {
@@ -279,9 +270,16 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
         ("claim_freed", format!("'{{{behind_heads}}}', '30 seconds'")),
         ("claim_freed", format!("'{{{lane_heads}}}', '30 seconds'")),
         ("finishing_lanes", format!("'{{{behind_heads}}}'")),
+        // One event (its outbox record, its instance's last_seq) and its
+        // fan-out: the ordered lane is busy, the unordered one's delivery
+        // is handed over, the suspended one's is parked.
         (
-            "fan_out",
-            format!("'{{{i1}}}', '{{{last}}}', '{{{}}}', '30 seconds'", last + 1),
+            "append",
+            format!(
+                "'{{1}}', '{{events}}', '{{{i1}}}', ARRAY['\\x7b7d'::bytea], ARRAY['{{}}'::jsonb], \
+                 now(), '{{{i1}}}', '{{{next}}}', ARRAY[gen_random_uuid()], '{{plans}}', \
+                 ARRAY[NULL::text], ARRAY['{{}}'], '{{{i1}}}', '{{{next}}}', '30 seconds'"
+            ),
         ),
         ("claim_next", format!("'{o}', '{i1}', 'live', '30 seconds'")),
         ("release_next", format!("'{o}', '{i1}', 'live'")),
@@ -598,23 +596,29 @@ async fn hot_statements_keep_bounded_plans_on_a_large_backlog() {
 /// The group commit and the claim after a commit begin their transactions
 /// with `BEGIN` and the by-key setup in one round trip
 /// (`motor_store::deliveries::begin_by_key`): sequential and bitmap scans
-/// are off inside the transaction, and on again for the connection's next
-/// one.
+/// are off and plans generic inside the transaction, and all is as it was
+/// for the connection's next one.
 #[tokio::test]
 async fn by_key_transactions_turn_scans_off_for_themselves_only() {
     let db = TestDb::new().await;
     // One connection, so the reads after the commit are on the same one.
     let pool = motor_store::connect(&db.url, 1).await.unwrap();
     let settings = "SELECT pg_backend_pid(), current_setting('enable_seqscan'), \
-                    current_setting('enable_bitmapscan')";
+                    current_setting('enable_bitmapscan'), current_setting('plan_cache_mode')";
     let mut tx = motor_store::deliveries::begin_by_key(&pool).await.unwrap();
-    let (inside, seqscan, bitmapscan): (i32, String, String) =
+    let (inside, seqscan, bitmapscan, plans): (i32, String, String, String) =
         sqlx::query_as(settings).fetch_one(&mut *tx).await.unwrap();
-    assert_eq!((seqscan.as_str(), bitmapscan.as_str()), ("off", "off"));
+    assert_eq!(
+        (seqscan.as_str(), bitmapscan.as_str(), plans.as_str()),
+        ("off", "off", "force_generic_plan")
+    );
     tx.commit().await.unwrap();
-    let (after, seqscan, bitmapscan): (i32, String, String) =
+    let (after, seqscan, bitmapscan, plans): (i32, String, String, String) =
         sqlx::query_as(settings).fetch_one(&pool).await.unwrap();
     assert_eq!(after, inside, "the same connection");
-    assert_eq!((seqscan.as_str(), bitmapscan.as_str()), ("on", "on"));
+    assert_eq!(
+        (seqscan.as_str(), bitmapscan.as_str(), plans.as_str()),
+        ("on", "on", "auto")
+    );
     pool.close().await;
 }

@@ -1,0 +1,101 @@
+-- The append of new events and their fan-out, in one statement: one
+-- round trip of the ingest transaction, which holds the instances' row
+-- locks (ledger::write). $1-$5 the events' outbox records (shard, topic,
+-- key, payload, headers; published in this order), $6 recibido_en,
+-- $7-$12 the events (instance, seq, event_id, type, source_id,
+-- envelope), $13-$14 each instance's new last_seq, $15 the lease of a
+-- claim at insert (NULL: none).
+--
+-- The fan-out: a new `pendiente` delivery is due at once (proximo_intento's
+-- default). With $15 (a dispatcher in the committing process), an
+-- `activa` subscription not held by its throttle has its new deliveries
+-- taken by that dispatcher, with no job: for an ordered one the lowest of
+-- each lane is claimed when the lane has no open delivery, and every other
+-- one is created parked (the finish of the delivery before it takes it);
+-- an unordered one's are handed over after the commit. A process that
+-- dies first leaves them due and unleased, for the sweeper.
+WITH stored AS (
+    INSERT INTO events (instance_id, seq, event_id, type, source_id, recibido_en, envelope)
+    SELECT instance_id, seq, event_id, type, source_id, $6, envelope
+    FROM UNNEST($7::uuid[], $8::bigint[], $9::uuid[], $10::text[], $11::text[], $12::text[])
+         AS t(instance_id, seq, event_id, type, source_id, envelope)
+    RETURNING instance_id, seq, event_id, type
+), published AS (
+    -- outbox::insert's statement.
+    INSERT INTO outbox (shard, topic, key, payload, headers)
+    SELECT shard, topic, key, payload, headers
+    FROM UNNEST($1::int[], $2::text[], $3::text[], $4::bytea[], $5::jsonb[])
+         WITH ORDINALITY AS t(shard, topic, key, payload, headers, n)
+    ORDER BY n
+), numbered AS (
+    UPDATE instances i SET last_seq = r.last_seq
+    FROM UNNEST($13::uuid[], $14::bigint[]) AS r(id, last_seq)
+    WHERE i.id = r.id
+), candidates AS (
+    -- The new events as the insert returns them (this statement cannot
+    -- read them back from `events`); a delivery's key to its event is
+    -- checked at the statement's end, when they are there.
+    SELECT motor_uuid_v7() AS id, s.id AS subscription_id, s.app_id, e.instance_id,
+           e.event_id, e.seq, s.estado, s.ordenado,
+           row_number() OVER (PARTITION BY s.id, e.instance_id ORDER BY e.seq) AS nth
+    FROM stored e
+    JOIN instances i ON i.id = e.instance_id
+    JOIN subscriptions s ON s.app_id = i.app_id
+    WHERE s.estado <> 'eliminada' AND NOT i.sistema
+      AND (cardinality(s.instancias) = 0 OR e.instance_id = ANY (s.instancias))
+      AND (cardinality(s.tipos) = 0 OR e.type = ANY (s.tipos))
+), busy AS (
+    -- Ordered lanes that already hold an open delivery: one probe
+    -- of the open-lane index per lane (the ORDER BY keeps it one).
+    SELECT c.subscription_id, c.instance_id
+    FROM candidates c
+    CROSS JOIN LATERAL (
+        SELECT 1 FROM deliveries b
+        WHERE b.subscription_id = c.subscription_id AND b.instance_id = c.instance_id
+          AND b.lane = 'live' AND b.estado = 'pendiente'
+        ORDER BY b.seq
+        LIMIT 1) open
+    WHERE $15::interval IS NOT NULL AND c.nth = 1 AND c.ordenado AND c.estado = 'activa'
+), placed AS (
+    -- taken: this process's dispatcher takes the delivery (ordered:
+    -- claimed now, or parked behind the one before it; unordered: handed
+    -- over); claimed: the lowest new one of an ordered lane with no open
+    -- delivery.
+    SELECT c.*, t.taken,
+           t.taken AND c.ordenado AND c.nth = 1 AND NOT EXISTS (
+               SELECT 1 FROM busy
+               WHERE busy.subscription_id = c.subscription_id
+                 AND busy.instance_id = c.instance_id) AS claimed
+    FROM candidates c
+    CROSS JOIN LATERAL (
+        SELECT $15::interval IS NOT NULL AND c.estado = 'activa'
+               AND NOT EXISTS (
+                   SELECT 1 FROM subscription_throttle t
+                   WHERE t.subscription_id = c.subscription_id AND t.hasta > now())
+               AS taken) t
+), created AS (
+    INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane,
+                            aparcado_en, reservado_hasta)
+    SELECT c.id, c.subscription_id, c.app_id, c.instance_id, c.event_id, c.seq, 'live',
+           CASE WHEN c.estado <> 'activa' OR (c.taken AND c.ordenado AND NOT c.claimed)
+                THEN now() END,
+           CASE WHEN c.claimed THEN now() + $15 END
+    FROM placed c
+    ORDER BY c.instance_id, c.seq, c.subscription_id
+    RETURNING id, subscription_id, app_id, instance_id, event_id, seq, proximo_intento,
+              reservado_hasta, aparcado_en, creado_en
+)
+SELECT c.id AS "id!", c.subscription_id AS "subscription_id!", c.app_id AS "app_id!",
+       c.instance_id AS "instance_id!", c.event_id AS "event_id!", c.seq AS "seq!",
+       c.proximo_intento AS "due!", c.reservado_hasta AS "lease_until?",
+       c.aparcado_en IS NOT NULL AS "parked!",
+       c.creado_en AS "created_at!", s.estado = 'activa' AS "active!", s.ordenado AS ordered,
+       s.url, s.max_por_segundo AS max_per_second, s.version AS subscription_version,
+       -- `placed`'s taken (the same snapshot and clock), read again here: a
+       -- join of `created` with `placed` was planned as a nested loop over
+       -- both (quadratic in the batch: arrays of 100 lost a fifth).
+       ($15::interval IS NOT NULL AND s.estado = 'activa' AND NOT EXISTS (
+           SELECT 1 FROM subscription_throttle t
+           WHERE t.subscription_id = s.id AND t.hasta > now())) AS "taken!"
+FROM created c JOIN subscriptions s ON s.id = c.subscription_id
+ORDER BY c.instance_id, c.seq, c.subscription_id
