@@ -391,6 +391,45 @@ async fn freeing_parked_first_attempts_never_holds_a_lane_while_waiting_for_anot
 }
 
 #[tokio::test]
+async fn a_finish_in_flight_is_waited_for_without_a_lock_while_it_commits_soon() {
+    // No dispatcher runs: the test makes the commits, the finishes and the
+    // claims.
+    let m = TestMotor::start(&[Role::Api]).await;
+    let lease = Duration::from_secs(60);
+    let ([_, head_b], parked) = two_busy_lanes(&m, lease).await;
+
+    // B's head is being finished (locked) and A's is open.
+    let mut finish = m.db.pool.begin().await.unwrap();
+    deliver(&mut finish, head_b).await.unwrap();
+    let claiming = spawn_claim_freed(&m, &parked, lease);
+    // Its first waits (2 + 4 + 8 + 16 ms) hold no lock and no connection:
+    // nobody waits for B's head meanwhile.
+    let watched = tokio::time::Instant::now();
+    while watched.elapsed() < Duration::from_millis(20) {
+        let waiting: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity
+             WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        )
+        .fetch_one(&m.db.pool)
+        .await
+        .unwrap();
+        assert_eq!(waiting, 0, "freeing parked first attempts waits for a lock");
+    }
+    finish.commit().await.unwrap();
+    // B's lane is free once its finish committed: its parked one is
+    // claimed at a later try; A's stays parked behind its open head.
+    let claimed: Vec<_> = claiming
+        .await
+        .unwrap()
+        .unwrap()
+        .iter()
+        .map(|c| c.delivery_id)
+        .collect();
+    assert_eq!(claimed, vec![parked[1]]);
+    m.stop().await;
+}
+
+#[tokio::test]
 async fn a_lane_freed_while_parked_first_attempts_are_checked_is_claimed_too() {
     // No dispatcher runs. Lane A is free (its head delivered), lane B's
     // head is open; a first attempt is parked behind each.
