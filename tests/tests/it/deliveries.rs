@@ -333,17 +333,21 @@ async fn the_library_append_fans_out_in_the_callers_transaction() {
     m.stop().await;
 }
 
+/// How many sessions of this database wait for a lock now.
+pub async fn sessions_waiting_for_a_lock(pool: &Pool) -> i64 {
+    sqlx::query_scalar(
+        "SELECT count(*) FROM pg_stat_activity
+         WHERE datname = current_database() AND wait_event_type = 'Lock'",
+    )
+    .fetch_one(pool)
+    .await
+    .unwrap()
+}
+
 /// Returns once a session of this database waits for a row lock.
 pub async fn waits_for_a_lock(pool: &Pool) {
     for _ in 0..400 {
-        let waiting: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM pg_stat_activity
-             WHERE datname = current_database() AND wait_event_type = 'Lock'",
-        )
-        .fetch_one(pool)
-        .await
-        .unwrap();
-        if waiting > 0 {
+        if sessions_waiting_for_a_lock(pool).await > 0 {
             return;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;

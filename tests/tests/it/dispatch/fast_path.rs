@@ -21,7 +21,7 @@ use super::{
     subscribe, wait_state, WAIT,
 };
 use crate::{
-    deliveries::{post, waits_for_a_lock},
+    deliveries::{post, sessions_waiting_for_a_lock, waits_for_a_lock},
     util::{TestDb, TestMotor},
 };
 
@@ -83,6 +83,40 @@ fn spawn_claim_freed(
 ) -> tokio::task::JoinHandle<motor_store::Result<Vec<Claimed>>> {
     let (pool, parked) = (m.db.pool.clone(), parked.to_vec());
     tokio::spawn(async move { motor_store::deliveries::claim_freed(&pool, &parked, lease).await })
+}
+
+/// [`two_busy_lanes`] with B's head being finished in the transaction
+/// returned (its row locked), and `claim_freed` of the parked first
+/// attempts (leased for a minute) started meanwhile.
+async fn freeing_while_b_finishes(
+    m: &TestMotor,
+) -> (
+    [DeliveryId; 2],
+    Vec<DeliveryId>,
+    sqlx::Transaction<'static, sqlx::Postgres>,
+    tokio::task::JoinHandle<motor_store::Result<Vec<Claimed>>>,
+) {
+    let lease = Duration::from_secs(60);
+    let (heads, parked) = two_busy_lanes(m, lease).await;
+    let mut finish = m.db.pool.begin().await.unwrap();
+    deliver(&mut finish, heads[1]).await.unwrap();
+    let claiming = spawn_claim_freed(m, &parked, lease);
+    (heads, parked, finish, claiming)
+}
+
+/// The deliveries a [`spawn_claim_freed`] claimed, in id order.
+async fn claimed_ids(
+    claiming: tokio::task::JoinHandle<motor_store::Result<Vec<Claimed>>>,
+) -> Vec<DeliveryId> {
+    let mut ids: Vec<_> = claiming
+        .await
+        .unwrap()
+        .unwrap()
+        .iter()
+        .map(|c| c.delivery_id)
+        .collect();
+    ids.sort();
+    ids
 }
 
 /// Waits for the one delivery `receiver` should get: seq 1, signed.
@@ -367,14 +401,9 @@ async fn freeing_parked_first_attempts_never_holds_a_lane_while_waiting_for_anot
     // No dispatcher runs: the test makes the commits, the finishes and the
     // claims.
     let m = TestMotor::start(&[Role::Api]).await;
-    let lease = Duration::from_secs(60);
-    let ([head_a, head_b], parked) = two_busy_lanes(&m, lease).await;
-
     // A group commit finishing both heads has locked B's; freeing the
     // parked ones waits for it (its finish may have missed B's)...
-    let mut finish = m.db.pool.begin().await.unwrap();
-    deliver(&mut finish, head_b).await.unwrap();
-    let claiming = spawn_claim_freed(&m, &parked, lease);
+    let ([head_a, _], parked, mut finish, claiming) = freeing_while_b_finishes(&m).await;
     waits_for_a_lock(&m.db.pool).await;
     // ...without holding A's head: the group commit goes on to it. (Held,
     // Postgres would see a deadlock and abort one of the two.)
@@ -395,37 +424,22 @@ async fn a_finish_in_flight_is_waited_for_without_a_lock_while_it_commits_soon()
     // No dispatcher runs: the test makes the commits, the finishes and the
     // claims.
     let m = TestMotor::start(&[Role::Api]).await;
-    let lease = Duration::from_secs(60);
-    let ([_, head_b], parked) = two_busy_lanes(&m, lease).await;
-
     // B's head is being finished (locked) and A's is open.
-    let mut finish = m.db.pool.begin().await.unwrap();
-    deliver(&mut finish, head_b).await.unwrap();
-    let claiming = spawn_claim_freed(&m, &parked, lease);
+    let (_, parked, finish, claiming) = freeing_while_b_finishes(&m).await;
     // Its first waits (2 + 4 + 8 + 16 ms) hold no lock and no connection:
     // nobody waits for B's head meanwhile.
     let watched = tokio::time::Instant::now();
     while watched.elapsed() < Duration::from_millis(20) {
-        let waiting: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM pg_stat_activity
-             WHERE datname = current_database() AND wait_event_type = 'Lock'",
-        )
-        .fetch_one(&m.db.pool)
-        .await
-        .unwrap();
-        assert_eq!(waiting, 0, "freeing parked first attempts waits for a lock");
+        assert_eq!(
+            sessions_waiting_for_a_lock(&m.db.pool).await,
+            0,
+            "freeing parked first attempts waits for a lock"
+        );
     }
     finish.commit().await.unwrap();
     // B's lane is free once its finish committed: its parked one is
     // claimed at a later try; A's stays parked behind its open head.
-    let claimed: Vec<_> = claiming
-        .await
-        .unwrap()
-        .unwrap()
-        .iter()
-        .map(|c| c.delivery_id)
-        .collect();
-    assert_eq!(claimed, vec![parked[1]]);
+    assert_eq!(claimed_ids(claiming).await, vec![parked[1]]);
     m.stop().await;
 }
 
@@ -454,15 +468,7 @@ async fn a_lane_freed_while_parked_first_attempts_are_checked_is_claimed_too() {
     holding.commit().await.unwrap();
 
     // Both are claimed: B's lane freed between the two statements.
-    let mut claimed: Vec<_> = claiming
-        .await
-        .unwrap()
-        .unwrap()
-        .iter()
-        .map(|c| c.delivery_id)
-        .collect();
-    claimed.sort();
-    assert_eq!(claimed, parked);
+    assert_eq!(claimed_ids(claiming).await, parked);
     m.stop().await;
 }
 
