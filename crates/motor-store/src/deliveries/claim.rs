@@ -156,11 +156,11 @@ pub async fn renew(pool: &Pool, claimed: &Claimed, lease: Duration) -> Result<Op
 /// One statement claims every lane found free, taking no lock but the
 /// claimed rows; a second finds the lanes whose delivery before is locked
 /// now (its finish in flight) or gone since the first. Those are tried
-/// again, both statements on just them, after [`FREED_WAIT`] and then
+/// again, both statements on just them, after `FREED_WAIT` and then
 /// twice as long each time, holding no connection meanwhile: a finish in
 /// flight has committed by then, and either claimed its lane's parked one
 /// (no longer parked: left alone) or left its lane free (claimed here).
-/// What is still finishing after [`FREED_TRIES`] tries is claimed one by
+/// What is still finishing after `FREED_TRIES` tries is claimed one by
 /// one through [`claim`], whose lane check waits for that finish. (One
 /// statement that waited on one lane while holding another lane's lock
 /// deadlocked with group commits finishing the same lanes; waiting in
@@ -213,11 +213,11 @@ pub async fn claim_freed(
 
 /// The first wait of [`claim_freed`] for finishes in flight: a group
 /// commit holds its heads' locks for a few milliseconds.
-pub const FREED_WAIT: Duration = Duration::from_millis(2);
+const FREED_WAIT: Duration = Duration::from_millis(2);
 
 /// How many times [`claim_freed`] looks for freed lanes before it waits
 /// for the finishes still in flight (after 2 + 4 + 8 + 16 ms of waits).
-pub const FREED_TRIES: u32 = 5;
+const FREED_TRIES: u32 = 5;
 
 /// A claimed delivery as `sql/claim.sql` returns it (and `claim_next`,
 /// `record_delivered_many` for the next one):

@@ -131,22 +131,20 @@ pub async fn append_batch(
     let mut ids: Vec<Uuid> = requests.iter().map(|r| Uuid::from(r.instance)).collect();
     ids.sort();
     ids.dedup();
-    if let [id] = ids[..] {
+    let mut locked: HashMap<InstanceId, LockedInstance> = if let [id] = ids[..] {
         // A batch of one instance, as at low load: `id = $1` is planned
         // once per connection, where `id = ANY($1)` was planned anew at
         // every call (its custom plan, sure of one row, always looked
         // cheaper than a generic one).
         let one = lock_instance(conn, InstanceId::from_uuid(id)).await?;
-        let mut locked = HashMap::from([(one.id, one)]);
-        return write::append_locked_all(conn, &mut locked, requests, lease).await;
-    }
-    let rows = sqlx::query!(
-        "SELECT id, generation, last_seq FROM instances WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE",
-        &ids,
-    )
-    .fetch_all(&mut *conn)
-    .await?;
-    let mut locked: HashMap<InstanceId, LockedInstance> = rows
+        HashMap::from([(one.id, one)])
+    } else {
+        sqlx::query!(
+            "SELECT id, generation, last_seq FROM instances WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE",
+            &ids,
+        )
+        .fetch_all(&mut *conn)
+        .await?
         .into_iter()
         .map(|row| {
             let id = InstanceId::from_uuid(row.id);
@@ -159,7 +157,8 @@ pub async fn append_batch(
                 },
             )
         })
-        .collect();
+        .collect()
+    };
     if locked.len() != ids.len() {
         return Err(StoreError::NotFound("instance"));
     }

@@ -30,8 +30,7 @@ pub(super) async fn append_locked_all(
 ) -> Result<(Vec<Appended>, Handed)> {
     let known = known_sources(&mut *conn, requests).await?;
     let received_at = time::now_millis();
-    let first_seq: HashMap<InstanceId, i64> =
-        locked.values().map(|l| (l.id, l.last_seq + 1)).collect();
+    let before: HashMap<InstanceId, i64> = locked.values().map(|l| (l.id, l.last_seq)).collect();
 
     let mut answers = Vec::with_capacity(requests.len());
     // A source_id seen earlier in this batch answers with that envelope.
@@ -86,13 +85,15 @@ pub(super) async fn append_locked_all(
     if rows.seqs.is_empty() {
         return Ok((answers, handed));
     }
-    // Each instance that got events: its range of new seqs.
-    let ranges: Vec<(InstanceId, i64, i64)> = locked
+    // Each instance that got events, and its new last_seq.
+    let (numbered, last_seqs): (Vec<Uuid>, Vec<i64>) = locked
         .values()
-        .filter(|l| l.last_seq >= first_seq[&l.id])
-        .map(|l| (l.id, first_seq[&l.id] - 1, l.last_seq))
-        .collect();
-    let fanned_out = rows.insert(&mut *conn, received_at, &ranges, lease).await?;
+        .filter(|l| l.last_seq > before[&l.id])
+        .map(|l| (Uuid::from(l.id), l.last_seq))
+        .unzip();
+    let fanned_out = rows
+        .insert(&mut *conn, received_at, &numbered, &last_seqs, lease)
+        .await?;
     handed = deliveries::hand_over(&mut *conn, fanned_out).await?;
     let stored_at: HashMap<(InstanceId, i64), usize> = rows
         .instances
@@ -168,8 +169,8 @@ impl NewRows {
     }
 
     /// Inserts the events, their `{prefix}.events` outbox records (the
-    /// envelope's bytes, in seq order per instance) and each instance's new
-    /// `last_seq` (the end of its range), and fans them out, in one
+    /// envelope's bytes, in seq order per instance) and the `last_seqs` of
+    /// the `numbered` instances, and fans them out, in one
     /// statement (`deliveries/sql/append.sql`): the instances' locks are
     /// held for as few round trips as possible. With `lease`, the fan-out
     /// claims for this process's dispatcher (see [`deliveries::FannedOut`]).
@@ -177,12 +178,11 @@ impl NewRows {
         &self,
         conn: &mut PgConnection,
         received_at: time::Timestamp,
-        ranges: &[(InstanceId, i64, i64)],
+        numbered: &[Uuid],
+        last_seqs: &[i64],
         lease: Option<Duration>,
     ) -> Result<Vec<deliveries::FannedOut>> {
         let records = &self.records;
-        let range_ids: Vec<Uuid> = ranges.iter().map(|r| Uuid::from(r.0)).collect();
-        let last_seqs: Vec<i64> = ranges.iter().map(|r| r.2).collect();
         Ok(sqlx::query_file_as!(
             deliveries::FannedOut,
             "src/deliveries/sql/append.sql",
@@ -198,8 +198,8 @@ impl NewRows {
             &self.types,
             &self.sources as &[Option<String>],
             &self.envelopes,
-            &range_ids,
-            &last_seqs,
+            numbered,
+            last_seqs,
             lease.map(crate::interval),
         )
         .fetch_all(&mut *conn)
