@@ -325,9 +325,9 @@ pub async fn purge_delivered<'c>(
     let days = i32::try_from(days).unwrap_or(i32::MAX);
     let mut tx = db.begin().await?;
     by_key(&mut tx).await?;
-    let done = sqlx::query_file!("src/deliveries/sql/purge_delivered.sql", days, limit)
-        .execute(&mut *tx)
+    let deleted = sqlx::query_file_scalar!("src/deliveries/sql/purge_delivered.sql", days, limit)
+        .fetch_one(&mut *tx)
         .await?;
     tx.commit().await?;
-    Ok(done.rows_affected())
+    Ok(u64::try_from(deleted).unwrap_or(0))
 }
