@@ -1,25 +1,27 @@
 //! Group commit of the hot finish. Attempts that ended `entregada` (most
-//! claiming the next delivery of their chain) are queued and recorded by a
-//! couple of workers in batches — one statement for the whole batch
+//! claiming the next delivery of their chain) are queued and recorded by
+//! one worker in batches — one statement for the whole batch
 //! (`motor_store::deliveries::record_delivered_many`) — instead of one
-//! commit each. At low load a batch is one attempt and adds no wait: a
+//! commit each. At low load a batch is one attempt and adds no wait: the
 //! worker takes what is queued and never waits for more. Every other
 //! outcome (retry, failure, suspension) is rarer and recorded on its own.
-
-use std::sync::Arc;
+//!
+//! One batch in flight, as in the API's intake (its module says why): what
+//! finishes while a batch commits makes the next one. Two workers sharing
+//! the queue recorded smaller batches side by side; one recorder beside
+//! one intake worker took 10–17 % less CPU an event at every rate of the
+//! benchmark from 1,000/s up (docs/BENCHMARKS.md, 2026-12-02 11:18).
 
 use motor_store::{
     deliveries::{self, Attempt, Claimed, Next, Recorded},
     Pool,
 };
-use tokio::sync::{mpsc, oneshot, Mutex};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::{EngineError, Result};
 
 /// Attempts a batch records at most.
 const MAX_BATCH: usize = 256;
-/// Batches in flight at once: one collects while the other commits.
-const WORKERS: usize = 2;
 const QUEUE: usize = 8_192;
 
 struct Pending {
@@ -36,10 +38,7 @@ pub(super) struct Recorder {
 impl Recorder {
     pub(super) fn start(pool: Pool) -> Self {
         let (queue, waiting) = mpsc::channel(QUEUE);
-        let waiting = Arc::new(Mutex::new(waiting));
-        for _ in 0..WORKERS {
-            tokio::spawn(work(pool.clone(), waiting.clone()));
-        }
+        tokio::spawn(work(pool, waiting));
         Self { queue }
     }
 
@@ -66,22 +65,15 @@ impl Recorder {
     }
 }
 
-async fn work(pool: Pool, waiting: Arc<Mutex<mpsc::Receiver<Pending>>>) {
-    loop {
-        let batch = {
-            let mut waiting = waiting.lock().await;
-            let Some(first) = waiting.recv().await else {
-                return;
-            };
-            let mut batch = vec![first];
-            while batch.len() < MAX_BATCH {
-                match waiting.try_recv() {
-                    Ok(next) => batch.push(next),
-                    Err(_) => break,
-                }
+async fn work(pool: Pool, mut waiting: mpsc::Receiver<Pending>) {
+    while let Some(first) = waiting.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match waiting.try_recv() {
+                Ok(next) => batch.push(next),
+                Err(_) => break,
             }
-            batch
-        };
+        }
         record(&pool, batch).await;
     }
 }
