@@ -15,7 +15,7 @@
 //! instances, so that one could write while the other committed), and
 //! with the dispatcher's recorder also down to one batch in flight the
 //! fixed 1,000/s rate took 17 % less for every process together
-//! (docs/BENCHMARKS.md, 2026-12-02 11:18).
+//! (docs/BENCHMARKS.md, 2026-12-02 10:40).
 //!
 //! Requests with an `Idempotency-Key` do not come here: their stored answer
 //! shares the append's transaction (see `events.rs`).

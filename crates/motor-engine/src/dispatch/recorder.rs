@@ -10,7 +10,7 @@
 //! finishes while a batch commits makes the next one. Two workers sharing
 //! the queue recorded smaller batches side by side; one recorder beside
 //! one intake worker took 10–17 % less CPU an event at every rate of the
-//! benchmark from 1,000/s up (docs/BENCHMARKS.md, 2026-12-02 11:18).
+//! benchmark from 1,000/s up (docs/BENCHMARKS.md, 2026-12-02 10:40).
 
 use motor_store::{
     deliveries::{self, Attempt, Claimed, Next, Recorded},
