@@ -389,12 +389,12 @@ async fn a_paused_subscription_accumulates_a_replay_and_a_deleted_one_refuses_it
     assert_eq!(count(&m.db.pool, "SELECT count(*) FROM replays").await, 1);
 }
 
-/// Replays created while producers append to the same instance: both
-/// write deliveries of one subscription and lane key, and the appends lock
-/// the instance (until migration 0014, foreign keys also share-locked the
-/// subscription and the event), so neither may hold a lock the other waits
-/// for while it waits for one of the other's. Every replay is accepted,
-/// every append stored — no deadlock answered as a 500.
+/// Replays created while producers append to the same instance: the
+/// appends lock the instance and both write deliveries of one subscription
+/// (until migration 0014, foreign keys also share-locked the subscription
+/// and the event), so neither may wait for a lock the other holds while
+/// holding one the other waits for. Every replay is accepted, every append
+/// stored — no deadlock answered as a 500.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn replays_during_live_appends_never_deadlock() {
     let m = TestMotor::start(&[Role::Api]).await;
