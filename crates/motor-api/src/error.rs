@@ -7,6 +7,7 @@ use axum::{
     response::{IntoResponse, Response},
     Json,
 };
+use motor_app::AppError;
 use motor_domain::{error::FieldErrorKind, FieldError};
 use motor_store::StoreError;
 use serde::Serialize;
@@ -147,6 +148,22 @@ fn out_of_reach(e: &sqlx::Error) -> bool {
 /// What a 503 asks the client to wait.
 const RETRY_AFTER_SECONDS: u32 = 1;
 
+/// The one mapping of the application's errors to answers: a field error
+/// is a 422 (413 when too large) naming the field, then 403, 404, 409,
+/// 503 with `Retry-After`, and 500 for anything else (logged, not shown).
+impl From<AppError> for ApiError {
+    fn from(e: AppError) -> Self {
+        match e {
+            AppError::Invalid(e) => ApiError::Field(e),
+            AppError::Forbidden(message) => ApiError::Forbidden(message),
+            AppError::NotFound(what) => ApiError::NotFound(what),
+            AppError::Conflict(message) => ApiError::Conflict(message),
+            AppError::Unavailable => ApiError::Unavailable(RETRY_AFTER_SECONDS),
+            AppError::Internal(source) => ApiError::Internal(source),
+        }
+    }
+}
+
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
@@ -194,6 +211,66 @@ mod tests {
         assert_eq!(e.to_json()["error"]["code"], "validacion");
         let e = ApiError::from(FieldError::too_large("body.data", "big"));
         assert_eq!(e.status_code(), StatusCode::PAYLOAD_TOO_LARGE);
+    }
+
+    #[test]
+    fn every_application_error_has_its_status_code_and_field() {
+        let cases = [
+            (
+                AppError::from(FieldError::invalid("body.url", "bad")),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "validacion",
+                Some("body.url"),
+            ),
+            (
+                AppError::from(FieldError::too_large("body.data", "big")),
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "demasiado_grande",
+                Some("body.data"),
+            ),
+            (
+                AppError::forbidden("restricted"),
+                StatusCode::FORBIDDEN,
+                "sin_permiso",
+                None,
+            ),
+            (
+                AppError::NotFound("subscription"),
+                StatusCode::NOT_FOUND,
+                "no_encontrado",
+                None,
+            ),
+            (
+                AppError::conflict("stale"),
+                StatusCode::CONFLICT,
+                "conflicto",
+                None,
+            ),
+            (
+                AppError::Unavailable,
+                StatusCode::SERVICE_UNAVAILABLE,
+                "no_disponible",
+                None,
+            ),
+            (
+                AppError::internal(std::io::Error::other("relation \"secret\"")),
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "interno",
+                None,
+            ),
+        ];
+        for (app, status, code, field) in cases {
+            let e = ApiError::from(app);
+            assert_eq!(e.status_code(), status, "{e:?}");
+            let body = e.to_json();
+            assert_eq!(body["error"]["code"], code, "{body}");
+            assert_eq!(body["error"]["campo"].as_str(), field, "{body}");
+            assert!(!body.to_string().contains("secret"), "{body}");
+        }
+        let e = ApiError::from(AppError::NotFound("subscription"));
+        assert_eq!(e.to_json()["error"]["message"], "subscription not found");
+        let answer = ApiError::from(AppError::Unavailable).into_response();
+        assert_eq!(answer.headers()[axum::http::header::RETRY_AFTER], "1");
     }
 
     #[test]

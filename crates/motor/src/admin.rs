@@ -1,19 +1,21 @@
-//! `motor admin`: the operator API's operations from the shell, printing
-//! the same JSON the API answers.
+//! `motor admin`: the operator's operations from the shell. It runs the
+//! application layer's functions (`motor_app`), as the API does, and
+//! prints what the API would answer: its wire shapes, and on failure its
+//! error body (fields named as in the request body, `body.nombre`).
 
 use clap::Subcommand;
 use motor_api::{
     admin::{
-        self, apps::AppSchema, instances::InstanceSchema, keys::CreatedKeySchema, CreateApp,
-        CreateInstance, CreateKey, UpdateApp,
-    },
-    admin::{
-        alerts::{self, AlertQuery},
-        event_types::{self, EventCatalogue},
-        settings,
+        alerts::{AlertList, AlertSchema},
+        apps::{AppList, AppSchema},
+        event_types::EventCatalogue,
+        instances::{InstanceList, InstanceSchema},
+        keys::{CreatedKeySchema, KeyList},
+        settings::SettingsSchema,
     },
     ApiError,
 };
+use motor_app::{alerts, apps, event_types, instances, keys, settings, AppError};
 use motor_domain::AppId;
 use motor_store::Pool;
 use serde::Serialize;
@@ -162,48 +164,49 @@ pub enum KeyCommand {
 
 /// Runs one admin command; the JSON to print, or the API's error body.
 pub async fn run(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value, ApiError> {
+    Ok(execute(pool, command).await?)
+}
+
+async fn execute(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value, AppError> {
     match command {
         AdminCommand::App(cmd) => match cmd {
             AppCommand::Create {
                 nombre,
                 destinos,
                 politica_destinos,
-            } => json(AppSchema::from(
-                admin::create_app(
-                    pool,
-                    CreateApp {
-                        nombre,
-                        destinos_permitidos: destinos,
-                        politica_destinos,
-                    },
-                )
-                .await?,
-            )),
-            AppCommand::List => json(admin::list_apps(pool).await?),
-            AppCommand::Get { id } => json(AppSchema::from(admin::get_app(pool, id).await?)),
+            } => {
+                let input = apps::NewApp {
+                    name: nombre,
+                    allowed_destinations: destinos,
+                    destination_policy: politica_destinos,
+                };
+                json(AppSchema::from(apps::create(pool, input).await?))
+            }
+            AppCommand::List => json(AppList {
+                apps: wire(apps::list(pool).await?),
+            }),
+            AppCommand::Get { id } => json(AppSchema::from(apps::get(pool, id).await?)),
             AppCommand::Update {
                 id,
                 nombre,
                 destinos,
                 politica_destinos,
-            } => json(AppSchema::from(
-                admin::update_app(
-                    pool,
-                    id,
-                    UpdateApp {
-                        nombre,
-                        destinos_permitidos: destinos,
-                        politica_destinos,
-                    },
-                )
-                .await?,
-            )),
+            } => {
+                let change = apps::AppChange {
+                    name: nombre,
+                    allowed_destinations: destinos,
+                    destination_policy: politica_destinos,
+                };
+                json(AppSchema::from(apps::update(pool, id, change).await?))
+            }
         },
         AdminCommand::Instance(cmd) => match cmd {
             InstanceCommand::Create { app, nombre } => json(InstanceSchema::from(
-                admin::create_instance(pool, app, CreateInstance { nombre }).await?,
+                instances::create(pool, app, &nombre).await?,
             )),
-            InstanceCommand::List { app } => json(admin::list_instances(pool, app).await?),
+            InstanceCommand::List { app } => json(InstanceList {
+                instances: wire(instances::list(pool, app).await?),
+            }),
         },
         AdminCommand::Key(cmd) => match cmd {
             KeyCommand::Create {
@@ -211,56 +214,60 @@ pub async fn run(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value
                 nombre,
                 scopes,
                 instancias,
-            } => json(CreatedKeySchema::from(
-                admin::create_key(
-                    pool,
-                    app,
-                    CreateKey {
-                        nombre,
-                        scopes,
-                        instancias,
-                    },
-                )
-                .await?,
-            )),
-            KeyCommand::List { app } => json(admin::list_keys(pool, app).await?),
+            } => {
+                let input = keys::NewKey {
+                    name: nombre,
+                    scopes,
+                    instances: instancias,
+                };
+                json(CreatedKeySchema::from(
+                    keys::create(pool, app, input).await?,
+                ))
+            }
+            KeyCommand::List { app } => json(KeyList {
+                keys: wire(keys::list(pool, app).await?),
+            }),
             KeyCommand::Revoke { app, key_id } => {
-                admin::revoke_key(pool, app, &key_id).await?;
+                keys::revoke(pool, app, &key_id).await?;
                 Ok(serde_json::json!({"key_id": key_id, "revocada": true}))
             }
         },
         AdminCommand::Settings(cmd) => match cmd {
-            SettingsCommand::Get => json(settings::get_settings(pool).await?),
+            SettingsCommand::Get => json(SettingsSchema::from(settings::get(pool).await?)),
             SettingsCommand::Set { key, value } => {
                 let mut patch = serde_json::Map::new();
                 patch.insert(key, setting_value(&value));
-                json(settings::update_settings(pool, &patch.into()).await?)
+                json(SettingsSchema::from(
+                    settings::update(pool, &patch.into()).await?,
+                ))
             }
         },
         AdminCommand::Alert(cmd) => match cmd {
-            AlertCommand::List { estado, app } => json(
-                alerts::list_alerts(
-                    pool,
-                    &AlertQuery {
-                        estado,
-                        app_id: app.map(|a| a.to_string()),
-                    },
-                )
-                .await?,
-            ),
-            AlertCommand::Close { id } => json(alerts::close_alert(pool, id).await?),
+            AlertCommand::List { estado, app } => {
+                let app = app.map(|a| a.to_string());
+                json(AlertList {
+                    alerts: wire(alerts::list(pool, estado.as_deref(), app.as_deref()).await?),
+                })
+            }
+            AlertCommand::Close { id } => json(AlertSchema::from(alerts::close(pool, id).await?)),
         },
         AdminCommand::EventTypes(cmd) => match cmd {
-            EventTypesCommand::Get { app } => json(event_types::get_catalogue(pool, app).await?),
-            EventTypesCommand::Set { app, tipos } => json(
-                event_types::set_catalogue(pool, app, EventCatalogue { tipos: Some(tipos) })
-                    .await?,
-            ),
-            EventTypesCommand::Open { app } => {
-                json(event_types::set_catalogue(pool, app, EventCatalogue { tipos: None }).await?)
-            }
+            EventTypesCommand::Get { app } => json(EventCatalogue {
+                tipos: event_types::get(pool, app).await?,
+            }),
+            EventTypesCommand::Set { app, tipos } => json(EventCatalogue {
+                tipos: event_types::set(pool, app, Some(tipos)).await?,
+            }),
+            EventTypesCommand::Open { app } => json(EventCatalogue {
+                tipos: event_types::set(pool, app, None).await?,
+            }),
         },
     }
+}
+
+/// Each item in its wire shape.
+fn wire<T, W: From<T>>(items: Vec<T>) -> Vec<W> {
+    items.into_iter().map(W::from).collect()
 }
 
 /// A setting's value from the shell: JSON when it parses, else a string.
@@ -268,6 +275,6 @@ fn setting_value(raw: &str) -> serde_json::Value {
     serde_json::from_str(raw).unwrap_or_else(|_| serde_json::Value::String(raw.to_owned()))
 }
 
-fn json(value: impl Serialize) -> Result<serde_json::Value, ApiError> {
-    serde_json::to_value(value).map_err(ApiError::internal)
+fn json(value: impl Serialize) -> Result<serde_json::Value, AppError> {
+    serde_json::to_value(value).map_err(AppError::internal)
 }

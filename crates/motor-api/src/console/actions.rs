@@ -91,7 +91,7 @@ pub(crate) async fn close_alert(
         Err(refused) => return *refused,
     };
     let result = match id.parse::<uuid::Uuid>() {
-        Ok(id) => motor_store::alerts::close(&state.pool, id)
+        Ok(id) => motor_app::alerts::close(&state.pool, id)
             .await
             .map_err(ApiError::from),
         Err(_) => Err(ApiError::NotFound("alert")),

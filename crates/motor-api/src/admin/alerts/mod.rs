@@ -4,39 +4,19 @@
 mod dto;
 mod handlers;
 
-use motor_domain::{AppId, FieldError};
-use motor_store::{alerts, Pool};
+use motor_app::alerts;
+use motor_store::Pool;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 pub use self::dto::*;
 use crate::{error::ApiError, AppState};
 
-/// Most alerts in one listing.
-pub const MAX_ALERTS: i64 = 500;
+pub use motor_app::alerts::MAX_ALERTS;
 
 pub async fn list_alerts(pool: &Pool, query: &AlertQuery) -> Result<AlertList, ApiError> {
-    let open = match query.estado.as_deref() {
-        None => None,
-        Some("abierta") => Some(true),
-        Some("cerrada") => Some(false),
-        Some(_) => {
-            return Err(FieldError::invalid("query.estado", "must be abierta or cerrada").into())
-        }
-    };
-    let app = query
-        .app_id
-        .as_deref()
-        .map(|raw| {
-            raw.parse::<AppId>()
-                .map_err(|_| FieldError::invalid("query.app_id", "must be an app id"))
-        })
-        .transpose()?;
+    let listed = alerts::list(pool, query.estado.as_deref(), query.app_id.as_deref()).await?;
     Ok(AlertList {
-        alerts: alerts::list(pool, open, app, MAX_ALERTS)
-            .await?
-            .into_iter()
-            .map(Into::into)
-            .collect(),
+        alerts: listed.into_iter().map(Into::into).collect(),
     })
 }
 

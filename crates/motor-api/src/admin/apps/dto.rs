@@ -45,6 +45,26 @@ pub struct AppList {
     pub apps: Vec<AppSchema>,
 }
 
+impl From<CreateApp> for motor_app::apps::NewApp {
+    fn from(b: CreateApp) -> Self {
+        Self {
+            name: b.nombre,
+            allowed_destinations: b.destinos_permitidos,
+            destination_policy: b.politica_destinos,
+        }
+    }
+}
+
+impl From<UpdateApp> for motor_app::apps::AppChange {
+    fn from(b: UpdateApp) -> Self {
+        Self {
+            name: b.nombre,
+            allowed_destinations: b.destinos_permitidos,
+            destination_policy: b.politica_destinos,
+        }
+    }
+}
+
 // ---- The domain's app on the wire -----------------------------------------
 //
 // Built from the domain type (which knows no JSON); the OpenAPI test

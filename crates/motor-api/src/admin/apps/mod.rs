@@ -1,35 +1,25 @@
 //! `/v1/admin/apps`: the apps (tenants), created and changed by the
-//! operator. The operations are plain functions so that `motor admin app`
-//! runs the very same code.
+//! operator through `motor_app::apps`; these functions adapt its wire
+//! shapes and errors.
 
 mod dto;
 mod handlers;
 
-use motor_domain::{
-    destination::DestinationPolicy,
-    operator::{parse_destinations, parse_name, App},
-    AppId,
-};
-use motor_store::{operator as store, Pool};
+use motor_app::apps;
+use motor_domain::{operator::App, AppId};
+use motor_store::Pool;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 pub use self::dto::*;
 use crate::{error::ApiError, AppState};
 
 pub async fn create_app(pool: &Pool, input: CreateApp) -> Result<App, ApiError> {
-    let nombre = parse_name(&input.nombre, "body.nombre")?;
-    let destinos = parse_destinations(&input.destinos_permitidos, "body.destinos_permitidos")?;
-    let politica = input
-        .politica_destinos
-        .map(|p| DestinationPolicy::parse_field(&p, "body.politica_destinos"))
-        .transpose()?
-        .unwrap_or_default();
-    Ok(store::create_app(pool, &nombre, &destinos, politica).await?)
+    Ok(apps::create(pool, input.into()).await?)
 }
 
 pub async fn list_apps(pool: &Pool) -> Result<AppList, ApiError> {
     Ok(AppList {
-        apps: store::list_apps(pool)
+        apps: apps::list(pool)
             .await?
             .into_iter()
             .map(Into::into)
@@ -38,23 +28,11 @@ pub async fn list_apps(pool: &Pool) -> Result<AppList, ApiError> {
 }
 
 pub async fn get_app(pool: &Pool, app: AppId) -> Result<App, ApiError> {
-    Ok(store::get_app(pool, app).await?)
+    Ok(apps::get(pool, app).await?)
 }
 
 pub async fn update_app(pool: &Pool, app: AppId, input: UpdateApp) -> Result<App, ApiError> {
-    let nombre = input
-        .nombre
-        .map(|n| parse_name(&n, "body.nombre"))
-        .transpose()?;
-    let destinos = input
-        .destinos_permitidos
-        .map(|d| parse_destinations(&d, "body.destinos_permitidos"))
-        .transpose()?;
-    let politica = input
-        .politica_destinos
-        .map(|p| DestinationPolicy::parse_field(&p, "body.politica_destinos"))
-        .transpose()?;
-    Ok(store::update_app(pool, app, nombre.as_deref(), destinos.as_deref(), politica).await?)
+    Ok(apps::update(pool, app, input.into()).await?)
 }
 
 pub fn router() -> OpenApiRouter<AppState> {

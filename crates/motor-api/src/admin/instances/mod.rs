@@ -4,11 +4,9 @@
 mod dto;
 mod handlers;
 
-use motor_domain::{
-    operator::{parse_name, Instance},
-    AppId,
-};
-use motor_store::{operator as store, Pool};
+use motor_app::instances;
+use motor_domain::{operator::Instance, AppId};
+use motor_store::Pool;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 pub use self::dto::*;
@@ -19,14 +17,12 @@ pub async fn create_instance(
     app: AppId,
     input: CreateInstance,
 ) -> Result<Instance, ApiError> {
-    let nombre = parse_name(&input.nombre, "body.nombre")?;
-    Ok(store::create_instance(pool, app, &nombre).await?)
+    Ok(instances::create(pool, app, &input.nombre).await?)
 }
 
 pub async fn list_instances(pool: &Pool, app: AppId) -> Result<InstanceList, ApiError> {
-    store::get_app(pool, app).await?;
     Ok(InstanceList {
-        instances: store::list_instances(pool, app)
+        instances: instances::list(pool, app)
             .await?
             .into_iter()
             .map(Into::into)

@@ -5,8 +5,8 @@
 mod dto;
 mod handlers;
 
-use motor_domain::settings::parse_patch;
-use motor_store::{settings as store, Pool};
+use motor_app::settings;
+use motor_store::Pool;
 use serde_json::Value;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -14,17 +14,12 @@ pub use self::dto::*;
 use crate::{error::ApiError, AppState};
 
 pub async fn get_settings(pool: &Pool) -> Result<SettingsSchema, ApiError> {
-    Ok(store::load(pool).await?.into())
+    Ok(settings::get(pool).await?.into())
 }
 
 /// Validates every key first, then stores them all in one transaction.
 pub async fn update_settings(pool: &Pool, body: &Value) -> Result<SettingsSchema, ApiError> {
-    let changes = parse_patch(body)?;
-    let mut tx = pool.begin().await?;
-    store::save(&mut tx, &changes).await?;
-    let settings = store::load(&mut *tx).await?;
-    tx.commit().await?;
-    Ok(settings.into())
+    Ok(settings::update(pool, body).await?.into())
 }
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -1,0 +1,62 @@
+//! Apps (tenants), created and changed by the operator.
+
+use motor_domain::{
+    destination::DestinationPolicy,
+    operator::{parse_destinations, parse_name, App},
+    AppId,
+};
+use motor_store::{operator as store, Pool};
+
+use crate::Result;
+
+/// A new app as a caller sends it (raw text, checked here).
+#[derive(Debug, Clone, Default)]
+pub struct NewApp {
+    pub name: String,
+    pub allowed_destinations: Vec<String>,
+    /// `estandar` (when absent) or `publica_https`.
+    pub destination_policy: Option<String>,
+}
+
+/// A change of an app: what is `None` stays.
+#[derive(Debug, Clone, Default)]
+pub struct AppChange {
+    pub name: Option<String>,
+    pub allowed_destinations: Option<Vec<String>>,
+    pub destination_policy: Option<String>,
+}
+
+pub async fn create(pool: &Pool, input: NewApp) -> Result<App> {
+    let name = parse_name(&input.name, "body.nombre")?;
+    let destinations = parse_destinations(&input.allowed_destinations, "body.destinos_permitidos")?;
+    let policy = input
+        .destination_policy
+        .map(|p| DestinationPolicy::parse_field(&p, "body.politica_destinos"))
+        .transpose()?
+        .unwrap_or_default();
+    Ok(store::create_app(pool, &name, &destinations, policy).await?)
+}
+
+pub async fn list(pool: &Pool) -> Result<Vec<App>> {
+    Ok(store::list_apps(pool).await?)
+}
+
+pub async fn get(pool: &Pool, app: AppId) -> Result<App> {
+    Ok(store::get_app(pool, app).await?)
+}
+
+pub async fn update(pool: &Pool, app: AppId, input: AppChange) -> Result<App> {
+    let name = input
+        .name
+        .map(|n| parse_name(&n, "body.nombre"))
+        .transpose()?;
+    let destinations = input
+        .allowed_destinations
+        .map(|d| parse_destinations(&d, "body.destinos_permitidos"))
+        .transpose()?;
+    let policy = input
+        .destination_policy
+        .map(|p| DestinationPolicy::parse_field(&p, "body.politica_destinos"))
+        .transpose()?;
+    Ok(store::update_app(pool, app, name.as_deref(), destinations.as_deref(), policy).await?)
+}

@@ -1,0 +1,28 @@
+//! Motor's application layer: every use case as a plain function that
+//! takes what it needs (the pool, the sealing key, the senders) and
+//! returns domain or store types, or one [`AppError`]. The HTTP API
+//! (`motor-api`), its console and the `motor admin` CLI call the same
+//! functions; none of them opens a transaction of its own.
+//!
+//! One module per resource: `apps`, `instances`, `keys`, `settings`,
+//! `alerts`, `event_types` (the operator's administration),
+//! `subscriptions` (and `probe`, the `/test` attempt), `deliveries` (read,
+//! search, manual retry), `dlq`, `replays`, `events` (append, with its
+//! group-commit `intake`, and read the ledger) and `reconcile`. `access`
+//! holds who may touch what.
+//!
+//! Neighbours: `motor-domain` (the rules and parsers), `motor-store`
+//! (Postgres), `motor-destinations` (the probe's attempt). It knows no
+//! HTTP: no axum, no status codes, no OpenAPI.
+
+pub mod access;
+pub mod alerts;
+pub mod apps;
+pub mod error;
+pub mod event_types;
+pub mod instances;
+pub mod keys;
+pub mod settings;
+
+pub use access::Access;
+pub use error::{AppError, Result};
