@@ -18,11 +18,18 @@
 pub mod access;
 pub mod alerts;
 pub mod apps;
+pub mod deliveries;
+pub mod dlq;
 pub mod error;
 pub mod event_types;
 pub mod instances;
 pub mod keys;
+pub mod reconcile;
+pub mod replays;
 pub mod settings;
+pub mod subscriptions;
+
+mod parse;
 
 pub use access::Access;
 pub use error::{AppError, Result};

@@ -18,8 +18,14 @@ use super::{
     session::Session,
     Fields,
 };
+use motor_app::{
+    dlq::{self, RetrySelection},
+    subscriptions,
+};
+use motor_domain::subscription::SubscriptionId;
+
 use crate::{
-    admin::operator::{dlq, subscriptions, RetryDlq, RetryDlqResult},
+    admin::operator::{RetryDlq, RetryDlqResult},
     ApiError, AppState,
 };
 
@@ -68,13 +74,14 @@ pub(crate) async fn subscription_action(
             "/console/subscriptions",
         );
     };
-    match subscriptions::set_state(&state, id, estado).await {
+    let id = SubscriptionId::from_uuid(id);
+    match subscriptions::set_state(&state.pool, &state.sealing, id, estado).await {
         Ok(_) => Redirect::to("/console/subscriptions").into_response(),
         Err(e) => failed(
             &session,
             "Suscripciones",
             "/console/subscriptions",
-            &e,
+            &e.into(),
             "/console/subscriptions",
         ),
     }
@@ -171,14 +178,16 @@ async fn run_retry(
     if fields.get("confirmar").map(String::as_str) != Some("si") {
         return Err(confirm_page(session, action, what, fields, None));
     }
-    if let Err(e) = dlq::parse_retry(&input) {
+    let selection = RetrySelection::from(&input);
+    if let Err(e) = dlq::parse_retry(&selection) {
         let text = format!("{}: {}", e.field, e.message);
         return Err(confirm_page(session, action, what, fields, Some(&text)));
     }
     let key = format!("console-{}", uuid::Uuid::now_v7());
-    dlq::retry(state, &key, &input)
+    dlq::retry(&state.pool, &key, &selection)
         .await
-        .map_err(|e| confirm_page(session, action, what, fields, Some(&message(&e))))
+        .map(RetryDlqResult::from)
+        .map_err(|e| confirm_page(session, action, what, fields, Some(&message(&e.into()))))
 }
 
 pub(crate) async fn retry_delivery(

@@ -16,7 +16,12 @@ use super::{
     html::{csrf_field, error_box, esc, ok_box, opt, page, q, state_badge},
     viewer,
 };
-use crate::{admin::operator::deliveries as op, AppState};
+use motor_app::deliveries as op;
+
+use crate::{
+    admin::operator::{OperatorDeliveryDetail, OperatorDeliveryList},
+    ApiError, AppState,
+};
 
 const FILTERS: [(&str, &str); 6] = [
     ("estado", "Estado (pendiente, entregada, fallida)"),
@@ -53,12 +58,13 @@ pub(crate) async fn search(
     };
     params.retain(|_, v| !v.trim().is_empty());
     let mut body = form(&params);
-    let (status, results) = match op::search(&state, &params).await {
-        Ok(list) => (StatusCode::OK, list),
+    let (status, results) = match op::search(&state.pool, &params).await {
+        Ok(list) => (StatusCode::OK, OperatorDeliveryList::from(list)),
         Err(e) => {
+            let e = ApiError::from(e);
             // Bad input: the field named, the form kept.
             let message = match &e {
-                crate::ApiError::Field(f) => format!("{}: {}", f.field, f.message),
+                ApiError::Field(f) => format!("{}: {}", f.field, f.message),
                 other => other.to_string(),
             };
             body.push_str(&error_box(&message));
@@ -145,8 +151,8 @@ pub(crate) async fn detail(
     let Ok(uuid) = id.parse::<uuid::Uuid>() else {
         return not_found();
     };
-    let detail = match op::detail(&state, uuid).await {
-        Ok(d) => d,
+    let detail = match op::detail(&state.pool, DeliveryId::from_uuid(uuid)).await {
+        Ok(d) => OperatorDeliveryDetail::from(d),
         Err(_) => return not_found(),
     };
     let d = &detail.entrega;

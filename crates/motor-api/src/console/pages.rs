@@ -16,7 +16,9 @@ use super::{
     html::{csrf_field, esc, opt, page, q, state_badge},
     viewer,
 };
-use crate::{admin::operator::dlq, AppState};
+use motor_app::dlq;
+
+use crate::{admin::operator::DlqSummary, AppState};
 
 /// Scheme and host of a destination: never its path, query or any
 /// credential.
@@ -256,8 +258,8 @@ pub(crate) async fn dlq(State(state): State<AppState>, headers: HeaderMap) -> Re
         Ok(s) => s,
         Err(r) => return *r,
     };
-    let summary = match dlq::summary(&state, None).await {
-        Ok(s) => s,
+    let summary = match dlq::summary(&state.pool, None).await {
+        Ok(s) => DlqSummary::from(s),
         Err(e) => return internal(e),
     };
     let mut body = format!(

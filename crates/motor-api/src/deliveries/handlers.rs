@@ -6,10 +6,10 @@ use axum::{
     extract::{rejection::QueryRejection, Path, Query, State},
     Json,
 };
+use motor_app::deliveries;
 use motor_domain::{delivery::DeliveryId, FieldError, Scope};
-use motor_store::deliveries::read::{self, Filter};
 
-use super::{AttemptView, DeliveryDetail, DeliveryList, DeliveryView, ListQuery};
+use super::{AttemptView, DeliveryDetail, DeliveryList, DeliveryView};
 use crate::{auth::Caller, error::ApiError, extract::path_id, AppState};
 
 /// Lists the app's deliveries, newest first.
@@ -32,31 +32,16 @@ pub(super) async fn list_deliveries(
 ) -> Result<Json<DeliveryList>, ApiError> {
     caller.require(Scope::EventsRead)?;
     let Query(params) = query.map_err(|e| FieldError::invalid("query", e.body_text()))?;
-    let query = ListQuery::parse(&params)?;
-    if let Some(instance) = query.instance_id {
-        if !caller.0.may_access(instance) {
-            return Err(ApiError::Forbidden(
-                "this key is restricted to other instances".into(),
-            ));
-        }
-    }
-    let filter = Filter {
-        app: caller.0.app_id,
-        states: query.states,
-        subscription: query.subscription_id,
-        instance: query.instance_id,
-        restricted_to: caller.0.instances.clone(),
-        offset: (query.page - 1) * query.per_page,
-        limit: query.per_page + 1,
-    };
-    let mut rows = read::list(&state.pool, &filter).await?;
-    let has_more = rows.len() as i64 > query.per_page;
-    rows.truncate(query.per_page as usize);
+    let page = deliveries::list(&state.pool, &caller.0, &params).await?;
     Ok(Json(DeliveryList {
-        entregas: rows.into_iter().map(DeliveryView::from).collect(),
-        pagina: query.page,
-        por_pagina: query.per_page,
-        hay_mas: has_more,
+        entregas: page
+            .deliveries
+            .into_iter()
+            .map(DeliveryView::from)
+            .collect(),
+        pagina: page.page,
+        por_pagina: page.per_page,
+        hay_mas: page.has_more,
     }))
 }
 
@@ -76,13 +61,9 @@ pub(super) async fn get_delivery(
 ) -> Result<Json<DeliveryDetail>, ApiError> {
     caller.require(Scope::EventsRead)?;
     let id: DeliveryId = path_id(&id, "delivery")?;
-    let delivery = read::get(&state.pool, Some(caller.0.app_id), id)
-        .await?
-        .filter(|d| caller.0.may_access(d.instance_id))
-        .ok_or(ApiError::NotFound("delivery"))?;
-    let attempts = read::attempts(&state.pool, id).await?;
+    let found = deliveries::get(&state.pool, &caller.0, id).await?;
     Ok(Json(DeliveryDetail {
-        entrega: delivery.into(),
-        intentos_detalle: attempts.into_iter().map(AttemptView::from).collect(),
+        entrega: found.delivery.into(),
+        intentos_detalle: found.attempts.into_iter().map(AttemptView::from).collect(),
     }))
 }

@@ -10,15 +10,12 @@
 
 mod dto;
 mod handlers;
-pub mod query;
 pub mod retry;
 
+pub use motor_app::deliveries::{ListQuery, DEFAULT_PER_PAGE, MAX_PER_PAGE};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-pub use self::{
-    dto::*,
-    query::{ListQuery, DEFAULT_PER_PAGE, MAX_PER_PAGE},
-};
+pub use self::dto::*;
 use crate::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -8,14 +8,12 @@ use axum::{
     Json,
 };
 use motor_domain::{AppId, Scope};
-use motor_store::operator;
 
-use super::{create_replay, idempotency_key, CreateReplayBody, Replay, OPERATOR};
+use super::{create_replay, idempotency_key, Access, CreateReplayBody, Replay, OPERATOR};
 use crate::{
     auth::{Caller, Operator},
     error::ApiError,
     extract::{parse_json, path_id, read_body},
-    subscriptions::rules::Access,
     AppState,
 };
 
@@ -70,11 +68,7 @@ pub(super) async fn request_app_replay(
     body: Body,
 ) -> Result<impl IntoResponse, ApiError> {
     let app: AppId = path_id(&app, "app")?;
-    operator::get_app(&state.pool, app).await?;
-    let access = Access {
-        app,
-        restriction: Vec::new(),
-    };
+    let access = Access::operator(&state.pool, app).await?;
     let id = path_id(&id, "subscription")?;
     let key = idempotency_key(&headers)?;
     let input = parse_json(&read_body(body).await?)?;

@@ -12,7 +12,6 @@ use axum::{
     Json,
 };
 use motor_domain::{AppId, FieldError};
-use motor_store::operator;
 
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -31,11 +30,7 @@ use crate::{
 /// The operator acts for a whole app; the app must exist.
 async fn access(state: &AppState, raw: &str) -> Result<Access, ApiError> {
     let app: AppId = path_id(raw, "app")?;
-    operator::get_app(&state.pool, app).await?;
-    Ok(Access {
-        app,
-        restriction: Vec::new(),
-    })
+    Ok(Access::operator(&state.pool, app).await?)
 }
 
 /// Creates a subscription for the app; the secret is shown once.

@@ -3,13 +3,15 @@
 
 use std::fmt;
 
+use motor_app::subscriptions::{
+    NewSubscriptionInput, RawCredentials, SubscriptionChange, WithSecret,
+};
 use motor_domain::{
-    credentials::BrokerCredentials,
     secret::IssuedSecret,
     signature::SigningProfile,
     subscription::{Subscription, SubscriptionKey, SubscriptionState, SuspensionReason},
     time::{serde_opt_ts, serde_ts, Timestamp},
-    AppId, FieldError, InstanceId,
+    AppId, InstanceId,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -96,13 +98,54 @@ impl fmt::Debug for Credenciales {
     }
 }
 
-impl Credenciales {
-    pub(super) fn parse(&self) -> Result<BrokerCredentials, FieldError> {
-        BrokerCredentials::parse(
-            self.usuario.as_deref(),
-            self.clave.as_deref(),
-            self.token.as_deref(),
-        )
+impl From<Credenciales> for RawCredentials {
+    fn from(c: Credenciales) -> Self {
+        Self {
+            user: c.usuario,
+            password: c.clave,
+            token: c.token,
+        }
+    }
+}
+
+impl From<CreateSubscription> for NewSubscriptionInput {
+    fn from(b: CreateSubscription) -> Self {
+        Self {
+            name: b.nombre,
+            url: b.url,
+            instances: b.instancias,
+            types: b.tipos,
+            ordered: b.ordenado,
+            signature: b.firma,
+            credentials: b.credenciales.map(Into::into),
+            max_per_second: b.max_por_segundo,
+        }
+    }
+}
+
+impl From<UpdateSubscription> for SubscriptionChange {
+    fn from(b: UpdateSubscription) -> Self {
+        Self {
+            name: b.nombre,
+            url: b.url,
+            instances: b.instancias,
+            types: b.tipos,
+            ordered: b.ordenado,
+            signature: b.firma,
+            state: b.estado,
+            expected_version: b.version_esperada,
+            credentials: b.credenciales.map(|c| c.map(Into::into)),
+            max_per_second: b.max_por_segundo,
+        }
+    }
+}
+
+impl From<WithSecret> for SubscriptionWithSecret {
+    fn from(w: WithSecret) -> Self {
+        Self {
+            suscripcion: w.subscription.into(),
+            secreto: Secreto::from(&w.secret),
+        }
     }
 }
 

@@ -14,18 +14,7 @@ use axum::{
     extract::{Path, State},
     Json,
 };
-use bytes::Bytes;
-use motor_destinations::{attempt, Attempt};
-use motor_domain::{
-    credentials::{credentials_aad, BrokerCredentials},
-    delivery::Outcome,
-    destination::Destination,
-    envelope::{Envelope, SCHEMA_VERSION},
-    keyring,
-    subscription::SubscriptionId,
-    time, EventId, InstanceId, Origin,
-};
-use motor_store::{operator, settings, subscriptions as store};
+use motor_app::subscriptions::probe::{self, ProbeReport};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -35,13 +24,12 @@ use crate::{
     auth::Caller,
     error::ApiError,
     extract::path_id,
-    subscriptions::rules::refuse_deleted,
     subscriptions::{manager, Access},
     AppState,
 };
 
+pub use motor_app::subscriptions::probe::TEST_EVENT_TYPE;
 pub use motor_destinations::webhook::{MAX_RESPONSE_BYTES, USER_AGENT};
-pub const TEST_EVENT_TYPE: &str = "webhook.test";
 
 /// The outcome of a test request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
@@ -61,83 +49,24 @@ pub struct TestResult {
     pub error: Option<String>,
 }
 
+impl From<ProbeReport> for TestResult {
+    fn from(r: ProbeReport) -> Self {
+        Self {
+            ok: r.ok,
+            status: r.status,
+            duration_ms: r.duration.as_millis() as u64,
+            error: r.error,
+        }
+    }
+}
+
 pub async fn test_subscription(
     state: &AppState,
     access: &Access,
-    id: SubscriptionId,
+    id: motor_domain::subscription::SubscriptionId,
 ) -> Result<TestResult, ApiError> {
-    let mut conn = state.pool.acquire().await?;
-    let sub = store::get(&mut conn, access.app, id).await?;
-    access.check_visible(&sub)?;
-    refuse_deleted(&sub)?;
-    let config = settings::load(&mut *conn).await?;
-    let app = operator::get_app(&mut *conn, access.app).await?;
-    let sealed = store::live_keys(&mut *conn, id).await?;
-    let sealed_credentials = store::sealed_credentials(&mut *conn, id).await?;
-    let instances = operator::list_instances(&mut *conn, access.app).await?;
-    drop(conn);
-
-    let destination = Destination::parse(&sub.url, "url").ok();
-    let keys = keyring::open_live(&state.sealing, id, &sealed, chrono::Utc::now());
-    let credentials = sealed_credentials.and_then(|sealed| {
-        let plain = state
-            .sealing
-            .open(&sealed, &credentials_aad(id.as_uuid()))
-            .ok()?;
-        BrokerCredentials::from_plaintext(&plain)
-    });
-    for key in &keys.unopened {
-        tracing::error!(key = %key, subscription = %id, "a signing key does not open");
-    }
-
-    // The test event: covered by the subscription, never in the ledger
-    // (seq 0, a fresh event id).
-    let instance = sub
-        .instances
-        .first()
-        .and_then(|i| instances.iter().find(|x| x.id == *i))
-        .or_else(|| instances.first());
-    let now = time::now_millis();
-    let envelope = Envelope {
-        schema_version: SCHEMA_VERSION,
-        event_id: EventId::new(),
-        instance_id: instance.map_or(InstanceId::from_uuid(uuid::Uuid::nil()), |i| i.id),
-        seq: 0,
-        event_type: TEST_EVENT_TYPE.into(),
-        occurred_at: now,
-        received_at: now,
-        generation: instance.map_or(1, |i| i.generation),
-        origin: Origin::Operator,
-        command_id: None,
-        data: serde_json::json!({"prueba": true}),
-    };
-    let delivery_id = uuid::Uuid::now_v7().to_string();
-    let report = attempt(
-        &state.destinations,
-        Attempt {
-            destination: destination.as_ref(),
-            allowed: &[&config.allowed_destinations, &app.allowed_destinations],
-            policy: app.destination_policy,
-            keys: &keys.keys,
-            profile: sub.signature,
-            event_id: envelope.event_id,
-            delivery_id: &delivery_id,
-            replay_of: None,
-            envelope: Bytes::from(envelope.to_json()),
-            timeout_seconds: config.timeout_seconds,
-            credentials: credentials.as_ref(),
-            nats_without_jetstream: config.nats_without_jetstream,
-        },
-    )
-    .await;
-    // Read as a delivery's attempt is: the same sanitised codes.
-    let outcome = report.outcome(chrono::Utc::now());
-    Ok(TestResult {
-        ok: outcome == Outcome::Delivered,
-        status: report.status(),
-        duration_ms: report.duration.as_millis() as u64,
-        error: outcome.error().map(|e| e.to_string()),
-    })
+    let report = probe::test(&state.pool, &state.sealing, &state.destinations, access, id).await?;
+    Ok(report.into())
 }
 
 /// Sends a signed `webhook.test` (not stored in the ledger) and answers how

@@ -5,50 +5,11 @@ use std::collections::HashMap;
 
 use axum::extract::{rejection::QueryRejection, Path, Query, State};
 use axum::Json;
+use motor_app::deliveries;
 use motor_domain::{delivery::DeliveryId, FieldError};
-use motor_store::deliveries::read;
 
 use super::{OperatorDeliveryDetail, OperatorDeliveryList};
-use crate::{
-    auth::Operator,
-    deliveries::query::{encode_cursor, parse_search},
-    error::ApiError,
-    extract::path_id,
-    AppState,
-};
-
-/// The search, shared with the console.
-pub async fn search(
-    state: &AppState,
-    params: &HashMap<String, String>,
-) -> Result<OperatorDeliveryList, ApiError> {
-    let filter = parse_search(params)?;
-    let mut rows = read::search(&state.pool, &filter).await?;
-    let more = rows.len() as i64 >= filter.limit;
-    if more {
-        rows.truncate((filter.limit - 1) as usize);
-    }
-    let siguiente_cursor = more
-        .then(|| rows.last().map(|d| encode_cursor(d.id)))
-        .flatten();
-    Ok(OperatorDeliveryList {
-        entregas: rows.into_iter().map(Into::into).collect(),
-        siguiente_cursor,
-    })
-}
-
-/// One delivery with its attempts, shared with the console.
-pub async fn detail(state: &AppState, id: uuid::Uuid) -> Result<OperatorDeliveryDetail, ApiError> {
-    let id = DeliveryId::from_uuid(id);
-    let delivery = read::get(&state.pool, None, id)
-        .await?
-        .ok_or(ApiError::NotFound("delivery"))?;
-    let attempts = read::attempts(&state.pool, id).await?;
-    Ok(OperatorDeliveryDetail {
-        entrega: delivery.into(),
-        intentos_detalle: attempts.into_iter().map(Into::into).collect(),
-    })
-}
+use crate::{auth::Operator, error::ApiError, extract::path_id, AppState};
 
 /// Every app's deliveries, newest first.
 #[utoipa::path(get, path = "/v1/admin/deliveries", tag = "admin",
@@ -74,7 +35,7 @@ pub(crate) async fn list_all_deliveries(
     params: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Result<Json<OperatorDeliveryList>, ApiError> {
     let Query(params) = params.map_err(|e| FieldError::invalid("query", e.body_text()))?;
-    Ok(Json(search(&state, &params).await?))
+    Ok(Json(deliveries::search(&state.pool, &params).await?.into()))
 }
 
 /// One delivery of any app, with every attempt.
@@ -90,6 +51,6 @@ pub(crate) async fn get_any_delivery(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<OperatorDeliveryDetail>, ApiError> {
-    let id = path_id(&id, "delivery")?;
-    Ok(Json(detail(&state, id).await?))
+    let id: DeliveryId = path_id(&id, "delivery")?;
+    Ok(Json(deliveries::detail(&state.pool, id).await?.into()))
 }

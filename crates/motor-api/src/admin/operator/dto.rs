@@ -1,11 +1,15 @@
 //! The wire shapes of the operator's cross-app views: deliveries, the DLQ
 //! and the reconciliation report. Field names are the JSON keys.
 
+use motor_app::{
+    deliveries::{DeliveryDetail, SearchPage},
+    dlq::RetrySelection,
+};
 use motor_domain::{
     reconcile::Report,
     time::{self, serde_ts, Timestamp},
 };
-use motor_store::deliveries::read::Delivery;
+use motor_store::{deliveries::read::Delivery, operator_view, replays::StoredReplay};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
@@ -81,6 +85,24 @@ pub struct OperatorDeliveryList {
     pub entregas: Vec<OperatorDelivery>,
     /// Pass it as `cursor` for the next page; `null` on the last one.
     pub siguiente_cursor: Option<String>,
+}
+
+impl From<SearchPage> for OperatorDeliveryList {
+    fn from(p: SearchPage) -> Self {
+        Self {
+            entregas: p.deliveries.into_iter().map(Into::into).collect(),
+            siguiente_cursor: p.next_cursor,
+        }
+    }
+}
+
+impl From<DeliveryDetail> for OperatorDeliveryDetail {
+    fn from(d: DeliveryDetail) -> Self {
+        Self {
+            entrega: d.delivery.into(),
+            intentos_detalle: d.attempts.into_iter().map(Into::into).collect(),
+        }
+    }
 }
 
 /// One delivery with its attempts.
@@ -245,6 +267,26 @@ pub struct DlqSummary {
     pub grupos: Vec<DlqGroup>,
 }
 
+impl From<Vec<operator_view::DlqGroup>> for DlqSummary {
+    fn from(groups: Vec<operator_view::DlqGroup>) -> Self {
+        Self {
+            total: groups.iter().map(|g| g.failed).sum(),
+            grupos: groups
+                .into_iter()
+                .map(|g| DlqGroup {
+                    app_id: g.app_id.to_string(),
+                    suscripcion_id: g.subscription_id.to_string(),
+                    suscripcion: g.subscription_name,
+                    estado_suscripcion: g.subscription_state,
+                    ultimo_error: g.last_error,
+                    fallidas: g.failed,
+                    ultima_en: time::format(&g.last_failed_at),
+                })
+                .collect(),
+        }
+    }
+}
+
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct DlqQuery {
@@ -274,6 +316,18 @@ pub struct RetryDlq {
         pattern = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u0000]*$"
     )]
     pub motivo: String,
+}
+
+impl From<&RetryDlq> for RetrySelection {
+    fn from(b: &RetryDlq) -> Self {
+        Self {
+            subscription_id: b.suscripcion_id.clone(),
+            app_id: b.app_id.clone(),
+            last_errors: b.ultimo_error.clone(),
+            delivery_ids: b.delivery_ids.clone(),
+            reason: b.motivo.clone(),
+        }
+    }
 }
 
 /// The documented body of a DLQ retry: [`RetryDlq`]'s fields, with at
@@ -310,4 +364,14 @@ pub struct RetryDlqResult {
     pub replays: Vec<Replay>,
     /// New deliveries in all of them.
     pub entregas: i64,
+}
+
+impl From<Vec<StoredReplay>> for RetryDlqResult {
+    fn from(replays: Vec<StoredReplay>) -> Self {
+        let replays: Vec<Replay> = replays.into_iter().map(Into::into).collect();
+        Self {
+            entregas: replays.iter().map(|r| r.entregas).sum(),
+            replays,
+        }
+    }
 }

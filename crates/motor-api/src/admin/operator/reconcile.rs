@@ -3,8 +3,7 @@
 //! touch alerts: the sweeper role's job keeps those.
 
 use axum::{extract::State, Json};
-use motor_domain::reconcile::Thresholds;
-use motor_store::reconcile;
+use motor_app::reconcile;
 
 use super::ReportSchema;
 use crate::{auth::Operator, error::ApiError, AppState};
@@ -20,9 +19,5 @@ pub(crate) async fn get_report(
     _: Operator,
     State(state): State<AppState>,
 ) -> Result<Json<ReportSchema>, ApiError> {
-    Ok(Json(
-        reconcile::find(&state.pool, Thresholds::default())
-            .await?
-            .into(),
-    ))
+    Ok(Json(reconcile::report(&state.pool).await?.into()))
 }

@@ -7,33 +7,18 @@ use axum::{
     extract::{Path, State},
     Json,
 };
+use motor_app::subscriptions as ops;
 use motor_domain::subscription::{Subscription, SubscriptionId};
-use motor_store::operator_view;
 use uuid::Uuid;
 
 use crate::{
-    auth::Operator,
-    error::ApiError,
-    extract::path_id,
-    subscriptions::rules::Access,
-    subscriptions::{self as subs, SubscriptionSchema, UpdateSubscription},
-    AppState,
+    auth::Operator, error::ApiError, extract::path_id, subscriptions::SubscriptionSchema, AppState,
 };
 
 /// Sets a subscription's `estado` (`activa` or `pausada`), whatever its app.
-pub async fn set_state(state: &AppState, id: Uuid, wanted: &str) -> Result<Subscription, ApiError> {
-    let app = operator_view::subscription_app(&state.pool, id)
-        .await?
-        .ok_or(ApiError::NotFound("subscription"))?;
-    let access = Access {
-        app,
-        restriction: Vec::new(),
-    };
-    let change = UpdateSubscription {
-        estado: Some(wanted.to_owned()),
-        ..Default::default()
-    };
-    subs::update_subscription(state, &access, SubscriptionId::from_uuid(id), change).await
+async fn set_state(state: &AppState, id: Uuid, wanted: &str) -> Result<Subscription, ApiError> {
+    let id = SubscriptionId::from_uuid(id);
+    Ok(ops::set_state(&state.pool, &state.sealing, id, wanted).await?)
 }
 
 /// Pauses a subscription: its deliveries wait, `pendiente`, until it is

@@ -1,6 +1,6 @@
-//! The query strings of the delivery listings, validated: an app's
-//! `GET /v1/deliveries` (page numbers) and the operator's
-//! `GET /v1/admin/deliveries` (more filters, a cursor). Both share the
+//! The filters of the delivery listings, validated from their raw
+//! parameters: an app's listing (page numbers) and the operator's search
+//! (more filters, a cursor). Both share the
 //! parsing of `estado`, of ids and of bounded numbers; every bad parameter
 //! is a 422 naming `query.<name>`, unknown parameters are ignored.
 
@@ -14,7 +14,7 @@ use motor_domain::{
 use motor_store::deliveries::read::SearchFilter;
 use uuid::Uuid;
 
-use crate::extract::comma_list;
+use crate::parse::comma_list;
 
 pub const DEFAULT_PER_PAGE: i64 = 50;
 pub const MAX_PER_PAGE: i64 = 200;
