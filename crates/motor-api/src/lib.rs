@@ -6,8 +6,7 @@
 //!
 //! One folder per resource, each with its `router()` built with
 //! utoipa-axum, so a route's OpenAPI entry is registered with the route:
-//! `events` (append and read the ledger; `intake` group-commits concurrent
-//! appends), `subscriptions` (manage, rotate, test — `probe` —, with the
+//! `events` (append and read the ledger), `subscriptions` (manage, rotate, test — `probe` —, with the
 //! validation `rules` and the operator's `admin` view), `deliveries` (list,
 //! detail, manual `retry`), `replays`, `streams` (SSE and WebSocket over the
 //! ledger), `admin` (apps, instances, keys, settings, alerts, event types,
@@ -39,7 +38,7 @@ use axum::{extract::FromRef, Extension, Router};
 use motor_destinations::Destinations;
 use motor_domain::seal::SealingKey;
 use motor_metrics::Metrics;
-use motor_store::{deliveries::AfterCommit, Pool};
+use motor_store::Pool;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
@@ -56,11 +55,10 @@ pub struct AppState {
     pub sealing: Arc<SealingKey>,
     /// The senders `/test` attempts through (the dispatcher's own kind).
     pub destinations: Destinations,
-    /// The dispatcher and relay of this process, handed first attempts and
-    /// woken right after an ingest commit; `None` when neither runs here.
-    pub after_commit: Option<Arc<dyn AfterCommit>>,
-    /// Group commit of producer requests.
-    pub intake: events::intake::Intake,
+    /// Where producer requests go: the group commit, and the dispatcher
+    /// and relay of this process handed first attempts and woken right
+    /// after an ingest commit.
+    pub ledger: motor_app::events::Ledger,
     /// The app of each instance seen (it never changes).
     pub instance_apps: Arc<auth::InstanceApps>,
     /// The API keys found lately.

@@ -22,6 +22,7 @@ pub mod deliveries;
 pub mod dlq;
 pub mod error;
 pub mod event_types;
+pub mod events;
 pub mod instances;
 pub mod keys;
 pub mod reconcile;

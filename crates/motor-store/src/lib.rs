@@ -11,14 +11,16 @@
 //! (producer `Idempotency-Key`), `operator` (apps, instances, keys),
 //! `operator_view` (the operator's cross-app reads), `settings`, `alerts`,
 //! `health` (disabling on sustained failure), `throttle` (`Retry-After`
-//! holds), `observe` (backlog counts for metrics), `reconcile` (stuck work).
+//! holds), `observe` (backlog counts for metrics), `reconcile` (stuck work),
+//! `group_commit` (the one batching worker of the intake and the recorder).
 //! The migrations in `migrations/` are embedded as [`MIGRATOR`].
 //!
-//! Neighbours: `motor-domain` (the types it stores); used by `motor-engine`,
-//! `motor-api` and the `motor` binary.
+//! Neighbours: `motor-domain` (the types it stores); used by `motor-app`,
+//! `motor-engine`, `motor-api` and the `motor` binary.
 
 pub mod alerts;
 pub mod deliveries;
+pub mod group_commit;
 pub mod health;
 pub mod idempotency;
 pub mod ledger;

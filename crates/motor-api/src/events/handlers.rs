@@ -8,13 +8,10 @@ use axum::{
     http::{HeaderMap, StatusCode},
     response::{IntoResponse, Response},
 };
-use motor_domain::{event::EventBatch, ledger::LedgerQuery, FieldError, Scope};
-use motor_store::{
-    idempotency::{self, StoredAnswer},
-    ledger::{self, Appended},
-};
+use motor_app::events;
+use motor_domain::{FieldError, Scope};
+use motor_store::ledger::Appended;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::dto::{EventsInput, EventsOutput, LedgerPage};
 use crate::{auth::Caller, error::ApiError, extract::read_body, AppState};
@@ -72,60 +69,15 @@ pub(super) async fn append_events(
     let bytes = read_body(body).await?;
     let value: Value =
         serde_json::from_slice(&bytes).map_err(|e| ApiError::MalformedJson(e.to_string()))?;
-    let batch = EventBatch::parse(&value)?;
-    let Some(key) = key else {
-        // No stored answer to keep: the request joins the next group commit.
-        let is_batch = batch.is_batch();
-        let appended = state.intake.append(instance, batch.into_events()).await?;
-        let (status, response) = answer(is_batch, &appended);
-        count(&state, caller.0.app_id, &appended, started);
-        return Ok(json_response(status, response));
-    };
-    let request_hash = Sha256::digest(value.to_string().as_bytes()).to_vec();
-
-    let mut tx = state.pool.begin().await?;
-    let locked = ledger::lock_instance(&mut tx, instance).await?;
-    if let Some(first) = idempotency::find(&mut tx, caller.0.app_id, instance, &key).await? {
-        if first.request_hash != request_hash {
-            return Err(ApiError::Conflict(
-                "this Idempotency-Key was used with a different body".into(),
-            ));
-        }
-        let status = StatusCode::from_u16(first.status).unwrap_or(StatusCode::OK);
-        return Ok(json_response(status, first.response));
+    let answer = state
+        .ledger
+        .append(caller.0.app_id, instance, key.as_deref(), &value)
+        .await?;
+    if let Some(appended) = &answer.appended {
+        count(&state, caller.0.app_id, appended, started);
     }
-    let lease = state.after_commit.as_ref().and_then(|a| a.lease());
-    let mut appended =
-        ledger::append_locked_handing(&mut tx, locked, batch.events(), lease).await?;
-    let (status, response) = answer(batch.is_batch(), &appended);
-    let stored = StoredAnswer {
-        request_hash,
-        status: status.as_u16(),
-        response: response.clone(),
-    };
-    idempotency::save(&mut tx, caller.0.app_id, instance, &key, &stored).await?;
-    tx.commit().await?;
-    if let Some(after_commit) = &state.after_commit {
-        after_commit.committed(std::mem::take(&mut appended.handed));
-    }
-    count(&state, caller.0.app_id, &appended, started);
-    Ok(json_response(status, response))
-}
-
-/// The answer to an append: the stored envelopes (object in, object out;
-/// array in, array out), 201 when anything new was stored, else 200.
-fn answer(is_batch: bool, appended: &Appended) -> (StatusCode, String) {
-    let response = if is_batch {
-        format!("[{}]", appended.envelopes.join(","))
-    } else {
-        appended.envelopes[0].clone()
-    };
-    let status = if appended.stored > 0 {
-        StatusCode::CREATED
-    } else {
-        StatusCode::OK
-    };
-    (status, response)
+    let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::OK);
+    Ok(json_response(status, answer.body))
 }
 
 fn count(
@@ -182,19 +134,21 @@ pub(super) async fn list_events(
     caller.require(Scope::EventsRead)?;
     let instance = caller.instance(&state, &id).await?;
     let Query(params) = query.map_err(|e| FieldError::invalid("query", e.body_text()))?;
-    let query = LedgerQuery::parse(
+    let page = events::read_page(
+        &state.pool,
+        instance,
         params.get("after_seq").map(String::as_str),
         params.get("limit").map(String::as_str),
         params.get("types").map(String::as_str),
-    )?;
-    let (page, has_more) = ledger::read_page(&state.pool, instance, &query).await?;
-    let next_after_seq = page.last().map_or(query.after_seq, |(seq, _)| *seq);
-    let events: Vec<&str> = page.iter().map(|(_, envelope)| envelope.as_str()).collect();
+    )
+    .await?;
     Ok(json_response(
         StatusCode::OK,
         format!(
-            r#"{{"events":[{}],"next_after_seq":{next_after_seq},"has_more":{has_more}}}"#,
-            events.join(",")
+            r#"{{"events":[{}],"next_after_seq":{},"has_more":{}}}"#,
+            page.events.join(","),
+            page.next_after_seq,
+            page.has_more
         ),
     ))
 }

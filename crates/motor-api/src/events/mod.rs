@@ -1,10 +1,10 @@
 //! The producer and ledger routes: `POST /v1/instances/{id}/events` appends
-//! one event or a batch in one transaction; `GET` pages through the ledger.
-//! Both answer the stored envelope bytes, unchanged.
+//! one event or a batch (`motor_app::events`: group-committed, or with its
+//! `Idempotency-Key` answer in one transaction); `GET` pages through the
+//! ledger. Both answer the stored envelope bytes, unchanged.
 
 mod dto;
 mod handlers;
-pub mod intake;
 
 use utoipa_axum::{router::OpenApiRouter, routes};
 

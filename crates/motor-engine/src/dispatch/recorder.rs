@@ -1,45 +1,61 @@
 //! Group commit of the hot finish. Attempts that ended `entregada` (most
-//! claiming the next delivery of their chain) are queued and recorded by
-//! one worker in batches — one statement for the whole batch
-//! (`motor_store::deliveries::record_delivered_many`) — instead of one
-//! commit each. At low load a batch is one attempt and adds no wait: the
-//! worker takes what is queued and never waits for more. Every other
-//! outcome (retry, failure, suspension) is rarer and recorded on its own.
-//!
-//! One batch in flight, as in the API's intake (its module says why): what
-//! finishes while a batch commits makes the next one. Two workers sharing
-//! the queue recorded smaller batches side by side; one recorder beside
-//! one intake worker took 10–17 % less CPU an event at every rate of the
-//! benchmark from 1,000/s up (docs/BENCHMARKS.md, 2026-12-02 10:40).
+//! claiming the next delivery of their chain) are recorded in batches by
+//! the store's one group-commit worker (`motor_store::group_commit`, which
+//! says how batches form and what one batch in flight was measured to
+//! save) — one statement for the whole batch
+//! (`motor_store::deliveries::record_delivered_many`) instead of one
+//! commit each. Every other outcome (retry, failure, suspension) is rarer
+//! and recorded on its own.
 
 use motor_store::{
     deliveries::{self, Attempt, Claimed, Next, Recorded},
-    Pool,
+    group_commit::{Batch, GroupCommit, GroupCommitError, Limits},
+    Pool, StoreError,
 };
-use tokio::sync::{mpsc, oneshot};
 
 use crate::{EngineError, Result};
 
-/// Attempts a batch records at most.
-const MAX_BATCH: usize = 256;
-const QUEUE: usize = 8_192;
+/// Attempts a batch records at most; attempts waiting at most.
+const LIMITS: Limits = Limits {
+    max_jobs: 256,
+    max_weight: 256,
+    queue: 8_192,
+};
 
+/// One delivered attempt to record.
 struct Pending {
     claimed: Box<Claimed>,
     attempt: Attempt,
     next: Next,
-    answer: oneshot::Sender<Result<Recorded>>,
+}
+
+/// Records a batch of delivered attempts in one statement.
+struct Recording {
+    pool: Pool,
+}
+
+impl Batch for Recording {
+    type Job = Pending;
+    type Answer = Recorded;
+
+    async fn commit(&self, jobs: &[Pending]) -> Result<Vec<Recorded>, StoreError> {
+        let done: Vec<(&Claimed, &Attempt, Next)> = jobs
+            .iter()
+            .map(|p| (p.claimed.as_ref(), &p.attempt, p.next))
+            .collect();
+        deliveries::record_delivered_many(&self.pool, &done).await
+    }
 }
 
 pub(super) struct Recorder {
-    queue: mpsc::Sender<Pending>,
+    worker: GroupCommit<Recording>,
 }
 
 impl Recorder {
     pub(super) fn start(pool: Pool) -> Self {
-        let (queue, waiting) = mpsc::channel(QUEUE);
-        tokio::spawn(work(pool, waiting));
-        Self { queue }
+        Self {
+            worker: GroupCommit::start(Recording { pool }, LIMITS),
+        }
     }
 
     /// Records `claimed`'s attempt as delivered, claiming the next delivery
@@ -50,52 +66,16 @@ impl Recorder {
         attempt: Attempt,
         next: Next,
     ) -> Result<Recorded> {
-        let (answer, answered) = oneshot::channel();
-        let stopped = || EngineError::Batch("the recorder stopped".into());
-        self.queue
-            .send(Pending {
+        self.worker
+            .submit(Pending {
                 claimed,
                 attempt,
                 next,
-                answer,
             })
             .await
-            .map_err(|_| stopped())?;
-        answered.await.map_err(|_| stopped())?
-    }
-}
-
-async fn work(pool: Pool, mut waiting: mpsc::Receiver<Pending>) {
-    while let Some(first) = waiting.recv().await {
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match waiting.try_recv() {
-                Ok(next) => batch.push(next),
-                Err(_) => break,
-            }
-        }
-        record(&pool, batch).await;
-    }
-}
-
-async fn record(pool: &Pool, batch: Vec<Pending>) {
-    let done: Vec<(&Claimed, &Attempt, Next)> = batch
-        .iter()
-        .map(|p| (p.claimed.as_ref(), &p.attempt, p.next))
-        .collect();
-    let result = deliveries::record_delivered_many(pool, &done).await;
-    drop(done);
-    match result {
-        Ok(answers) => {
-            for (pending, answer) in batch.into_iter().zip(answers) {
-                let _ = pending.answer.send(Ok(answer));
-            }
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, attempts = batch.len(), "a batch of records failed");
-            for pending in batch {
-                let _ = pending.answer.send(Err(EngineError::Batch(e.to_string())));
-            }
-        }
+            .map_err(|e| match e {
+                GroupCommitError::Failed(e) => EngineError::Batch(e.to_string()),
+                GroupCommitError::Stopped => EngineError::Batch("the recorder stopped".into()),
+            })
     }
 }
