@@ -8,15 +8,15 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::AppState;
 
 #[utoipa::path(get, path = "/healthz", tag = "health",
-    responses((status = 200, body = crate::openapi::HealthSchema)))]
+    responses((status = 200, body = crate::openapi::HealthOut)))]
 async fn get_healthz() -> impl IntoResponse {
     Json(json!({"status": "ok"}))
 }
 
 /// Ready when Postgres answers.
 #[utoipa::path(get, path = "/readyz", tag = "health",
-    responses((status = 200, body = crate::openapi::HealthSchema),
-              (status = 503, body = crate::openapi::HealthSchema)))]
+    responses((status = 200, body = crate::openapi::HealthOut),
+              (status = 503, body = crate::openapi::HealthOut)))]
 async fn get_readyz(State(state): State<AppState>) -> impl IntoResponse {
     match sqlx::query_scalar!("SELECT 1 AS ready")
         .fetch_one(&state.pool)

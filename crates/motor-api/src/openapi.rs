@@ -25,7 +25,7 @@ use crate::{
 
 #[derive(Serialize, ToSchema)]
 #[schema(as = Health)]
-pub struct HealthSchema {
+pub struct HealthOut {
     /// `ok`, or `no_disponible` when Postgres does not answer.
     pub status: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -162,7 +162,7 @@ pub fn render(doc: &utoipa::openapi::OpenApi) -> String {
 /// The JSON Schema of the envelope (`schemas/envelope.schema.json`).
 pub fn envelope_schema() -> String {
     let schema =
-        serde_json::to_value(<crate::events::EnvelopeSchema as utoipa::PartialSchema>::schema())
+        serde_json::to_value(<crate::events::EnvelopeOut as utoipa::PartialSchema>::schema())
             .expect("schemas serialise");
     let mut doc = serde_json::json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -249,25 +249,6 @@ fn destination_entry() -> ObjectBuilder {
         ))
         .pattern(Some(pattern))
 }
-
-/// Any JSON value but `null`.
-pub struct NotNull;
-
-impl utoipa::PartialSchema for NotNull {
-    fn schema() -> RefOr<utoipa::openapi::Schema> {
-        ObjectBuilder::new()
-            .schema_type(utoipa::openapi::schema::SchemaType::from_iter([
-                Type::Object,
-                Type::Array,
-                Type::String,
-                Type::Number,
-                Type::Boolean,
-            ]))
-            .into()
-    }
-}
-
-impl ToSchema for NotNull {}
 
 /// A delivery's error code as `ultimo_error` holds it: `http_<status>` or
 /// a named code, with `_agotada` when the retries ran out.

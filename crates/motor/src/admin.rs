@@ -6,12 +6,12 @@
 use clap::Subcommand;
 use motor_api::{
     admin::{
-        alerts::{AlertList, AlertSchema},
-        apps::{AppList, AppSchema},
+        alerts::{AlertList, AlertOut},
+        apps::{AppList, AppOut},
         event_types::EventCatalogue,
-        instances::{InstanceList, InstanceSchema},
-        keys::{CreatedKeySchema, KeyList},
-        settings::SettingsSchema,
+        instances::{InstanceList, InstanceOut},
+        keys::{CreatedKeyOut, KeyList},
+        settings::SettingsOut,
     },
     ApiError,
 };
@@ -180,12 +180,12 @@ async fn execute(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value
                     allowed_destinations: destinos,
                     destination_policy: politica_destinos,
                 };
-                json(AppSchema::from(apps::create(pool, input).await?))
+                json(AppOut::from(apps::create(pool, input).await?))
             }
             AppCommand::List => json(AppList {
                 apps: wire(apps::list(pool).await?),
             }),
-            AppCommand::Get { id } => json(AppSchema::from(apps::get(pool, id).await?)),
+            AppCommand::Get { id } => json(AppOut::from(apps::get(pool, id).await?)),
             AppCommand::Update {
                 id,
                 nombre,
@@ -197,11 +197,11 @@ async fn execute(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value
                     allowed_destinations: destinos,
                     destination_policy: politica_destinos,
                 };
-                json(AppSchema::from(apps::update(pool, id, change).await?))
+                json(AppOut::from(apps::update(pool, id, change).await?))
             }
         },
         AdminCommand::Instance(cmd) => match cmd {
-            InstanceCommand::Create { app, nombre } => json(InstanceSchema::from(
+            InstanceCommand::Create { app, nombre } => json(InstanceOut::from(
                 instances::create(pool, app, &nombre).await?,
             )),
             InstanceCommand::List { app } => json(InstanceList {
@@ -220,9 +220,7 @@ async fn execute(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value
                     scopes,
                     instances: instancias,
                 };
-                json(CreatedKeySchema::from(
-                    keys::create(pool, app, input).await?,
-                ))
+                json(CreatedKeyOut::from(keys::create(pool, app, input).await?))
             }
             KeyCommand::List { app } => json(KeyList {
                 keys: wire(keys::list(pool, app).await?),
@@ -233,11 +231,11 @@ async fn execute(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value
             }
         },
         AdminCommand::Settings(cmd) => match cmd {
-            SettingsCommand::Get => json(SettingsSchema::from(settings::get(pool).await?)),
+            SettingsCommand::Get => json(SettingsOut::from(settings::get(pool).await?)),
             SettingsCommand::Set { key, value } => {
                 let mut patch = serde_json::Map::new();
                 patch.insert(key, setting_value(&value));
-                json(SettingsSchema::from(
+                json(SettingsOut::from(
                     settings::update(pool, &patch.into()).await?,
                 ))
             }
@@ -249,7 +247,7 @@ async fn execute(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value
                     alerts: wire(alerts::list(pool, estado.as_deref(), app.as_deref()).await?),
                 })
             }
-            AlertCommand::Close { id } => json(AlertSchema::from(alerts::close(pool, id).await?)),
+            AlertCommand::Close { id } => json(AlertOut::from(alerts::close(pool, id).await?)),
         },
         AdminCommand::EventTypes(cmd) => match cmd {
             EventTypesCommand::Get { app } => json(EventCatalogue {

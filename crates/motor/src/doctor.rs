@@ -6,7 +6,7 @@
 use std::{process::ExitCode, time::Duration};
 
 use clap::Args;
-use motor_api::admin::operator::ReportSchema;
+use motor_api::admin::operator::ReportOut;
 use motor_domain::reconcile::{Report, Thresholds};
 use motor_engine::ReconcileConfig;
 
@@ -73,7 +73,7 @@ pub async fn run(database_url: &str, args: &ReconcileArgs) -> anyhow::Result<Exi
     pool.close().await;
     println!(
         "{}",
-        serde_json::to_string_pretty(&ReportSchema::from(report.clone()))?
+        serde_json::to_string_pretty(&ReportOut::from(report.clone()))?
     );
     eprintln!("{}", summary(&report));
     Ok(if report.ok {

@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 /// The state of one (event, subscription) delivery.
 #[derive(Serialize, ToSchema)]
 #[schema(as = DeliveryState)]
-pub enum DeliveryStateSchema {
+pub enum DeliveryStateOut {
     #[serde(rename = "pendiente")]
     Pending,
     #[serde(rename = "entregada")]
@@ -41,7 +41,7 @@ pub struct DeliveryView {
     /// The event's type.
     #[serde(rename = "type")]
     pub event_type: String,
-    #[schema(value_type = DeliveryStateSchema)]
+    #[schema(value_type = DeliveryStateOut)]
     pub estado: DeliveryState,
     /// Attempts made so far.
     pub intentos: i32,

@@ -13,7 +13,7 @@ use utoipa::{
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 #[schema(as = Origin)]
-pub enum OriginSchema {
+pub enum OriginOut {
     Live,
     History,
     Operator,
@@ -24,7 +24,7 @@ pub enum OriginSchema {
 /// and seq with `data` = `{"motivo": "retencion", "redactado": true}`.
 #[derive(Serialize, ToSchema)]
 #[schema(as = Envelope)]
-pub struct EnvelopeSchema {
+pub struct EnvelopeOut {
     /// Always 1.
     #[schema(minimum = 1, maximum = 1)]
     pub schema_version: u32,
@@ -43,7 +43,7 @@ pub struct EnvelopeSchema {
     #[schema(format = DateTime)]
     pub received_at: String,
     pub generation: i64,
-    pub origin: OriginSchema,
+    pub origin: OriginOut,
     /// Present only when the event has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command_id: Option<String>,
@@ -68,7 +68,7 @@ pub struct EventInput {
     /// with a `metadata` key, that key is dropped and
     /// `"metadata_omitted": true` added; if it still would not, 413 naming
     /// `data`.
-    #[schema(value_type = crate::openapi::NotNull)]
+    #[schema(value_type = NotNull)]
     pub data: Value,
     /// RFC 3339 (the pattern is a safe subset: days up to 28).
     #[schema(
@@ -77,7 +77,7 @@ pub struct EventInput {
     )]
     pub occurred_at: Option<String>,
     /// Default `live`.
-    pub origin: Option<OriginSchema>,
+    pub origin: Option<OriginOut>,
     /// 1–200 characters, no NUL.
     #[schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000]*$")]
     pub command_id: Option<String>,
@@ -116,14 +116,35 @@ impl ToSchema for EventBatch {}
 #[derive(Serialize, ToSchema)]
 #[serde(untagged)]
 pub enum EventsOutput {
-    One(Box<EnvelopeSchema>),
-    Many(Vec<EnvelopeSchema>),
+    One(Box<EnvelopeOut>),
+    Many(Vec<EnvelopeOut>),
 }
 
 /// A page of the ledger.
 #[derive(Serialize, ToSchema)]
 pub struct LedgerPage {
-    pub events: Vec<EnvelopeSchema>,
+    pub events: Vec<EnvelopeOut>,
     pub next_after_seq: i64,
     pub has_more: bool,
 }
+
+/// Any JSON value but `null`.
+pub struct NotNull;
+
+impl utoipa::PartialSchema for NotNull {
+    fn schema() -> RefOr<utoipa::openapi::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(
+                utoipa::openapi::schema::SchemaType::from_iter([
+                    utoipa::openapi::Type::Object,
+                    utoipa::openapi::Type::Array,
+                    utoipa::openapi::Type::String,
+                    utoipa::openapi::Type::Number,
+                    utoipa::openapi::Type::Boolean,
+                ]),
+            )
+            .into()
+    }
+}
+
+impl ToSchema for NotNull {}

@@ -21,8 +21,7 @@ use crate::{
     extract::{parse_json, path_id, read_body},
     subscriptions::probe::{self, TestResult},
     subscriptions::{
-        self as subs, Access, ListQuery, SubscriptionList, SubscriptionSchema,
-        SubscriptionWithSecret,
+        self as subs, Access, ListQuery, SubscriptionList, SubscriptionOut, SubscriptionWithSecret,
     },
     AppState,
 };
@@ -82,14 +81,14 @@ pub(crate) async fn list_app_subscriptions(
     security(("admin_token" = [])),
     params(("id" = String, Path, format = Uuid, description = "App id"), ("sid" = String, Path, format = Uuid, description = "Subscription id")),
     responses(
-        (status = 200, body = crate::subscriptions::SubscriptionSchema),
+        (status = 200, body = crate::subscriptions::SubscriptionOut),
         (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
     ))]
 pub(crate) async fn get_app_subscription(
     _: Operator,
     State(state): State<AppState>,
     Path((app, id)): Path<(String, String)>,
-) -> Result<Json<SubscriptionSchema>, ApiError> {
+) -> Result<Json<SubscriptionOut>, ApiError> {
     let access = access(&state, &app).await?;
     let id = path_id(&id, "subscription")?;
     Ok(Json(
@@ -103,7 +102,7 @@ pub(crate) async fn get_app_subscription(
     params(("id" = String, Path, format = Uuid, description = "App id"), ("sid" = String, Path, format = Uuid, description = "Subscription id")),
     request_body = subs::UpdateSubscription,
     responses(
-        (status = 200, body = crate::subscriptions::SubscriptionSchema),
+        (status = 200, body = crate::subscriptions::SubscriptionOut),
         (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         (status = 409, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]
@@ -112,7 +111,7 @@ pub(crate) async fn update_app_subscription(
     State(state): State<AppState>,
     Path((app, id)): Path<(String, String)>,
     body: Body,
-) -> Result<Json<SubscriptionSchema>, ApiError> {
+) -> Result<Json<SubscriptionOut>, ApiError> {
     let access = access(&state, &app).await?;
     let id = path_id(&id, "subscription")?;
     let input = parse_json(&read_body(body).await?)?;

@@ -50,7 +50,7 @@ pub struct CreateSubscription {
     /// The signing profile: `mw-v1` (the default), `t-v1` or
     /// `standard-webhooks`.
     #[serde(default)]
-    #[schema(value_type = Option<crate::subscriptions::SigningProfileSchema>)]
+    #[schema(value_type = Option<crate::subscriptions::SigningProfileOut>)]
     pub firma: Option<String>,
     /// Broker destinations only: how to log in. Sealed at rest and never
     /// shown again (answers carry `"credenciales": true`).
@@ -179,7 +179,7 @@ pub struct UpdateSubscription {
     pub ordenado: Option<bool>,
     /// `mw-v1`, `t-v1` or `standard-webhooks`; applies from the next
     /// attempt, retries of pending deliveries included.
-    #[schema(value_type = Option<crate::subscriptions::SigningProfileSchema>)]
+    #[schema(value_type = Option<crate::subscriptions::SigningProfileOut>)]
     pub firma: Option<String>,
     /// `activa` or `pausada`.
     #[schema(pattern = "^(activa|pausada)$")]
@@ -232,13 +232,13 @@ impl From<&IssuedSecret> for Secreto {
 /// The answer to create and rotate.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SubscriptionWithSecret {
-    pub suscripcion: SubscriptionSchema,
+    pub suscripcion: SubscriptionOut,
     pub secreto: Secreto,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SubscriptionList {
-    pub suscripciones: Vec<SubscriptionSchema>,
+    pub suscripciones: Vec<SubscriptionOut>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -260,8 +260,8 @@ pub struct ListQuery {
 /// A subscription as the API shows it. Field order is the order on the wire.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Subscription)]
-pub struct SubscriptionSchema {
-    pub id: SubscriptionIdSchema,
+pub struct SubscriptionOut {
+    pub id: SubscriptionIdOut,
     /// The app that owns it.
     #[schema(value_type = String, format = Uuid)]
     pub cliente_id: AppId,
@@ -278,20 +278,20 @@ pub struct SubscriptionSchema {
     pub ordenado: bool,
     /// The signing profile of its deliveries: `mw-v1` (the default),
     /// `t-v1` or `standard-webhooks`.
-    pub firma: SigningProfileSchema,
+    pub firma: SigningProfileOut,
     /// At most this many attempts a second (1–10 000) across every lane
     /// and every Motor process; `null` = no limit.
     #[schema(required = true, minimum = 1, maximum = 10000)]
     pub max_por_segundo: Option<i64>,
-    pub estado: SubscriptionStateSchema,
+    pub estado: SubscriptionStateOut,
     /// Why the engine suspended it; `null` unless `suspendida`.
     #[schema(required = true)]
-    pub motivo: Option<SuspensionReasonSchema>,
+    pub motivo: Option<SuspensionReasonOut>,
     #[serde(with = "serde_opt_ts")]
     #[schema(value_type = Option<String>, format = DateTime, required = true)]
     pub suspendida_en: Option<Timestamp>,
     pub version: i64,
-    pub claves: Vec<SubscriptionKeySchema>,
+    pub claves: Vec<SubscriptionKeyOut>,
     pub pendientes: i64,
     pub fallidas: i64,
     #[serde(with = "serde_ts")]
@@ -302,10 +302,10 @@ pub struct SubscriptionSchema {
     pub actualizada_en: Timestamp,
 }
 
-impl From<Subscription> for SubscriptionSchema {
+impl From<Subscription> for SubscriptionOut {
     fn from(s: Subscription) -> Self {
         Self {
-            id: SubscriptionIdSchema(*s.id.as_uuid()),
+            id: SubscriptionIdOut(*s.id.as_uuid()),
             cliente_id: s.app_id,
             nombre: s.name,
             url: s.url,
@@ -331,8 +331,8 @@ impl From<Subscription> for SubscriptionSchema {
 /// A signing key as the API shows it: never its value.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Clave)]
-pub struct SubscriptionKeySchema {
-    pub key_id: SigningKeyIdSchema,
+pub struct SubscriptionKeyOut {
+    pub key_id: SigningKeyIdOut,
     #[serde(with = "serde_ts")]
     #[schema(value_type = String, format = DateTime)]
     pub creado_en: Timestamp,
@@ -342,10 +342,10 @@ pub struct SubscriptionKeySchema {
     pub vence_en: Option<Timestamp>,
 }
 
-impl From<SubscriptionKey> for SubscriptionKeySchema {
+impl From<SubscriptionKey> for SubscriptionKeyOut {
     fn from(k: SubscriptionKey) -> Self {
         Self {
-            key_id: SigningKeyIdSchema(k.key_id.as_str().to_owned()),
+            key_id: SigningKeyIdOut(k.key_id.as_str().to_owned()),
             creado_en: k.created_at,
             vence_en: k.expires_at,
         }
@@ -357,7 +357,7 @@ impl From<SubscriptionKey> for SubscriptionKeySchema {
 /// reactivates a suspended one).
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = SubscriptionState)]
-pub enum SubscriptionStateSchema {
+pub enum SubscriptionStateOut {
     #[serde(rename = "activa")]
     Active,
     #[serde(rename = "pausada")]
@@ -371,7 +371,7 @@ pub enum SubscriptionStateSchema {
 /// Why the engine suspended a subscription.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Motivo)]
-pub enum SuspensionReasonSchema {
+pub enum SuspensionReasonOut {
     #[serde(rename = "rechazo_401")]
     Rejected401,
     #[serde(rename = "rechazo_403")]
@@ -394,7 +394,7 @@ pub enum SuspensionReasonSchema {
 /// A subscription's signing profile (`firma`).
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = SigningProfile)]
-pub enum SigningProfileSchema {
+pub enum SigningProfileOut {
     #[serde(rename = "mw-v1")]
     MwV1,
     #[serde(rename = "t-v1")]
@@ -408,14 +408,14 @@ pub enum SigningProfileSchema {
 #[serde(transparent)]
 #[schema(value_type = String, example = "whk_5f0c6a4e9b1d2c3a4b5c6d7e")]
 #[schema(as = SigningKeyId)]
-pub struct SigningKeyIdSchema(String);
+pub struct SigningKeyIdOut(String);
 
 /// A subscription's id.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = SubscriptionId, value_type = String, format = Uuid)]
-pub struct SubscriptionIdSchema(pub uuid::Uuid);
+pub struct SubscriptionIdOut(pub uuid::Uuid);
 
-impl From<SubscriptionState> for SubscriptionStateSchema {
+impl From<SubscriptionState> for SubscriptionStateOut {
     fn from(s: SubscriptionState) -> Self {
         match s {
             SubscriptionState::Active => Self::Active,
@@ -426,7 +426,7 @@ impl From<SubscriptionState> for SubscriptionStateSchema {
     }
 }
 
-impl From<SuspensionReason> for SuspensionReasonSchema {
+impl From<SuspensionReason> for SuspensionReasonOut {
     fn from(r: SuspensionReason) -> Self {
         match r {
             SuspensionReason::Rejected401 => Self::Rejected401,
@@ -440,7 +440,7 @@ impl From<SuspensionReason> for SuspensionReasonSchema {
     }
 }
 
-impl From<SigningProfile> for SigningProfileSchema {
+impl From<SigningProfile> for SigningProfileOut {
     fn from(p: SigningProfile) -> Self {
         match p {
             SigningProfile::MwV1 => Self::MwV1,
@@ -480,7 +480,7 @@ mod tests {
             created_at: now,
             updated_at: now,
         };
-        let json = serde_json::to_value(SubscriptionSchema::from(s)).unwrap();
+        let json = serde_json::to_value(SubscriptionOut::from(s)).unwrap();
         let keys: Vec<&str> = json
             .as_object()
             .unwrap()
@@ -516,7 +516,7 @@ mod tests {
         assert_eq!(json["estado"], "activa");
         for r in SuspensionReason::ALL {
             assert_eq!(
-                serde_json::to_value(SuspensionReasonSchema::from(r)).unwrap(),
+                serde_json::to_value(SuspensionReasonOut::from(r)).unwrap(),
                 r.as_str()
             );
         }

@@ -65,7 +65,7 @@ pub(super) async fn list_subscriptions(
     security(("api_key" = ["subscriptions:manage"])),
     params(("id" = String, Path, format = Uuid)),
     responses(
-        (status = 200, body = crate::subscriptions::SubscriptionSchema),
+        (status = 200, body = crate::subscriptions::SubscriptionOut),
         (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
         (status = 404, body = crate::error::ErrorBody),
     ))]
@@ -73,7 +73,7 @@ pub(super) async fn get_subscription(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-) -> Result<Json<SubscriptionSchema>, ApiError> {
+) -> Result<Json<SubscriptionOut>, ApiError> {
     let access = manager(&caller)?;
     let id = path_id(&id, "subscription")?;
     Ok(Json(
@@ -88,7 +88,7 @@ pub(super) async fn get_subscription(
     params(("id" = String, Path, format = Uuid)),
     request_body = UpdateSubscription,
     responses(
-        (status = 200, body = crate::subscriptions::SubscriptionSchema),
+        (status = 200, body = crate::subscriptions::SubscriptionOut),
         (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
         (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody),
         (status = 422, body = crate::error::ErrorBody),
@@ -98,7 +98,7 @@ pub(super) async fn update_subscription(
     caller: Caller,
     Path(id): Path<String>,
     body: Body,
-) -> Result<Json<SubscriptionSchema>, ApiError> {
+) -> Result<Json<SubscriptionOut>, ApiError> {
     let access = manager(&caller)?;
     let id = path_id(&id, "subscription")?;
     let input = parse_json(&read_body(body).await?)?;

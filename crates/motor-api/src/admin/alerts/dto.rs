@@ -8,11 +8,11 @@ use motor_domain::{
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::subscriptions::SubscriptionIdSchema;
+use crate::subscriptions::SubscriptionIdOut;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AlertList {
-    pub alerts: Vec<AlertSchema>,
+    pub alerts: Vec<AlertOut>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -30,7 +30,7 @@ pub struct AlertQuery {
 // plain comment: a doc comment would become the schema's description.)
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Alert)]
-pub struct AlertSchema {
+pub struct AlertOut {
     #[schema(value_type = String, format = Uuid)]
     pub id: uuid::Uuid,
     /// `null` for an alert about the whole installation (reconciliation
@@ -38,7 +38,7 @@ pub struct AlertSchema {
     #[schema(value_type = Option<String>, format = Uuid, required = true)]
     pub app_id: Option<AppId>,
     #[schema(required = true)]
-    pub suscripcion_id: Option<SubscriptionIdSchema>,
+    pub suscripcion_id: Option<SubscriptionIdOut>,
     /// What happened: a suspension `motivo` (`rechazo_401`, …), or
     /// `reconciliacion` (work that should be moving is not; closed by the
     /// engine once it moves again).
@@ -53,14 +53,12 @@ pub struct AlertSchema {
     pub cerrada_en: Option<Timestamp>,
 }
 
-impl From<Alert> for AlertSchema {
+impl From<Alert> for AlertOut {
     fn from(a: Alert) -> Self {
         Self {
             id: a.id,
             app_id: a.app_id,
-            suscripcion_id: a
-                .subscription_id
-                .map(|s| SubscriptionIdSchema(*s.as_uuid())),
+            suscripcion_id: a.subscription_id.map(|s| SubscriptionIdOut(*s.as_uuid())),
             motivo: a.reason,
             detalle: a.detail,
             abierta_en: a.opened_at,

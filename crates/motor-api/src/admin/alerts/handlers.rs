@@ -7,7 +7,7 @@ use axum::{
 };
 use motor_domain::FieldError;
 
-use super::{AlertList, AlertQuery, AlertSchema};
+use super::{AlertList, AlertOut, AlertQuery};
 use crate::{auth::Operator, error::ApiError, extract::path_id, AppState};
 
 /// Alerts, newest first (at most 500).
@@ -32,14 +32,14 @@ pub(super) async fn list_alerts(
     security(("admin_token" = [])),
     params(("id" = String, Path, format = Uuid)),
     responses(
-        (status = 200, body = crate::admin::alerts::AlertSchema),
+        (status = 200, body = crate::admin::alerts::AlertOut),
         (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
     ))]
 pub(super) async fn close_alert(
     _: Operator,
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<AlertSchema>, ApiError> {
+) -> Result<Json<AlertOut>, ApiError> {
     Ok(Json(
         super::close_alert(&state.pool, path_id(&id, "alert")?).await?,
     ))

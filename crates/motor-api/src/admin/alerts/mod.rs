@@ -20,7 +20,7 @@ pub async fn list_alerts(pool: &Pool, query: &AlertQuery) -> Result<AlertList, A
     })
 }
 
-pub async fn close_alert(pool: &Pool, id: uuid::Uuid) -> Result<AlertSchema, ApiError> {
+pub async fn close_alert(pool: &Pool, id: uuid::Uuid) -> Result<AlertOut, ApiError> {
     Ok(alerts::close(pool, id).await?.into())
 }
 

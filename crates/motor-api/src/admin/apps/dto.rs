@@ -42,7 +42,7 @@ pub struct UpdateApp {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AppList {
-    pub apps: Vec<AppSchema>,
+    pub apps: Vec<AppOut>,
 }
 
 impl From<CreateApp> for motor_app::apps::NewApp {
@@ -73,7 +73,7 @@ impl From<UpdateApp> for motor_app::apps::AppChange {
 /// An app (tenant).
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = App)]
-pub struct AppSchema {
+pub struct AppOut {
     #[schema(format = Uuid)]
     pub id: String,
     pub nombre: String,
@@ -88,7 +88,7 @@ pub struct AppSchema {
     pub creada_en: String,
 }
 
-impl From<App> for AppSchema {
+impl From<App> for AppOut {
     fn from(a: App) -> Self {
         Self {
             id: a.id.to_string(),

@@ -20,7 +20,7 @@ use crate::{
 
 #[utoipa::path(post, path = "/v1/admin/apps", tag = "admin",
     security(("admin_token" = [])), request_body = CreateApp,
-    responses((status = 201, body = AppSchema),
+    responses((status = 201, body = AppOut),
               (status = 401, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
 pub(super) async fn create_app(
     _: Operator,
@@ -30,9 +30,7 @@ pub(super) async fn create_app(
     let input = parse_json(&read_body(body).await?)?;
     Ok((
         StatusCode::CREATED,
-        Json(AppSchema::from(
-            super::create_app(&state.pool, input).await?,
-        )),
+        Json(AppOut::from(super::create_app(&state.pool, input).await?)),
     ))
 }
 
@@ -48,13 +46,13 @@ pub(super) async fn list_apps(
 
 #[utoipa::path(get, path = "/v1/admin/apps/{id}", tag = "admin",
     security(("admin_token" = [])), params(("id" = String, Path, format = Uuid, description = "App id")),
-    responses((status = 200, body = AppSchema),
+    responses((status = 200, body = AppOut),
               (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
 pub(super) async fn get_app(
     _: Operator,
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<AppSchema>, ApiError> {
+) -> Result<Json<AppOut>, ApiError> {
     Ok(Json(
         super::get_app(&state.pool, path_id(&id, "app")?)
             .await?
@@ -64,14 +62,14 @@ pub(super) async fn get_app(
 
 #[utoipa::path(patch, path = "/v1/admin/apps/{id}", tag = "admin",
     security(("admin_token" = [])), params(("id" = String, Path, format = Uuid, description = "App id")), request_body = UpdateApp,
-    responses((status = 200, body = AppSchema), (status = 401, body = crate::error::ErrorBody),
+    responses((status = 200, body = AppOut), (status = 401, body = crate::error::ErrorBody),
               (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
 pub(super) async fn update_app(
     _: Operator,
     State(state): State<AppState>,
     Path(id): Path<String>,
     body: Body,
-) -> Result<Json<AppSchema>, ApiError> {
+) -> Result<Json<AppOut>, ApiError> {
     let app = path_id(&id, "app")?;
     let input = parse_json(&read_body(body).await?)?;
     Ok(Json(

@@ -17,13 +17,13 @@ pub struct CreateInstance {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct InstanceList {
-    pub instances: Vec<InstanceSchema>,
+    pub instances: Vec<InstanceOut>,
 }
 
 /// An instance: one ledger with its own gapless `seq`.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Instance)]
-pub struct InstanceSchema {
+pub struct InstanceOut {
     #[schema(format = Uuid)]
     pub id: String,
     #[schema(format = Uuid)]
@@ -32,7 +32,7 @@ pub struct InstanceSchema {
     pub generation: i64,
 }
 
-impl From<Instance> for InstanceSchema {
+impl From<Instance> for InstanceOut {
     fn from(i: Instance) -> Self {
         Self {
             id: i.id.to_string(),

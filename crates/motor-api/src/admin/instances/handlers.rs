@@ -18,7 +18,7 @@ use crate::{
 
 #[utoipa::path(post, path = "/v1/admin/apps/{id}/instances", tag = "admin",
     security(("admin_token" = [])), params(("id" = String, Path, format = Uuid, description = "App id")), request_body = CreateInstance,
-    responses((status = 201, body = InstanceSchema), (status = 401, body = crate::error::ErrorBody),
+    responses((status = 201, body = InstanceOut), (status = 401, body = crate::error::ErrorBody),
               (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
 pub(super) async fn create_instance(
     _: Operator,
@@ -30,7 +30,7 @@ pub(super) async fn create_instance(
     let input = parse_json(&read_body(body).await?)?;
     Ok((
         StatusCode::CREATED,
-        Json(InstanceSchema::from(
+        Json(InstanceOut::from(
             super::create_instance(&state.pool, app, input).await?,
         )),
     ))

@@ -16,7 +16,7 @@ pub struct CreateKey {
         pattern = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u0000]*$"
     )]
     pub nombre: String,
-    #[schema(min_items = 1, value_type = Vec<ScopeSchema>)]
+    #[schema(min_items = 1, value_type = Vec<ScopeOut>)]
     pub scopes: Vec<String>,
     /// Instances of the app the key is restricted to (none: all of
     /// them); each must be the app's (422 otherwise).
@@ -27,12 +27,12 @@ pub struct CreateKey {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct KeyList {
-    pub keys: Vec<ApiKeyInfoSchema>,
+    pub keys: Vec<ApiKeyInfoOut>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Scope)]
-pub enum ScopeSchema {
+pub enum ScopeOut {
     #[serde(rename = "events:write")]
     EventsWrite,
     #[serde(rename = "events:read")]
@@ -46,10 +46,10 @@ pub enum ScopeSchema {
 /// An API key as listed: never its token.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = ApiKeyInfo)]
-pub struct ApiKeyInfoSchema {
+pub struct ApiKeyInfoOut {
     pub key_id: String,
     pub nombre: String,
-    pub scopes: Vec<ScopeSchema>,
+    pub scopes: Vec<ScopeOut>,
     /// Empty: every instance of the app.
     #[schema(format = Uuid)]
     pub instancias: Vec<String>,
@@ -63,15 +63,15 @@ pub struct ApiKeyInfoSchema {
 /// A new API key: the only time its token is shown.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = CreatedKey)]
-pub struct CreatedKeySchema {
+pub struct CreatedKeyOut {
     pub key_id: String,
     pub token: String,
-    pub scopes: Vec<ScopeSchema>,
+    pub scopes: Vec<ScopeOut>,
     #[schema(format = Uuid)]
     pub instancias: Vec<String>,
 }
 
-impl From<Scope> for ScopeSchema {
+impl From<Scope> for ScopeOut {
     fn from(s: Scope) -> Self {
         match s {
             Scope::EventsWrite => Self::EventsWrite,
@@ -82,7 +82,7 @@ impl From<Scope> for ScopeSchema {
     }
 }
 
-impl From<ApiKeyInfo> for ApiKeyInfoSchema {
+impl From<ApiKeyInfo> for ApiKeyInfoOut {
     fn from(k: ApiKeyInfo) -> Self {
         Self {
             key_id: k.key_id,
@@ -95,7 +95,7 @@ impl From<ApiKeyInfo> for ApiKeyInfoSchema {
     }
 }
 
-impl From<CreatedKey> for CreatedKeySchema {
+impl From<CreatedKey> for CreatedKeyOut {
     fn from(k: CreatedKey) -> Self {
         Self {
             key_id: k.key_id,

@@ -18,7 +18,7 @@ use crate::{
 
 #[utoipa::path(post, path = "/v1/admin/apps/{id}/keys", tag = "admin",
     security(("admin_token" = [])), params(("id" = String, Path, format = Uuid, description = "App id")), request_body = CreateKey,
-    responses((status = 201, body = CreatedKeySchema), (status = 401, body = crate::error::ErrorBody),
+    responses((status = 201, body = CreatedKeyOut), (status = 401, body = crate::error::ErrorBody),
               (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
 pub(super) async fn create_key(
     _: Operator,
@@ -30,7 +30,7 @@ pub(super) async fn create_key(
     let input = parse_json(&read_body(body).await?)?;
     Ok((
         StatusCode::CREATED,
-        Json(CreatedKeySchema::from(
+        Json(CreatedKeyOut::from(
             super::create_key(&state.pool, app, input).await?,
         )),
     ))

@@ -119,7 +119,7 @@ pub struct OperatorDeliveryDetail {
 /// Thresholds past which work counts as stuck.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Umbrales)]
-pub struct ThresholdsSchema {
+pub struct ThresholdsOut {
     /// A due `pendiente` delivery with no live job (no lease) for this long.
     pub pendiente_segundos: u64,
     /// An ordered lane whose head has been the same delivery for this long.
@@ -131,7 +131,7 @@ pub struct ThresholdsSchema {
 /// A due `pendiente` delivery nothing is working on.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = EntregaSinTrabajo)]
-pub struct StrandedDeliverySchema {
+pub struct StrandedDeliveryOut {
     #[schema(format = Uuid)]
     pub delivery_id: String,
     #[schema(format = Uuid)]
@@ -150,7 +150,7 @@ pub struct StrandedDeliverySchema {
 /// An ordered lane whose head has not moved.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = CarrilDetenido)]
-pub struct StalledLaneSchema {
+pub struct StalledLaneOut {
     #[schema(format = Uuid)]
     pub suscripcion_id: String,
     #[schema(format = Uuid)]
@@ -175,7 +175,7 @@ pub struct StalledLaneSchema {
 /// The outbox is behind: rows older than the threshold.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = OutboxAtrasado)]
-pub struct OutboxBacklogSchema {
+pub struct OutboxBacklogOut {
     /// Rows older than the threshold (counted up to 100 000).
     pub filas: i64,
     pub antiguedad_segundos: f64,
@@ -184,21 +184,21 @@ pub struct OutboxBacklogSchema {
 /// One reconciliation pass.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Report)]
-pub struct ReportSchema {
+pub struct ReportOut {
     /// `true` when nothing is stuck.
     pub ok: bool,
-    pub umbrales: ThresholdsSchema,
-    pub pendientes_sin_trabajo: Vec<StrandedDeliverySchema>,
-    pub carriles_detenidos: Vec<StalledLaneSchema>,
-    pub outbox_atrasado: Option<OutboxBacklogSchema>,
+    pub umbrales: ThresholdsOut,
+    pub pendientes_sin_trabajo: Vec<StrandedDeliveryOut>,
+    pub carriles_detenidos: Vec<StalledLaneOut>,
+    pub outbox_atrasado: Option<OutboxBacklogOut>,
 }
 
-impl From<Report> for ReportSchema {
+impl From<Report> for ReportOut {
     fn from(r: Report) -> Self {
         let t = r.thresholds;
         Self {
             ok: r.ok,
-            umbrales: ThresholdsSchema {
+            umbrales: ThresholdsOut {
                 pendiente_segundos: t.pending_seconds,
                 carril_segundos: t.lane_seconds,
                 outbox_segundos: t.outbox_seconds,
@@ -206,7 +206,7 @@ impl From<Report> for ReportSchema {
             pendientes_sin_trabajo: r
                 .stranded
                 .into_iter()
-                .map(|d| StrandedDeliverySchema {
+                .map(|d| StrandedDeliveryOut {
                     delivery_id: d.delivery_id,
                     suscripcion_id: d.subscription_id,
                     app_id: d.app_id,
@@ -218,7 +218,7 @@ impl From<Report> for ReportSchema {
             carriles_detenidos: r
                 .stalled_lanes
                 .into_iter()
-                .map(|l| StalledLaneSchema {
+                .map(|l| StalledLaneOut {
                     suscripcion_id: l.subscription_id,
                     app_id: l.app_id,
                     instancia_id: l.instance_id,
@@ -230,7 +230,7 @@ impl From<Report> for ReportSchema {
                     cabeza_desde: l.head_since,
                 })
                 .collect(),
-            outbox_atrasado: r.outbox_behind.map(|o| OutboxBacklogSchema {
+            outbox_atrasado: r.outbox_behind.map(|o| OutboxBacklogOut {
                 filas: o.rows,
                 antiguedad_segundos: o.age_seconds,
             }),

@@ -12,7 +12,7 @@ use motor_domain::subscription::{Subscription, SubscriptionId};
 use uuid::Uuid;
 
 use crate::{
-    auth::Operator, error::ApiError, extract::path_id, subscriptions::SubscriptionSchema, AppState,
+    auth::Operator, error::ApiError, extract::path_id, subscriptions::SubscriptionOut, AppState,
 };
 
 /// Sets a subscription's `estado` (`activa` or `pausada`), whatever its app.
@@ -27,7 +27,7 @@ async fn set_state(state: &AppState, id: Uuid, wanted: &str) -> Result<Subscript
     security(("admin_token" = [])),
     params(("id" = String, Path, format = Uuid)),
     responses(
-        (status = 200, body = crate::subscriptions::SubscriptionSchema),
+        (status = 200, body = crate::subscriptions::SubscriptionOut),
         (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         (status = 409, body = crate::error::ErrorBody),
     ))]
@@ -35,7 +35,7 @@ pub(crate) async fn pause_subscription(
     _: Operator,
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<SubscriptionSchema>, ApiError> {
+) -> Result<Json<SubscriptionOut>, ApiError> {
     let id = path_id(&id, "subscription")?;
     Ok(Json(set_state(&state, id, "pausada").await?.into()))
 }
@@ -47,7 +47,7 @@ pub(crate) async fn pause_subscription(
     security(("admin_token" = [])),
     params(("id" = String, Path, format = Uuid)),
     responses(
-        (status = 200, body = crate::subscriptions::SubscriptionSchema),
+        (status = 200, body = crate::subscriptions::SubscriptionOut),
         (status = 401, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         (status = 409, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
     ))]
@@ -55,7 +55,7 @@ pub(crate) async fn reactivate_subscription(
     _: Operator,
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<SubscriptionSchema>, ApiError> {
+) -> Result<Json<SubscriptionOut>, ApiError> {
     let id = path_id(&id, "subscription")?;
     Ok(Json(set_state(&state, id, "activa").await?.into()))
 }

@@ -55,7 +55,7 @@ pub struct SettingsPatch {
 // comment would become the schema's description in the OpenAPI document.)
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Settings)]
-pub struct SettingsSchema {
+pub struct SettingsOut {
     /// Hosts (any port) or host:port every app may deliver to, on top of
     /// the app's own list.
     #[serde(rename = "webhooks.destinos_permitidos")]
@@ -94,7 +94,7 @@ pub struct SettingsSchema {
     pub desactivar_tras_fallos: i64,
 }
 
-impl From<Settings> for SettingsSchema {
+impl From<Settings> for SettingsOut {
     fn from(s: Settings) -> Self {
         Self {
             destinos_permitidos: s.allowed_destinations,
@@ -125,7 +125,7 @@ mod tests {
             .map(String::as_str)
             .collect();
         assert_eq!(documented, motor_domain::settings::KEYS);
-        let answered = serde_json::to_value(SettingsSchema::from(Settings::default())).unwrap();
+        let answered = serde_json::to_value(SettingsOut::from(Settings::default())).unwrap();
         let answered: Vec<&str> = answered
             .as_object()
             .unwrap()

@@ -13,12 +13,12 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 pub use self::dto::*;
 use crate::{error::ApiError, AppState};
 
-pub async fn get_settings(pool: &Pool) -> Result<SettingsSchema, ApiError> {
+pub async fn get_settings(pool: &Pool) -> Result<SettingsOut, ApiError> {
     Ok(settings::get(pool).await?.into())
 }
 
 /// Validates every key first, then stores them all in one transaction.
-pub async fn update_settings(pool: &Pool, body: &Value) -> Result<SettingsSchema, ApiError> {
+pub async fn update_settings(pool: &Pool, body: &Value) -> Result<SettingsOut, ApiError> {
     Ok(settings::update(pool, body).await?.into())
 }
 
