@@ -1,8 +1,10 @@
 //! Motor's HTTP API: the producer and ledger routes for API keys, the
 //! operator routes for `MOTOR_ADMIN_TOKEN`, the operator console, and health
-//! and metrics. Handlers validate with the domain crate and write through
-//! the store; one error type ([`ApiError`]) answers every failure the same
-//! way.
+//! and metrics. It is an adapter: a handler reads the request (auth, path,
+//! JSON body, query), calls the operation of `motor-app` that does the work
+//! (and owns its transaction), and answers with the resource's wire DTOs;
+//! one error type ([`ApiError`], mapped from `motor_app::AppError` in one
+//! `From`) answers every failure the same way.
 //!
 //! One folder per resource, each with its `router()` built with
 //! utoipa-axum, so a route's OpenAPI entry is registered with the route:
@@ -15,8 +17,9 @@
 //! document's info, security, tags and the answers every route shares;
 //! `auth` and `extract` are the extractors.
 //!
-//! Neighbours: `motor-store` (Postgres), `motor-domain` (the rules),
-//! `motor-destinations` (the test probe), `motor-metrics`. Nothing below it
+//! Neighbours: `motor-app` (the operations), `motor-domain` (the types it
+//! puts on the wire), `motor-store` (the ledger's live tail for streams,
+//! the API-key lookups of `auth`), `motor-metrics`. Nothing below it
 //! depends on it; the `motor` binary serves it.
 
 pub mod admin;

@@ -6,7 +6,7 @@
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::{
-    openapi::{ArrayBuilder, Ref, RefOr},
+    openapi::{schema::SchemaType, ArrayBuilder, ObjectBuilder, Ref, RefOr, Type},
     ToSchema,
 };
 
@@ -133,16 +133,14 @@ pub struct NotNull;
 
 impl utoipa::PartialSchema for NotNull {
     fn schema() -> RefOr<utoipa::openapi::Schema> {
-        utoipa::openapi::ObjectBuilder::new()
-            .schema_type(
-                utoipa::openapi::schema::SchemaType::from_iter([
-                    utoipa::openapi::Type::Object,
-                    utoipa::openapi::Type::Array,
-                    utoipa::openapi::Type::String,
-                    utoipa::openapi::Type::Number,
-                    utoipa::openapi::Type::Boolean,
-                ]),
-            )
+        ObjectBuilder::new()
+            .schema_type(SchemaType::from_iter([
+                Type::Object,
+                Type::Array,
+                Type::String,
+                Type::Number,
+                Type::Boolean,
+            ]))
             .into()
     }
 }
