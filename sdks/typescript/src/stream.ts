@@ -1,0 +1,197 @@
+// Following an instance's events over Server-Sent Events (fetch, no
+// WebSocket): the cursor is the seq of the last event received; a dropped
+// connection, a server's `: fin motivo=… cursor=N`, a 503 or a silent
+// connection reconnect with `Last-Event-ID: <cursor>` (no gap, no
+// duplicate). A 410 is never resumed silently: it throws
+// CursorExpiredError with `primerCursor`, and the caller decides.
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { CursorExpiredError, MotorApiError, MotorError } from './errors.js';
+import { apiError, describe, segment, type Transport } from './http.js';
+import { parseSse } from './sse.js';
+import type { Envelope } from './types.js';
+
+export interface StreamOptions {
+  /**
+   * The cursor to resume after: the seq of the last event already handled.
+   * `0` starts at the first event still resumable; absent starts with the
+   * events committed after the stream opens.
+   */
+  after?: number;
+  /** Only these event types (up to 20). */
+  types?: readonly string[];
+  /** Ends the stream (the iteration returns) when aborted. */
+  signal?: AbortSignal;
+  /** Reconnection back-off: from `initialDelayMs` (200) doubling to `maxDelayMs` (10 000). */
+  retry?: { initialDelayMs?: number; maxDelayMs?: number };
+  /**
+   * A connection that sent nothing (not even Motor's `: ping`, every 15 s)
+   * for this long is taken as dead and reopened. Default 45 000 ms.
+   */
+  idleTimeoutMs?: number;
+  /** Told each time the connection ends and the stream resumes. */
+  onReconnect?: (info: ReconnectInfo) => void;
+}
+
+export interface ReconnectInfo {
+  /** The cursor the stream resumes after (undefined: from now). */
+  cursor: number | undefined;
+  /** `fin motivo=<lento|apagado|error>`, `cortada`, `silencio`, `http_503`, … */
+  reason: string;
+  error?: unknown;
+}
+
+/**
+ * An instance's events, live, as an async iterable of envelopes. Iterate
+ * it once; `cursor` is where to resume after a restart of your process.
+ *
+ * ```ts
+ * const stream = motor.events.stream(instance, { after: await loadCursor() });
+ * for await (const event of stream) {
+ *   await handle(event);
+ *   await saveCursor(stream.cursor);
+ * }
+ * ```
+ *
+ * Throws MotorApiError for a refusal that waiting cannot fix (401, 403,
+ * 404, 422) and CursorExpiredError (410) when the cursor left the
+ * resumption window: restart explicitly with
+ * `motor.events.stream(instance, { after: error.primerCursor })`.
+ */
+export class EventStream<D = unknown> implements AsyncIterable<Envelope<D>> {
+  readonly #http: Transport;
+  readonly #path: string;
+  readonly #options: StreamOptions;
+  readonly #closer = new AbortController();
+  #cursor: number | undefined;
+  #started = false;
+
+  constructor(http: Transport, instanceId: string, options: StreamOptions) {
+    const after = options.after;
+    if (after !== undefined && !(Number.isSafeInteger(after) && after >= 0)) {
+      throw new TypeError(`StreamOptions.after must be an integer >= 0, not ${String(after)}`);
+    }
+    this.#http = http;
+    this.#path = `/v1/instances/${segment(instanceId)}/events/stream`;
+    this.#options = options;
+    this.#cursor = after;
+  }
+
+  /** The seq of the last event received (or where the stream opened). */
+  get cursor(): number | undefined {
+    return this.#cursor;
+  }
+
+  /** Ends the stream; a pending iteration returns. */
+  close(): void {
+    this.#closer.abort();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<Envelope<D>, void, undefined> {
+    if (this.#started) throw new MotorError('an EventStream can be iterated only once');
+    this.#started = true;
+    const stop = this.#options.signal ? AbortSignal.any([this.#options.signal, this.#closer.signal]) : this.#closer.signal;
+    const initial = this.#options.retry?.initialDelayMs ?? 200;
+    const max = this.#options.retry?.maxDelayMs ?? 10_000;
+    let delay = initial;
+    try {
+      while (!stop.aborted) {
+        const connection = new AbortController();
+        const signal = AbortSignal.any([stop, connection.signal]);
+        let response: Response;
+        try {
+          response = await this.#http.open(this.#path, {
+            query: { types: this.#options.types },
+            headers: { 'last-event-id': this.#cursor === undefined ? undefined : String(this.#cursor) },
+            accept: 'text/event-stream',
+            signal,
+          });
+        } catch (error) {
+          if (stop.aborted) return;
+          this.#told('conexion', error);
+          await pause(delay, stop);
+          delay = Math.min(delay * 2, max);
+          continue;
+        }
+        if (response.status !== 200) {
+          const error = apiError(response, await response.text().catch(() => ''));
+          if (error instanceof CursorExpiredError) {
+            throw new CursorExpiredError(error.message, this.#cursor, error.primerCursor, error.body);
+          }
+          if (!retryable(error)) throw error;
+          this.#told(error.code, error);
+          await pause(Math.max(delay, (error.retryAfter ?? 0) * 1000), stop);
+          delay = Math.min(delay * 2, max);
+          continue;
+        }
+        delay = initial;
+        let reason = 'cortada';
+        let failure: unknown;
+        const idle = this.#options.idleTimeoutMs ?? 45_000;
+        const arm = () =>
+          setTimeout(() => {
+            reason = 'silencio';
+            connection.abort();
+          }, idle);
+        let timer = arm();
+        const watched = watch(response.body!, () => {
+          clearTimeout(timer);
+          timer = arm();
+        });
+        try {
+          for await (const item of parseSse(watched)) {
+            if (item.kind === 'comment') {
+              if (item.text.startsWith('fin ')) reason = item.text;
+              continue;
+            }
+            if (item.id !== undefined && /^\d+$/.test(item.id)) this.#cursor = Number(item.id);
+            if (item.data === undefined) continue;
+            let envelope: Envelope<D>;
+            try {
+              envelope = JSON.parse(item.data) as Envelope<D>;
+            } catch (cause) {
+              throw new MotorError(`stream event ${item.id ?? '?'} is not JSON`, { cause });
+            }
+            yield envelope;
+          }
+        } catch (error) {
+          if (stop.aborted) return;
+          if (error instanceof MotorError) throw error;
+          failure = error;
+        } finally {
+          clearTimeout(timer);
+          connection.abort();
+        }
+        if (stop.aborted) return;
+        this.#told(reason, failure);
+      }
+    } finally {
+      this.#closer.abort();
+    }
+  }
+
+  #told(reason: string, error?: unknown): void {
+    this.#options.onReconnect?.({ cursor: this.#cursor, reason, error: error === undefined ? undefined : describe(error) });
+  }
+}
+
+/** 429, 503 and other 5xx are worth waiting for; other refusals are not. */
+function retryable(error: MotorApiError): boolean {
+  return error.status === 429 || error.status >= 500;
+}
+
+async function pause(ms: number, signal: AbortSignal): Promise<void> {
+  try {
+    await sleep(ms, undefined, { signal });
+  } catch {
+    // Aborted: the caller's loop sees `signal.aborted`.
+  }
+}
+
+/** The body's chunks, calling `seen` at each one (the idle timer). */
+async function* watch(body: ReadableStream<Uint8Array>, seen: () => void): AsyncGenerator<Uint8Array> {
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    seen();
+    yield chunk;
+  }
+}
