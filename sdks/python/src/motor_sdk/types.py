@@ -100,7 +100,8 @@ class SigningKey:
 
     key_id: str
     creado_en: str
-    vence_en: Optional[str] = None
+    #: Set only while a rotation retires this key.
+    vence_en: Optional[str]
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,10 @@ class Secret:
 
 @dataclass(frozen=True)
 class Subscription:
+    """A subscription as the API shows it (never its secret). ``motivo`` and
+    ``suspendida_en`` are set only while ``suspendida``; ``max_por_segundo``
+    is ``None`` without a limit; ``claves`` are its live signing keys."""
+
     id: str
     cliente_id: str
     nombre: str
@@ -123,16 +128,16 @@ class Subscription:
     tipos: list[str]
     ordenado: bool
     firma: str
+    max_por_segundo: Optional[int]
     estado: str
+    motivo: Optional[str]
+    suspendida_en: Optional[str]
     version: int
     claves: list[SigningKey]
     pendientes: int
     fallidas: int
     creada_en: str
     actualizada_en: str
-    max_por_segundo: Optional[int] = None
-    motivo: Optional[str] = None
-    suspendida_en: Optional[str] = None
 
 
 @dataclass(frozen=True)
