@@ -11,7 +11,12 @@ type Schemas = components['schemas'];
  */
 export type Envelope<D = unknown> = Omit<Schemas['Envelope'], 'data'> & { data: D };
 export type Origin = Schemas['Origin'];
-export type NewEvent = Schemas['NewEvent'];
+/**
+ * One event as a producer sends it. `data` is any JSON value but null (the
+ * generated `NotNull` schema has no properties, which openapi-typescript
+ * reads as an empty object, so it is widened here).
+ */
+export type NewEvent = Omit<Schemas['NewEvent'], 'data'> & { data: string | number | boolean | object };
 export type LedgerPage = Schemas['LedgerPage'];
 export type ErrorBody = Schemas['ErrorBody'];
 export type ErrorDetail = Schemas['ErrorDetail'];
