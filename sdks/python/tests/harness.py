@@ -12,9 +12,10 @@ import threading
 import time
 import urllib.request
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Optional
+from typing import Any
 
 import pytest
 
@@ -41,11 +42,13 @@ def admin(method: str, path: str, body: Any = None) -> Any:
 
 def new_instance() -> str:
     """A fresh instance of the sandbox's app: its seqs start at 1."""
-    created = admin("POST", f"/v1/admin/apps/{env('MOTOR_APP_ID')}/instances", {"nombre": f"py-{uuid.uuid4().hex[:8]}"})
+    created = admin(
+        "POST", f"/v1/admin/apps/{env('MOTOR_APP_ID')}/instances", {"nombre": f"py-{uuid.uuid4().hex[:8]}"}
+    )
     return created["id"]
 
 
-def new_key(scopes: list[str], instancias: Optional[list[str]] = None) -> str:
+def new_key(scopes: list[str], instancias: list[str] | None = None) -> str:
     created = admin(
         "POST",
         f"/v1/admin/apps/{env('MOTOR_APP_ID')}/keys",
@@ -182,7 +185,7 @@ class Proxy:
         self.cut()
 
 
-def consume(stream, into: "queue.Queue[Any]") -> threading.Thread:
+def consume(stream, into: queue.Queue[Any]) -> threading.Thread:
     """Iterates ``stream`` on a thread, putting each envelope (or the error
     that ended it) into ``into``."""
 
@@ -198,7 +201,7 @@ def consume(stream, into: "queue.Queue[Any]") -> threading.Thread:
     return thread
 
 
-def take(into: "queue.Queue[Any]", n: int, timeout: float = 15.0) -> list[Any]:
+def take(into: queue.Queue[Any], n: int, timeout: float = 15.0) -> list[Any]:
     got = []
     deadline = time.monotonic() + timeout
     while len(got) < n:

@@ -10,6 +10,7 @@ import hmac
 import json
 
 import pytest
+from signing import NOW, SECRET_A, SECRET_B, WRONG, flipped
 
 from motor_sdk.webhooks import (
     BadSignature,
@@ -20,7 +21,6 @@ from motor_sdk.webhooks import (
     verify_asixto,
     verify_visito,
 )
-from signing import NOW, SECRET_A, SECRET_B, WRONG, flipped
 
 
 class _PinnedClock:
@@ -62,16 +62,21 @@ def verificar(cabecera: str | None, cuerpo: bytes, secretos: list[str]) -> bool:
         if any(hmac.compare_digest(firma, esperada) for firma in firmas):
             return True
     return False
+
+
 # --------------------------------------------------------------------------
 
 # Seed 003, "1 · Lo que llega".
-ASIXTO_BODY = json.dumps({
-    "id": "9f1c3a70-4e0b-4f2a-9d5e-2b8c1a6f0d33",
-    "type": "job.succeeded",
-    "created": 1787923200,
-    "environment": "live",
-    "data": {},
-}, indent=2).encode()
+ASIXTO_BODY = json.dumps(
+    {
+        "id": "9f1c3a70-4e0b-4f2a-9d5e-2b8c1a6f0d33",
+        "type": "job.succeeded",
+        "created": 1787923200,
+        "environment": "live",
+        "data": {},
+    },
+    indent=2,
+).encode()
 
 
 def v1(secret: str, t: str, body: bytes) -> str:
@@ -89,7 +94,12 @@ CASES = [
     ("receiver holds both", asixto_header(NOW, [SECRET_A]), ASIXTO_BODY, [SECRET_B, SECRET_A]),
     ("wrong secret", asixto_header(NOW, [SECRET_A]), ASIXTO_BODY, [WRONG]),
     ("tampered body", asixto_header(NOW, [SECRET_A]), flipped(ASIXTO_BODY), [SECRET_A]),
-    ("re-serialised body", asixto_header(NOW, [SECRET_A]), json.dumps(json.loads(ASIXTO_BODY)).encode(), [SECRET_A]),
+    (
+        "re-serialised body",
+        asixto_header(NOW, [SECRET_A]),
+        json.dumps(json.loads(ASIXTO_BODY)).encode(),
+        [SECRET_A],
+    ),
     ("300 s old", asixto_header(NOW - 300, [SECRET_A]), ASIXTO_BODY, [SECRET_A]),
     ("301 s old", asixto_header(NOW - 301, [SECRET_A]), ASIXTO_BODY, [SECRET_A]),
     ("300 s ahead", asixto_header(NOW + 300, [SECRET_A]), ASIXTO_BODY, [SECRET_A]),
@@ -113,13 +123,25 @@ def test_asixto_agrees_with_the_reference_verifier(name, header, body, secrets):
     else:
         assert expected, f"{name}: the SDK accepts, the reference refuses"
         assert got.event.id == "9f1c3a70-4e0b-4f2a-9d5e-2b8c1a6f0d33"
-        assert (got.event.type, got.event.created, got.event.environment) == ("job.succeeded", 1787923200, "live")
+        assert (got.event.type, got.event.created, got.event.environment) == (
+            "job.succeeded",
+            1787923200,
+            "live",
+        )
         assert got.event.replay_of is None and got.signed.profile == "asixto"
 
 
 def test_asixto_replay_and_a_repeated_header():
-    body = json.dumps({"id": "n-2", "type": "job.failed", "created": NOW, "environment": "test",
-                       "data": {"status": "failed"}, "replay_of": "n-1"}).encode()
+    body = json.dumps(
+        {
+            "id": "n-2",
+            "type": "job.failed",
+            "created": NOW,
+            "environment": "test",
+            "data": {"status": "failed"},
+            "replay_of": "n-1",
+        }
+    ).encode()
     got = verify_asixto({"asixto-signature": asixto_header(NOW, [SECRET_A], body)}, body, SECRET_A, now=NOW)
     assert (got.event.id, got.event.replay_of, got.event.environment) == ("n-2", "n-1", "test")
     # "Si su pila le entrega una lista de valores para Asixto-Signature,
@@ -134,24 +156,31 @@ def test_asixto_replay_and_a_repeated_header():
 
 
 def test_asixto_signed_body_without_the_envelope_is_400():
-    for body in (b'{"id":"x","type":"t","created":"yesterday","environment":"live","data":{}}',
-                 b'{"id":"x","type":"t","environment":"live","data":{}}', b"[]"):
+    for body in (
+        b'{"id":"x","type":"t","created":"yesterday","environment":"live","data":{}}',
+        b'{"id":"x","type":"t","environment":"live","data":{}}',
+        b"[]",
+    ):
         with pytest.raises(InvalidPayload) as e:
-            verify_asixto([("Asixto-Signature", asixto_header(NOW, [SECRET_A], body))], body, [SECRET_A], now=NOW)
+            verify_asixto(
+                [("Asixto-Signature", asixto_header(NOW, [SECRET_A], body))], body, [SECRET_A], now=NOW
+            )
         assert e.value.status == 400
 
 
 # Seed 001: "X-Visito-Event-Id y X-Visito-Signature: t=<segundos-unix>,v1=<hmac-hex>.
 # Calcula HMAC-SHA256 de timestamp + "." + cuerpoOriginal usando el secreto.
 # Compara en tiempo constante, rechaza diferencias de más de cinco minutos."
-VISITO_BODY = json.dumps({
-    "eventId": "evt_01HZX",
-    "type": "message.created",
-    "schemaVersion": "1.0",
-    "tenantId": "ten_42",
-    "occurredAt": "2026-10-24T15:08:12Z",
-    "data": {"messageId": "msg_9", "direction": "inbound", "channel": "whatsapp"},
-}).encode()
+VISITO_BODY = json.dumps(
+    {
+        "eventId": "evt_01HZX",
+        "type": "message.created",
+        "schemaVersion": "1.0",
+        "tenantId": "ten_42",
+        "occurredAt": "2026-10-24T15:08:12Z",
+        "data": {"messageId": "msg_9", "direction": "inbound", "channel": "whatsapp"},
+    }
+).encode()
 
 
 def visito_headers(t: int, secret: str, body: bytes = VISITO_BODY):
@@ -162,7 +191,11 @@ def visito_headers(t: int, secret: str, body: bytes = VISITO_BODY):
 def test_visito_verifies_per_its_page():
     got = verify_visito(visito_headers(NOW, SECRET_A), VISITO_BODY, [SECRET_A], now=NOW)
     assert (got.event.eventId, got.event.type, got.event.schemaVersion, got.event.tenantId) == (
-        "evt_01HZX", "message.created", "1.0", "ten_42")
+        "evt_01HZX",
+        "message.created",
+        "1.0",
+        "ten_42",
+    )
     assert got.event.data["direction"] == "inbound"
     assert got.signed.delivery_id == "evt_01HZX" and got.signed.profile == "visito"
     with pytest.raises(BadSignature):

@@ -11,14 +11,26 @@ import uuid
 
 import psycopg
 import pytest
-
-from motor_sdk import Envelope, Inbox, Outcome, Verifier
 from signing import BODY, NOW, SECRET_A, mw_signed
 
+from motor_sdk import Envelope, Inbox, Outcome, Verifier
 
-def envelope(seq: int = 1, event_id: str | None = None, instance_id: str = "8a1d2c3e-0000-4000-8000-0000000000a1") -> Envelope:
-    return Envelope(1, event_id or str(uuid.uuid4()), instance_id, seq, "message.sent",
-                    "2026-10-24T15:08:12Z", "2026-10-24T15:08:13Z", 1, "live", {"seq": seq})
+
+def envelope(
+    seq: int = 1, event_id: str | None = None, instance_id: str = "8a1d2c3e-0000-4000-8000-0000000000a1"
+) -> Envelope:
+    return Envelope(
+        1,
+        event_id or str(uuid.uuid4()),
+        instance_id,
+        seq,
+        "message.sent",
+        "2026-10-24T15:08:12Z",
+        "2026-10-24T15:08:13Z",
+        1,
+        "live",
+        {"seq": seq},
+    )
 
 
 @pytest.fixture
@@ -94,7 +106,9 @@ def test_concurrent_deliveries_of_one_event_run_the_effect_once(pg):
     def second():
         with psycopg.connect(database) as conn:
             results["second"] = inbox.receive(
-                conn, event, lambda cur: cur.execute(f"INSERT INTO {table} VALUES (%s, 'second')", (event.event_id,))
+                conn,
+                event,
+                lambda cur: cur.execute(f"INSERT INTO {table} VALUES (%s, 'second')", (event.event_id,)),
             ).outcome
 
     a = threading.Thread(target=first)
@@ -105,10 +119,16 @@ def test_concurrent_deliveries_of_one_event_run_the_effect_once(pg):
     # The second waits on the first's UNIQUE row lock: see it waiting, then release.
     from harness import wait_until
 
-    wait_until("the second delivery blocked on the inbox row", lambda: count(
-        database,
-        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO motor_inbox%%'",
-    ) == 1)
+    wait_until(
+        "the second delivery blocked on the inbox row",
+        lambda: (
+            count(
+                database,
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO motor_inbox%%'",
+            )
+            == 1
+        ),
+    )
     release.set()
     a.join(10)
     b.join(10)
@@ -154,5 +174,7 @@ def test_any_db_api_driver_sqlite3(tmp_path):
     assert inbox.receive(conn, event, effect).outcome is Outcome.APPLIED
     assert inbox.receive(conn, event, effect).outcome is Outcome.DUPLICATE
     assert conn.execute("SELECT count(*) FROM effects").fetchone() == (1,)
-    assert conn.execute("SELECT client, seq, event_type FROM motor_inbox").fetchall() == [("sqlite", 1, "message.sent")]
+    assert conn.execute("SELECT client, seq, event_type FROM motor_inbox").fetchall() == [
+        ("sqlite", 1, "message.sent")
+    ]
     conn.close()

@@ -10,13 +10,17 @@ import uuid
 
 import psycopg
 import pytest
-
 from harness import Request, new_instance, wait_until
+
 from motor_sdk import Envelope, Inbox, SigningProfile, Verifier
 from motor_sdk.webhooks import BadSignature, RepeatedHeader, StaleTimestamp, verify
 
 PROFILES = [p.value for p in SigningProfile]
-SIGNATURE_HEADER = {"mw-v1": "X-MW-Signature", "t-v1": "X-MW-Signature", "standard-webhooks": "webhook-signature"}
+SIGNATURE_HEADER = {
+    "mw-v1": "X-MW-Signature",
+    "t-v1": "X-MW-Signature",
+    "standard-webhooks": "webhook-signature",
+}
 
 
 class Subscriber:
@@ -31,16 +35,22 @@ class Subscriber:
 
     def __call__(self, request: Request) -> int:
         with psycopg.connect(self.database) as conn:
-            return self.inbox.handle(conn, Verifier(self.profile, self.secrets), request.headers, request.body, self.apply)
+            return self.inbox.handle(
+                conn, Verifier(self.profile, self.secrets), request.headers, request.body, self.apply
+            )
 
     def apply(self, cur, event: Envelope) -> None:
-        cur.execute("INSERT INTO applied (client, event_id, seq) VALUES (%s, %s, %s)",
-                    (self.inbox.client, event.event_id, event.seq))
+        cur.execute(
+            "INSERT INTO applied (client, event_id, seq) VALUES (%s, %s, %s)",
+            (self.inbox.client, event.event_id, event.seq),
+        )
 
 
 def applied(database: str, client: str) -> list[int]:
     with psycopg.connect(database) as conn:
-        return [r[0] for r in conn.execute("SELECT seq FROM applied WHERE client = %s ORDER BY seq", (client,))]
+        return [
+            r[0] for r in conn.execute("SELECT seq FROM applied WHERE client = %s ORDER BY seq", (client,))
+        ]
 
 
 def test_every_profile_verifies_real_deliveries_across_a_rotation(client, receiver, inbox_database):
@@ -51,7 +61,9 @@ def test_every_profile_verifies_real_deliveries_across_a_rotation(client, receiv
     subs, receivers = {}, {}
     for profile in PROFILES:
         path = f"/interop/{profile}/{uuid.uuid4().hex[:6]}"
-        created = client.subscriptions.create(f"interop {profile}", receiver.url(path), instancias=[inst], firma=profile)
+        created = client.subscriptions.create(
+            f"interop {profile}", receiver.url(path), instancias=[inst], firma=profile
+        )
         assert created.suscripcion.firma == profile and created.secreto.valor.startswith("whsec_")
         receivers[profile] = Subscriber(inbox_database, profile)
         receivers[profile].secrets = [created.secreto.valor]
@@ -59,7 +71,7 @@ def test_every_profile_verifies_real_deliveries_across_a_rotation(client, receiv
         subs[profile] = (created, path)
 
     first = client.append(inst, "interop.one", {"n": 1})
-    for profile, (created, path) in subs.items():
+    for profile, (_, path) in subs.items():
         [request] = wait_until(f"{profile}'s first delivery", lambda: receiver.received(path))
         assert request.answered == 204, profile
         assert Envelope.from_json(request.body) == first
@@ -74,8 +86,10 @@ def test_every_profile_verifies_real_deliveries_across_a_rotation(client, receiv
         receivers[profile].secrets = [r.secreto.valor]  # a receiver that deployed the new one
     second = client.append(inst, "interop.two", {"n": 2})
     for profile, (created, path) in subs.items():
-        request = wait_until(f"{profile}'s second delivery",
-                             lambda: receiver.received(path, lambda r: Envelope.from_json(r.body).seq == 2))[0]
+        request = wait_until(
+            f"{profile}'s second delivery",
+            lambda: receiver.received(path, lambda r: Envelope.from_json(r.body).seq == 2),
+        )[0]
         assert request.answered == 204, profile
         assert applied(inbox_database, f"interop-{profile}") == [1, 2]
         old, new = created.secreto.valor, rotated[profile].secreto.valor
@@ -87,7 +101,9 @@ def test_every_profile_verifies_real_deliveries_across_a_rotation(client, receiv
         if profile == "mw-v1":
             key_ids = request.headers["X-MW-Key-Id"].split(",")
             assert key_ids == [rotated[profile].secreto.key_id, created.secreto.key_id]
-            assert verify(profile, request.headers, request.body, [old]).signed.key_id == created.secreto.key_id
+            assert (
+                verify(profile, request.headers, request.body, [old]).signed.key_id == created.secreto.key_id
+            )
         refuse_the_tampered_the_stale_and_the_repeated(profile, request, new)
 
     # What Motor recorded: delivered, each attempt signed by both keys.
@@ -96,7 +112,10 @@ def test_every_profile_verifies_real_deliveries_across_a_rotation(client, receiv
     assert [(d.seq, d.estado) for d in page.entregas] == [(2, "entregada"), (1, "entregada")]
     detail = client.deliveries.get(page.entregas[0].delivery_id)
     assert detail.intentos_detalle[0].status == 204
-    assert detail.intentos_detalle[0].key_ids.split(",") == [rotated["mw-v1"].secreto.key_id, mw.secreto.key_id]
+    assert detail.intentos_detalle[0].key_ids.split(",") == [
+        rotated["mw-v1"].secreto.key_id,
+        mw.secreto.key_id,
+    ]
 
 
 def refuse_the_tampered_the_stale_and_the_repeated(profile: str, request: Request, secret: str) -> None:
@@ -131,24 +150,49 @@ def test_a_replay_reaches_the_inbox_as_a_duplicate(client, receiver, inbox_datab
     wait_until("both live deliveries", lambda: len(receiver.received(path)) == 2)
 
     key = f"replay-{uuid.uuid4()}"
-    replay = client.subscriptions.replay(created.suscripcion.id, idempotency_key=key, motivo="receptor caído",
-                                         instancia_id=inst, desde_seq=1, hasta_seq=2)
+    replay = client.subscriptions.replay(
+        created.suscripcion.id,
+        idempotency_key=key,
+        motivo="receptor caído",
+        instancia_id=inst,
+        desde_seq=1,
+        hasta_seq=2,
+    )
     assert (replay.suscripcion_id, replay.entregas) == (created.suscripcion.id, 2)
-    again = client.subscriptions.replay(created.suscripcion.id, idempotency_key=key, motivo="receptor caído",
-                                        instancia_id=inst, desde_seq=1, hasta_seq=2)
+    again = client.subscriptions.replay(
+        created.suscripcion.id,
+        idempotency_key=key,
+        motivo="receptor caído",
+        instancia_id=inst,
+        desde_seq=1,
+        hasta_seq=2,
+    )
     assert again.replay_id == replay.replay_id
     from motor_sdk import Conflict, ValidationFailed
 
     with pytest.raises(Conflict):
-        client.subscriptions.replay(created.suscripcion.id, idempotency_key=key, motivo="otro", event_ids=[events[0].event_id])
+        client.subscriptions.replay(
+            created.suscripcion.id, idempotency_key=key, motivo="otro", event_ids=[events[0].event_id]
+        )
     with pytest.raises(ValidationFailed) as e:
-        client.subscriptions.replay(created.suscripcion.id, idempotency_key=f"k-{uuid.uuid4()}", motivo="ambos",
-                                    instancia_id=inst, desde_seq=1, hasta_seq=2, event_ids=[events[0].event_id])
+        client.subscriptions.replay(
+            created.suscripcion.id,
+            idempotency_key=f"k-{uuid.uuid4()}",
+            motivo="ambos",
+            instancia_id=inst,
+            desde_seq=1,
+            hasta_seq=2,
+            event_ids=[events[0].event_id],
+        )
     assert e.value.field
 
-    requests = wait_until("the replayed deliveries", lambda: (r := receiver.received(path)) and len(r) == 4 and r)
+    requests = wait_until(
+        "the replayed deliveries", lambda: (r := receiver.received(path)) and len(r) == 4 and r
+    )
     live, replayed = requests[:2], requests[2:]
     assert [r.answered for r in requests] == [204] * 4
     assert sorted(Envelope.from_json(r.body).event_id for r in replayed) == sorted(e.event_id for e in events)
-    assert {r.headers["X-MW-Delivery-Id"] for r in replayed}.isdisjoint({r.headers["X-MW-Delivery-Id"] for r in live})
+    assert {r.headers["X-MW-Delivery-Id"] for r in replayed}.isdisjoint(
+        {r.headers["X-MW-Delivery-Id"] for r in live}
+    )
     assert applied(inbox_database, sub.inbox.client) == [1, 2]  # the effect ran once per event

@@ -7,8 +7,8 @@ from __future__ import annotations
 import uuid
 
 import pytest
-
 from harness import Request, env, new_instance, new_key, wait_until
+
 from motor_sdk import (
     Client,
     Conflict,
@@ -26,11 +26,22 @@ from motor_sdk.webhooks import VerifyError
 def test_subscription_lifecycle(client, receiver):
     inst = new_instance()
     created = client.subscriptions.create(
-        "CRM", receiver.url("/crud"), instancias=[inst], tipos=["message.sent"], ordenado=False,
-        firma=SigningProfile.T_V1, max_por_segundo=50,
+        "CRM",
+        receiver.url("/crud"),
+        instancias=[inst],
+        tipos=["message.sent"],
+        ordenado=False,
+        firma=SigningProfile.T_V1,
+        max_por_segundo=50,
     )
     sub = created.suscripcion
-    assert (sub.nombre, sub.instancias, sub.tipos, sub.ordenado, sub.firma) == ("CRM", [inst], ["message.sent"], False, "t-v1")
+    assert (sub.nombre, sub.instancias, sub.tipos, sub.ordenado, sub.firma) == (
+        "CRM",
+        [inst],
+        ["message.sent"],
+        False,
+        "t-v1",
+    )
     assert (sub.estado, sub.motivo, sub.max_por_segundo, sub.credenciales) == ("activa", None, 50, False)
     assert [k.key_id for k in sub.claves] == [created.secreto.key_id] and sub.claves[0].vence_en is None
     assert created.secreto.key_id.startswith("whk_") and created.secreto.valor.startswith("whsec_")
@@ -38,7 +49,9 @@ def test_subscription_lifecycle(client, receiver):
     assert client.subscriptions.get(sub.id) == sub
     assert sub.id in [s.id for s in client.subscriptions.list()]
 
-    renamed = client.subscriptions.update(sub.id, version_esperada=sub.version, nombre="CRM 2", max_por_segundo=None)
+    renamed = client.subscriptions.update(
+        sub.id, version_esperada=sub.version, nombre="CRM 2", max_por_segundo=None
+    )
     assert (renamed.nombre, renamed.max_por_segundo, renamed.version) == ("CRM 2", None, sub.version + 1)
     with pytest.raises(Conflict) as e:
         client.subscriptions.update(sub.id, version_esperada=sub.version, nombre="stale")
@@ -73,7 +86,9 @@ def test_subscription_errors_are_typed(client, receiver):
     with pytest.raises(Forbidden):
         reader.subscriptions.list()
     with pytest.raises(Forbidden):
-        reader.subscriptions.replay(created.suscripcion.id, idempotency_key="k", motivo="m", event_ids=[str(uuid.uuid4())])
+        reader.subscriptions.replay(
+            created.suscripcion.id, idempotency_key="k", motivo="m", event_ids=[str(uuid.uuid4())]
+        )
     client.subscriptions.delete(created.suscripcion.id)
 
 
@@ -115,7 +130,9 @@ def test_deliveries_list_get_and_retry(client, receiver):
 
     page = wait_until("three fallida deliveries", failed)
     assert [d.seq for d in page.entregas] == [3, 2, 1]  # newest first
-    assert {(d.ultimo_status, d.ultimo_error, d.instance_id) for d in page.entregas} == {(400, "http_400", inst)}
+    assert {(d.ultimo_status, d.ultimo_error, d.instance_id) for d in page.entregas} == {
+        (400, "http_400", inst)
+    }
     assert [d.seq for d in client.deliveries.iter(suscripcion_id=sub_id, por_pagina=1)] == [3, 2, 1]
     assert client.deliveries.list(suscripcion_id=sub_id, estado=["entregada"]).entregas == []
     first = page.entregas[-1]
@@ -126,9 +143,19 @@ def test_deliveries_list_get_and_retry(client, receiver):
     receiver.handlers[path] = lambda r: 204
     key = f"retry-{uuid.uuid4()}"
     retried = client.deliveries.retry(first.delivery_id, idempotency_key=key, motivo="arreglado")
-    assert (retried.replay_of, retried.event_id, retried.estado) == (first.delivery_id, events[0].event_id, "pendiente")
-    assert client.deliveries.retry(first.delivery_id, idempotency_key=key, motivo="arreglado").delivery_id == retried.delivery_id
-    wait_until("the retried delivery entregada", lambda: client.deliveries.get(retried.delivery_id).estado == "entregada")
+    assert (retried.replay_of, retried.event_id, retried.estado) == (
+        first.delivery_id,
+        events[0].event_id,
+        "pendiente",
+    )
+    assert (
+        client.deliveries.retry(first.delivery_id, idempotency_key=key, motivo="arreglado").delivery_id
+        == retried.delivery_id
+    )
+    wait_until(
+        "the retried delivery entregada",
+        lambda: client.deliveries.get(retried.delivery_id).estado == "entregada",
+    )
     with pytest.raises(Conflict):  # not fallida
         client.deliveries.retry(retried.delivery_id, idempotency_key=f"retry-{uuid.uuid4()}")
     with pytest.raises(NotFound):

@@ -7,8 +7,8 @@ import socket
 import uuid
 
 import pytest
-
 from harness import env, new_instance, new_key
+
 from motor_sdk import (
     Client,
     Conflict,
@@ -26,10 +26,21 @@ from motor_sdk import (
 def test_append_one_event(client):
     inst = new_instance()
     first = client.append(inst, "message.sent", {"texto": "hola"})
-    second = client.append(inst, "message.sent", {"texto": "adiós"}, occurred_at="2026-10-24T15:08:12Z",
-                           origin="history", command_id="cmd-1")
+    second = client.append(
+        inst,
+        "message.sent",
+        {"texto": "adiós"},
+        occurred_at="2026-10-24T15:08:12Z",
+        origin="history",
+        command_id="cmd-1",
+    )
     assert isinstance(first, Envelope)
-    assert (first.instance_id, first.seq, first.type, first.data) == (inst, 1, "message.sent", {"texto": "hola"})
+    assert (first.instance_id, first.seq, first.type, first.data) == (
+        inst,
+        1,
+        "message.sent",
+        {"texto": "hola"},
+    )
     assert (first.schema_version, first.origin, first.command_id) == (1, "live", None)
     assert (second.seq, second.origin, second.command_id) == (2, "history", "cmd-1")
     assert second.occurred_at.startswith("2026-10-24T15:08:12")

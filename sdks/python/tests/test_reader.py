@@ -8,8 +8,8 @@ import urllib.parse
 
 import psycopg
 import pytest
-
 from harness import Proxy, consume, env, new_instance, take
+
 from motor_sdk import Client, CursorExpired, NewEvent, ValidationFailed
 
 

@@ -90,10 +90,14 @@ def properties(schema: dict) -> tuple[set[str], set[str]]:
 def test_every_field_of_the_api_is_in_the_sdk(name):
     props, required = properties(SCHEMAS[name])
     fields = {f.name: f for f in dataclasses.fields(OBJECTS[name])}
-    assert set(fields) == props, f"{name}: the API has {sorted(props - set(fields))}, the SDK {sorted(set(fields) - props)}"
+    assert set(fields) == props, (
+        f"{name}: the API has {sorted(props - set(fields))}, the SDK {sorted(set(fields) - props)}"
+    )
     for field_name, f in fields.items():
         has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
-        assert has_default == (field_name not in required), f"{name}.{field_name}: required in the API iff no default"
+        assert has_default == (field_name not in required), (
+            f"{name}.{field_name}: required in the API iff no default"
+        )
 
 
 @pytest.mark.parametrize("name", sorted(ENUMS))
@@ -110,7 +114,9 @@ def test_every_request_field_is_a_keyword_argument(name):
 
 def test_the_error_body_is_carried_whole():
     assert properties(SCHEMAS["ErrorDetail"])[0] == {"code", "message", "campo"}
-    e = motor_sdk.errors.from_response(422, b'{"error":{"code":"validacion","message":"m","campo":"body.url"}}')
+    e = motor_sdk.errors.from_response(
+        422, b'{"error":{"code":"validacion","message":"m","campo":"body.url"}}'
+    )
     assert (e.code, e.message, e.field) == ("validacion", "m", "body.url")
     assert properties(SCHEMAS["CursorExpired"])[0] == {"error", "primer_cursor"}
 

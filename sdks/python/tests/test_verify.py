@@ -7,24 +7,6 @@ import email.message
 import random
 
 import pytest
-
-from motor_sdk import Envelope
-from motor_sdk.webhooks import (
-    BadSignature,
-    InvalidPayload,
-    InvalidSecret,
-    MalformedHeader,
-    MissingHeader,
-    RepeatedHeader,
-    SigningSecret,
-    StaleTimestamp,
-    Verifier,
-    VerifyError,
-    check_mw_v1,
-    check_standard_webhooks,
-    check_t_v1,
-    verify,
-)
 from signing import (
     BODY,
     DELIVERY,
@@ -42,6 +24,24 @@ from signing import (
     sw_signed,
     t_signed,
     tv1,
+)
+
+from motor_sdk import Envelope
+from motor_sdk.webhooks import (
+    BadSignature,
+    InvalidPayload,
+    InvalidSecret,
+    MalformedHeader,
+    MissingHeader,
+    RepeatedHeader,
+    SigningSecret,
+    StaleTimestamp,
+    Verifier,
+    VerifyError,
+    check_mw_v1,
+    check_standard_webhooks,
+    check_t_v1,
+    verify,
 )
 
 KEY_A, KEY_B = "whk_0a", "whk_0b"
@@ -75,7 +75,10 @@ def test_accepts_and_parses_the_envelope(profile):
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-@pytest.mark.parametrize("offset,ok", [(-301, False), (-300, True), (-299, True), (0, True), (299, True), (300, True), (301, False)])
+@pytest.mark.parametrize(
+    "offset,ok",
+    [(-301, False), (-300, True), (-299, True), (0, True), (299, True), (300, True), (301, False)],
+)
 def test_the_window_is_300_seconds_both_ways(profile, offset, ok):
     h = signed_for(profile, NOW + offset)
     if ok:
@@ -115,7 +118,9 @@ def test_rotation_either_signature_matches(profile):
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_a_repeated_signature_header_is_refused_never_joined(profile):
-    name = {"mw-v1": "X-MW-Signature", "t-v1": "X-MW-Signature", "standard-webhooks": "webhook-signature"}[profile]
+    name = {"mw-v1": "X-MW-Signature", "t-v1": "X-MW-Signature", "standard-webhooks": "webhook-signature"}[
+        profile
+    ]
     h = signed_for(profile)
     value = dict(h)[name]
     add(h, name.lower(), value)  # each copy alone would verify
@@ -160,11 +165,20 @@ def test_a_signed_body_that_is_not_an_envelope_is_400(profile):
 def test_garbage_never_escapes_as_anything_but_a_verify_error(profile):
     rng = random.Random(7)
     pieces = ["t=", "v1=", "v1,", ",", " ", "=", ".", "whk_0a", str(NOW), "ab" * 32, "é", "\x01", "zz"]
-    names = ["x-mw-timestamp", "x-mw-delivery-id", "x-mw-key-id", "x-mw-signature",
-             "webhook-id", "webhook-timestamp", "webhook-signature"]
+    names = [
+        "x-mw-timestamp",
+        "x-mw-delivery-id",
+        "x-mw-key-id",
+        "x-mw-signature",
+        "webhook-id",
+        "webhook-timestamp",
+        "webhook-signature",
+    ]
     for _ in range(1500):
-        h = [(rng.choice(names), "".join(rng.choice(pieces) for _ in range(rng.randrange(6))))
-             for _ in range(rng.randrange(6))]
+        h = [
+            (rng.choice(names), "".join(rng.choice(pieces) for _ in range(rng.randrange(6))))
+            for _ in range(rng.randrange(6))
+        ]
         if rng.random() < 0.2:
             h.append((rng.choice(names), bytes(rng.randrange(256) for _ in range(8))))
         body = bytes(rng.randrange(256) for _ in range(rng.randrange(40)))
@@ -198,34 +212,141 @@ MW_MALFORMED = [
     ("no key id", lambda h: remove(h, "x-mw-key-id"), MissingHeader, "x-mw-key-id"),
     ("no signature", lambda h: remove(h, "x-mw-signature"), MissingHeader, "x-mw-signature"),
     ("blank signature", lambda h: set_header(h, "X-MW-Signature", "  "), MissingHeader, "x-mw-signature"),
-    ("timestamp not a number", lambda h: set_header(h, "X-MW-Timestamp", "abc"), MalformedHeader, "x-mw-timestamp"),
-    ("negative timestamp", lambda h: set_header(h, "X-MW-Timestamp", "-1792854493"), MalformedHeader, "x-mw-timestamp"),
-    ("fractional timestamp", lambda h: set_header(h, "X-MW-Timestamp", "1792854493.5"), MalformedHeader, "x-mw-timestamp"),
-    ("huge timestamp", lambda h: set_header(h, "X-MW-Timestamp", "9" * 23), MalformedHeader, "x-mw-timestamp"),
-    ("unicode digits", lambda h: set_header(h, "X-MW-Timestamp", "١٧٩٢٨٥٤٤٩٣"), MalformedHeader, "x-mw-timestamp"),
-    ("RFC 3339 timestamp", lambda h: set_header(h, "X-MW-Timestamp", "2026-10-24T15:08:13Z"), MalformedHeader, "x-mw-timestamp"),
-    ("delivery id with a dot", lambda h: set_header(h, "X-MW-Delivery-Id", "a.b"), MalformedHeader, "x-mw-delivery-id"),
-    ("no scheme", lambda h: set_header(h, "X-MW-Signature", "8f81d41de4e69a19"), MalformedHeader, "x-mw-signature"),
-    ("not hex", lambda h: set_header(h, "X-MW-Signature", "v1=" + "zz" * 32), MalformedHeader, "x-mw-signature"),
-    ("hex with spaces", lambda h: set_header(h, "X-MW-Signature", "v1=" + "ab " * 21 + "a"), MalformedHeader, "x-mw-signature"),
+    (
+        "timestamp not a number",
+        lambda h: set_header(h, "X-MW-Timestamp", "abc"),
+        MalformedHeader,
+        "x-mw-timestamp",
+    ),
+    (
+        "negative timestamp",
+        lambda h: set_header(h, "X-MW-Timestamp", "-1792854493"),
+        MalformedHeader,
+        "x-mw-timestamp",
+    ),
+    (
+        "fractional timestamp",
+        lambda h: set_header(h, "X-MW-Timestamp", "1792854493.5"),
+        MalformedHeader,
+        "x-mw-timestamp",
+    ),
+    (
+        "huge timestamp",
+        lambda h: set_header(h, "X-MW-Timestamp", "9" * 23),
+        MalformedHeader,
+        "x-mw-timestamp",
+    ),
+    (
+        "unicode digits",
+        lambda h: set_header(h, "X-MW-Timestamp", "١٧٩٢٨٥٤٤٩٣"),
+        MalformedHeader,
+        "x-mw-timestamp",
+    ),
+    (
+        "RFC 3339 timestamp",
+        lambda h: set_header(h, "X-MW-Timestamp", "2026-10-24T15:08:13Z"),
+        MalformedHeader,
+        "x-mw-timestamp",
+    ),
+    (
+        "delivery id with a dot",
+        lambda h: set_header(h, "X-MW-Delivery-Id", "a.b"),
+        MalformedHeader,
+        "x-mw-delivery-id",
+    ),
+    (
+        "no scheme",
+        lambda h: set_header(h, "X-MW-Signature", "8f81d41de4e69a19"),
+        MalformedHeader,
+        "x-mw-signature",
+    ),
+    (
+        "not hex",
+        lambda h: set_header(h, "X-MW-Signature", "v1=" + "zz" * 32),
+        MalformedHeader,
+        "x-mw-signature",
+    ),
+    (
+        "hex with spaces",
+        lambda h: set_header(h, "X-MW-Signature", "v1=" + "ab " * 21 + "a"),
+        MalformedHeader,
+        "x-mw-signature",
+    ),
     ("short hex", lambda h: set_header(h, "X-MW-Signature", "v1=abcd"), MalformedHeader, "x-mw-signature"),
     ("empty v1", lambda h: set_header(h, "X-MW-Signature", "v1="), MalformedHeader, "x-mw-signature"),
-    ("only another scheme", lambda h: set_header(h, "X-MW-Signature", "v2=" + "ab" * 32), MalformedHeader, "x-mw-signature"),
-    ("trailing comma", lambda h: set_header(h, "X-MW-Signature", GOOD + ","), MalformedHeader, "x-mw-signature"),
-    ("more signatures than key ids", lambda h: set_header(h, "X-MW-Signature", f"{GOOD},{GOOD}"), MalformedHeader, "x-mw-key-id"),
-    ("more key ids than signatures", lambda h: set_header(h, "X-MW-Key-Id", "whk_0a,whk_0b"), MalformedHeader, "x-mw-key-id"),
-    ("nine signatures", lambda h: (set_header(h, "X-MW-Key-Id", ",".join([KEY_A] * 9)),
-                                   set_header(h, "X-MW-Signature", ",".join([GOOD] * 9))), MalformedHeader, "x-mw-key-id"),
-    ("signature not text", lambda h: set_header(h, "X-MW-Signature", b"v1=\xff\xfe"), MalformedHeader, "x-mw-signature"),
-    ("control character", lambda h: set_header(h, "X-MW-Signature", GOOD + "\x00"), MalformedHeader, "x-mw-signature"),
+    (
+        "only another scheme",
+        lambda h: set_header(h, "X-MW-Signature", "v2=" + "ab" * 32),
+        MalformedHeader,
+        "x-mw-signature",
+    ),
+    (
+        "trailing comma",
+        lambda h: set_header(h, "X-MW-Signature", GOOD + ","),
+        MalformedHeader,
+        "x-mw-signature",
+    ),
+    (
+        "more signatures than key ids",
+        lambda h: set_header(h, "X-MW-Signature", f"{GOOD},{GOOD}"),
+        MalformedHeader,
+        "x-mw-key-id",
+    ),
+    (
+        "more key ids than signatures",
+        lambda h: set_header(h, "X-MW-Key-Id", "whk_0a,whk_0b"),
+        MalformedHeader,
+        "x-mw-key-id",
+    ),
+    (
+        "nine signatures",
+        lambda h: (
+            set_header(h, "X-MW-Key-Id", ",".join([KEY_A] * 9)),
+            set_header(h, "X-MW-Signature", ",".join([GOOD] * 9)),
+        ),
+        MalformedHeader,
+        "x-mw-key-id",
+    ),
+    (
+        "signature not text",
+        lambda h: set_header(h, "X-MW-Signature", b"v1=\xff\xfe"),
+        MalformedHeader,
+        "x-mw-signature",
+    ),
+    (
+        "control character",
+        lambda h: set_header(h, "X-MW-Signature", GOOD + "\x00"),
+        MalformedHeader,
+        "x-mw-signature",
+    ),
     ("signature repeated", lambda h: add(h, "X-MW-Signature", GOOD), RepeatedHeader, "x-mw-signature"),
-    ("signature repeated, other case", lambda h: add(h, "x-mw-signature", "v1=00"), RepeatedHeader, "x-mw-signature"),
+    (
+        "signature repeated, other case",
+        lambda h: add(h, "x-mw-signature", "v1=00"),
+        RepeatedHeader,
+        "x-mw-signature",
+    ),
     ("key id repeated", lambda h: add(h, "X-MW-Key-Id", KEY_A), RepeatedHeader, "x-mw-key-id"),
     ("timestamp repeated", lambda h: add(h, "X-MW-Timestamp", str(NOW)), RepeatedHeader, "x-mw-timestamp"),
-    ("delivery id repeated", lambda h: add(h, "X-MW-Delivery-Id", DELIVERY), RepeatedHeader, "x-mw-delivery-id"),
-    ("another delivery id", lambda h: set_header(h, "X-MW-Delivery-Id", DELIVERY[:-1] + "2"), BadSignature, None),
+    (
+        "delivery id repeated",
+        lambda h: add(h, "X-MW-Delivery-Id", DELIVERY),
+        RepeatedHeader,
+        "x-mw-delivery-id",
+    ),
+    (
+        "another delivery id",
+        lambda h: set_header(h, "X-MW-Delivery-Id", DELIVERY[:-1] + "2"),
+        BadSignature,
+        None,
+    ),
     ("another timestamp", lambda h: set_header(h, "X-MW-Timestamp", str(NOW - 1)), BadSignature, None),
-    ("upper-case scheme", lambda h: set_header(h, "X-MW-Signature", GOOD.replace("v1=", "V1=")), MalformedHeader, "x-mw-signature"),
+    (
+        "upper-case scheme",
+        lambda h: set_header(h, "X-MW-Signature", GOOD.replace("v1=", "V1=")),
+        MalformedHeader,
+        "x-mw-signature",
+    ),
 ]
 
 
@@ -325,13 +446,16 @@ def test_t_v1_missing_repeated_and_unsigned_delivery_id():
         check_t_v1(h, BODY, A, NOW)
 
 
-@pytest.mark.parametrize("value", [
-    f"{TGOOD},t={TS}",
-    f" t={TS} , {TGOOD} ",
-    f"t={TS},v0={'ab' * 32},{TGOOD}",
-    f"t={TS},{tv1(WRONG, TS, BODY)},{TGOOD}",
-    f"t={TS},v1={TGOOD[3:].upper()}",
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        f"{TGOOD},t={TS}",
+        f" t={TS} , {TGOOD} ",
+        f"t={TS},v0={'ab' * 32},{TGOOD}",
+        f"t={TS},{tv1(WRONG, TS, BODY)},{TGOOD}",
+        f"t={TS},v1={TGOOD[3:].upper()}",
+    ],
+)
 def test_t_v1_order_spaces_and_unknown_keys(value):
     h = t_signed(NOW, [SECRET_A])
     set_header(h, "X-MW-Signature", value)
@@ -349,10 +473,20 @@ def test_t_v1_another_t_under_the_same_v1_fails():
 #: (secret, msg id, timestamp, payload, signature) as the specification's
 #: own libraries publish them (python tests' test_sign_function; rust lib's test_sign).
 SW_VECTORS = [
-    ("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330,
-     b'{"test": 2432232314}', "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="),
-    ("whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD", "msg_27UH4WbU6Z5A5EzD8u03UvzRbpk", 1649367553,
-     b'{"email":"test@example.com","username":"test_user"}', "v1,tZ1I4/hDygAJgO5TYxiSd6Sd0kDW6hPenDe+bTa3Kkw="),
+    (
+        "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+        "msg_p5jXN8AQM9LWM0D4loKWxJek",
+        1614265330,
+        b'{"test": 2432232314}',
+        "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
+    ),
+    (
+        "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD",
+        "msg_27UH4WbU6Z5A5EzD8u03UvzRbpk",
+        1649367553,
+        b'{"email":"test@example.com","username":"test_user"}',
+        "v1,tZ1I4/hDygAJgO5TYxiSd6Sd0kDW6hPenDe+bTa3Kkw=",
+    ),
 ]
 
 
@@ -375,15 +509,19 @@ def test_standard_webhooks_published_negative_vectors():
     secret, msg_id, ts, payload, good = SW_VECTORS[0]
     s = [SigningSecret(secret)]
     with pytest.raises(BadSignature):  # one bit off in the last byte
-        check_standard_webhooks(_sw(msg_id, ts, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OA="), payload, s, ts)
+        check_standard_webhooks(
+            _sw(msg_id, ts, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OA="), payload, s, ts
+        )
     other = "v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc="
     multi = " ".join([other, other.replace("v1,", "v2,"), good, other])
     check_standard_webhooks(_sw(msg_id, ts, multi), payload, s, ts)
-    wrong = " ".join([
-        "v1,tFtCZ5RDCPxzWQRWXWPgrCgE2frDBe9gjpbWQxnVfsQ=",
-        "v1,Mm7xgUVICxZfQ3bgf0h0Dof65L/IFx+PnZvnDWPCX6Q=",
-        "v1,9DfC1c3eeOrXB6w/5dIDydLNQaEyww5KalE5jLBZucE=",
-    ])
+    wrong = " ".join(
+        [
+            "v1,tFtCZ5RDCPxzWQRWXWPgrCgE2frDBe9gjpbWQxnVfsQ=",
+            "v1,Mm7xgUVICxZfQ3bgf0h0Dof65L/IFx+PnZvnDWPCX6Q=",
+            "v1,9DfC1c3eeOrXB6w/5dIDydLNQaEyww5KalE5jLBZucE=",
+        ]
+    )
     with pytest.raises(BadSignature):
         check_standard_webhooks(_sw(msg_id, ts, wrong), payload, s, ts)
     with pytest.raises(BadSignature):  # re-serialised payload

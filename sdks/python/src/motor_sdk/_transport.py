@@ -11,9 +11,10 @@ import json
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
 from http.client import HTTPResponse
-from typing import Any, Mapping
+from typing import Any
 
 from . import __version__
 from .errors import TransportError, from_response
@@ -32,7 +33,7 @@ _OPENER = urllib.request.build_opener(_NoRedirect)
 @dataclass(frozen=True)
 class Answer:
     status: int
-    headers: Mapping[str, str]
+    headers: Any  # http.client.HTTPMessage
     body: bytes
 
     def json(self) -> Any:
@@ -84,11 +85,10 @@ class Transport:
             data = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
             all_headers["Content-Type"] = "application/json"
         all_headers.update(headers or {})
-        request = urllib.request.Request(
-            self.url(path, query), data=data, method=method, headers=all_headers
-        )
+        request = urllib.request.Request(self.url(path, query), data=data, method=method, headers=all_headers)
         try:
-            return _OPENER.open(request, timeout=timeout or self.timeout)
+            response: HTTPResponse = _OPENER.open(request, timeout=timeout or self.timeout)
+            return response
         except urllib.error.HTTPError as e:
             with e:
                 raw = _read(e)

@@ -18,7 +18,7 @@ from .errors import MotorError
 T = TypeVar("T")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
@@ -27,7 +27,7 @@ def decode(cls: type[T], value: Any) -> T:
     """Builds ``cls`` (a dataclass) from the decoded JSON ``value``."""
     if not isinstance(value, dict):
         raise MotorError(f"expected a {cls.__name__} object, got {type(value).__name__}")
-    hints = _hints(cls)
+    hints = _hints(cls)  # type: ignore[arg-type]
     kwargs: dict[str, Any] = {}
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
         if not f.init:

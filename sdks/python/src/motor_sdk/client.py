@@ -8,8 +8,9 @@ the typed objects of :mod:`motor_sdk.types` and raises the typed errors of
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Iterator, Optional, Sequence
+from typing import Any
 
 from ._transport import Transport, quote
 from ._wire import decode
@@ -44,10 +45,10 @@ class NewEvent:
 
     type: str
     data: Any
-    occurred_at: Optional[str] = None
-    origin: Optional[str] = None
-    command_id: Optional[str] = None
-    source_id: Optional[str] = None
+    occurred_at: str | None = None
+    origin: str | None = None
+    command_id: str | None = None
+    source_id: str | None = None
 
     def to_wire(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
@@ -384,7 +385,7 @@ def _present(**fields: Any) -> dict[str, Any]:
     return {k: v for k, v in fields.items() if v is not None}
 
 
-def _list(values: Iterable[str] | str | None) -> Optional[list[str]]:
+def _list(values: Iterable[str] | str | None) -> list[str] | None:
     if values is None:
         return None
     if isinstance(values, str):
@@ -392,7 +393,7 @@ def _list(values: Iterable[str] | str | None) -> Optional[list[str]]:
     return [_str(v) for v in values]
 
 
-def _list_or_none(values: Iterable[str] | None) -> Optional[list[str]]:
+def _list_or_none(values: Iterable[str] | None) -> list[str] | None:
     return None if values is None else list(values)
 
 

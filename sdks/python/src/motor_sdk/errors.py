@@ -9,7 +9,8 @@ the wire ``code`` and the field at fault (``campo``, e.g. ``body.url``).
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 
 class MotorError(Exception):
@@ -123,8 +124,8 @@ def _retry_after(headers: Mapping[str, str] | Any) -> float | None:
         return float(value)
     except ValueError:
         # An HTTP date: Motor sends seconds, a proxy might not.
-        from email.utils import parsedate_to_datetime
         from datetime import datetime, timezone
+        from email.utils import parsedate_to_datetime
 
         try:
             when = parsedate_to_datetime(value)

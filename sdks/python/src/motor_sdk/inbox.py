@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import enum
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any
 
 from .types import Envelope
 from .webhooks import Verifier, VerifyError
@@ -47,7 +48,7 @@ class Outcome(enum.Enum):
 @dataclass(frozen=True)
 class Received:
     outcome: Outcome
-    error: Optional[BaseException] = None
+    error: BaseException | None = None
 
     @property
     def status(self) -> int:
@@ -65,7 +66,7 @@ class Inbox:
     ``numeric``, ``named``); by default it is read from the connection's
     driver module."""
 
-    def __init__(self, client: str, *, paramstyle: Optional[str] = None) -> None:
+    def __init__(self, client: str, *, paramstyle: str | None = None) -> None:
         if not client:
             raise ValueError("client is empty")
         if paramstyle is not None and paramstyle not in _PLACEHOLDERS:
@@ -147,15 +148,15 @@ _PLACEHOLDERS: dict[str, Callable[[tuple[Any, ...]], tuple[list[str], Any]]] = {
     "format": lambda v: (["%s"] * len(v), v),
     "qmark": lambda v: (["?"] * len(v), v),
     "numeric": lambda v: ([f":{i + 1}" for i in range(len(v))], v),
-    "named": lambda v: ([f":{c}" for c in _COLUMNS], dict(zip(_COLUMNS, v))),
-    "pyformat": lambda v: ([f"%({c})s" for c in _COLUMNS], dict(zip(_COLUMNS, v))),
+    "named": lambda v: ([f":{c}" for c in _COLUMNS], dict(zip(_COLUMNS, v, strict=True))),
+    "pyformat": lambda v: ([f"%({c})s" for c in _COLUMNS], dict(zip(_COLUMNS, v, strict=True))),
 }
 
 
 def _driver_paramstyle(conn: Any) -> str:
     module = sys.modules.get(type(conn).__module__.split(".")[0])
     style = getattr(module, "paramstyle", None)
-    if style not in _PLACEHOLDERS:
+    if not isinstance(style, str) or style not in _PLACEHOLDERS:
         raise ValueError("cannot tell the driver's paramstyle: pass Inbox(..., paramstyle=...)")
     return style
 

@@ -17,9 +17,9 @@ import http.client
 import random
 import socket
 import threading
-import time
 import urllib.parse
-from typing import TYPE_CHECKING, Iterator, Optional
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from .errors import RateLimited, ServerError, TransportError, Unavailable, from_response
 from .types import Envelope
@@ -41,17 +41,17 @@ class EventStream:
 
     def __init__(
         self,
-        http: "Transport",
+        transport: Transport,
         instance_id: str,
         *,
-        cursor: Optional[int],
-        types: Optional[list[str]],
+        cursor: int | None,
+        types: list[str] | None,
         read_timeout: float,
         max_backoff: float,
     ) -> None:
         if cursor is not None and (isinstance(cursor, bool) or not isinstance(cursor, int) or cursor < 0):
             raise ValueError("cursor must be an integer >= 0 or None")
-        self._http = http
+        self._http = transport
         self._path = f"/v1/instances/{urllib.parse.quote(str(instance_id), safe='')}/events/stream"
         self._types = types
         self.cursor = cursor
@@ -60,7 +60,7 @@ class EventStream:
         self._max_backoff = max_backoff
         self._closed = threading.Event()
         self._lock = threading.Lock()
-        self._conn: Optional[http.client.HTTPConnection] = None
+        self._conn: http.client.HTTPConnection | None = None
 
     def __iter__(self) -> Iterator[Envelope]:
         backoff = 0.0
@@ -99,7 +99,7 @@ class EventStream:
             except OSError:
                 pass
 
-    def __enter__(self) -> "EventStream":
+    def __enter__(self) -> EventStream:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -142,7 +142,7 @@ class EventStream:
     def _read(self, response: http.client.HTTPResponse) -> Iterator[Envelope]:
         """Parses the SSE lines: ``id``/``event``/``data`` fields, a blank
         line ends a message, ``:`` starts a comment."""
-        event_id: Optional[str] = None
+        event_id: str | None = None
         data: list[str] = []
         while True:
             line = response.readline()
@@ -182,7 +182,7 @@ class EventStream:
         if conn is not None:
             conn.close()
 
-    def _wait(self, backoff: float, retry_after: Optional[float]) -> float:
+    def _wait(self, backoff: float, retry_after: float | None) -> float:
         """Sleeps before the next connection (0.2 s doubling up to
         ``max_backoff``, with jitter; at least ``Retry-After``); returns the
         next backoff. A :meth:`close` wakes it."""

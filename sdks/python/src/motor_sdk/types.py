@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 import json
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from ._wire import decode
 
@@ -74,10 +74,10 @@ class Envelope:
     generation: int
     origin: str
     data: Any
-    command_id: Optional[str] = None
+    command_id: str | None = None
 
     @classmethod
-    def from_json(cls, raw: bytes | str) -> "Envelope":
+    def from_json(cls, raw: bytes | str) -> Envelope:
         """Parses the raw bytes of a verified body (or a stream's data)."""
         return decode(cls, json.loads(raw))
 
@@ -101,7 +101,7 @@ class SigningKey:
     key_id: str
     creado_en: str
     #: Set only while a rotation retires this key.
-    vence_en: Optional[str]
+    vence_en: str | None
 
 
 @dataclass(frozen=True)
@@ -128,10 +128,10 @@ class Subscription:
     tipos: list[str]
     ordenado: bool
     firma: str
-    max_por_segundo: Optional[int]
+    max_por_segundo: int | None
     estado: str
-    motivo: Optional[str]
-    suspendida_en: Optional[str]
+    motivo: str | None
+    suspendida_en: str | None
     version: int
     claves: list[SigningKey]
     pendientes: int
@@ -161,8 +161,8 @@ class TestResult:
 
     ok: bool
     duracion_ms: int
-    status: Optional[int] = None
-    error: Optional[str] = None
+    status: int | None = None
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -188,10 +188,10 @@ class Delivery:
     estado: str
     intentos: int
     creada_en: str
-    proximo_intento_en: Optional[str] = None
-    ultimo_status: Optional[int] = None
-    ultimo_error: Optional[str] = None
-    replay_of: Optional[str] = None
+    proximo_intento_en: str | None = None
+    ultimo_status: int | None = None
+    ultimo_error: str | None = None
+    replay_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -203,8 +203,8 @@ class Attempt:
     duracion_ms: int
     key_ids: str
     throttled: bool
-    status: Optional[int] = None
-    error: Optional[str] = None
+    status: int | None = None
+    error: str | None = None
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,14 @@ subscription) and refuses a signature header that arrives twice.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any
 
 from .._wire import decode
 from ..errors import MotorError
 from ..types import Envelope
-from ._common import MAX_SIGNATURES, SECRET_PREFIX, TOLERANCE_SECS, Now, SecretLike, SigningSecret, as_secrets
+from ._common import MAX_SIGNATURES, SECRET_PREFIX, TOLERANCE_SECS, Now, Secrets, SigningSecret, as_secrets
 from .contracts import (
     AsixtoEvent,
     VerifiedAsixto,
@@ -62,7 +63,7 @@ class Verified:
     signed: Signed
 
     @property
-    def delivery_id(self) -> Optional[str]:
+    def delivery_id(self) -> str | None:
         return self.signed.delivery_id
 
 
@@ -70,7 +71,7 @@ def verify(
     profile: str,
     headers: Any,
     body: bytes,
-    secrets: "SecretLike | list[SecretLike]",
+    secrets: Secrets,
     now: Now = None,
 ) -> Verified:
     """Verifies one request signed with ``profile`` (``mw-v1``, ``t-v1`` or
@@ -103,7 +104,7 @@ class Verifier:
     empty list, an empty secret, and for standard-webhooks a secret that
     is not base64 after ``whsec_``."""
 
-    def __init__(self, profile: str, secrets: "SecretLike | list[SecretLike]") -> None:
+    def __init__(self, profile: str, secrets: Secrets) -> None:
         profile = str(getattr(profile, "value", profile))
         if profile not in _CHECKS:
             raise ValueError(f"unknown profile {profile!r}; one of {', '.join(PROFILES)}")
@@ -115,7 +116,9 @@ class Verifier:
             if not s.value:
                 raise InvalidSecret(f"secret #{i} is empty")
             if s.hmac_key(profile) is None:
-                raise InvalidSecret(f"secret #{i} is not base64 after its whsec_ prefix (standard-webhooks needs it)")
+                raise InvalidSecret(
+                    f"secret #{i} is not base64 after its whsec_ prefix (standard-webhooks needs it)"
+                )
 
     def __repr__(self) -> str:
         return f"Verifier({self.profile!r}, {len(self._secrets)} secret(s))"

@@ -9,9 +9,9 @@ import hashlib
 import hmac
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Optional, Union
 
 from .errors import MalformedHeader, StaleTimestamp
 
@@ -36,9 +36,9 @@ class SigningSecret:
     never shows the value."""
 
     value: str = field(repr=False)
-    key_id: Optional[str] = None
+    key_id: str | None = None
 
-    def hmac_key(self, profile: str) -> Optional[bytes]:
+    def hmac_key(self, profile: str) -> bytes | None:
         """The HMAC key for ``profile``; ``None`` when the value cannot be one.
 
         mw-v1, t-v1 and the contracts key the HMAC with the whole string,
@@ -46,7 +46,7 @@ class SigningSecret:
         what follows ``whsec_`` (Motor's 64 hex digits are base64 too)."""
         if profile != "standard-webhooks":
             return self.value.encode("utf-8")
-        encoded = self.value[len(SECRET_PREFIX):] if self.value.startswith(SECRET_PREFIX) else self.value
+        encoded = self.value[len(SECRET_PREFIX) :] if self.value.startswith(SECRET_PREFIX) else self.value
         encoded = encoded.rstrip("=")
         if len(encoded) % 4 == 1:
             return None
@@ -57,16 +57,18 @@ class SigningSecret:
         return key or None
 
 
-SecretLike = Union[SigningSecret, str]
+SecretLike = SigningSecret | str
+#: One secret, or the list a receiver holds (two during a rotation).
+Secrets = SecretLike | Sequence[SecretLike]
 
 
-def as_secrets(secrets: "SecretLike | list[SecretLike] | tuple[SecretLike, ...]") -> list[SigningSecret]:
+def as_secrets(secrets: Secrets) -> list[SigningSecret]:
     if isinstance(secrets, (str, SigningSecret)):
         secrets = [secrets]
     return [s if isinstance(s, SigningSecret) else SigningSecret(s) for s in secrets]
 
 
-Now = Union[None, int, float, datetime]
+Now = int | float | datetime | None
 
 
 def unix_now(now: Now) -> int:

@@ -10,7 +10,7 @@ aiohttp's ``getall``, a mapping (a value may be a list of the values received) o
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any
 
 from .errors import MalformedHeader, MissingHeader, RepeatedHeader
 
@@ -36,7 +36,7 @@ def values(headers: Any, name: str) -> list[Any]:
     return found
 
 
-def optional(headers: Any, name: str) -> Optional[str]:
+def optional(headers: Any, name: str) -> str | None:
     """The one value of ``name``, trimmed; ``None`` when absent or empty."""
     found = values(headers, name)
     if not found:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
-from ._common import Now, SecretLike, as_secrets
+from ._common import Now, Secrets, as_secrets
 from .errors import InvalidPayload
 from .profiles import Signed, check_t_v1
 
@@ -45,7 +45,7 @@ class AsixtoEvent:
     created: int
     environment: str
     data: Any
-    replay_of: Optional[str] = None
+    replay_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -60,12 +60,17 @@ class VerifiedAsixto:
     signed: Signed
 
 
-def verify_visito(headers: Any, body: bytes, secrets: "SecretLike | list[SecretLike]", now: Now = None) -> VerifiedVisito:
+def verify_visito(headers: Any, body: bytes, secrets: Secrets, now: Now = None) -> VerifiedVisito:
     """``X-Visito-Signature: t=…,v1=…``; ``X-Visito-Event-Id`` is reported
     in ``signed.delivery_id``."""
     signed = check_t_v1(
-        headers, body, as_secrets(secrets), now,
-        header=VISITO_SIGNATURE, id_header=VISITO_EVENT_ID, profile="visito",
+        headers,
+        body,
+        as_secrets(secrets),
+        now,
+        header=VISITO_SIGNATURE,
+        id_header=VISITO_EVENT_ID,
+        profile="visito",
     )
     raw = _object(body)
     try:
@@ -82,11 +87,16 @@ def verify_visito(headers: Any, body: bytes, secrets: "SecretLike | list[SecretL
     return VerifiedVisito(event, signed)
 
 
-def verify_asixto(headers: Any, body: bytes, secrets: "SecretLike | list[SecretLike]", now: Now = None) -> VerifiedAsixto:
+def verify_asixto(headers: Any, body: bytes, secrets: Secrets, now: Now = None) -> VerifiedAsixto:
     """``Asixto-Signature: t=…,v1=…[,v1=…]`` (one v1 per active secret)."""
     signed = check_t_v1(
-        headers, body, as_secrets(secrets), now,
-        header=ASIXTO_SIGNATURE, id_header=None, profile="asixto",
+        headers,
+        body,
+        as_secrets(secrets),
+        now,
+        header=ASIXTO_SIGNATURE,
+        id_header=None,
+        profile="asixto",
     )
     raw = _object(body)
     try:
@@ -113,7 +123,7 @@ def _object(body: bytes) -> dict[str, Any]:
     try:
         raw = json.loads(body)
     except ValueError as e:
-        raise InvalidPayload(f"not JSON ({e.msg})") from None
+        raise InvalidPayload(f"not JSON ({e})") from None
     if not isinstance(raw, dict):
         raise InvalidPayload("not a JSON object")
     return raw

@@ -18,7 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from . import _headers
 from ._common import (
@@ -44,10 +44,10 @@ class Signed:
     #: mw-v1: ``X-MW-Delivery-Id`` (signed); standard-webhooks:
     #: ``webhook-id`` (signed); t-v1: the unsigned delivery/event id header
     #: when present, for logs only.
-    delivery_id: Optional[str]
+    delivery_id: str | None
     #: The key id that matched: the ``X-MW-Key-Id`` entry in mw-v1,
     #: otherwise the one given with the secret, if any.
-    key_id: Optional[str]
+    key_id: str | None
 
 
 MW_TIMESTAMP = "x-mw-timestamp"
@@ -71,7 +71,7 @@ def check_mw_v1(headers: Any, body: bytes, secrets: list[SigningSecret], now: No
     if len(key_ids) != len(signatures):
         raise MalformedHeader(MW_KEY_ID, "not as many key ids as signatures")
     pairs: list[tuple[str, bytes]] = []
-    for key_id, item in zip(key_ids, signatures):
+    for key_id, item in zip(key_ids, signatures, strict=True):
         scheme, sep, value = item.partition("=")
         if not sep:
             raise MalformedHeader(MW_SIGNATURE, "not scheme=value")
@@ -97,7 +97,7 @@ def check_t_v1(
     now: Now = None,
     *,
     header: str = MW_SIGNATURE,
-    id_header: Optional[str] = MW_DELIVERY_ID,
+    id_header: str | None = MW_DELIVERY_ID,
     profile: str = "t-v1",
 ) -> Signed:
     """``header: t=<unix>,v1=<hex>[,v1=<hex>]``, each v1 over ``t.body``:
@@ -111,7 +111,7 @@ def check_t_v1(
     items = [item.strip() for item in value.split(",")]
     if len(items) > MAX_SIGNATURES + 1:
         raise MalformedHeader(header, "too many items")
-    ts_text: Optional[str] = None
+    ts_text: str | None = None
     tags: list[bytes] = []
     for item in items:
         key, sep, item_value = item.partition("=")
@@ -131,8 +131,8 @@ def check_t_v1(
     check_window(timestamp, now)
 
     for secret in secrets:
-        key = secret.hmac_key(profile)
-        if key and matches(tag(key, ts_text.encode(), b".", body), tags):
+        hmac_key = secret.hmac_key(profile)
+        if hmac_key and matches(tag(hmac_key, ts_text.encode(), b".", body), tags):
             return Signed(profile, timestamp, delivery_id, secret.key_id)
     raise BadSignature()
 
