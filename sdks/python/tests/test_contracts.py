@@ -157,6 +157,8 @@ def test_asixto_replay_and_a_repeated_header():
 
 def test_asixto_signed_body_without_the_envelope_is_400():
     for body in (
+        b"\xff\xfe not UTF-8",
+        b"[" * 100_000,
         b'{"id":"x","type":"t","created":"yesterday","environment":"live","data":{}}',
         b'{"id":"x","type":"t","environment":"live","data":{}}',
         b"[]",

@@ -150,7 +150,7 @@ def test_header_sources_of_every_kind(profile):
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_a_signed_body_that_is_not_an_envelope_is_400(profile):
-    for body in (b"not json", b"[1,2]", b'{"schema_version":1}'):
+    for body in (b"not json", b"\xff\xfe", b"[1,2]", b'{"schema_version":1}', b"[" * 100_000):
         h = {
             "mw-v1": lambda: mw_signed(NOW, [(KEY_A, SECRET_A)], body),
             "t-v1": lambda: t_signed(NOW, [SECRET_A], body=body),

@@ -94,7 +94,7 @@ def parse_envelope(body: bytes) -> Envelope:
     is not one."""
     try:
         return decode(Envelope, json.loads(body))
-    except (ValueError, MotorError, TypeError) as e:
+    except (ValueError, MotorError, TypeError, RecursionError) as e:
         raise InvalidPayload(str(e)) from None
 
 

@@ -122,7 +122,7 @@ def verify_asixto(headers: Any, body: bytes, secrets: Secrets, now: Now = None) 
 def _object(body: bytes) -> dict[str, Any]:
     try:
         raw = json.loads(body)
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:
         raise InvalidPayload(f"not JSON ({e})") from None
     if not isinstance(raw, dict):
         raise InvalidPayload("not a JSON object")
