@@ -126,17 +126,17 @@ type captured struct {
 	body   []byte
 }
 
-// receiver is a real HTTP server on 127.0.0.1, port 0, that keeps every
+// sink is a real HTTP server on 127.0.0.1, port 0, that keeps every
 // request and answers with answer (204 when nil).
-type receiver struct {
+type sink struct {
 	server *httptest.Server
 	mu     sync.Mutex
 	got    []captured
 	answer func(captured) int
 }
 
-func newReceiver(t *testing.T, answer func(captured) int) *receiver {
-	r := &receiver{answer: answer}
+func newSink(t *testing.T, answer func(captured) int) *sink {
+	r := &sink{answer: answer}
 	r.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		c := captured{header: req.Header.Clone(), body: body}
@@ -155,14 +155,14 @@ func newReceiver(t *testing.T, answer func(captured) int) *receiver {
 }
 
 // requests is a copy of what arrived so far.
-func (r *receiver) requests() []captured {
+func (r *sink) requests() []captured {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]captured(nil), r.got...)
 }
 
 // eventIDs of the requests whose body is an envelope of this event id.
-func (r *receiver) withEvent(eventID string) []captured {
+func (r *sink) withEvent(eventID string) []captured {
 	var out []captured
 	for _, c := range r.requests() {
 		var e motor.Envelope
