@@ -70,6 +70,13 @@ type Secret struct {
 	Value string `json:"valor"`
 }
 
+// String hides the value: a secret must not end up in a log. Read Value
+// to hand it to the receiver.
+func (s Secret) String() string { return "Secret{KeyID:" + s.KeyID + ", Value:[REDACTED]}" }
+
+// GoString hides the value from %#v too.
+func (s Secret) GoString() string { return s.String() }
+
 // SubscriptionWithSecret is the answer to create and rotate.
 type SubscriptionWithSecret struct {
 	Subscription Subscription `json:"suscripcion"`

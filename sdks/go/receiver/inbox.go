@@ -110,8 +110,9 @@ func (i *Inbox) Receive(ctx context.Context, e *motor.Envelope, effect func(ctx 
 }
 
 // Status is what to answer Motor after Receive: 204 when the event is
-// kept (applied now or before), 500 when it is not (Motor retries).
-func Status(outcome Outcome, err error) int {
+// kept (applied now or before), 500 when it is not (Motor retries). It
+// takes Receive's results as they are: Status(inbox.Receive(…)).
+func Status(_ Outcome, err error) int {
 	if err != nil {
 		return http.StatusInternalServerError
 	}
