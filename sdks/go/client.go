@@ -73,14 +73,13 @@ type call struct {
 	out     any
 }
 
+// endpoint is the base URL, path (already escaped, see pathID) and query.
 func (c *Client) endpoint(path string, query url.Values) string {
-	u := *c.base
-	u.Path = c.base.Path + path
-	u.RawQuery = ""
+	u := c.base.String() + path
 	if len(query) > 0 {
-		u.RawQuery = query.Encode()
+		u += "?" + query.Encode()
 	}
-	return u.String()
+	return u
 }
 
 func (c *Client) newRequest(ctx context.Context, method, path string, query url.Values, body io.Reader) (*http.Request, error) {

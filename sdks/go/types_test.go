@@ -64,3 +64,22 @@ func TestAPIErrorText(t *testing.T) {
 		t.Fatal("a plain error has a code")
 	}
 }
+
+func TestEndpointsKeepTheBasePathAndEscapeIDs(t *testing.T) {
+	c, err := NewClient("https://motor.example.com/api/", "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.endpoint("/v1/subscriptions/"+pathID("a/b c"), nil)
+	if got != "https://motor.example.com/api/v1/subscriptions/a%2Fb%20c" {
+		t.Fatalf("%s", got)
+	}
+	for _, bad := range []string{"ftp://x", "::", ""} {
+		if _, err := NewClient(bad, "tok"); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if _, err := NewClient("http://x", ""); err == nil {
+		t.Error("an empty token accepted")
+	}
+}

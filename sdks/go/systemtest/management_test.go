@@ -184,13 +184,17 @@ func TestDeliveriesRetryAndReplay(t *testing.T) {
 	if e := apiError(t, err); e.Code != motor.CodeValidation || e.Field != "body.motivo" {
 		t.Fatalf("replay without motivo: %+v", e)
 	}
-	// The replay sends the same events under new delivery ids.
-	waitFor(t, "the replayed events", func() bool { return len(rx.withEvent(first.EventID)) == 3 })
+	byID, err := c.Replay(ctx(t), sub.ID, "go-replay-3", motor.ReplayRequest{EventIDs: []string{first.EventID}, Reason: "go sdk test, by id"})
+	if err != nil || byID.Deliveries != 1 || byID.ID == replay.ID {
+		t.Fatalf("replay by event id: %v %+v", err, byID)
+	}
+	// The replays send the same events under new delivery ids.
+	waitFor(t, "the replayed events", func() bool { return len(rx.withEvent(first.EventID)) == 4 })
 	ids := map[string]bool{}
 	for _, r := range rx.withEvent(first.EventID) {
 		ids[r.header.Get("X-MW-Delivery-Id")] = true
 	}
-	if len(ids) != 3 {
+	if len(ids) != 4 {
 		t.Fatalf("delivery ids of event 1: %v", ids)
 	}
 	list, err := c.ListDeliveries(ctx(t), motor.ListDeliveriesOptions{InstanceID: instance, PerPage: 2})
