@@ -17,7 +17,7 @@ from http.client import HTTPResponse
 from typing import Any
 
 from . import __version__
-from .errors import TransportError, from_response
+from .errors import MotorError, TransportError, from_response
 
 USER_AGENT = f"motor-sdk-python/{__version__}"
 
@@ -37,7 +37,10 @@ class Answer:
     body: bytes
 
     def json(self) -> Any:
-        return json.loads(self.body) if self.body else None
+        try:
+            return json.loads(self.body) if self.body else None
+        except ValueError:
+            raise MotorError(f"answer {self.status} is not JSON: {self.body[:100]!r}") from None
 
 
 class Transport:

@@ -103,6 +103,9 @@ class Inbox:
                 if claimed == 0:
                     conn.rollback()
                     return Received(Outcome.DUPLICATE)
+                if claimed != 1:
+                    # Without a row count a duplicate cannot be told apart.
+                    raise RuntimeError(f"the driver reported {claimed} rows for the inbox claim")
                 effect(cur)
             finally:
                 cur.close()

@@ -21,7 +21,7 @@ import urllib.parse
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from .errors import RateLimited, ServerError, TransportError, Unavailable, from_response
+from .errors import MotorError, RateLimited, ServerError, TransportError, Unavailable, from_response
 from .types import Envelope
 
 if TYPE_CHECKING:
@@ -148,10 +148,10 @@ class EventStream:
             line = response.readline()
             if not line:
                 return  # the server ended the stream
-            text = line.decode("utf-8").rstrip("\r\n")
+            text = line.decode("utf-8", "replace").rstrip("\r\n")
             if text == "":
                 if data:
-                    envelope = Envelope.from_json("\n".join(data))
+                    envelope = _envelope("\n".join(data))
                     self.cursor = int(event_id) if event_id is not None else envelope.seq
                     yield envelope
                 elif event_id is not None and event_id.isdigit():
@@ -190,6 +190,15 @@ class EventStream:
         delay = max(backoff * random.uniform(0.5, 1.0), retry_after or 0.0)
         self._closed.wait(delay)
         return backoff
+
+
+def _envelope(data: str) -> Envelope:
+    """A message's data; anything else is raised (the cursor still names
+    the last good event, so a new stream can resume from it)."""
+    try:
+        return Envelope.from_json(data)
+    except (ValueError, MotorError) as e:
+        raise MotorError(f"the stream sent data that is not an envelope: {e}") from None
 
 
 __all__ = ["EventStream"]
