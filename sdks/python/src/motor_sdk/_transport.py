@@ -58,6 +58,11 @@ class Transport:
     def __repr__(self) -> str:
         return f"Transport({self.base_url!r}, token=[REDACTED])"
 
+    @property
+    def authorization(self) -> str:
+        """The ``Authorization`` header's value (the stream sends it too)."""
+        return f"Bearer {self._token}"
+
     def url(self, path: str, query: Mapping[str, Any] | None = None) -> str:
         url = self.base_url + path
         if query:
@@ -80,7 +85,7 @@ class Transport:
         reads it); an error status raises its typed :class:`ApiError`."""
         data = None
         all_headers = {
-            "Authorization": f"Bearer {self._token}",
+            "Authorization": self.authorization,
             "Accept": "application/json",
             "User-Agent": USER_AGENT,
         }

@@ -116,7 +116,7 @@ class EventStream:
             query["types"] = ",".join(self._types)
         path = base.path + self._path + (("?" + urllib.parse.urlencode(query)) if query else "")
         headers = {
-            "Authorization": f"Bearer {self._http._token}",
+            "Authorization": self._http.authorization,
             "Accept": "text/event-stream",
             "Cache-Control": "no-cache",
         }
