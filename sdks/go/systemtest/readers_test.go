@@ -167,10 +167,12 @@ func TestStreamWithoutCursorStartsAtTheEndAndFiltersTypes(t *testing.T) {
 	appendN(t, instance, 2, func(int) string { return "old" })
 	cuts, httpClient := newCuttable()
 	c, _ := motor.NewClient(env.url, env.token, motor.WithHTTPClient(httpClient))
+	// The stream belongs to the goroutine that reads it; the test's
+	// context, cancelled when the test ends, stops it.
 	s := c.Stream(ctx(t), instance, motor.StreamOptions{Types: []string{"wanted"}})
-	defer s.Close()
 	got := make(chan motor.Envelope, 4)
 	go func() {
+		defer s.Close()
 		for s.Next() {
 			got <- s.Event()
 		}
