@@ -98,7 +98,10 @@ export class EventStream<D = unknown> implements AsyncIterable<Envelope<D>> {
       while (!stop.aborted) {
         const connection = new AbortController();
         const signal = AbortSignal.any([stop, connection.signal]);
+        const idle = this.#options.idleTimeoutMs ?? 45_000;
         let response: Response;
+        // A connection that opens no answer within the idle time is dead too.
+        const opening = setTimeout(() => connection.abort(), idle);
         try {
           response = await this.#http.open(this.#path, {
             query: { types: this.#options.types },
@@ -108,10 +111,12 @@ export class EventStream<D = unknown> implements AsyncIterable<Envelope<D>> {
           });
         } catch (error) {
           if (stop.aborted) return;
-          this.#told('conexion', error);
+          this.#told(connection.signal.aborted ? 'silencio' : 'conexion', error);
           await pause(delay, stop);
           delay = Math.min(delay * 2, max);
           continue;
+        } finally {
+          clearTimeout(opening);
         }
         if (response.status !== 200) {
           const error = apiError(response, await response.text().catch(() => ''));
@@ -127,16 +132,9 @@ export class EventStream<D = unknown> implements AsyncIterable<Envelope<D>> {
         delay = initial;
         let reason = 'cortada';
         let failure: unknown;
-        const idle = this.#options.idleTimeoutMs ?? 45_000;
-        const arm = () =>
-          setTimeout(() => {
-            reason = 'silencio';
-            connection.abort();
-          }, idle);
-        let timer = arm();
-        const watched = watch(response.body!, () => {
-          clearTimeout(timer);
-          timer = arm();
+        const watched = watch(response.body!, idle, () => {
+          reason = 'silencio';
+          connection.abort();
         });
         try {
           for await (const item of parseSse(watched)) {
@@ -159,7 +157,6 @@ export class EventStream<D = unknown> implements AsyncIterable<Envelope<D>> {
           if (error instanceof MotorError) throw error;
           failure = error;
         } finally {
-          clearTimeout(timer);
           connection.abort();
         }
         if (stop.aborted) return;
@@ -188,10 +185,26 @@ async function pause(ms: number, signal: AbortSignal): Promise<void> {
   }
 }
 
-/** The body's chunks, calling `seen` at each one (the idle timer). */
-async function* watch(body: ReadableStream<Uint8Array>, seen: () => void): AsyncGenerator<Uint8Array> {
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    seen();
-    yield chunk;
+/**
+ * The body's chunks; `silent` is called when one is awaited for `idle` ms.
+ * Time spent by the caller between chunks (handling an event) is not
+ * silence: the clock runs only while a chunk is awaited.
+ */
+async function* watch(body: ReadableStream<Uint8Array>, idle: number, silent: () => void): AsyncGenerator<Uint8Array> {
+  const chunks = (body as unknown as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      const timer = setTimeout(silent, idle);
+      let next: IteratorResult<Uint8Array>;
+      try {
+        next = await chunks.next();
+      } finally {
+        clearTimeout(timer);
+      }
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    await chunks.return?.();
   }
 }
