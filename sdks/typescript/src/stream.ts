@@ -139,7 +139,14 @@ export class EventStream<D = unknown> implements AsyncIterable<Envelope<D>> {
         try {
           for await (const item of parseSse(watched)) {
             if (item.kind === 'comment') {
-              if (item.text.startsWith('fin ')) reason = item.text;
+              // `: fin motivo=<lento|apagado|error> cursor=N`: the server
+              // ends the stream and says where to resume (past events the
+              // `types` filter skipped, too).
+              if (item.text.startsWith('fin ')) {
+                reason = item.text;
+                const at = /(?:^| )cursor=(\d+)(?: |$)/.exec(item.text);
+                if (at) this.#cursor = Math.max(this.#cursor ?? 0, Number(at[1]));
+              }
               continue;
             }
             if (item.id !== undefined && /^\d+$/.test(item.id)) this.#cursor = Number(item.id);
