@@ -129,7 +129,8 @@ export class EventStream<D = unknown> implements AsyncIterable<Envelope<D>> {
           delay = Math.min(delay * 2, max);
           continue;
         }
-        delay = initial;
+        const opened = Date.now();
+        let delivered = false;
         let reason = 'cortada';
         let failure: unknown;
         const watched = watch(response.body!, idle, () => {
@@ -157,6 +158,7 @@ export class EventStream<D = unknown> implements AsyncIterable<Envelope<D>> {
             } catch (cause) {
               throw new MotorError(`stream event ${item.id ?? '?'} is not JSON`, { cause });
             }
+            delivered = true;
             yield envelope;
           }
         } catch (error) {
@@ -168,6 +170,12 @@ export class EventStream<D = unknown> implements AsyncIterable<Envelope<D>> {
         }
         if (stop.aborted) return;
         this.#told(reason, failure);
+        // A connection that served events or lived a while was healthy:
+        // back-off starts over. One cut right after it opened backs off,
+        // so a proxy that drops every stream is not hammered.
+        if (delivered || Date.now() - opened > HEALTHY_MS) delay = initial;
+        await pause(delay, stop);
+        delay = Math.min(delay * 2, max);
       }
     } finally {
       this.#closer.abort();
@@ -178,6 +186,9 @@ export class EventStream<D = unknown> implements AsyncIterable<Envelope<D>> {
     this.#options.onReconnect?.({ cursor: this.#cursor, reason, error: error === undefined ? undefined : describe(error) });
   }
 }
+
+/** A connection open this long counts as healthy even without events. */
+const HEALTHY_MS = 5_000;
 
 /** 429, 503 and other 5xx are worth waiting for; other refusals are not. */
 function retryable(error: MotorApiError): boolean {
