@@ -3,6 +3,9 @@
 // The resources (events, subscriptions, deliveries) and the stream use it.
 import { CursorExpiredError, MotorApiError, MotorConnectionError } from './errors.js';
 
+/** Sent with every call, so that Motor's logs tell the SDK's calls apart. */
+export const USER_AGENT = 'motor-sdk-typescript/0.1.0';
+
 export interface MotorOptions {
   /** Motor's base URL, such as `http://127.0.0.1:8080`. */
   url: string;
@@ -53,7 +56,11 @@ export class Transport {
   }
 
   headers(extra?: Record<string, string | undefined>): Record<string, string> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.#token}`, accept: 'application/json' };
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.#token}`,
+      accept: 'application/json',
+      'user-agent': USER_AGENT,
+    };
     for (const [name, value] of Object.entries(extra ?? {})) {
       if (value !== undefined) headers[name] = value;
     }

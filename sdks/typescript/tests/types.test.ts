@@ -11,6 +11,8 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
+import { USER_AGENT } from '../src/http.js';
+
 const sdk = fileURLToPath(new URL('../../', import.meta.url));
 const script = join(sdk, 'scripts', 'generate-types.mjs');
 const document = join(sdk, '..', '..', 'schemas', 'openapi.json');
@@ -46,5 +48,10 @@ describe('generated types', { concurrency: true }, () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it("the user agent names package.json's version", async () => {
+    const pkg = JSON.parse(await readFile(join(sdk, 'package.json'), 'utf8'));
+    assert.equal(USER_AGENT, `motor-sdk-typescript/${pkg.version}`);
   });
 });
