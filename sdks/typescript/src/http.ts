@@ -116,12 +116,12 @@ export function apiError(response: Response, text: string): MotorApiError {
   const detail = (body as { error?: { code?: unknown; message?: unknown; campo?: unknown } } | null)?.error;
   const code = typeof detail?.code === 'string' ? detail.code : `http_${response.status}`;
   const message = typeof detail?.message === 'string' ? detail.message : text.slice(0, 200) || response.statusText;
-  const campo = typeof detail?.campo === 'string' ? detail.campo : undefined;
+  const field = typeof detail?.campo === 'string' ? detail.campo : undefined;
   if (response.status === 410 && code === 'cursor_vencido') {
     const primer = (body as { primer_cursor?: unknown }).primer_cursor;
     if (typeof primer === 'number') return new CursorExpiredError(message, undefined, primer, body);
   }
-  return new MotorApiError(response.status, code, message, { campo, body, retryAfter: retryAfter(response) });
+  return new MotorApiError(response.status, code, message, { field, body, retryAfter: retryAfter(response) });
 }
 
 function retryAfter(response: Response): number | undefined {

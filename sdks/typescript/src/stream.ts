@@ -3,7 +3,7 @@
 // connection, a server's `: fin motivo=… cursor=N`, a 503 or a silent
 // connection reconnect with `Last-Event-ID: <cursor>` (no gap, no
 // duplicate). A 410 is never resumed silently: it throws
-// CursorExpiredError with `primerCursor`, and the caller decides.
+// CursorExpiredError with `firstCursor` (`primer_cursor`), and the caller decides.
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { CursorExpiredError, MotorApiError, MotorError } from './errors.js';
@@ -56,7 +56,7 @@ export interface ReconnectInfo {
  * Throws MotorApiError for a refusal that waiting cannot fix (401, 403,
  * 404, 422) and CursorExpiredError (410) when the cursor left the
  * resumption window: restart explicitly with
- * `motor.events.stream(instance, { after: error.primerCursor })`.
+ * `motor.events.stream(instance, { after: error.firstCursor })`.
  */
 export class EventStream<D = unknown> implements AsyncIterable<Envelope<D>> {
   readonly #http: Transport;
@@ -121,7 +121,7 @@ export class EventStream<D = unknown> implements AsyncIterable<Envelope<D>> {
         if (response.status !== 200) {
           const error = apiError(response, await response.text().catch(() => ''));
           if (error instanceof CursorExpiredError) {
-            throw new CursorExpiredError(error.message, this.#cursor, error.primerCursor, error.body);
+            throw new CursorExpiredError(error.message, this.#cursor, error.firstCursor, error.body);
           }
           if (!retryable(error)) throw error;
           this.#told(error.code, error);

@@ -149,7 +149,7 @@ describe('streams', () => {
     await iterator.return?.();
   });
 
-  it('throws CursorExpiredError with primerCursor for a cursor past the window, and restarts only when told', async () => {
+  it('throws CursorExpiredError with firstCursor for a cursor past the window, and restarts only when told', async () => {
     const instance = await newInstance('sdk-ts-stream-410');
     await client.events.appendBatch(instance, [1, 2, 3, 4, 5].map((n) => ({ type: 'paso', data: { n } })));
     // Events 1–3 received 100 h ago: past streams.retencion_horas (72).
@@ -165,8 +165,8 @@ describe('streams', () => {
     assert.equal(expired!.status, 410);
     assert.equal(expired!.code, 'cursor_vencido');
     assert.equal(expired!.cursor, 1);
-    assert.equal(expired!.primerCursor, 3);
-    const restarted = client.events.stream(instance, { after: expired!.primerCursor });
+    assert.equal(expired!.firstCursor, 3);
+    const restarted = client.events.stream(instance, { after: expired!.firstCursor });
     const iterator = restarted[Symbol.asyncIterator]();
     assert.deepEqual((await take(iterator, 2)).map((e) => e.seq), [4, 5]);
     await iterator.return?.();
@@ -185,7 +185,7 @@ describe('streams', () => {
       async () => {
         for await (const _ of client.events.stream(instance, { after: 99 })) break;
       },
-      (e: MotorApiError) => e.status === 422 && e.code === 'validacion' && e.campo === 'header.Last-Event-ID',
+      (e: MotorApiError) => e.status === 422 && e.code === 'validacion' && e.field === 'header.Last-Event-ID',
     );
     assert.throws(() => client.events.stream(instance, { after: -1 }), TypeError);
   });
