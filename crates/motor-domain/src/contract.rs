@@ -21,11 +21,13 @@ use crate::{
 };
 
 pub mod ladder;
+pub mod render;
 
 pub use ladder::{
     JitterMode, Ladder, LadderId, LadderName, Limit, NextAttempt, UnknownLadder, ASIXTO_V1,
     MOTOR_V1, VISITO_V1,
 };
+pub use render::{render, Environment, RenderError, RenderInput, Rendered};
 
 /// The field a contract is named in (`contrato` on apps and subscriptions).
 pub const FIELD: &str = "contrato";
