@@ -24,8 +24,8 @@ pub mod ladder;
 pub mod render;
 
 pub use ladder::{
-    JitterMode, Ladder, LadderId, LadderName, Limit, NextAttempt, UnknownLadder, ASIXTO_V1,
-    MOTOR_V1, VISITO_V1,
+    JitterMode, Ladder, LadderError, LadderId, LadderName, Limit, NextAttempt, UnknownLadder,
+    ASIXTO_V1, MOTOR_V1, VISITO_V1,
 };
 pub use render::{render, Environment, RenderError, RenderInput, Rendered};
 

@@ -13,7 +13,7 @@
 //! without `Retry-After` (proven by a property test); `Retry-After` stays
 //! the policy's business until the engine is wired to ladders.
 
-use std::{fmt, str::FromStr, time::Duration};
+use std::{borrow::Cow, fmt, str::FromStr, time::Duration};
 
 use crate::{delivery::Jitter, time::Timestamp};
 
@@ -129,13 +129,28 @@ impl FromStr for LadderId {
 
 /// A retry ladder: after the `n`-th failed attempt the wait is drawn
 /// around `delays[n - 1]` (the last delay for ever after, where the limit
-/// is an age), until the limit ends the delivery.
+/// is an age), until the limit ends the delivery. Built-ins are the
+/// constants below; [`Ladder::new`] checks a custom one (a test's short
+/// ladder), so every ladder has at least one delay.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ladder {
-    pub id: LadderId,
-    pub delays: &'static [Duration],
-    pub jitter: JitterMode,
-    pub limit: Limit,
+    id: LadderId,
+    delays: Cow<'static, [Duration]>,
+    jitter: JitterMode,
+    limit: Limit,
+}
+
+/// A custom ladder is not usable as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LadderError {
+    #[error("a ladder needs at least one delay")]
+    NoDelays,
+    #[error("delays must be at least 1 ms, whole milliseconds and under 10 years")]
+    BadDelay,
+    #[error("a symmetric jitter is at most ±100 %")]
+    SpreadAbove100,
+    #[error("a ladder allows at least one attempt, or a positive age")]
+    EmptyLimit,
 }
 
 const fn secs(s: u64) -> Duration {
@@ -148,19 +163,19 @@ const HOUR: u64 = 3600;
 /// DESIGN.md §2: 1 s, 5 s, 30 s, 2 min, 10 min, then 1 h, each ±20 %;
 /// give up 72 h after creation. The same values as
 /// [`crate::delivery::RetryPolicy::production`].
-pub const MOTOR_V1: Ladder = Ladder {
+pub static MOTOR_V1: Ladder = Ladder {
     id: LadderId {
         name: LadderName::Motor,
         version: 1,
     },
-    delays: &[
+    delays: Cow::Borrowed(&[
         secs(1),
         secs(5),
         secs(30),
         secs(2 * MINUTE),
         secs(10 * MINUTE),
         secs(HOUR),
-    ],
+    ]),
     jitter: JitterMode::Symmetric { percent: 20 },
     limit: Limit::MaxAge(secs(72 * HOUR)),
 };
@@ -168,19 +183,19 @@ pub const MOTOR_V1: Ladder = Ladder {
 /// Seed 001: "Los errores se reintentan después de 1 minuto, 5 minutos, 30
 /// minutos, 2 horas, 8 horas y 24 horas: siete intentos en total." The
 /// seed names exact delays, so they are not drawn (±0 %).
-pub const VISITO_V1: Ladder = Ladder {
+pub static VISITO_V1: Ladder = Ladder {
     id: LadderId {
         name: LadderName::Visito,
         version: 1,
     },
-    delays: &[
+    delays: Cow::Borrowed(&[
         secs(MINUTE),
         secs(5 * MINUTE),
         secs(30 * MINUTE),
         secs(2 * HOUR),
         secs(8 * HOUR),
         secs(24 * HOUR),
-    ],
+    ]),
     jitter: JitterMode::Symmetric { percent: 0 },
     limit: Limit::MaxAttempts(7),
 };
@@ -190,19 +205,19 @@ pub const VISITO_V1: Ladder = Ladder {
 /// The seed's table did not survive; Motor's choice (docs/CONTRACTS.md):
 /// 1 min, 4 min, 25 min, 1 h 30 min, 3 h, 5 h — exactly 10 h nominal, so
 /// the seventh attempt comes 5 to 10 h after the first.
-pub const ASIXTO_V1: Ladder = Ladder {
+pub static ASIXTO_V1: Ladder = Ladder {
     id: LadderId {
         name: LadderName::Asixto,
         version: 1,
     },
-    delays: &[
+    delays: Cow::Borrowed(&[
         secs(MINUTE),
         secs(4 * MINUTE),
         secs(25 * MINUTE),
         secs(90 * MINUTE),
         secs(3 * HOUR),
         secs(5 * HOUR),
-    ],
+    ]),
     jitter: JitterMode::HalfToFull,
     limit: Limit::MaxAttempts(7),
 };
@@ -217,6 +232,56 @@ pub enum NextAttempt {
 }
 
 impl Ladder {
+    /// A ladder with these values, checked. `id` names what it stands for
+    /// (a test's short `visito@1`, say); only built-ins resolve by id.
+    pub fn new(
+        id: LadderId,
+        delays: Vec<Duration>,
+        jitter: JitterMode,
+        limit: Limit,
+    ) -> Result<Self, LadderError> {
+        const TEN_YEARS: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
+        if delays.is_empty() {
+            return Err(LadderError::NoDelays);
+        }
+        let whole_ms = |d: &Duration| d.subsec_nanos().is_multiple_of(1_000_000);
+        if delays
+            .iter()
+            .any(|d| *d < Duration::from_millis(1) || *d >= TEN_YEARS || !whole_ms(d))
+        {
+            return Err(LadderError::BadDelay);
+        }
+        if matches!(jitter, JitterMode::Symmetric { percent } if percent > 100) {
+            return Err(LadderError::SpreadAbove100);
+        }
+        if matches!(limit, Limit::MaxAttempts(0)) || limit == Limit::MaxAge(Duration::ZERO) {
+            return Err(LadderError::EmptyLimit);
+        }
+        Ok(Self {
+            id,
+            delays: Cow::Owned(delays),
+            jitter,
+            limit,
+        })
+    }
+
+    pub fn id(&self) -> LadderId {
+        self.id
+    }
+
+    /// The nominal delays, after the 1st, 2nd… failed attempt.
+    pub fn delays(&self) -> &[Duration] {
+        &self.delays
+    }
+
+    pub fn jitter(&self) -> JitterMode {
+        self.jitter
+    }
+
+    pub fn limit(&self) -> Limit {
+        self.limit
+    }
+
     /// Every built-in ladder, by id.
     pub const ALL: [&'static Ladder; 3] = [&MOTOR_V1, &VISITO_V1, &ASIXTO_V1];
 

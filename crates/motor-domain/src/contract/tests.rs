@@ -41,11 +41,11 @@ fn the_table_holds_each_documents_values() {
     assert_eq!(s(Contract::Visito).envelope, EnvelopeShape::Visito);
     assert_eq!(s(Contract::Asixto).envelope, EnvelopeShape::Asixto);
     assert_eq!(s(Contract::StandardWebhooks).envelope, EnvelopeShape::Motor);
-    assert_eq!(s(Contract::Motor).ladder.id.to_string(), "motor@1");
-    assert_eq!(s(Contract::Visito).ladder.id.to_string(), "visito@1");
-    assert_eq!(s(Contract::Asixto).ladder.id.to_string(), "asixto@1");
+    assert_eq!(s(Contract::Motor).ladder.id().to_string(), "motor@1");
+    assert_eq!(s(Contract::Visito).ladder.id().to_string(), "visito@1");
+    assert_eq!(s(Contract::Asixto).ladder.id().to_string(), "asixto@1");
     assert_eq!(
-        s(Contract::StandardWebhooks).ladder.id.to_string(),
+        s(Contract::StandardWebhooks).ladder.id().to_string(),
         "motor@1"
     );
     // Signatures.

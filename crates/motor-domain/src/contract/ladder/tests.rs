@@ -27,7 +27,7 @@ fn highest() -> Jitter {
 }
 
 fn waits(ladder: &Ladder, draw: Jitter) -> Vec<Duration> {
-    (1..=ladder.delays.len() as u32)
+    (1..=ladder.delays().len() as u32)
         .map(|n| ladder.wait(n, draw))
         .collect()
 }
@@ -73,7 +73,7 @@ fn visito_is_the_seeds_table_exactly() {
 #[test]
 fn asixto_is_seven_attempts_in_ten_hours_drawn_from_half_to_all() {
     let l = &ASIXTO_V1;
-    let nominal: Vec<Duration> = l.delays.to_vec();
+    let nominal: Vec<Duration> = l.delays().to_vec();
     assert_eq!(
         nominal,
         [S(60), S(240), S(1500), S(5400), S(10_800), S(18_000)]
@@ -150,12 +150,12 @@ fn motor_is_the_contracts_schedule_until_72_hours() {
 #[test]
 fn motor_matches_the_production_policy_on_a_table() {
     let policy = RetryPolicy::production();
-    assert_eq!(MOTOR_V1.delays.len(), 6);
+    assert_eq!(MOTOR_V1.delays().len(), 6);
     for n in 0..=9u32 {
         assert_eq!(MOTOR_V1.nominal(n), policy.nominal(n), "attempt {n}");
     }
     assert_eq!(
-        MOTOR_V1.limit,
+        MOTOR_V1.limit(),
         Limit::MaxAge(policy.give_up_after()),
         "the same horizon"
     );
@@ -201,7 +201,7 @@ proptest! {
         let (lo, hi) = (a.min(b), a.max(b));
         let w = l.wait(attempt, Jitter::from_unit(lo));
         prop_assert!(w <= l.wait(attempt, Jitter::from_unit(hi)));
-        match l.jitter {
+        match l.jitter() {
             JitterMode::Symmetric { percent } => {
                 let spread = nominal * u32::from(percent) / 100;
                 prop_assert!(w >= nominal - spread && w <= nominal + spread);
@@ -237,14 +237,14 @@ fn the_decide_boundaries_by_hand() {
 #[test]
 fn ladder_ids_round_trip_and_refuse_the_unknown() {
     for l in Ladder::ALL {
-        let stored = l.id.to_string();
+        let stored = l.id().to_string();
         let back: LadderId = stored.parse().unwrap();
-        assert_eq!(back, l.id);
+        assert_eq!(back, l.id());
         assert_eq!(Ladder::by_id(back), Some(l));
     }
-    assert_eq!(MOTOR_V1.id.to_string(), "motor@1");
-    assert_eq!(VISITO_V1.id.to_string(), "visito@1");
-    assert_eq!(ASIXTO_V1.id.to_string(), "asixto@1");
+    assert_eq!(MOTOR_V1.id().to_string(), "motor@1");
+    assert_eq!(VISITO_V1.id().to_string(), "visito@1");
+    assert_eq!(ASIXTO_V1.id().to_string(), "asixto@1");
     for bad in [
         "",
         "motor",
@@ -269,4 +269,56 @@ fn ladder_ids_round_trip_and_refuse_the_unknown() {
 fn jitter_modes_have_wire_names() {
     assert_eq!(JitterMode::Symmetric { percent: 20 }.as_str(), "simetrica");
     assert_eq!(JitterMode::HalfToFull.as_str(), "mitad_a_total");
+}
+
+#[test]
+fn a_custom_ladder_is_checked_and_runs_like_a_built_in() {
+    let id = VISITO_V1.id();
+    let short = Ladder::new(
+        id,
+        vec![MS(10), MS(50), MS(200)],
+        JitterMode::HalfToFull,
+        Limit::MaxAttempts(4),
+    )
+    .unwrap();
+    assert_eq!(
+        short
+            .attempt_times(t0(), lowest)
+            .iter()
+            .map(|t| (*t - t0()).num_milliseconds())
+            .collect::<Vec<_>>(),
+        [0, 5, 30, 130]
+    );
+    let bad = |delays: Vec<Duration>, jitter, limit| Ladder::new(id, delays, jitter, limit);
+    let sym = JitterMode::Symmetric { percent: 20 };
+    let seven = Limit::MaxAttempts(7);
+    assert_eq!(bad(vec![], sym, seven), Err(LadderError::NoDelays));
+    for d in [
+        Duration::ZERO,
+        Duration::from_micros(1500),
+        S(11 * 365 * 24 * 3600),
+    ] {
+        assert_eq!(
+            bad(vec![S(1), d], sym, seven),
+            Err(LadderError::BadDelay),
+            "{d:?}"
+        );
+    }
+    assert_eq!(
+        bad(vec![S(1)], JitterMode::Symmetric { percent: 101 }, seven),
+        Err(LadderError::SpreadAbove100)
+    );
+    for limit in [Limit::MaxAttempts(0), Limit::MaxAge(Duration::ZERO)] {
+        assert_eq!(bad(vec![S(1)], sym, limit), Err(LadderError::EmptyLimit));
+    }
+    // A one-attempt ladder never retries.
+    let once = Ladder::new(id, vec![S(1)], sym, Limit::MaxAttempts(1)).unwrap();
+    assert_eq!(
+        once.next_due(1, t0(), t0(), Jitter::NONE),
+        NextAttempt::Exhausted
+    );
+    assert_eq!(
+        once.next_due(0, t0(), t0(), Jitter::NONE),
+        NextAttempt::Exhausted
+    );
 }

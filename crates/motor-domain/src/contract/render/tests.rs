@@ -416,3 +416,69 @@ fn no_body_is_larger_than_motors_envelope() {
     }
     assert!(envelope_overhead(&widest_type, Origin::Live, None) < MAX_ENVELOPE_BYTES);
 }
+
+mod any_event {
+    use std::time::{Duration as StdDuration, UNIX_EPOCH};
+
+    use motor_receiver::{Profile, Secret};
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn any_data() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            ".{0,40}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::btree_map(".{0,8}", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// Whatever the event, Visito's and Asixto's bodies carry its
+        /// data unchanged under their own fields, and Motor's t-v1
+        /// verifier (the receiver crate) accepts their signature header
+        /// with either key of a rotation.
+        #[test]
+        fn bodies_carry_the_data_and_verify(
+            data in any_data(),
+            event_type in "[a-z]{1,10}(\\.[a-z_]{1,10}){0,2}",
+            secs in 0i64..4_000_000_000,
+            replayed in any::<bool>(),
+        ) {
+            let at = chrono::DateTime::from_timestamp(secs, 0).unwrap();
+            let stored = envelope("e1f0c2d4-0000-4000-8000-000000001187", &event_type, &time::format(&at), data.clone()).to_json();
+            let old = IssuedSecret::generate();
+            let new = IssuedSecret::generate();
+            let keys = vec![
+                SigningKey { key_id: old.key_id.clone(), secret: old.secret.clone(), created_at: at - chrono::Duration::days(1), expires_at: Some(at + chrono::Duration::hours(1)) },
+                SigningKey { key_id: new.key_id.clone(), secret: new.secret.clone(), created_at: at - chrono::Duration::minutes(1), expires_at: None },
+            ];
+            let replay = replayed.then_some(Replay { original_delivery: None });
+            let mut i = input(stored.as_bytes(), &keys, replay);
+            i.now = at;
+            for (contract, header) in [(Contract::Visito, "X-Visito-Signature"), (Contract::Asixto, "Asixto-Signature")] {
+                let r = render(contract.spec(), &i).unwrap();
+                let body: Value = serde_json::from_slice(&r.body).unwrap();
+                prop_assert_eq!(&body["data"], &data);
+                prop_assert_eq!(&body["type"], &json!(event_type));
+                let value = r.header(header).unwrap();
+                let as_motor = [("X-MW-Signature", value)];
+                let clock = UNIX_EPOCH + StdDuration::from_secs(secs as u64);
+                let verify = |secret: &IssuedSecret| {
+                    Profile::parse("t-v1").unwrap().verify(&as_motor, &r.body, &[Secret::new(secret.secret.expose())], clock)
+                };
+                prop_assert!(verify(&new).is_ok(), "{contract}");
+                // Visito signs with the newest key only; Asixto with both.
+                prop_assert_eq!(verify(&old).is_ok(), contract == Contract::Asixto, "{}", contract);
+            }
+        }
+    }
+}
