@@ -6,7 +6,7 @@
 //! quotes the seed line behind each value.
 //!
 //! Neighbours: [`ladder`] holds the retry ladders the table names,
-//! [`render`] builds one attempt's body and headers from the table, and
+//! [`mod@render`] builds one attempt's body and headers from the table, and
 //! both call into [`crate::signature`] and [`crate::delivery`] unchanged.
 //! Nothing here is wired into the engine or the API yet.
 
@@ -104,7 +104,8 @@ pub enum EnvelopeShape {
     /// `eventId`, `type`, `schemaVersion: "1.0"`, `tenantId`,
     /// `occurredAt`, `data`.
     Visito,
-    /// `id`, `type`, `created`, `environment`, [`replay_of`], `data`.
+    /// `id`, `type`, `created`, `environment`, `replay_of` (on a replay),
+    /// `data`.
     Asixto,
 }
 
@@ -130,13 +131,17 @@ pub struct SignatureRule {
     pub keys: KeyUse,
 }
 
-/// The header naming the event, the delivery, or neither.
+/// The headers naming the event and the delivery, where a contract has
+/// them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IdHeaders {
     /// Carries the event id (the same on every retry and replay).
     pub event_id: Option<&'static str>,
     /// Carries the delivery id (the same on every retry; new per replay).
     pub delivery_id: Option<&'static str>,
+    /// On a replay or manual retry, carries the delivery it sends again
+    /// (when Motor knows it).
+    pub replay_of: Option<&'static str>,
 }
 
 /// What a replay sends the receiver.
@@ -232,6 +237,7 @@ static MOTOR: ContractSpec = ContractSpec {
     ids: IdHeaders {
         event_id: Some("X-MW-Event-Id"),
         delivery_id: Some("X-MW-Delivery-Id"),
+        replay_of: Some("X-MW-Replay-Of"),
     },
     signature: SignatureRule {
         profile: SigningProfile::MwV1,
@@ -259,6 +265,7 @@ static VISITO: ContractSpec = ContractSpec {
     ids: IdHeaders {
         event_id: Some("X-Visito-Event-Id"),
         delivery_id: None,
+        replay_of: None,
     },
     signature: SignatureRule {
         profile: SigningProfile::TV1,
@@ -286,6 +293,7 @@ static ASIXTO: ContractSpec = ContractSpec {
     ids: IdHeaders {
         event_id: None,
         delivery_id: None,
+        replay_of: None,
     },
     signature: SignatureRule {
         profile: SigningProfile::TV1,
@@ -313,6 +321,7 @@ static STANDARD_WEBHOOKS: ContractSpec = ContractSpec {
     ids: IdHeaders {
         event_id: None,
         delivery_id: None,
+        replay_of: None,
     },
     signature: SignatureRule {
         profile: SigningProfile::StandardWebhooks,

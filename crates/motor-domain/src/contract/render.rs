@@ -24,8 +24,6 @@ use crate::{
 pub const VISITO_SCHEMA_VERSION: &str = "1.0";
 /// The field an event or subscription names its environment in.
 pub const ENVIRONMENT_FIELD: &str = "entorno";
-/// Motor's header naming the delivery a replay sends again.
-pub const HEADER_REPLAY_OF: &str = "X-MW-Replay-Of";
 
 /// Asixto's environment (`environment` in its envelope, `entorno` in
 /// Motor's API). Its wire spelling is [`Environment::as_str`].
@@ -164,9 +162,12 @@ pub fn render(spec: &ContractSpec, input: &RenderInput<'_>) -> Result<Rendered, 
     }
     if let Some(name) = spec.ids.delivery_id {
         headers.push((name, input.delivery_id.to_string()));
-        if let Some(original) = input.replay.and_then(|r| r.original_delivery) {
-            headers.push((HEADER_REPLAY_OF, original.to_owned()));
-        }
+    }
+    if let (Some(name), Some(original)) = (
+        spec.ids.replay_of,
+        input.replay.and_then(|r| r.original_delivery),
+    ) {
+        headers.push((name, original.to_owned()));
     }
     let profile = if spec.signature.profile_choosable {
         input.profile
@@ -195,7 +196,7 @@ pub fn render(spec: &ContractSpec, input: &RenderInput<'_>) -> Result<Rendered, 
         .collect();
     headers.extend(signed.pairs().map(|(name, value)| {
         // t-v1's one header takes the contract's name.
-        let name = if name == HEADER_SIGNATURE {
+        let name = if profile == SigningProfile::TV1 && name == HEADER_SIGNATURE {
             spec.signature.signature_header
         } else {
             name

@@ -76,11 +76,14 @@ fn the_table_holds_each_documents_values() {
         s(Contract::Asixto).ids,
         IdHeaders {
             event_id: None,
-            delivery_id: None
+            delivery_id: None,
+            replay_of: None
         }
     );
     assert_eq!(s(Contract::Motor).ids.event_id, Some("X-MW-Event-Id"));
     assert_eq!(s(Contract::Motor).ids.delivery_id, Some("X-MW-Delivery-Id"));
+    assert_eq!(s(Contract::Motor).ids.replay_of, Some("X-MW-Replay-Of"));
+    assert_eq!(s(Contract::Visito).ids.replay_of, None);
     // Timeouts, replay, deactivation, ordering.
     assert_eq!(
         s(Contract::Visito).attempt_timeout,
