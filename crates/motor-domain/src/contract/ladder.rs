@@ -15,6 +15,8 @@
 
 use std::{borrow::Cow, fmt, str::FromStr, time::Duration};
 
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+
 use crate::{delivery::Jitter, time::Timestamp};
 
 /// How a wait is drawn around its nominal delay.
@@ -124,6 +126,20 @@ impl FromStr for LadderId {
             version: version.parse().map_err(|_| unknown())?,
         };
         Ladder::by_id(id).map(|_| id).ok_or_else(unknown)
+    }
+}
+
+/// As one string, `name@version`, so a job or a row keeps it flat.
+impl Serialize for LadderId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for LadderId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(de::Error::custom)
     }
 }
 

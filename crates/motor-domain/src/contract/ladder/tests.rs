@@ -242,6 +242,14 @@ fn ladder_ids_round_trip_and_refuse_the_unknown() {
         assert_eq!(back, l.id());
         assert_eq!(Ladder::by_id(back), Some(l));
     }
+    for l in Ladder::ALL {
+        let json = serde_json::to_string(&l.id()).unwrap();
+        assert_eq!(json, format!("\"{}\"", l.id()));
+        assert_eq!(serde_json::from_str::<LadderId>(&json).unwrap(), l.id());
+    }
+    for bad in [r#""motor@9""#, r#""""#, "1", "null"] {
+        assert!(serde_json::from_str::<LadderId>(bad).is_err(), "{bad}");
+    }
     assert_eq!(MOTOR_V1.id().to_string(), "motor@1");
     assert_eq!(VISITO_V1.id().to_string(), "visito@1");
     assert_eq!(ASIXTO_V1.id().to_string(), "asixto@1");
