@@ -14,6 +14,8 @@
 //!   (secrets at rest);
 //! - delivery: `delivery` (states, outcomes, the retry policy and its tiers,
 //!   jobs), `outbox` (the topic vocabulary), `replay`, `reconcile`;
+//! - commands: `command` (kinds, the status machine, requests, executors'
+//!   reports and the events they append);
 //! - operators and callers: `operator` (apps, instances, keys), `apikey`,
 //!   `scope`, `principal`, `settings`, `alert`;
 //! - `error`: a rule broken by user input, with the field it names.
@@ -23,6 +25,7 @@
 
 pub mod alert;
 pub mod apikey;
+pub mod command;
 pub mod credentials;
 pub mod delivery;
 pub mod destination;
