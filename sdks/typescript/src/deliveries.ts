@@ -6,20 +6,23 @@ import { requiredKey, type Signal } from './subscriptions.js';
 import type { Delivery, DeliveryDetail, DeliveryList, DeliveryState } from './types.js';
 
 export interface DeliveryFilter extends Signal {
-  estado?: readonly DeliveryState[];
-  suscripcionId?: string;
-  instanciaId?: string;
-  /** From 1 (default 1). */
-  pagina?: number;
-  /** 1–200, default 50. */
-  porPagina?: number;
+  /** `estado`: any of these states. */
+  states?: readonly DeliveryState[];
+  /** `suscripcion_id`. */
+  subscriptionId?: string;
+  /** `instancia_id`. */
+  instanceId?: string;
+  /** `pagina`: from 1 (default 1). */
+  page?: number;
+  /** `por_pagina`: 1–200, default 50. */
+  perPage?: number;
 }
 
 export interface RetryOptions extends Signal {
   /** Required by Motor, 1–200 characters (same key: the first answer again). */
   idempotencyKey: string;
-  /** Why, kept for the audit (default `reintento manual`). */
-  motivo?: string;
+  /** The `motivo`: why, kept for the audit (default `reintento manual`). */
+  reason?: string;
 }
 
 export class Deliveries {
@@ -33,23 +36,23 @@ export class Deliveries {
   async list(filter: DeliveryFilter = {}): Promise<DeliveryList> {
     const { data } = await this.#http.call<DeliveryList>('GET', '/v1/deliveries', {
       query: {
-        estado: filter.estado,
-        suscripcion_id: filter.suscripcionId,
-        instancia_id: filter.instanciaId,
-        pagina: filter.pagina,
-        por_pagina: filter.porPagina,
+        estado: filter.states,
+        suscripcion_id: filter.subscriptionId,
+        instancia_id: filter.instanceId,
+        pagina: filter.page,
+        por_pagina: filter.perPage,
       },
       signal: filter.signal,
     });
     return data;
   }
 
-  /** Every page from `pagina` on, while `hay_mas`. */
+  /** Every page from `page` on, while `hay_mas`. */
   async *pages(filter: DeliveryFilter = {}): AsyncGenerator<DeliveryList, void, undefined> {
-    for (let pagina = filter.pagina ?? 1; ; pagina++) {
-      const page = await this.list({ ...filter, pagina });
-      yield page;
-      if (!page.hay_mas) return;
+    for (let page = filter.page ?? 1; ; page++) {
+      const list = await this.list({ ...filter, page });
+      yield list;
+      if (!list.hay_mas) return;
     }
   }
 
@@ -64,7 +67,7 @@ export class Deliveries {
    */
   async retry(id: string, options: RetryOptions): Promise<Delivery> {
     const { data } = await this.#http.call<Delivery>('POST', `/v1/deliveries/${segment(id)}/retry`, {
-      body: options.motivo === undefined ? {} : { motivo: options.motivo },
+      body: options.reason === undefined ? {} : { motivo: options.reason },
       headers: { 'idempotency-key': requiredKey(options?.idempotencyKey) },
       signal: options.signal,
     });

@@ -3,6 +3,9 @@
 // The resources (events, subscriptions, deliveries) and the stream use it.
 import { CursorExpiredError, MotorApiError, MotorConnectionError } from './errors.js';
 
+/** Sent with every call, so that Motor's logs tell the SDK's calls apart. */
+export const USER_AGENT = 'motor-sdk-typescript/0.1.0';
+
 export interface MotorOptions {
   /** Motor's base URL, such as `http://127.0.0.1:8080`. */
   url: string;
@@ -53,7 +56,11 @@ export class Transport {
   }
 
   headers(extra?: Record<string, string | undefined>): Record<string, string> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.#token}`, accept: 'application/json' };
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.#token}`,
+      accept: 'application/json',
+      'user-agent': USER_AGENT,
+    };
     for (const [name, value] of Object.entries(extra ?? {})) {
       if (value !== undefined) headers[name] = value;
     }
@@ -109,12 +116,12 @@ export function apiError(response: Response, text: string): MotorApiError {
   const detail = (body as { error?: { code?: unknown; message?: unknown; campo?: unknown } } | null)?.error;
   const code = typeof detail?.code === 'string' ? detail.code : `http_${response.status}`;
   const message = typeof detail?.message === 'string' ? detail.message : text.slice(0, 200) || response.statusText;
-  const campo = typeof detail?.campo === 'string' ? detail.campo : undefined;
+  const field = typeof detail?.campo === 'string' ? detail.campo : undefined;
   if (response.status === 410 && code === 'cursor_vencido') {
     const primer = (body as { primer_cursor?: unknown }).primer_cursor;
     if (typeof primer === 'number') return new CursorExpiredError(message, undefined, primer, body);
   }
-  return new MotorApiError(response.status, code, message, { campo, body, retryAfter: retryAfter(response) });
+  return new MotorApiError(response.status, code, message, { field, body, retryAfter: retryAfter(response) });
 }
 
 function retryAfter(response: Response): number | undefined {

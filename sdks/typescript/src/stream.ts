@@ -3,7 +3,7 @@
 // connection, a server's `: fin motivo=… cursor=N`, a 503 or a silent
 // connection reconnect with `Last-Event-ID: <cursor>` (no gap, no
 // duplicate). A 410 is never resumed silently: it throws
-// CursorExpiredError with `primerCursor`, and the caller decides.
+// CursorExpiredError with `firstCursor` (`primer_cursor`), and the caller decides.
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { CursorExpiredError, MotorApiError, MotorError } from './errors.js';
@@ -56,7 +56,7 @@ export interface ReconnectInfo {
  * Throws MotorApiError for a refusal that waiting cannot fix (401, 403,
  * 404, 422) and CursorExpiredError (410) when the cursor left the
  * resumption window: restart explicitly with
- * `motor.events.stream(instance, { after: error.primerCursor })`.
+ * `motor.events.stream(instance, { after: error.firstCursor })`.
  */
 export class EventStream<D = unknown> implements AsyncIterable<Envelope<D>> {
   readonly #http: Transport;
@@ -98,7 +98,10 @@ export class EventStream<D = unknown> implements AsyncIterable<Envelope<D>> {
       while (!stop.aborted) {
         const connection = new AbortController();
         const signal = AbortSignal.any([stop, connection.signal]);
+        const idle = this.#options.idleTimeoutMs ?? 45_000;
         let response: Response;
+        // A connection that opens no answer within the idle time is dead too.
+        const opening = setTimeout(() => connection.abort(), idle);
         try {
           response = await this.#http.open(this.#path, {
             query: { types: this.#options.types },
@@ -108,15 +111,17 @@ export class EventStream<D = unknown> implements AsyncIterable<Envelope<D>> {
           });
         } catch (error) {
           if (stop.aborted) return;
-          this.#told('conexion', error);
+          this.#told(connection.signal.aborted ? 'silencio' : 'conexion', error);
           await pause(delay, stop);
           delay = Math.min(delay * 2, max);
           continue;
+        } finally {
+          clearTimeout(opening);
         }
         if (response.status !== 200) {
           const error = apiError(response, await response.text().catch(() => ''));
           if (error instanceof CursorExpiredError) {
-            throw new CursorExpiredError(error.message, this.#cursor, error.primerCursor, error.body);
+            throw new CursorExpiredError(error.message, this.#cursor, error.firstCursor, error.body);
           }
           if (!retryable(error)) throw error;
           this.#told(error.code, error);
@@ -124,24 +129,25 @@ export class EventStream<D = unknown> implements AsyncIterable<Envelope<D>> {
           delay = Math.min(delay * 2, max);
           continue;
         }
-        delay = initial;
+        const opened = Date.now();
+        let delivered = false;
         let reason = 'cortada';
         let failure: unknown;
-        const idle = this.#options.idleTimeoutMs ?? 45_000;
-        const arm = () =>
-          setTimeout(() => {
-            reason = 'silencio';
-            connection.abort();
-          }, idle);
-        let timer = arm();
-        const watched = watch(response.body!, () => {
-          clearTimeout(timer);
-          timer = arm();
+        const watched = watch(response.body!, idle, () => {
+          reason = 'silencio';
+          connection.abort();
         });
         try {
           for await (const item of parseSse(watched)) {
             if (item.kind === 'comment') {
-              if (item.text.startsWith('fin ')) reason = item.text;
+              // `: fin motivo=<lento|apagado|error> cursor=N`: the server
+              // ends the stream and says where to resume (past events the
+              // `types` filter skipped, too).
+              if (item.text.startsWith('fin ')) {
+                reason = item.text;
+                const at = /(?:^| )cursor=(\d+)(?: |$)/.exec(item.text);
+                if (at) this.#cursor = Math.max(this.#cursor ?? 0, Number(at[1]));
+              }
               continue;
             }
             if (item.id !== undefined && /^\d+$/.test(item.id)) this.#cursor = Number(item.id);
@@ -152,6 +158,7 @@ export class EventStream<D = unknown> implements AsyncIterable<Envelope<D>> {
             } catch (cause) {
               throw new MotorError(`stream event ${item.id ?? '?'} is not JSON`, { cause });
             }
+            delivered = true;
             yield envelope;
           }
         } catch (error) {
@@ -159,11 +166,16 @@ export class EventStream<D = unknown> implements AsyncIterable<Envelope<D>> {
           if (error instanceof MotorError) throw error;
           failure = error;
         } finally {
-          clearTimeout(timer);
           connection.abort();
         }
         if (stop.aborted) return;
         this.#told(reason, failure);
+        // A connection that served events or lived a while was healthy:
+        // back-off starts over. One cut right after it opened backs off,
+        // so a proxy that drops every stream is not hammered.
+        if (delivered || Date.now() - opened > HEALTHY_MS) delay = initial;
+        await pause(delay, stop);
+        delay = Math.min(delay * 2, max);
       }
     } finally {
       this.#closer.abort();
@@ -174,6 +186,9 @@ export class EventStream<D = unknown> implements AsyncIterable<Envelope<D>> {
     this.#options.onReconnect?.({ cursor: this.#cursor, reason, error: error === undefined ? undefined : describe(error) });
   }
 }
+
+/** A connection open this long counts as healthy even without events. */
+const HEALTHY_MS = 5_000;
 
 /** 429, 503 and other 5xx are worth waiting for; other refusals are not. */
 function retryable(error: MotorApiError): boolean {
@@ -188,10 +203,26 @@ async function pause(ms: number, signal: AbortSignal): Promise<void> {
   }
 }
 
-/** The body's chunks, calling `seen` at each one (the idle timer). */
-async function* watch(body: ReadableStream<Uint8Array>, seen: () => void): AsyncGenerator<Uint8Array> {
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    seen();
-    yield chunk;
+/**
+ * The body's chunks; `silent` is called when one is awaited for `idle` ms.
+ * Time spent by the caller between chunks (handling an event) is not
+ * silence: the clock runs only while a chunk is awaited.
+ */
+async function* watch(body: ReadableStream<Uint8Array>, idle: number, silent: () => void): AsyncGenerator<Uint8Array> {
+  const chunks = (body as unknown as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      const timer = setTimeout(silent, idle);
+      let next: IteratorResult<Uint8Array>;
+      try {
+        next = await chunks.next();
+      } finally {
+        clearTimeout(timer);
+      }
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    await chunks.return?.();
   }
 }

@@ -38,10 +38,10 @@ export class Subscriptions {
     return (await this.#http.call<SubscriptionWithSecret>('POST', '/v1/subscriptions', { body, signal: options.signal })).data;
   }
 
-  /** The app's subscriptions in these states (default `activa,pausada,suspendida`). */
-  async list(options: { estado?: readonly SubscriptionState[] } & Signal = {}): Promise<Subscription[]> {
+  /** The app's subscriptions in these states (`estado`; default `activa,pausada,suspendida`). */
+  async list(options: { states?: readonly SubscriptionState[] } & Signal = {}): Promise<Subscription[]> {
     const { data } = await this.#http.call<SubscriptionList>('GET', '/v1/subscriptions', {
-      query: { estado: options.estado },
+      query: { estado: options.states },
       signal: options.signal,
     });
     return data.suscripciones;

@@ -46,7 +46,7 @@ describe('producing', () => {
     const error = await apiError(client.events.appendBatch(instance, [{ type: 'ok', data: 1 }, { type: ' bad', data: 1 }]));
     assert.equal(error.status, 422);
     assert.equal(error.code, 'validacion');
-    assert.match(error.campo ?? '', /\[1\]/);
+    assert.match(error.field ?? '', /\[1\]/);
     const page = await client.events.list(instance, { afterSeq: 4 });
     assert.deepEqual(page.events, []);
   });
@@ -73,13 +73,13 @@ describe('producing', () => {
     let error = await apiError(client.events.append(instance, { type: '', data: {} }));
     assert.equal(error.status, 422);
     assert.equal(error.code, 'validacion');
-    assert.equal(error.campo, 'body.type');
+    assert.equal(error.field, 'body.type');
     error = await apiError(client.events.append(instance, { type: 'x', data: {}, extra: true } as never));
     assert.equal(error.status, 422);
-    assert.ok(error.campo?.startsWith('body'), error.campo);
+    assert.ok(error.field?.startsWith('body'), error.field);
     error = await apiError(client.events.append(instance, { type: 'x', data: {} }, { idempotencyKey: 'k'.repeat(201) }));
     assert.equal(error.status, 422);
-    assert.match(error.campo ?? '', /Idempotency-Key/i);
+    assert.match(error.field ?? '', /Idempotency-Key/i);
     error = await apiError(client.events.appendBatch(instance, []));
     assert.equal(error.status, 422);
     error = await apiError(new Motor({ url: MOTOR_URL, token: 'mk_not_a_key' }).events.append(instance, { type: 'x', data: {} }));
@@ -94,7 +94,7 @@ describe('producing', () => {
     assert.equal(error.code, 'no_encontrado');
     error = await apiError(client.events.list(instance, { limit: 501 }));
     assert.equal(error.status, 422);
-    assert.equal(error.campo, 'query.limit');
+    assert.equal(error.field, 'query.limit');
     assert.ok(error.message.includes('422 validacion'));
   });
 

@@ -170,7 +170,7 @@ describe('signature interop with real deliveries', () => {
     }
     // Motor's deliveries all ended entregada: nothing was refused by mistake.
     for (const profile of PROFILES) {
-      const page = await client.deliveries.list({ suscripcionId: setups.get(profile)!.subscription.id });
+      const page = await client.deliveries.list({ subscriptionId: setups.get(profile)!.subscription.id });
       assert.deepEqual(page.entregas.map((d) => d.estado), ['entregada', 'entregada']);
     }
   });

@@ -33,9 +33,9 @@ describe('subscriptions, deliveries and replays', () => {
   after(() => receiver.close());
 
   /** Deliveries of `subscription` in `estado`, once there are `count`. */
-  const deliveries = (suscripcionId: string, count: number, estado?: 'entregada' | 'fallida') =>
-    waitFor(`${count} ${estado ?? ''} deliveries`, async () => {
-      const page = await client.deliveries.list({ suscripcionId, estado: estado ? [estado] : undefined, porPagina: 200 });
+  const deliveries = (subscriptionId: string, count: number, state?: 'entregada' | 'fallida') =>
+    waitFor(`${count} ${state ?? ''} deliveries`, async () => {
+      const page = await client.deliveries.list({ subscriptionId, states: state ? [state] : undefined, perPage: 200 });
       return page.entregas.length >= count ? page.entregas : undefined;
     });
 
@@ -56,10 +56,10 @@ describe('subscriptions, deliveries and replays', () => {
   it('refuses a bad subscription with the field named', async () => {
     let error = await refusal(client.subscriptions.create({ nombre: 'x', url: 'https://hooks.not-allowed.example/motor' }));
     assert.equal(error.status, 422);
-    assert.equal(error.campo, 'body.url');
+    assert.equal(error.field, 'body.url');
     error = await refusal(client.subscriptions.create({ nombre: ' ', url: `${receiver.url}/x` }));
     assert.equal(error.status, 422);
-    assert.equal(error.campo, 'body.nombre');
+    assert.equal(error.field, 'body.nombre');
     error = await refusal(client.subscriptions.get(randomUUID()));
     assert.equal(error.status, 404);
   });
@@ -67,7 +67,7 @@ describe('subscriptions, deliveries and replays', () => {
   it('gets and lists it', async () => {
     assert.deepEqual((await client.subscriptions.get(sub.id)).id, sub.id);
     assert.ok((await client.subscriptions.list()).some((s) => s.id === sub.id));
-    assert.ok(!(await client.subscriptions.list({ estado: ['eliminada'] })).some((s) => s.id === sub.id));
+    assert.ok(!(await client.subscriptions.list({ states: ['eliminada'] })).some((s) => s.id === sub.id));
   });
 
   it('patches with version_esperada and answers a stale version with 409', async () => {
@@ -107,14 +107,14 @@ describe('subscriptions, deliveries and replays', () => {
     const delivered = await deliveries(sub.id, 3, 'entregada');
     assert.deepEqual(delivered.map((d) => d.seq), [3, 2, 1], 'newest first');
     const pages: number[][] = [];
-    for await (const page of client.deliveries.pages({ suscripcionId: sub.id, instanciaId: instance, porPagina: 2 })) pages.push(page.entregas.map((d) => d.seq));
+    for await (const page of client.deliveries.pages({ subscriptionId: sub.id, instanceId: instance, perPage: 2 })) pages.push(page.entregas.map((d) => d.seq));
     assert.deepEqual(pages, [[3, 2], [1]]);
     const detail = await client.deliveries.get(delivered[0]!.delivery_id);
     assert.equal(detail.estado, 'entregada');
     assert.equal(detail.intentos_detalle[0]?.status, 204);
     assert.equal(detail.intentos_detalle[0]?.numero, 1);
     assert.equal((await refusal(client.deliveries.get(randomUUID()))).status, 404);
-    assert.equal((await refusal(client.deliveries.list({ porPagina: 201 }))).campo, 'query.por_pagina');
+    assert.equal((await refusal(client.deliveries.list({ perPage: 201 }))).field, 'query.por_pagina');
   });
 
   it('replays a range with an Idempotency-Key: new delivery ids, the same events', async () => {
@@ -150,11 +150,11 @@ describe('subscriptions, deliveries and replays', () => {
     assert.equal(failed!.ultimo_status, 400);
     answer = 204;
     const key = randomUUID();
-    const retried = await client.deliveries.retry(failed!.delivery_id, { idempotencyKey: key, motivo: 'arreglado' });
+    const retried = await client.deliveries.retry(failed!.delivery_id, { idempotencyKey: key, reason: 'arreglado' });
     assert.equal(retried.replay_of, failed!.delivery_id);
     assert.notEqual(retried.delivery_id, failed!.delivery_id);
     assert.equal(retried.event_id, failed!.event_id);
-    assert.deepEqual((await client.deliveries.retry(failed!.delivery_id, { idempotencyKey: key, motivo: 'arreglado' })).delivery_id, retried.delivery_id);
+    assert.deepEqual((await client.deliveries.retry(failed!.delivery_id, { idempotencyKey: key, reason: 'arreglado' })).delivery_id, retried.delivery_id);
     await waitFor('the retry delivered', async () => (await client.deliveries.get(retried.delivery_id)).estado === 'entregada');
     const notFailed = await refusal(client.deliveries.retry(retried.delivery_id, { idempotencyKey: randomUUID() }));
     assert.equal(notFailed.status, 409);

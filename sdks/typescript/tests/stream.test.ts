@@ -13,11 +13,20 @@ class Proxy {
   readonly #server: Server;
   readonly #sockets = new Set<Socket>();
   connections = 0;
+  /** New connections get no answer at all. */
+  stall = false;
   url = '';
 
   constructor(target: URL) {
     this.#server = createServer((client) => {
       this.connections++;
+      if (this.stall) {
+        // Accepts and answers nothing, like a dead peer behind a firewall.
+        this.#sockets.add(client);
+        client.on('close', () => this.#sockets.delete(client));
+        client.on('error', () => client.destroy());
+        return;
+      }
       const upstream = connect(Number(target.port), target.hostname);
       for (const s of [client, upstream]) {
         this.#sockets.add(s);
@@ -99,6 +108,30 @@ describe('streams', () => {
     assert.equal((await iterator.next()).done, true);
   });
 
+  it('takes a silent connection for dead and resumes from the cursor', async () => {
+    const instance = await newInstance('sdk-ts-stream-silence');
+    await client.events.appendBatch(instance, [1, 2].map((n) => ({ type: 'paso', data: { n } })));
+    const reasons: string[] = [];
+    proxy.stall = true;
+    proxy.cut(); // fetch's pooled keep-alive connections too
+    const stream = proxied.events.stream(instance, { after: 0, idleTimeoutMs: 300, retry: { initialDelayMs: 50, maxDelayMs: 100 }, onReconnect: (i) => reasons.push(i.reason) });
+    const iterator = stream[Symbol.asyncIterator]();
+    const first = take(iterator, 2);
+    // Nothing answers: each attempt gives up after 300 ms.
+    await waitFor('two silent attempts', () => reasons.filter((r) => r === 'silencio').length >= 2);
+    proxy.stall = false;
+    assert.deepEqual((await first).map((e) => e.seq), [1, 2]);
+    // Open but quiet while the caller waits (Motor pings only every 15 s):
+    // reopened from cursor 2, and nothing is lost or repeated.
+    const quiet = reasons.length;
+    const next = take(iterator, 1);
+    await waitFor('a quiet connection to be reopened', () => reasons.length > quiet + 1);
+    assert.equal(stream.cursor, 2);
+    await client.events.append(instance, { type: 'paso', data: { n: 3 } });
+    assert.deepEqual((await next).map((e) => e.seq), [3]);
+    await iterator.return?.();
+  });
+
   it('without a cursor starts at the events committed after it opened, and filters types', async () => {
     const instance = await newInstance('sdk-ts-stream-now');
     await client.events.append(instance, { type: 'antes', data: {} });
@@ -116,7 +149,7 @@ describe('streams', () => {
     await iterator.return?.();
   });
 
-  it('throws CursorExpiredError with primerCursor for a cursor past the window, and restarts only when told', async () => {
+  it('throws CursorExpiredError with firstCursor for a cursor past the window, and restarts only when told', async () => {
     const instance = await newInstance('sdk-ts-stream-410');
     await client.events.appendBatch(instance, [1, 2, 3, 4, 5].map((n) => ({ type: 'paso', data: { n } })));
     // Events 1–3 received 100 h ago: past streams.retencion_horas (72).
@@ -132,8 +165,8 @@ describe('streams', () => {
     assert.equal(expired!.status, 410);
     assert.equal(expired!.code, 'cursor_vencido');
     assert.equal(expired!.cursor, 1);
-    assert.equal(expired!.primerCursor, 3);
-    const restarted = client.events.stream(instance, { after: expired!.primerCursor });
+    assert.equal(expired!.firstCursor, 3);
+    const restarted = client.events.stream(instance, { after: expired!.firstCursor });
     const iterator = restarted[Symbol.asyncIterator]();
     assert.deepEqual((await take(iterator, 2)).map((e) => e.seq), [4, 5]);
     await iterator.return?.();
@@ -152,7 +185,7 @@ describe('streams', () => {
       async () => {
         for await (const _ of client.events.stream(instance, { after: 99 })) break;
       },
-      (e: MotorApiError) => e.status === 422 && e.code === 'validacion' && e.campo === 'header.Last-Event-ID',
+      (e: MotorApiError) => e.status === 422 && e.code === 'validacion' && e.field === 'header.Last-Event-ID',
     );
     assert.throws(() => client.events.stream(instance, { after: -1 }), TypeError);
   });

@@ -49,7 +49,6 @@ export function optional(headers: HeaderValues, name: string): string | undefine
   if (values.length === 0) return undefined;
   if (values.length > 1) throw repeated(name);
   const text = values[0]!.trim();
-  // eslint-disable-next-line no-control-regex
   if (/[\x00-\x1f\x7f]/.test(text)) throw malformed(name, 'control characters');
   return text === '' ? undefined : text;
 }
