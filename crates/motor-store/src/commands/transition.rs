@@ -58,7 +58,11 @@ pub async fn claim(
     now: Timestamp,
 ) -> Result<Claimed, CommandError> {
     let token = Uuid::new_v4();
-    let until = now + chrono::TimeDelta::from_std(lease).unwrap_or(chrono::TimeDelta::MAX);
+    // A lease beyond the calendar's end is clamped, never a panic.
+    let until = chrono::TimeDelta::from_std(lease)
+        .ok()
+        .and_then(|lease| now.checked_add_signed(lease))
+        .unwrap_or(chrono::DateTime::<chrono::Utc>::MAX_UTC);
     let change = Change {
         lease: Some((token, until)),
         ..Change::new(Transition::Claim, Some(app), id, now)
@@ -70,7 +74,7 @@ pub async fn claim(
         }),
         // Refused while still open: if only because it expired, expire it
         // now, so no executor ever gets it after `expires_at`.
-        Err(refused @ (CommandError::Illegal(_) | CommandError::NotDue(_))) => {
+        Err(refused) if still_open(&refused) => {
             let expired = Change {
                 error_code: Some(EXPIRED_ERROR_CODE),
                 ..Change::new(Transition::Expired, Some(app), id, now)
@@ -82,6 +86,16 @@ pub async fn claim(
             }
         }
         Err(e) => Err(e),
+    }
+}
+
+/// Whether a claim was refused by a guard (due time, expiry) rather than
+/// by the command's status.
+fn still_open(refused: &CommandError) -> bool {
+    match refused {
+        CommandError::NotDue(_) => true,
+        CommandError::Illegal(illegal) => step(illegal.from, Transition::Claim).is_ok(),
+        _ => false,
     }
 }
 

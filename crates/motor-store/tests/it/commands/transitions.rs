@@ -482,3 +482,21 @@ async fn an_instances_commands_list_newest_first_by_status_and_page() {
     assert!(commands::list(&db.pool, &other).await.unwrap().is_empty());
     db.drop_it().await;
 }
+
+#[tokio::test]
+async fn a_lease_beyond_the_calendar_is_clamped() {
+    let db = Db::new().await;
+    let now = now();
+    let c = db
+        .insert(&operation("pausar", now), None, now)
+        .await
+        .unwrap()
+        .command;
+    match db.claim(c.id, u64::MAX, now).await.unwrap() {
+        Claimed::Claimed { command, .. } => {
+            assert!(command.lease_until.unwrap() > later(now, 86_400 * 365 * 1000))
+        }
+        other => panic!("not claimed: {other:?}"),
+    }
+    db.drop_it().await;
+}
