@@ -226,3 +226,21 @@ fn each_report_names_its_transition() {
         assert_eq!(report.transition(), Transition::Report(outcome));
     }
 }
+
+proptest::proptest! {
+    #[test]
+    fn codes_and_ids_are_accepted_exactly_within_their_bounds(text in "[a-zA-Z0-9_.:-]{1,260}") {
+        let ok = text.chars().count() <= MAX_CODE_CHARS;
+        let failed = RawReport {
+            status: Some("fallido"),
+            error_code: Some(&text),
+            stage: Some("servidor"),
+            server_code: Some(&text),
+            provider_message_id: Some(&text),
+            ..RawReport::default()
+        };
+        proptest::prop_assert_eq!(parse(failed, CommandKind::Message).is_ok(), ok);
+        let sent = RawReport { provider_message_id: Some(&text), ..sent() };
+        proptest::prop_assert_eq!(parse(sent, CommandKind::Message).is_ok(), ok);
+    }
+}
