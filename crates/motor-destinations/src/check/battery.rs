@@ -7,6 +7,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use chrono::{TimeDelta, Utc};
 use motor_domain::{
+    delivery::TransportFailure,
     envelope::{Envelope, SCHEMA_VERSION},
     event::cap::MAX_ENVELOPE_BYTES,
     secret::{SigningKeyId, SigningSecret},
@@ -96,7 +97,11 @@ pub async fn run(client: &CheckClient, options: &CheckOptions) -> Report {
                 continue;
             }
         };
-        durations.push(reply.duration);
+        // Answer times are those of answers (a timeout counts as the whole
+        // timeout); a refused connection says nothing about speed.
+        if matches!(reply.result, Ok(_) | Err(TransportFailure::Timeout)) {
+            durations.push(reply.duration);
+        }
         let effects = match &options.effect_url {
             Some(template) => {
                 Some(count_effects(client, template, plan.event_id, options.timeout).await)
@@ -380,10 +385,11 @@ fn grade(plan: &Plan, reply: &Reply, effects: Option<Result<u64, String>>) -> Ch
     let expected_effects = effects.as_ref().map(|_| plan.expected_effects());
     match effects {
         Some(Ok(n)) => {
-            got.efectos = Some(n);
+            got.effects = Some(n);
             if n != plan.expected_effects() {
                 reasons.push(format!(
-                    "applied {n} times, expected {}",
+                    "applied {n} time{}, expected {}",
+                    if n == 1 { "" } else { "s" },
                     plan.expected_effects()
                 ));
             }
@@ -446,18 +452,21 @@ fn unsigned(plan: &Plan, reason: String) -> CheckResult {
 fn grade_timings(timings: &Timings, timeout: Duration) -> CheckResult {
     let bound = timeout / 2;
     let ok = timings.samples > 0 && u128::from(timings.p99_ms) < bound.as_millis();
+    let reason = if timings.samples == 0 {
+        "no request was answered".to_owned()
+    } else {
+        format!(
+            "p50 {} ms, p99 {} ms against a {} ms timeout",
+            timings.p50_ms, timings.p99_ms, timings.timeout_ms
+        )
+    };
     CheckResult {
         name: "tiempos",
         expected: Expected::AnswersUnder(bound),
         expected_effects: None,
         got: Got::default(),
         verdict: if ok { Verdict::Pass } else { Verdict::Fail },
-        reason: (!ok).then(|| {
-            format!(
-                "p50 {} ms, p99 {} ms against a {} ms timeout",
-                timings.p50_ms, timings.p99_ms, timings.timeout_ms
-            )
-        }),
+        reason: (!ok).then_some(reason),
         duration_ms: Some(timings.p99_ms),
     }
 }

@@ -57,7 +57,8 @@ pub struct Got {
     /// when there was none.
     pub error: Option<String>,
     /// The effect endpoint's count for the check's event, when asked.
-    pub efectos: Option<u64>,
+    #[serde(rename = "efectos")]
+    pub effects: Option<u64>,
 }
 
 impl fmt::Display for Got {
@@ -67,7 +68,7 @@ impl fmt::Display for Got {
             (None, Some(error)) => f.write_str(error)?,
             (None, None) => f.write_str("-")?,
         }
-        if let Some(n) = self.efectos {
+        if let Some(n) = self.effects {
             write!(f, ", {n} effect{}", if n == 1 { "" } else { "s" })?;
         }
         Ok(())
@@ -147,7 +148,14 @@ impl Report {
     /// when a check failed.
     pub fn table(&self) -> String {
         let expected: Vec<String> = self.checks.iter().map(expected_cell).collect();
-        let got: Vec<String> = self.checks.iter().map(|c| c.got.to_string()).collect();
+        let got: Vec<String> = self
+            .checks
+            .iter()
+            .map(|c| match c.expected {
+                Expected::AnswersUnder(_) => format!("p99 {} ms", self.timings.p99_ms),
+                _ => c.got.to_string(),
+            })
+            .collect();
         let width = |title: &str, cells: &mut dyn Iterator<Item = usize>| {
             cells.fold(title.chars().count(), usize::max)
         };
