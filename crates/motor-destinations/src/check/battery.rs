@@ -34,7 +34,7 @@ const TAMPERED_AMOUNT: &str = "\"importe\":900";
 
 /// How a check's request departs from a valid delivery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Shape {
+pub(super) enum Shape {
     /// Signed as Motor signs it, now.
     Valid,
     /// Signed with the attempt time moved by this many seconds.
@@ -50,14 +50,14 @@ enum Shape {
 }
 
 /// One check to run.
-struct Plan {
-    name: &'static str,
-    expected: Expected,
-    event_id: EventId,
-    body: Bytes,
-    delivery_id: String,
-    replay_of: Option<String>,
-    shape: Shape,
+pub(super) struct Plan {
+    pub(super) name: &'static str,
+    pub(super) expected: Expected,
+    pub(super) event_id: EventId,
+    pub(super) body: Bytes,
+    pub(super) delivery_id: String,
+    pub(super) replay_of: Option<String>,
+    pub(super) shape: Shape,
 }
 
 impl Plan {
@@ -128,7 +128,7 @@ pub async fn run(client: &CheckClient, options: &CheckOptions) -> Report {
 
 /// The receiver's secrets as signing keys, newest first in the given
 /// order.
-fn receiver_keys(options: &CheckOptions, now: Timestamp) -> Vec<SigningKey> {
+pub(super) fn receiver_keys(options: &CheckOptions, now: Timestamp) -> Vec<SigningKey> {
     (0i64..)
         .zip(&options.keys)
         .map(|(age, key)| SigningKey {
@@ -140,7 +140,7 @@ fn receiver_keys(options: &CheckOptions, now: Timestamp) -> Vec<SigningKey> {
         .collect()
 }
 
-fn plans(options: &CheckOptions) -> Vec<Plan> {
+pub(super) fn plans(options: &CheckOptions) -> Vec<Plan> {
     let instance = InstanceId::new();
     let event = |name: &'static str, seq: i64| envelope(options, instance, seq, name);
     let (a_id, a_body) = event("entrega_valida", 2);
@@ -293,10 +293,10 @@ fn large_envelope(options: &CheckOptions, instance: InstanceId, seq: i64) -> (Ev
     (id, Bytes::from(envelope.to_json()))
 }
 
-type Headers = Vec<(&'static str, String)>;
+pub(super) type Headers = Vec<(&'static str, String)>;
 
 /// The headers and body of one check, signed at the time it is sent.
-fn build(
+pub(super) fn build(
     options: &CheckOptions,
     plan: &Plan,
     keys: &[SigningKey],

@@ -48,6 +48,8 @@
 mod battery;
 mod client;
 mod report;
+#[cfg(test)]
+mod tests;
 
 use std::time::Duration;
 
