@@ -351,7 +351,10 @@ fn the_table_and_the_exit_codes() {
     let receiver = Receiver::fixture(
         "python3",
         "broken_receiver.py",
-        &[("CLAVES", &key.secrets_by_key_id()), ("DEFECTO", "ventana_401")],
+        &[
+            ("CLAVES", &key.secrets_by_key_id()),
+            ("DEFECTO", "ventana_401"),
+        ],
     );
     let out = check(
         &receiver.url(),
