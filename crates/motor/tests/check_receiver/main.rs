@@ -1,6 +1,6 @@
 //! `motor check-receiver` run as a process (the built binary) against real
 //! receivers on loopback: the seeds' own verifiers wrapped as servers
-//! (seed 000's Node receiver, seed 003's Python verifier), the
+//! (seed 000's Node receiver, seed 003's Python and TypeScript verifiers), the
 //! `motor-receiver` example in every profile, and receivers with one
 //! deliberate defect each — every one must be caught by exactly the checks
 //! that should catch it. Needs `python3` and `node` (scripts/test checks
@@ -257,28 +257,33 @@ fn the_seed_000_node_receiver_passes_but_for_the_repeated_header_it_joins() {
 }
 
 #[test]
-fn the_seed_003_python_verifier_passes_t_v1() {
-    let key = Key::new();
-    let secretos = serde_json::json!([&key.secret]).to_string();
-    let seed = Receiver::fixture("python3", "seed003_server.py", &[("SECRETOS", &secretos)]);
-    let effect = seed.effect_url();
-    let run = check_json(
-        &seed.url(),
-        &[
-            "--secret",
-            &key.secret,
-            "--profile",
-            "t-v1",
-            "--effect-url",
-            &effect,
-        ],
-    );
-    assert_caught("seed 003", run.clone(), &[]);
-    assert_eq!(run.1["perfil"], "t-v1");
-    // Graded against another profile, it refuses what it cannot read.
-    let (code, report) = check_json(&seed.url(), &["--secret", &key.secret]);
-    assert_eq!(code, 1);
-    assert!(failed(&report).contains("entrega_valida"));
+fn the_seed_003_python_and_typescript_verifiers_pass_t_v1() {
+    for (program, fixture) in [
+        ("python3", "seed003_server.py"),
+        ("node", "seed003_server.mjs"),
+    ] {
+        let key = Key::new();
+        let secretos = serde_json::json!([&key.secret]).to_string();
+        let seed = Receiver::fixture(program, fixture, &[("SECRETOS", &secretos)]);
+        let effect = seed.effect_url();
+        let run = check_json(
+            &seed.url(),
+            &[
+                "--secret",
+                &key.secret,
+                "--profile",
+                "t-v1",
+                "--effect-url",
+                &effect,
+            ],
+        );
+        assert_eq!(run.1["perfil"], "t-v1");
+        assert_caught(fixture, run, &[]);
+        // Graded against another profile, it refuses what it cannot read.
+        let (code, report) = check_json(&seed.url(), &["--secret", &key.secret]);
+        assert_eq!(code, 1);
+        assert!(failed(&report).contains("entrega_valida"), "{fixture}");
+    }
 }
 
 #[test]
