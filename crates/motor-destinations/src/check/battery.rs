@@ -86,8 +86,6 @@ pub async fn run(client: &CheckClient, options: &CheckOptions) -> Report {
         let request = build(options, &plan, &keys, &stranger);
         let reply = match request {
             Ok((headers, body)) => {
-                let headers: Vec<(&str, String)> =
-                    headers.iter().map(|(n, v)| (*n, v.clone())).collect();
                 client
                     .post(&options.url, options.timeout, &headers, body)
                     .await
