@@ -12,8 +12,8 @@
 //! `webhook`, `amqp` (RabbitMQ) and `nats` (NATS JetStream), each with the
 //! same inner shape (config, client, outcome, tests); `guard` is the
 //! connect-time address check the broker kinds share, `links` the broker
-//! connections they share (one per destination and login), `hosts` a
-//! hosts-style name override every guard still judges.
+//! connections they share (one per destination and login), `resolve` the
+//! name resolution every kind is given (the system's, or a test's).
 //!
 //! Neighbours: `motor-domain` (destinations, outcomes, signatures); used by
 //! `motor-engine` (the dispatcher) and `motor-api` (the test probe).
@@ -21,12 +21,12 @@
 pub mod amqp;
 mod attempt;
 mod guard;
-pub mod hosts;
 mod links;
 pub mod nats;
+pub mod resolve;
 pub mod webhook;
 
-use std::{future::Future, time::Duration};
+use std::{future::Future, sync::Arc, time::Duration};
 
 use bytes::Bytes;
 use motor_domain::{
@@ -92,16 +92,33 @@ pub trait Sender {
 
 /// Every destination kind's sender, made once per process (each pools its
 /// connections).
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Destinations {
     webhook: webhook::Webhook,
     amqp: amqp::Amqp,
     nats: nats::Nats,
 }
 
+impl Default for Destinations {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Destinations {
+    /// Senders that resolve names with the system's resolver.
     pub fn new() -> Self {
-        Self::default()
+        Self::with_resolver(Arc::new(resolve::SystemResolver))
+    }
+
+    /// Senders that ask `resolver` for every host name (each kind's guard
+    /// still judges the answer).
+    pub fn with_resolver(resolver: Arc<dyn resolve::Resolver>) -> Self {
+        Self {
+            webhook: webhook::Webhook::with_resolver(resolver.clone()),
+            amqp: amqp::Amqp::new(resolver.clone()),
+            nats: nats::Nats::new(resolver),
+        }
     }
 
     /// Sends `message` to `destination` with the sender of its kind.

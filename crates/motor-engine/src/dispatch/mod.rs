@@ -141,6 +141,13 @@ impl Dispatcher {
         }
     }
 
+    /// Sends through `destinations` instead of senders of its own that ask
+    /// the system's resolver (a test passes senders with its resolver).
+    pub fn sending_with(mut self, destinations: Destinations) -> Self {
+        self.destinations = destinations;
+        self
+    }
+
     /// Wakes `relay` (the relay role of this process) after each record
     /// that may have written outbox records.
     pub fn waking_relay(mut self, relay: Option<Arc<Notify>>) -> Self {
