@@ -9,7 +9,8 @@
 //! probe tests exactly what production does.
 //!
 //! Modules: `attempt` (check the destination, sign, send, time it),
-//! `webhook`, `amqp` (RabbitMQ) and `nats` (NATS JetStream), each with the
+//! `webhook`, `amqp` (RabbitMQ, Cargo feature `amqp`) and `nats` (NATS
+//! JetStream, feature `nats`; both on by default), each with the
 //! same inner shape (config, client, outcome, tests); `guard` is the
 //! connect-time address check the broker kinds share, `links` the broker
 //! connections they share (one per destination and login), `resolve` the
@@ -18,10 +19,14 @@
 //! Neighbours: `motor-domain` (destinations, outcomes, signatures); used by
 //! `motor-engine` (the dispatcher) and `motor-api` (the test probe).
 
+#[cfg(feature = "amqp")]
 pub mod amqp;
 mod attempt;
+#[cfg(any(feature = "amqp", feature = "nats"))]
 mod guard;
+#[cfg(any(feature = "amqp", feature = "nats"))]
 mod links;
+#[cfg(feature = "nats")]
 pub mod nats;
 pub mod resolve;
 pub mod webhook;
@@ -95,7 +100,9 @@ pub trait Sender {
 #[derive(Clone)]
 pub struct Destinations {
     webhook: webhook::Webhook,
+    #[cfg(feature = "amqp")]
     amqp: amqp::Amqp,
+    #[cfg(feature = "nats")]
     nats: nats::Nats,
 }
 
@@ -116,12 +123,16 @@ impl Destinations {
     pub fn with_resolver(resolver: Arc<dyn resolve::Resolver>) -> Self {
         Self {
             webhook: webhook::Webhook::with_resolver(resolver.clone()),
+            #[cfg(feature = "amqp")]
             amqp: amqp::Amqp::new(resolver.clone()),
+            #[cfg(feature = "nats")]
             nats: nats::Nats::new(resolver),
         }
     }
 
-    /// Sends `message` to `destination` with the sender of its kind.
+    /// Sends `message` to `destination` with the sender of its kind. A
+    /// kind this build left out (the `amqp` and `nats` features) cannot
+    /// use the URL: [`TransportFailure::BadUrl`], a permanent failure.
     pub async fn send(
         &self,
         destination: &Destination,
@@ -129,8 +140,24 @@ impl Destinations {
     ) -> Result<Answer, TransportFailure> {
         match destination {
             Destination::Webhook(url) => self.webhook.send(url, message).await,
+            #[cfg(feature = "amqp")]
             Destination::Amqp(target) => self.amqp.send(target, message).await,
+            #[cfg(feature = "nats")]
             Destination::Nats(target) => self.nats.send(target, message).await,
+            #[cfg(not(feature = "amqp"))]
+            Destination::Amqp(_) => Err(left_out("amqp")),
+            #[cfg(not(feature = "nats"))]
+            Destination::Nats(_) => Err(left_out("nats")),
         }
     }
+}
+
+/// The failure of a destination whose kind this build left out.
+#[cfg(not(all(feature = "amqp", feature = "nats")))]
+fn left_out(feature: &'static str) -> TransportFailure {
+    tracing::warn!(
+        feature,
+        "this build of Motor has no sender for this destination kind; build it with the Cargo feature"
+    );
+    TransportFailure::BadUrl
 }
