@@ -14,7 +14,8 @@
 //! same inner shape (config, client, outcome, tests); `guard` is the
 //! connect-time address check the broker kinds share, `links` the broker
 //! connections they share (one per destination and login), `resolve` the
-//! name resolution every kind is given (the system's, or a test's).
+//! name resolution every kind is given (the system's, or a test's),
+//! `check` the receiver conformance battery (`motor check-receiver`).
 //!
 //! Neighbours: `motor-domain` (destinations, outcomes, signatures); used by
 //! `motor-engine` (the dispatcher) and `motor-api` (the test probe).
@@ -22,6 +23,7 @@
 #[cfg(feature = "amqp")]
 pub mod amqp;
 mod attempt;
+pub mod check;
 #[cfg(any(feature = "amqp", feature = "nats"))]
 mod guard;
 #[cfg(any(feature = "amqp", feature = "nats"))]
