@@ -9,25 +9,31 @@
 //! probe tests exactly what production does.
 //!
 //! Modules: `attempt` (check the destination, sign, send, time it),
-//! `webhook`, `amqp` (RabbitMQ) and `nats` (NATS JetStream), each with the
+//! `webhook`, `amqp` (RabbitMQ, Cargo feature `amqp`) and `nats` (NATS
+//! JetStream, feature `nats`; both on by default), each with the
 //! same inner shape (config, client, outcome, tests); `guard` is the
 //! connect-time address check the broker kinds share, `links` the broker
-//! connections they share (one per destination and login), `hosts` a
-//! hosts-style name override every guard still judges.
+//! connections they share (one per destination and login), `resolve` the
+//! name resolution every kind is given (the system's, or a test's),
+//! `check` the receiver conformance battery (`motor check-receiver`).
 //!
 //! Neighbours: `motor-domain` (destinations, outcomes, signatures); used by
 //! `motor-engine` (the dispatcher) and `motor-api` (the test probe).
 
+#[cfg(feature = "amqp")]
 pub mod amqp;
 mod attempt;
 pub mod check;
+#[cfg(any(feature = "amqp", feature = "nats"))]
 mod guard;
-pub mod hosts;
+#[cfg(any(feature = "amqp", feature = "nats"))]
 mod links;
+#[cfg(feature = "nats")]
 pub mod nats;
+pub mod resolve;
 pub mod webhook;
 
-use std::{future::Future, time::Duration};
+use std::{future::Future, sync::Arc, time::Duration};
 
 use bytes::Bytes;
 use motor_domain::{
@@ -93,19 +99,42 @@ pub trait Sender {
 
 /// Every destination kind's sender, made once per process (each pools its
 /// connections).
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Destinations {
     webhook: webhook::Webhook,
+    #[cfg(feature = "amqp")]
     amqp: amqp::Amqp,
+    #[cfg(feature = "nats")]
     nats: nats::Nats,
 }
 
+impl Default for Destinations {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Destinations {
+    /// Senders that resolve names with the system's resolver.
     pub fn new() -> Self {
-        Self::default()
+        Self::with_resolver(Arc::new(resolve::SystemResolver))
     }
 
-    /// Sends `message` to `destination` with the sender of its kind.
+    /// Senders that ask `resolver` for every host name (each kind's guard
+    /// still judges the answer).
+    pub fn with_resolver(resolver: Arc<dyn resolve::Resolver>) -> Self {
+        Self {
+            webhook: webhook::Webhook::with_resolver(resolver.clone()),
+            #[cfg(feature = "amqp")]
+            amqp: amqp::Amqp::new(resolver.clone()),
+            #[cfg(feature = "nats")]
+            nats: nats::Nats::new(resolver),
+        }
+    }
+
+    /// Sends `message` to `destination` with the sender of its kind. A
+    /// kind this build left out (the `amqp` and `nats` features) cannot
+    /// use the URL: [`TransportFailure::BadUrl`], a permanent failure.
     pub async fn send(
         &self,
         destination: &Destination,
@@ -113,8 +142,24 @@ impl Destinations {
     ) -> Result<Answer, TransportFailure> {
         match destination {
             Destination::Webhook(url) => self.webhook.send(url, message).await,
+            #[cfg(feature = "amqp")]
             Destination::Amqp(target) => self.amqp.send(target, message).await,
+            #[cfg(feature = "nats")]
             Destination::Nats(target) => self.nats.send(target, message).await,
+            #[cfg(not(feature = "amqp"))]
+            Destination::Amqp(_) => Err(left_out("amqp")),
+            #[cfg(not(feature = "nats"))]
+            Destination::Nats(_) => Err(left_out("nats")),
         }
     }
+}
+
+/// The failure of a destination whose kind this build left out.
+#[cfg(not(all(feature = "amqp", feature = "nats")))]
+fn left_out(feature: &'static str) -> TransportFailure {
+    tracing::warn!(
+        feature,
+        "this build of Motor has no sender for this destination kind; build it with the Cargo feature"
+    );
+    TransportFailure::BadUrl
 }

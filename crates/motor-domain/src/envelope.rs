@@ -7,12 +7,33 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::{
-    event::Origin,
     ids::{EventId, InstanceId},
     time::{serde_ts, Timestamp},
 };
 
 pub const SCHEMA_VERSION: u32 = 1;
+
+/// Where a fact comes from. An envelope field; the producer sets it on
+/// [`crate::event::NewEvent`], which re-exports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    #[default]
+    Live,
+    History,
+    Operator,
+}
+
+impl Origin {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "live" => Some(Origin::Live),
+            "history" => Some(Origin::History),
+            "operator" => Some(Origin::Operator),
+            _ => None,
+        }
+    }
+}
 
 /// Field order here is the order on the wire.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -9,9 +9,10 @@ pub mod cap;
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
+pub use crate::envelope::Origin;
 use crate::{error::FieldError, time, time::Timestamp};
 
 /// Largest batch accepted in one request.
@@ -54,27 +55,6 @@ impl EventType {
 impl fmt::Display for EventType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
-    }
-}
-
-/// Where a fact comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Origin {
-    #[default]
-    Live,
-    History,
-    Operator,
-}
-
-impl Origin {
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "live" => Some(Origin::Live),
-            "history" => Some(Origin::History),
-            "operator" => Some(Origin::Operator),
-            _ => None,
-        }
     }
 }
 

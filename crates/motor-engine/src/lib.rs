@@ -34,6 +34,5 @@ pub use dispatch::{run as run_dispatch, DispatchConfig, Dispatcher, LocalRoles, 
 pub use error::{EngineError, Result};
 pub use reconcile::{reconcile_once, run as run_reconcile, ReconcileConfig};
 pub use relay::{run as run_relay, RelayConfig};
-pub use retention::{purge_once, redact_once};
 pub use sampler::{run as run_sampler, sample_once, SamplerConfig};
-pub use sweeper::{run as run_sweeper, sweep_once, SweeperConfig};
+pub use sweeper::{purge_once, redact_once, run as run_sweeper, sweep_once, SweeperConfig};

@@ -3,23 +3,25 @@
 //! are (they are the DLQ) and `pendiente` ones are still owed. Events
 //! received longer ago than `retencion.dias_contenido` (when set) have
 //! their `data` redacted, in small batches
-//! (`motor_store::ledger::redact`). The sweeper role runs both.
+//! (`motor_store::ledger::redact`). The sweeper role runs both
+//! (`crate::sweeper::purge_once`, `redact_once`), giving its batch size;
+//! nothing here knows the sweeper.
 
 use motor_store::{deliveries, Pool};
 
-use crate::{sweeper::SweeperConfig, Result};
+use crate::Result;
 
-/// One retention pass (in batches until nothing is left); how many
-/// `entregada` deliveries it deleted.
-pub async fn purge_once(config: &SweeperConfig, pool: &Pool) -> Result<u64> {
+/// One retention pass (in batches of `batch` until nothing is left); how
+/// many `entregada` deliveries it deleted.
+pub(crate) async fn purge(pool: &Pool, batch: i64) -> Result<u64> {
     let days = motor_store::settings::load(pool)
         .await?
         .delivered_retention_days;
     let mut total = 0;
     loop {
-        let deleted = deliveries::purge_delivered(pool, days, config.batch).await?;
+        let deleted = deliveries::purge_delivered(pool, days, batch).await?;
         total += deleted;
-        if deleted < config.batch as u64 {
+        if deleted < batch as u64 {
             return Ok(total);
         }
     }
@@ -27,7 +29,7 @@ pub async fn purge_once(config: &SweeperConfig, pool: &Pool) -> Result<u64> {
 
 /// One content-retention pass: how many events it redacted (none when
 /// `retencion.dias_contenido` is off).
-pub async fn redact_once(config: &SweeperConfig, pool: &Pool) -> Result<u64> {
+pub(crate) async fn redact(pool: &Pool, batch: i64) -> Result<u64> {
     let Some(days) = motor_store::settings::load(pool)
         .await?
         .content_retention_days
@@ -35,6 +37,6 @@ pub async fn redact_once(config: &SweeperConfig, pool: &Pool) -> Result<u64> {
         return Ok(0);
     };
     // Small batches: each is one short transaction on one instance.
-    let batch = config.batch.min(100);
+    let batch = batch.min(100);
     Ok(motor_store::ledger::redact::redact_older_than(pool, days, batch).await?)
 }

@@ -16,10 +16,7 @@ use motor_store::{
 use sqlx::{Connection, PgConnection};
 use tokio_util::sync::CancellationToken;
 
-use crate::{
-    retention::{purge_once, redact_once},
-    Result,
-};
+use crate::{retention, Result};
 
 #[derive(Debug, Clone)]
 pub struct SweeperConfig {
@@ -42,6 +39,18 @@ impl Default for SweeperConfig {
             purge_every: Duration::from_secs(60),
         }
     }
+}
+
+/// One retention pass with this sweeper's batch size; how many `entregada`
+/// deliveries it deleted.
+pub async fn purge_once(config: &SweeperConfig, pool: &Pool) -> Result<u64> {
+    retention::purge(pool, config.batch).await
+}
+
+/// One content-retention pass with this sweeper's batch size (at most 100
+/// events a batch); how many events it redacted.
+pub async fn redact_once(config: &SweeperConfig, pool: &Pool) -> Result<u64> {
+    retention::redact(pool, config.batch).await
 }
 
 pub async fn run(

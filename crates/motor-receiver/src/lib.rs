@@ -75,6 +75,7 @@
 mod envelope;
 mod error;
 mod headers;
+mod profile;
 mod secret;
 mod verify;
 
@@ -95,8 +96,9 @@ pub use crate::{
     envelope::Envelope,
     error::{InvalidSecret, VerifyError},
     headers::Headers,
+    profile::{Profile, Verified, TOLERANCE_SECS},
     secret::{Secret, SECRET_PREFIX},
-    verify::{Profile, Verified, Verifier, TOLERANCE_SECS},
+    verify::Verifier,
 };
 /// The sqlx this crate's inbox is built on, for the effect's queries.
 #[cfg(feature = "sqlx")]

@@ -7,8 +7,8 @@ use std::time::SystemTime;
 
 use crate::{
     headers::{required, Headers},
-    verify::{check_window, mac, matches, parse_timestamp, MAX_SIGNATURES},
-    Profile, Secret, Verified, VerifyError,
+    profile::{check_window, mac, matches, parse_timestamp, Profile, Verified, MAX_SIGNATURES},
+    Secret, VerifyError,
 };
 
 pub const TIMESTAMP: &str = "x-mw-timestamp";

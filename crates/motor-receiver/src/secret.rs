@@ -10,7 +10,7 @@ use base64::{
 };
 use secrecy::{ExposeSecret, SecretString};
 
-use crate::Profile;
+use crate::profile::Profile;
 
 /// The prefix Motor (and Standard Webhooks) put in front of a secret value.
 pub const SECRET_PREFIX: &str = "whsec_";

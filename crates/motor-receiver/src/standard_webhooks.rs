@@ -10,8 +10,8 @@ use base64::{engine::general_purpose::STANDARD, Engine};
 
 use crate::{
     headers::{required, Headers},
-    verify::{check_window, mac, matches, parse_timestamp, MAX_SIGNATURES},
-    Profile, Secret, Verified, VerifyError,
+    profile::{check_window, mac, matches, parse_timestamp, Profile, Verified, MAX_SIGNATURES},
+    Secret, VerifyError,
 };
 
 pub const ID: &str = "webhook-id";

@@ -8,8 +8,8 @@ use std::time::SystemTime;
 use crate::{
     headers::{optional, required, Headers},
     mw_v1::decode_hex,
-    verify::{check_window, mac, matches, parse_timestamp, MAX_SIGNATURES},
-    Profile, Secret, Verified, VerifyError,
+    profile::{check_window, mac, matches, parse_timestamp, Profile, Verified, MAX_SIGNATURES},
+    Secret, VerifyError,
 };
 
 pub const SIGNATURE: &str = "x-mw-signature";

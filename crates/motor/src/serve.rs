@@ -6,6 +6,10 @@ use std::{net::SocketAddr, sync::Arc};
 use anyhow::Context;
 use clap::ValueEnum;
 use motor_api::AppState;
+use motor_destinations::{
+    resolve::{Resolver, SystemResolver},
+    Destinations,
+};
 use motor_engine::{
     DispatchConfig, Dispatcher, LocalRoles, RelayConfig, SamplerConfig, Source, SweeperConfig,
 };
@@ -49,6 +53,18 @@ pub async fn run(
     roles: &[Role],
     shutdown: CancellationToken,
     bound: Option<tokio::sync::oneshot::Sender<SocketAddr>>,
+) -> anyhow::Result<()> {
+    run_with_resolver(config, roles, shutdown, bound, Arc::new(SystemResolver)).await
+}
+
+/// [`run`], with destinations' host names asked of `resolver` (the
+/// dispatcher's and `/test`'s): a test re-points a name while Motor runs.
+pub async fn run_with_resolver(
+    config: Config,
+    roles: &[Role],
+    shutdown: CancellationToken,
+    bound: Option<tokio::sync::oneshot::Sender<SocketAddr>>,
+    resolver: Arc<dyn Resolver>,
 ) -> anyhow::Result<()> {
     motor_store::migrate(&config.database_url)
         .await
@@ -122,6 +138,7 @@ pub async fn run(
                 config.policy.clone(),
                 metrics.clone(),
             )
+            .sending_with(Destinations::with_resolver(resolver.clone()))
             .waking_relay(relay_wake.clone()),
         );
         if api && delivering.contains(&Source::Deliveries) {
@@ -191,7 +208,7 @@ pub async fn run(
             admin_token: config.admin_token.as_deref().map(Arc::from),
             metrics: metrics.clone(),
             sealing: sealing.clone(),
-            destinations: motor_destinations::Destinations::new(),
+            destinations: Destinations::with_resolver(resolver.clone()),
             ledger: motor_app::events::Ledger::start(pool.clone(), after_commit),
             instance_apps: Arc::default(),
             api_keys: Arc::default(),

@@ -5,12 +5,14 @@
 
 use std::{
     collections::HashMap,
-    net::SocketAddr,
+    net::{IpAddr, SocketAddr},
+    sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
 use motor::{config::Config, serve::Role};
 use motor_api::admin::{self, CreateApp, CreateInstance, CreateKey};
+use motor_destinations::resolve::{Lookup, Resolver, SystemResolver};
 use motor_domain::{operator::Instance, AppId, InstanceId, NewEvent};
 use motor_store::Pool;
 use motor_system_tests::harness;
@@ -87,12 +89,45 @@ pub fn topic_prefix() -> String {
     format!("t{}", harness::short_id())
 }
 
+/// A hosts file for one [`TestMotor`]: names set here resolve to the given
+/// addresses, every other name through the system. Motor's guards judge
+/// these answers like any DNS answer.
+#[derive(Default)]
+pub struct Hosts(Mutex<HashMap<String, Vec<IpAddr>>>);
+
+impl Hosts {
+    /// Makes `name` resolve to `addrs` (empty: back to the system).
+    pub fn set(&self, name: &str, addrs: &[IpAddr]) {
+        let mut hosts = self.0.lock().expect("not poisoned");
+        if addrs.is_empty() {
+            hosts.remove(&name.to_ascii_lowercase());
+        } else {
+            hosts.insert(name.to_ascii_lowercase(), addrs.to_vec());
+        }
+    }
+}
+
+impl Resolver for Hosts {
+    fn lookup(&self, name: &str) -> Lookup {
+        let key = name.trim_end_matches('.').to_ascii_lowercase();
+        match self.0.lock().expect("not poisoned").get(&key) {
+            Some(ips) => {
+                let ips = ips.clone();
+                Box::pin(async move { Ok(ips) })
+            }
+            None => SystemResolver.lookup(name),
+        }
+    }
+}
+
 /// Motor running in this process with the given roles.
 pub struct TestMotor {
     pub db: TestDb,
     pub prefix: String,
     pub addr: Option<SocketAddr>,
     pub http: reqwest::Client,
+    /// How this Motor's destinations resolve names.
+    pub hosts: Arc<Hosts>,
     shutdown: CancellationToken,
     task: tokio::task::JoinHandle<()>,
 }
@@ -119,8 +154,10 @@ impl TestMotor {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let roles = roles.to_vec();
         let stop = shutdown.clone();
+        let hosts = Arc::new(Hosts::default());
+        let resolver = hosts.clone();
         let task = tokio::spawn(async move {
-            motor::serve::run(config, &roles, stop, Some(tx))
+            motor::serve::run_with_resolver(config, &roles, stop, Some(tx), resolver)
                 .await
                 .expect("motor serve");
         });
@@ -130,6 +167,7 @@ impl TestMotor {
             prefix,
             addr,
             http: reqwest::Client::new(),
+            hosts,
             shutdown,
             task,
         }

@@ -4,7 +4,7 @@
 //! lanes to one exchange publish concurrently on its channel and each waits
 //! for its own confirm.
 
-use std::{collections::HashMap, net::SocketAddr, time::Duration};
+use std::{collections::HashMap, net::SocketAddr, sync::Arc, time::Duration};
 
 use backon::{ExponentialBuilder, Retryable};
 use lapin::{
@@ -31,6 +31,7 @@ use super::{
 use crate::{
     guard,
     links::{login_digest, Links},
+    resolve::{Resolver, SystemResolver},
     Answer, Message, Sender, BROKER_ACK,
 };
 
@@ -77,6 +78,7 @@ impl Link {
     /// one on the live connection, or a new connection (with backoff).
     async fn channel(
         &self,
+        resolver: &dyn Resolver,
         target: &AmqpTarget,
         credentials: Option<&BrokerCredentials>,
         timeout: Duration,
@@ -104,7 +106,7 @@ impl Link {
             .with_max_delay(RECONNECT_MAX)
             .with_max_times(RECONNECT_TIMES)
             .with_jitter();
-        let (connection, channel) = (|| connect(target, credentials, timeout))
+        let (connection, channel) = (|| connect(resolver, target, credentials, timeout))
             .retry(backoff)
             .sleep(tokio::time::sleep)
             .when(|e| is_transient(*e))
@@ -132,11 +134,12 @@ async fn open_channel(connection: &Connection) -> Result<Channel, TransportFailu
 // The connector's error type is lapin's (`HandshakeError`), large or not.
 #[allow(clippy::result_large_err)]
 async fn connect(
+    resolver: &dyn Resolver,
     target: &AmqpTarget,
     credentials: Option<&BrokerCredentials>,
     timeout: Duration,
 ) -> Result<(Connection, Channel), TransportFailure> {
-    let addrs: Vec<SocketAddr> = guard::resolve(&target.host, target.port).await?;
+    let addrs: Vec<SocketAddr> = guard::resolve(resolver, &target.host, target.port).await?;
     let host = match &target.host {
         CanonicalHost::Domain(d) => d.clone(),
         CanonicalHost::Ip(ip) => ip.to_string(),
@@ -198,12 +201,27 @@ async fn connect(
 
 /// The RabbitMQ sender; one per process, pooling a connection per
 /// destination.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Amqp {
     links: Links<LinkKey, Link>,
+    resolver: Arc<dyn Resolver>,
+}
+
+impl Default for Amqp {
+    fn default() -> Self {
+        Self::new(Arc::new(SystemResolver))
+    }
 }
 
 impl Amqp {
+    /// A sender whose broker names are asked of `resolver`.
+    pub fn new(resolver: Arc<dyn Resolver>) -> Self {
+        Self {
+            links: Links::default(),
+            resolver,
+        }
+    }
+
     async fn publish(
         &self,
         target: &AmqpTarget,
@@ -213,7 +231,12 @@ impl Amqp {
             .links
             .get(LinkKey::new(target, message.credentials.as_ref()));
         let channel = link
-            .channel(target, message.credentials.as_ref(), message.timeout)
+            .channel(
+                &*self.resolver,
+                target,
+                message.credentials.as_ref(),
+                message.timeout,
+            )
             .await?;
         let routing_key =
             target

@@ -22,6 +22,7 @@ use super::{
 use crate::{
     guard,
     links::{login_digest, Links},
+    resolve::{Resolver, SystemResolver},
     Answer, Message, Sender, BROKER_ACK, BROKER_SENT,
 };
 
@@ -44,6 +45,7 @@ struct Link {
 impl Link {
     async fn client(
         &self,
+        resolver: &dyn Resolver,
         target: &NatsTarget,
         credentials: Option<&BrokerCredentials>,
         timeout: Duration,
@@ -57,7 +59,7 @@ impl Link {
             .with_max_delay(CONNECT_MAX)
             .with_max_times(CONNECT_TIMES)
             .with_jitter();
-        let client = (|| connect(target, credentials, timeout))
+        let client = (|| connect(resolver, target, credentials, timeout))
             .retry(backoff)
             .sleep(tokio::time::sleep)
             .when(|e| is_transient(*e))
@@ -71,11 +73,12 @@ impl Link {
 /// TLS the client connects by name (the certificate names the host), to a
 /// name the check just resolved.
 async fn connect(
+    resolver: &dyn Resolver,
     target: &NatsTarget,
     credentials: Option<&BrokerCredentials>,
     timeout: Duration,
 ) -> Result<Client, TransportFailure> {
-    let addrs = guard::resolve(&target.host, target.port).await?;
+    let addrs = guard::resolve(resolver, &target.host, target.port).await?;
     let mut options = ConnectOptions::new()
         .name("motor")
         .connection_timeout(timeout)
@@ -106,12 +109,27 @@ async fn connect(
 }
 
 /// The NATS sender; one per process, pooling a client per destination.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Nats {
     links: Links<LinkKey, Link>,
+    resolver: Arc<dyn Resolver>,
+}
+
+impl Default for Nats {
+    fn default() -> Self {
+        Self::new(Arc::new(SystemResolver))
+    }
 }
 
 impl Nats {
+    /// A sender whose broker names are asked of `resolver`.
+    pub fn new(resolver: Arc<dyn Resolver>) -> Self {
+        Self {
+            links: Links::default(),
+            resolver,
+        }
+    }
+
     fn link(&self, target: &NatsTarget, credentials: Option<&BrokerCredentials>) -> Arc<Link> {
         self.links.get(LinkKey {
             host: target.host.clone(),
@@ -136,7 +154,7 @@ impl Nats {
         let credentials = message.credentials.as_ref();
         let client = self
             .link(target, credentials)
-            .client(target, credentials, message.timeout)
+            .client(&*self.resolver, target, credentials, message.timeout)
             .await?;
         if client.connection_state() != State::Connected {
             // The client is reconnecting by itself; do not queue behind it.

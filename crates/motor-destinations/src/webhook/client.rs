@@ -12,51 +12,42 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 use super::{
     config::{MAX_RESPONSE_BYTES, USER_AGENT},
-    outcome::failure,
+    outcome::{failure, BlockedAddress, DnsFailure},
 };
-use crate::{Answer, Message, Sender};
+use crate::{
+    resolve::{Resolver, SystemResolver},
+    Answer, Message, Sender,
+};
 
-/// A name resolved to an address Motor never connects to.
-#[derive(Debug)]
-pub(super) struct BlockedAddress;
-
-impl std::fmt::Display for BlockedAddress {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("destino_bloqueado")
-    }
-}
-impl std::error::Error for BlockedAddress {}
-
-#[derive(Debug)]
-pub(super) struct DnsFailure;
-
-impl std::fmt::Display for DnsFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("dns")
-    }
-}
-impl std::error::Error for DnsFailure {}
-
-/// Resolves with the system resolver and refuses the whole answer if any
-/// address is blocked or loopback (also through NAT64, 6to4, Teredo…);
-/// with `public_ipv4_only` (an app under `publica_https`) also if any is
-/// not public IPv4.
+/// Asks the injected resolver and refuses the whole answer if any address
+/// is blocked or loopback (also through NAT64, 6to4, Teredo…); with
+/// `public_ipv4_only` (an app under `publica_https`) also if any is not
+/// public IPv4.
 pub(super) struct GuardedResolver {
-    pub(super) public_ipv4_only: bool,
+    names: Arc<dyn Resolver>,
+    public_ipv4_only: bool,
+}
+
+impl GuardedResolver {
+    pub(super) fn new(names: Arc<dyn Resolver>, public_ipv4_only: bool) -> Self {
+        Self {
+            names,
+            public_ipv4_only,
+        }
+    }
 }
 
 impl Resolve for GuardedResolver {
     fn resolve(&self, name: Name) -> Resolving {
-        let host = name.as_str().to_owned();
+        let lookup = self.names.lookup(name.as_str());
         let public_ipv4_only = self.public_ipv4_only;
         Box::pin(async move {
-            let addrs: Vec<SocketAddr> = match crate::hosts::lookup(&host) {
-                Some(ips) => ips.into_iter().map(|ip| SocketAddr::new(ip, 0)).collect(),
-                None => tokio::net::lookup_host((host.as_str(), 0))
-                    .await
-                    .map_err(|_| Box::new(DnsFailure) as Box<dyn std::error::Error + Send + Sync>)?
-                    .collect(),
-            };
+            let addrs: Vec<SocketAddr> = lookup
+                .await
+                .map_err(|_| Box::new(DnsFailure) as Box<dyn std::error::Error + Send + Sync>)?
+                .into_iter()
+                .map(|ip| SocketAddr::new(ip, 0))
+                .collect();
             if addrs.is_empty() {
                 return Err(Box::new(DnsFailure) as _);
             }
@@ -87,11 +78,20 @@ impl Default for Webhook {
 }
 
 impl Webhook {
+    /// A sender asking the system's resolver.
     pub fn new() -> Self {
+        Self::with_resolver(Arc::new(SystemResolver))
+    }
+
+    /// A sender whose host names are asked of `names` (then checked).
+    pub fn with_resolver(names: Arc<dyn Resolver>) -> Self {
         let client = |public_ipv4_only| {
             reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
-                .dns_resolver(Arc::new(GuardedResolver { public_ipv4_only }))
+                .dns_resolver(Arc::new(GuardedResolver::new(
+                    names.clone(),
+                    public_ipv4_only,
+                )))
                 .user_agent(USER_AGENT)
                 .build()
                 .expect("a client with these settings always builds")

@@ -1,9 +1,18 @@
 //! Outcome mapping: what a failed request was, in the contract's sanitised
-//! terms — never a URL or a body.
+//! terms — never a URL or a body. The client's resolver fails with the two
+//! errors below, which [`failure`] finds again in reqwest's chain.
 
 use motor_domain::delivery::TransportFailure;
 
-use super::client::{BlockedAddress, DnsFailure};
+/// A name resolved to an address Motor never connects to.
+#[derive(Debug, thiserror::Error)]
+#[error("destino_bloqueado")]
+pub(super) struct BlockedAddress;
+
+/// A name that did not resolve (an error, or no address).
+#[derive(Debug, thiserror::Error)]
+#[error("dns")]
+pub(super) struct DnsFailure;
 
 /// What a failed request was: never a URL or a body. Typed causes are
 /// looked for first, along the whole chain; only then the causes' messages

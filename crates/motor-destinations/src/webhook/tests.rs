@@ -1,24 +1,58 @@
 //! The webhook sender against real sockets on loopback.
 
-use std::time::Duration;
+use std::{net::IpAddr, sync::Arc, time::Duration};
 
 use motor_domain::delivery::TransportFailure;
 use reqwest::dns::Resolve;
 
-use super::{
-    client::{BlockedAddress, GuardedResolver},
-    Webhook,
-};
+use super::{client::GuardedResolver, outcome::BlockedAddress, Webhook};
+use crate::resolve::{Lookup, Resolver, SystemResolver};
 
 #[tokio::test]
 async fn names_resolving_to_loopback_are_refused() {
-    let err = GuardedResolver {
-        public_ipv4_only: false,
+    let err = GuardedResolver::new(Arc::new(SystemResolver), false)
+        .resolve("localhost".parse().unwrap())
+        .await
+        .err()
+        .expect("localhost resolves to loopback");
+    assert!(err.downcast_ref::<BlockedAddress>().is_some(), "{err}");
+}
+
+/// Answers every name with one address.
+struct Pointing(IpAddr);
+
+impl Resolver for Pointing {
+    fn lookup(&self, _: &str) -> Lookup {
+        let ip = self.0;
+        Box::pin(async move { Ok(vec![ip]) })
     }
-    .resolve("localhost".parse().unwrap())
-    .await
-    .err()
-    .expect("localhost resolves to loopback");
+}
+
+#[tokio::test]
+async fn an_injected_resolver_is_asked_and_its_answer_judged() {
+    let url = "http://receiver.test:8080/hook";
+    for blocked in ["127.0.0.1", "169.254.169.254", "64:ff9b::a9fe:a9fe"] {
+        let webhook = Webhook::with_resolver(Arc::new(Pointing(blocked.parse().unwrap())));
+        let outcome = webhook
+            .post(url, Duration::from_secs(5), &[], "{}", false)
+            .await;
+        assert_eq!(
+            outcome,
+            Err(TransportFailure::DestinationBlocked),
+            "{blocked}"
+        );
+    }
+    // A public IPv6 address passes the standard check, not `publica_https`.
+    let v6 = GuardedResolver::new(
+        Arc::new(Pointing("2001:4860::8888".parse().unwrap())),
+        false,
+    );
+    assert!(v6.resolve("receiver.test".parse().unwrap()).await.is_ok());
+    let err = GuardedResolver::new(Arc::new(Pointing("2001:4860::8888".parse().unwrap())), true)
+        .resolve("receiver.test".parse().unwrap())
+        .await
+        .err()
+        .expect("not public IPv4");
     assert!(err.downcast_ref::<BlockedAddress>().is_some(), "{err}");
 }
 

@@ -17,8 +17,7 @@
 use serde_json::Value;
 
 use crate::{
-    envelope::{Envelope, SCHEMA_VERSION},
-    event::Origin,
+    envelope::{Envelope, Origin, SCHEMA_VERSION},
     ids::{EventId, InstanceId},
     time,
 };

@@ -17,6 +17,7 @@ mod chain;
 mod consume;
 mod observe;
 mod recorder;
+mod step;
 mod unordered;
 
 use std::{
@@ -25,23 +26,22 @@ use std::{
         atomic::{AtomicU64, Ordering},
         Arc, Mutex,
     },
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use motor_destinations::Destinations;
 use motor_domain::{
-    delivery::{Decision, DeliveryId, DeliveryJob, Jitter, Outcome, RetryPolicy},
+    delivery::{DeliveryId, DeliveryJob, RetryPolicy},
     seal::SealingKey,
     subscription::SubscriptionId,
 };
 use motor_metrics::Metrics;
 use motor_store::{
-    deliveries::{self, AfterCommit, Claim, Claimed, Handed, Next, Recorded, Skip},
+    deliveries::{self, AfterCommit, Claim, Claimed, Handed, Skip},
     Pool,
 };
 use tokio::sync::{Notify, OwnedSemaphorePermit};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
-use tracing::Instrument;
 
 pub use self::consume::{run, DispatchConfig, Source};
 use self::{chain::Chained, recorder::Recorder, unordered::Unordered};
@@ -52,22 +52,8 @@ use crate::Result;
 /// longer than the timeout, then the sweeper hands it on.
 pub const LEASE_MARGIN: Duration = Duration::from_secs(5);
 
-/// A claim held this long before its attempt starts (waiting for a slot
-/// of its unordered subscription) renews its lease first: the lease is
-/// the timeout plus [`LEASE_MARGIN`], so the attempt and its record still
-/// have half the margin.
-const RENEW_AFTER: Duration = Duration::from_millis(LEASE_MARGIN.as_millis() as u64 / 2);
-
 /// Concurrent attempts per unordered subscription in one process.
 pub const UNORDERED_PER_SUBSCRIPTION: usize = 8;
-
-/// Attempts of one lane a consumer's job may chain (each head's finish
-/// claiming the next delivery), and for how long, before the lane goes on
-/// in a task of its own: the job's consumer slot and offset are then free,
-/// and the lane does not wait for a job queued behind the backlog of its
-/// partition. A chain already in a task of its own has no bound.
-const CHAIN_MAX: usize = 100;
-const CHAIN_FOR: Duration = Duration::from_secs(1);
 
 /// A claim that finds its job's own due time (to within this: Postgres
 /// keeps microseconds) not yet reached by Postgres's clock waits for it
@@ -78,8 +64,8 @@ const EARLY_MATCH: chrono::TimeDelta = chrono::TimeDelta::milliseconds(1);
 const EARLY_CLAIMS: usize = 3;
 const EARLY_MAX: Duration = Duration::from_secs(1);
 
-/// Where a chain runs: in a consumer's job (bounded by [`CHAIN_MAX`] and
-/// [`CHAIN_FOR`]) or in a task of its own.
+/// Where a chain runs: in a consumer's job (bounded: `step::past_budget`)
+/// or in a task of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Runs {
     InJob,
@@ -139,6 +125,13 @@ impl Dispatcher {
             detached: TaskTracker::new(),
             stopping: CancellationToken::new(),
         }
+    }
+
+    /// Sends through `destinations` instead of senders of its own that ask
+    /// the system's resolver (a test passes senders with its resolver).
+    pub fn sending_with(mut self, destinations: Destinations) -> Self {
+        self.destinations = destinations;
+        self
     }
 
     /// Wakes `relay` (the relay role of this process) after each record
@@ -213,164 +206,6 @@ impl Dispatcher {
             }
         };
         self.chain(*claimed, slot, runs).await
-    }
-
-    /// Attempts a claimed delivery, then — while the next delivery (of its
-    /// lane, or of its unordered subscription) can be claimed in the same
-    /// record — the next ones. An unordered subscription's `slot` is given
-    /// back as soon as the request is answered and taken again before the
-    /// next attempt: the bound counts requests in flight, not claims or
-    /// records.
-    async fn chain(
-        self: &Arc<Self>,
-        claimed: Claimed,
-        mut slot: Option<OwnedSemaphorePermit>,
-        runs: Runs,
-    ) -> Result<()> {
-        let mut claimed = Box::new(claimed);
-        let unordered = (!claimed.ordered).then(|| self.unordered(claimed.subscription_id));
-        let mut running = unordered.as_ref().map(|u| u.running());
-        let started = Instant::now();
-        // Taken for when the claim was made: a claim reaches its chain
-        // right after its statement.
-        let mut claimed_at = Instant::now();
-        for attempts in 1.. {
-            if let (None, Some(unordered)) = (&slot, &unordered) {
-                slot = unordered.slot().await;
-            }
-            // A claim that waited this long for its slot might not see its
-            // attempt recorded before its lease ends, and another process
-            // could then send it too: it renews the lease first, and one
-            // that was lost meanwhile is not attempted.
-            if claimed_at.elapsed() >= RENEW_AFTER {
-                let lease = self.lease().await?;
-                match deliveries::renew(&self.pool, &claimed, lease).await? {
-                    Some(until) => claimed.lease_until = until,
-                    None => {
-                        tracing::debug!(delivery = %claimed.delivery_id, "claim lost while waiting for a slot; not attempted");
-                        break;
-                    }
-                }
-            }
-            // A subscription with max_por_segundo: a token first, or the
-            // claim goes back until one will be there.
-            if let Some(rate) = claimed.max_per_second {
-                if let Some(wait) =
-                    motor_store::throttle::take_token(&self.pool, claimed.subscription_id, rate)
-                        .await?
-                {
-                    // Its new job must not be taken for the chain's copy.
-                    self.chained
-                        .lock()
-                        .expect("not poisoned")
-                        .take((claimed.delivery_id, claimed.attempt));
-                    motor_store::throttle::give_back(
-                        &self.pool,
-                        claimed.delivery_id,
-                        claimed.attempt,
-                        wait,
-                    )
-                    .await?;
-                    break;
-                }
-            }
-            let span = observe::span(&claimed);
-            let made = attempt::make(self, &claimed).instrument(span.clone()).await;
-            drop(slot.take());
-            let (attempt, outcome) = made?;
-            // A 429 or 503 with Retry-After holds the whole subscription.
-            let hold = match &outcome {
-                Outcome::Retry {
-                    retry_after: Some(wait),
-                    ..
-                } => Some((
-                    claimed.subscription_id,
-                    claimed.delivery_id,
-                    claimed.attempt,
-                    *wait,
-                )),
-                _ => None,
-            };
-            let decision = self.policy.decide(
-                claimed.created_at,
-                chrono::Utc::now(),
-                claimed.attempt,
-                outcome,
-                Jitter::random(&mut rand::thread_rng()),
-            );
-            // A head that ends its attempt claims the next delivery of its
-            // lane in the same transaction and this task makes that attempt
-            // at once, so a lane with a backlog moves at the receiver's
-            // pace. At shutdown the next one is released through its job.
-            let observed = observe::Observation::of(span, &claimed, &attempt, &decision);
-            let next = if self.stopping.is_cancelled()
-                || running.as_mut().is_some_and(|r| r.leaves_crowded())
-            {
-                Next::Release
-            } else {
-                Next::Claim(self.lease().await?)
-            };
-            let recorded = match &decision {
-                Decision::Delivered => {
-                    let recorded = self.recorder.delivered(claimed, attempt, next).await?;
-                    if let (
-                        Recorded::Done {
-                            released: Some(_), ..
-                        },
-                        Some(relay),
-                    ) = (&recorded, &self.relay)
-                    {
-                        relay.notify_one();
-                    }
-                    recorded
-                }
-                _ => {
-                    let recorded =
-                        deliveries::record_attempt(&self.pool, &claimed, &attempt, &decision, next)
-                            .await?;
-                    if let Some(relay) = &self.relay {
-                        relay.notify_one();
-                    }
-                    recorded
-                }
-            };
-            self.metrics.delivery_attempts.inc();
-            if let (Some((subscription, delivery, numero, wait)), Decision::Retry { .. }) =
-                (hold, &decision)
-            {
-                let until = chrono::Utc::now()
-                    + chrono::TimeDelta::from_std(wait).unwrap_or(chrono::TimeDelta::MAX);
-                motor_store::throttle::hold(&self.pool, subscription, delivery, numero, until)
-                    .await?;
-            }
-            observed.count(&self.metrics);
-            match recorded {
-                Recorded::Done {
-                    next: Some(next), ..
-                } => {
-                    self.chained
-                        .lock()
-                        .expect("not poisoned")
-                        .remember((next.delivery_id, next.attempt));
-                    if let Some(unordered) = &unordered {
-                        unordered.claimed(next.delivery_id);
-                    }
-                    // Bounded in a job, so a job does not hold its consumer's
-                    // offsets (or a shutdown) for long: past the bound the
-                    // lane goes on in a task of its own.
-                    if runs == Runs::InJob
-                        && (attempts >= CHAIN_MAX || started.elapsed() >= CHAIN_FOR)
-                    {
-                        self.detach(*next);
-                        break;
-                    }
-                    claimed = next;
-                    claimed_at = Instant::now();
-                }
-                Recorded::Done { .. } | Recorded::Stale => break,
-            }
-        }
-        Ok(())
     }
 
     /// The claim's lease: the attempt's timeout and a margin to record it.

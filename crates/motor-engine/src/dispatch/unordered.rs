@@ -21,7 +21,7 @@ use super::UNORDERED_PER_SUBSCRIPTION;
 /// chains than slots keep the slots busy while records commit; a chain
 /// beyond this many ends after its attempt, so a burst of jobs never turns
 /// into an unbounded number of claimed deliveries waiting in memory.
-const UNORDERED_CHAINS: usize = 8 * UNORDERED_PER_SUBSCRIPTION;
+pub(super) const UNORDERED_CHAINS: usize = 8 * UNORDERED_PER_SUBSCRIPTION;
 
 /// Tasks that take first attempts handed over by commits, per unordered
 /// subscription and process: as many as chains may claim ahead. A chain

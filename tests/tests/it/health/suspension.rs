@@ -11,7 +11,6 @@ use std::{
     time::{Duration, Instant},
 };
 
-use motor_destinations::hosts::set_host;
 use motor_domain::{subscription::SubscriptionId, InstanceId};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
@@ -122,7 +121,7 @@ async fn a_name_repointed_to_a_blocked_address_suspends_and_loses_nothing() {
     // A fresh connection for every attempt, so each one resolves the name.
     r.script(|_| Reply::status(204).with("connection", "close"));
     let name = format!("receptor-{}.test", uuid::Uuid::new_v4().simple());
-    set_host(&name, &[ip]);
+    m.hosts.set(&name, &[ip]);
     let (status, _) = patch_app(&m, t.app, json!({"destinos_permitidos": [name]})).await;
     assert_eq!(status, StatusCode::OK);
     let url = format!("http://{name}:{}/hook", r.addr.port());
@@ -131,7 +130,7 @@ async fn a_name_repointed_to_a_blocked_address_suspends_and_loses_nothing() {
     wait_state(&m, sub, "entregada", 3).await;
 
     // The name now points at the cloud metadata address.
-    set_host(&name, &["169.254.169.254".parse().unwrap()]);
+    m.hosts.set(&name, &["169.254.169.254".parse().unwrap()]);
     post_many(&m, &t, a, 3, "metadata").await;
     wait_suspended(&m, &t.token, sub, "destino_bloqueado").await;
     sends_nothing(&r).await;
@@ -140,19 +139,18 @@ async fn a_name_repointed_to_a_blocked_address_suspends_and_loses_nothing() {
 
     // Reactivated while it points at the same address through NAT64: still
     // blocked.
-    set_host(&name, &["64:ff9b::a9fe:a9fe".parse().unwrap()]);
+    m.hosts.set(&name, &["64:ff9b::a9fe:a9fe".parse().unwrap()]);
     set_state(&m, &t, sub, "activa").await;
     wait_suspended(&m, &t.token, sub, "destino_bloqueado").await;
     sends_nothing(&r).await;
     nothing_lost(&m, sub, 6).await;
 
     // Back to the receiver: the three waiting, in order.
-    set_host(&name, &[ip]);
+    m.hosts.set(&name, &[ip]);
     let back = Instant::now();
     set_state(&m, &t, sub, "activa").await;
     wait_state(&m, sub, "entregada", 6).await;
     assert_eq!(order_since(&r.seen(), a, back), [4, 5, 6]);
-    set_host(&name, &[]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -1,0 +1,408 @@
+//! A chain and its steps. [`Dispatcher::chain`] attempts a claimed delivery,
+//! then the next ones its records claim, as a loop over four steps:
+//!
+//! - **gate**: an unordered subscription's slot, the lease renewed after a
+//!   long wait for it, a token of the subscription's rate;
+//! - **attempt**: the request itself (`attempt::make`);
+//! - **settle**: the outcome becomes a decision (the domain's policy),
+//!   recorded with what follows (the group commit for delivered attempts),
+//!   and a `Retry-After` holds the subscription;
+//! - **follow**: the next delivery the record claimed, in this task or, past
+//!   a job's budget, in a task of its own.
+//!
+//! The choices inside the steps are plain functions of what they are given
+//! (time passed in), tested below; the steps that touch Postgres are
+//! covered by the system tests (dispatch::, deliveries::, health::).
+
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use motor_domain::{
+    delivery::{Decision, Jitter, Outcome},
+    subscription::SubscriptionId,
+};
+use motor_store::deliveries::{self, Attempt, Claimed, Next, Recorded};
+use tokio::sync::OwnedSemaphorePermit;
+use tracing::Instrument;
+
+use super::{
+    attempt, observe,
+    unordered::{Running, Unordered},
+    Dispatcher, Runs, LEASE_MARGIN,
+};
+use crate::Result;
+
+/// A claim held this long before its attempt starts (waiting for a slot
+/// of its unordered subscription) renews its lease first: the lease is
+/// the timeout plus [`LEASE_MARGIN`], so the attempt and its record still
+/// have half the margin.
+const RENEW_AFTER: Duration = Duration::from_millis(LEASE_MARGIN.as_millis() as u64 / 2);
+
+/// Attempts of one lane a consumer's job may chain (each head's finish
+/// claiming the next delivery), and for how long, before the lane goes on
+/// in a task of its own: the job's consumer slot and offset are then free,
+/// and the lane does not wait for a job queued behind the backlog of its
+/// partition. A chain already in a task of its own has no bound.
+const CHAIN_MAX: usize = 100;
+const CHAIN_FOR: Duration = Duration::from_secs(1);
+
+/// What a chain carries from one attempt to the next.
+struct Chain {
+    /// An unordered subscription's request slot, held from the gate until
+    /// the request is answered (none for ordered subscriptions).
+    slot: Option<OwnedSemaphorePermit>,
+    unordered: Option<Arc<Unordered>>,
+    /// Counts this chain among its unordered subscription's while it lives.
+    running: Option<Running>,
+    runs: Runs,
+    started: Instant,
+    /// When the delivery in hand was claimed: a claim reaches its chain
+    /// right after its statement.
+    claimed_at: Instant,
+    /// Attempts made so far.
+    attempts: usize,
+}
+
+/// A 429 or 503 with `Retry-After` holds the whole subscription: what to
+/// hold, taken before the record (which may keep the claim).
+struct Hold {
+    subscription: SubscriptionId,
+    delivery: motor_domain::delivery::DeliveryId,
+    attempt: u32,
+    wait: Duration,
+}
+
+impl Dispatcher {
+    /// Attempts a claimed delivery, then — while the next delivery (of its
+    /// lane, or of its unordered subscription) can be claimed in the same
+    /// record — the next ones. An unordered subscription's `slot` is given
+    /// back as soon as the request is answered and taken again before the
+    /// next attempt: the bound counts requests in flight, not claims or
+    /// records.
+    pub(super) async fn chain(
+        self: &Arc<Self>,
+        claimed: Claimed,
+        slot: Option<OwnedSemaphorePermit>,
+        runs: Runs,
+    ) -> Result<()> {
+        let unordered = (!claimed.ordered).then(|| self.unordered(claimed.subscription_id));
+        let mut chain = Chain {
+            slot,
+            running: unordered.as_ref().map(|u| u.running()),
+            unordered,
+            runs,
+            started: Instant::now(),
+            claimed_at: Instant::now(),
+            attempts: 0,
+        };
+        let mut claimed = Box::new(claimed);
+        loop {
+            if !self.gate(&mut chain, &mut claimed).await? {
+                return Ok(());
+            }
+            let (attempt, outcome, span) = self.attempt(&mut chain, &claimed).await?;
+            let recorded = self
+                .settle(&mut chain, claimed, attempt, outcome, span)
+                .await?;
+            match self.follow(&mut chain, recorded) {
+                Some(next) => claimed = next,
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// Gate: whether the claimed delivery may be attempted now. Takes its
+    /// unordered subscription's slot, renews a lease that waited long for
+    /// it, and takes a token of the subscription's rate. `false`: the claim
+    /// was lost, or went back to wait for a token; the chain ends.
+    async fn gate(&self, chain: &mut Chain, claimed: &mut Claimed) -> Result<bool> {
+        if let (None, Some(unordered)) = (&chain.slot, &chain.unordered) {
+            chain.slot = unordered.slot().await;
+        }
+        Ok(self.keep_lease(chain.claimed_at, claimed).await? && self.take_rate(claimed).await?)
+    }
+
+    /// A claim that waited long for its slot might not see its attempt
+    /// recorded before its lease ends, and another process could then send
+    /// it too: it renews the lease first; `false` when it was lost
+    /// meanwhile (not attempted).
+    async fn keep_lease(&self, claimed_at: Instant, claimed: &mut Claimed) -> Result<bool> {
+        if !renew_due(claimed_at, Instant::now()) {
+            return Ok(true);
+        }
+        let lease = self.lease().await?;
+        match deliveries::renew(&self.pool, claimed, lease).await? {
+            Some(until) => {
+                claimed.lease_until = until;
+                Ok(true)
+            }
+            None => {
+                tracing::debug!(delivery = %claimed.delivery_id, "claim lost while waiting for a slot; not attempted");
+                Ok(false)
+            }
+        }
+    }
+
+    /// A subscription with `max_por_segundo` needs a token; without one the
+    /// claim goes back until one will be there (`false`).
+    async fn take_rate(&self, claimed: &Claimed) -> Result<bool> {
+        let Some(rate) = claimed.max_per_second else {
+            return Ok(true);
+        };
+        let Some(wait) =
+            motor_store::throttle::take_token(&self.pool, claimed.subscription_id, rate).await?
+        else {
+            return Ok(true);
+        };
+        // Its new job must not be taken for the chain's copy.
+        self.chained
+            .lock()
+            .expect("not poisoned")
+            .take((claimed.delivery_id, claimed.attempt));
+        motor_store::throttle::give_back(&self.pool, claimed.delivery_id, claimed.attempt, wait)
+            .await?;
+        Ok(false)
+    }
+
+    /// Attempt: the request, in its own span; the slot is given back as
+    /// soon as it is answered (or failed).
+    async fn attempt(
+        &self,
+        chain: &mut Chain,
+        claimed: &Claimed,
+    ) -> Result<(Attempt, Outcome, tracing::Span)> {
+        chain.attempts += 1;
+        let span = observe::span(claimed);
+        let made = attempt::make(self, claimed).instrument(span.clone()).await;
+        drop(chain.slot.take());
+        let (attempt, outcome) = made?;
+        Ok((attempt, outcome, span))
+    }
+
+    /// Settle: decide, record with what follows (claiming the lane's next
+    /// delivery unless the chain should end), count, and hold the
+    /// subscription after a `Retry-After`.
+    async fn settle(
+        &self,
+        chain: &mut Chain,
+        claimed: Box<Claimed>,
+        attempt: Attempt,
+        outcome: Outcome,
+        span: tracing::Span,
+    ) -> Result<Recorded> {
+        let hold = hold_for(&outcome).map(|wait| Hold {
+            subscription: claimed.subscription_id,
+            delivery: claimed.delivery_id,
+            attempt: claimed.attempt,
+            wait,
+        });
+        let decision = self.policy.decide(
+            claimed.created_at,
+            chrono::Utc::now(),
+            claimed.attempt,
+            outcome,
+            Jitter::random(&mut rand::thread_rng()),
+        );
+        let observed = observe::Observation::of(span, &claimed, &attempt, &decision);
+        // A head that ends its attempt claims the next delivery of its lane
+        // in the same transaction and this task makes that attempt at once,
+        // so a lane with a backlog moves at the receiver's pace. At shutdown
+        // the next one is released through its job.
+        let next = if claims_next(self.stopping.is_cancelled(), chain.running.as_mut()) {
+            Next::Claim(self.lease().await?)
+        } else {
+            Next::Release
+        };
+        let recorded = self.record(claimed, attempt, &decision, next).await?;
+        self.metrics.delivery_attempts.inc();
+        if let (Some(hold), Decision::Retry { .. }) = (hold, &decision) {
+            motor_store::throttle::hold(
+                &self.pool,
+                hold.subscription,
+                hold.delivery,
+                hold.attempt,
+                hold_until(chrono::Utc::now(), hold.wait),
+            )
+            .await?;
+        }
+        observed.count(&self.metrics);
+        Ok(recorded)
+    }
+
+    /// Records the attempt and its decision: a delivered one through the
+    /// group commit, any other in a transaction of its own. The relay is
+    /// woken when the record may have written outbox records (a released
+    /// lane, a retry, a DLQ record).
+    async fn record(
+        &self,
+        claimed: Box<Claimed>,
+        attempt: Attempt,
+        decision: &Decision,
+        next: Next,
+    ) -> Result<Recorded> {
+        if let Decision::Delivered = decision {
+            let recorded = self.recorder.delivered(claimed, attempt, next).await?;
+            if let (
+                Recorded::Done {
+                    released: Some(_), ..
+                },
+                Some(relay),
+            ) = (&recorded, &self.relay)
+            {
+                relay.notify_one();
+            }
+            return Ok(recorded);
+        }
+        let recorded =
+            deliveries::record_attempt(&self.pool, &claimed, &attempt, decision, next).await?;
+        if let Some(relay) = &self.relay {
+            relay.notify_one();
+        }
+        Ok(recorded)
+    }
+
+    /// Follow: the next delivery the record claimed, to attempt in this
+    /// task (`Some`), or none. Bounded in a job, so a job does not hold its
+    /// consumer's offsets (or a shutdown) for long: past the bound the lane
+    /// goes on in a task of its own.
+    fn follow(self: &Arc<Self>, chain: &mut Chain, recorded: Recorded) -> Option<Box<Claimed>> {
+        let Recorded::Done {
+            next: Some(next), ..
+        } = recorded
+        else {
+            return None;
+        };
+        self.chained
+            .lock()
+            .expect("not poisoned")
+            .remember((next.delivery_id, next.attempt));
+        if let Some(unordered) = &chain.unordered {
+            unordered.claimed(next.delivery_id);
+        }
+        if past_budget(chain.runs, chain.attempts, chain.started.elapsed()) {
+            self.detach(*next);
+            return None;
+        }
+        chain.claimed_at = Instant::now();
+        Some(next)
+    }
+}
+
+/// Whether a claim made at `claimed_at` has waited long enough by `now` to
+/// renew its lease before its attempt.
+fn renew_due(claimed_at: Instant, now: Instant) -> bool {
+    now.saturating_duration_since(claimed_at) >= RENEW_AFTER
+}
+
+/// The wait a receiver's `Retry-After` asked for (429 and 503 only, as
+/// classified), which holds the whole subscription if the attempt retries.
+fn hold_for(outcome: &Outcome) -> Option<Duration> {
+    match outcome {
+        Outcome::Retry {
+            retry_after: Some(wait),
+            ..
+        } => Some(*wait),
+        _ => None,
+    }
+}
+
+/// Until when a hold of `wait` from `now` lasts.
+fn hold_until(now: chrono::DateTime<chrono::Utc>, wait: Duration) -> chrono::DateTime<chrono::Utc> {
+    now + chrono::TimeDelta::from_std(wait).unwrap_or(chrono::TimeDelta::MAX)
+}
+
+/// Whether the record claims the lane's next delivery: not at shutdown,
+/// and not when more chains of an unordered subscription run than may
+/// claim ahead (this one then leaves the crowd).
+fn claims_next(stopping: bool, running: Option<&mut Running>) -> bool {
+    !(stopping || running.is_some_and(|r| r.leaves_crowded()))
+}
+
+/// Whether a chain that made `attempts` over `elapsed` has used a job's
+/// budget (a detached chain has none).
+fn past_budget(runs: Runs, attempts: usize, elapsed: Duration) -> bool {
+    runs == Runs::InJob && (attempts >= CHAIN_MAX || elapsed >= CHAIN_FOR)
+}
+
+#[cfg(test)]
+mod tests {
+    use motor_domain::delivery::ErrorCode;
+
+    use super::*;
+    use crate::dispatch::unordered::UNORDERED_CHAINS;
+
+    #[test]
+    fn a_claim_renews_its_lease_after_half_the_margin() {
+        let claimed_at = Instant::now();
+        assert!(!renew_due(claimed_at, claimed_at));
+        assert!(!renew_due(
+            claimed_at,
+            claimed_at + RENEW_AFTER - Duration::from_millis(1)
+        ));
+        assert!(renew_due(claimed_at, claimed_at + RENEW_AFTER));
+        assert_eq!(RENEW_AFTER, LEASE_MARGIN / 2);
+        // A clock read before the claim (not monotonic across threads in
+        // theory) does not renew.
+        assert!(!renew_due(claimed_at + Duration::from_secs(1), claimed_at));
+    }
+
+    #[test]
+    fn only_a_retry_with_retry_after_holds() {
+        let wait = Duration::from_secs(7);
+        let error = ErrorCode::Timeout;
+        assert_eq!(
+            hold_for(&Outcome::Retry {
+                error,
+                retry_after: Some(wait)
+            }),
+            Some(wait)
+        );
+        assert_eq!(
+            hold_for(&Outcome::Retry {
+                error,
+                retry_after: None
+            }),
+            None
+        );
+        assert_eq!(hold_for(&Outcome::Delivered), None);
+        assert_eq!(hold_for(&Outcome::Fail { error }), None);
+    }
+
+    #[test]
+    fn a_hold_lasts_its_wait() {
+        let now = chrono::Utc::now();
+        assert_eq!(
+            hold_until(now, Duration::from_millis(1_500)),
+            now + chrono::TimeDelta::milliseconds(1_500)
+        );
+        assert_eq!(hold_until(now, Duration::ZERO), now);
+    }
+
+    #[test]
+    fn the_next_is_claimed_unless_stopping_or_crowded() {
+        assert!(claims_next(false, None));
+        assert!(!claims_next(true, None));
+        let unordered = Unordered::default();
+        let mut first = unordered.running();
+        assert!(claims_next(false, Some(&mut first)));
+        assert!(!claims_next(true, Some(&mut first)));
+        // One chain past the bound: the one deciding leaves the crowd, for
+        // good, and the others go on claiming.
+        let mut crowd: Vec<Running> = (0..UNORDERED_CHAINS).map(|_| unordered.running()).collect();
+        assert!(!claims_next(false, Some(&mut first)));
+        assert!(claims_next(false, Some(&mut crowd[0])));
+        assert!(!claims_next(false, Some(&mut first)), "left for good");
+    }
+
+    #[test]
+    fn a_job_chains_within_its_budget_and_a_task_of_its_own_has_none() {
+        let quick = Duration::from_millis(10);
+        assert!(!past_budget(Runs::InJob, 1, quick));
+        assert!(!past_budget(Runs::InJob, CHAIN_MAX - 1, quick));
+        assert!(past_budget(Runs::InJob, CHAIN_MAX, quick));
+        assert!(past_budget(Runs::InJob, 1, CHAIN_FOR));
+        assert!(!past_budget(Runs::Detached, CHAIN_MAX * 10, CHAIN_FOR * 10));
+    }
+}
