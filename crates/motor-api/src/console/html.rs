@@ -28,7 +28,7 @@ th{background:#eef0f3}.num{text-align:right}
 form.inline{display:inline}input,select,button{font:inherit;padding:.2rem .4rem}
 fieldset{border:1px solid #e3e6ea;background:#fff;margin-bottom:1rem}
 svg{background:#fff;border:1px solid #e3e6ea}code{font-size:.85rem}
-time{text-decoration:underline dotted;cursor:help}
+time{text-decoration:underline dotted;cursor:help;white-space:nowrap}
 ";
 
 /// Asks before a form marked `data-confirm` is sent; the question is read
