@@ -1,8 +1,9 @@
 //! The console's layout and the small pieces every page uses, as maud
 //! templates. A value interpolated into `html!` is escaped by maud, so a
 //! name, an event type or a reflected form field can only ever be text;
-//! the only `PreEscaped` in the console are this file's own constants (the
-//! style sheet and the two scripts the pages ship). Links are built with
+//! the console wraps nothing in `PreEscaped` but this file's own constants
+//! (the style sheet and the two scripts the pages ship), which a test
+//! checks. Links are built with
 //! `url::form_urlencoded`.
 
 use chrono::{Datelike, Timelike};

@@ -182,3 +182,35 @@ fn the_filters_with_a_closed_set_are_select_lists() {
     assert!(!form.contains("name=\"estado\" id=\"f-estado\" value"));
     assert_eq!(form.matches("<select").count(), 2);
 }
+
+/// The console's sources, for the check below.
+const SOURCES: [(&str, &str); 7] = [
+    ("actions.rs", include_str!("actions.rs")),
+    ("chart.rs", include_str!("chart.rs")),
+    ("deliveries.rs", include_str!("deliveries.rs")),
+    ("html.rs", include_str!("html.rs")),
+    ("mod.rs", include_str!("mod.rs")),
+    ("pages.rs", include_str!("pages.rs")),
+    ("session.rs", include_str!("session.rs")),
+];
+
+#[test]
+fn only_the_consoles_own_constants_skip_escaping() {
+    let allowed = [
+        "PreEscaped(STYLE)",
+        "PreEscaped(CONFIRM_SCRIPT)",
+        "PreEscaped(REFRESH_SCRIPT)",
+    ];
+    let mut seen = Vec::new();
+    for (file, source) in SOURCES {
+        for (at, _) in source.match_indices("PreEscaped(") {
+            let call = &source[at..];
+            let call = &call[..=call.find(')').expect("a closing parenthesis")];
+            assert!(allowed.contains(&call), "{file}: {call} skips escaping");
+            seen.push(call);
+        }
+    }
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen.len(), allowed.len(), "{seen:?}");
+}
