@@ -1,0 +1,161 @@
+package motor
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Signing profiles of a subscription (its `firma`).
+const (
+	SigningMwV1             = "mw-v1"
+	SigningTV1              = "t-v1"
+	SigningStandardWebhooks = "standard-webhooks"
+)
+
+// States of a subscription (its `estado`).
+const (
+	SubscriptionActive    = "activa"
+	SubscriptionPaused    = "pausada"
+	SubscriptionSuspended = "suspendida"
+	SubscriptionDeleted   = "eliminada"
+)
+
+// Subscription is a subscription as the API shows it.
+type Subscription struct {
+	ID string `json:"id"`
+	// ClientID is the app that owns it (`cliente_id`).
+	ClientID string `json:"cliente_id"`
+	Name     string `json:"nombre"`
+	URL      string `json:"url"`
+	// HasCredentials tells whether broker credentials are stored (they are
+	// never shown).
+	HasCredentials bool `json:"credenciales"`
+	// Instances empty: every instance of the app.
+	Instances []string `json:"instancias"`
+	// Types empty: every event type.
+	Types   []string `json:"tipos"`
+	Ordered bool     `json:"ordenado"`
+	// Signing is the profile: SigningMwV1, SigningTV1 or
+	// SigningStandardWebhooks.
+	Signing      string `json:"firma"`
+	MaxPerSecond *int64 `json:"max_por_segundo"`
+	// State is one of the Subscription* constants.
+	State string `json:"estado"`
+	// Reason is why the engine suspended it (`motivo`), nil unless
+	// suspended.
+	Reason      *string    `json:"motivo"`
+	SuspendedAt *time.Time `json:"suspendida_en"`
+	// Version is bumped on every change; pass it as ExpectedVersion.
+	Version   int64        `json:"version"`
+	Keys      []SigningKey `json:"claves"`
+	Pending   int64        `json:"pendientes"`
+	Failed    int64        `json:"fallidas"`
+	CreatedAt time.Time    `json:"creada_en"`
+	UpdatedAt time.Time    `json:"actualizada_en"`
+}
+
+// SigningKey is one of a subscription's signing keys (`claves`): never
+// its value.
+type SigningKey struct {
+	KeyID     string    `json:"key_id"`
+	CreatedAt time.Time `json:"creado_en"`
+	// ExpiresAt is set only while a rotation retires this key.
+	ExpiresAt *time.Time `json:"vence_en"`
+}
+
+// Secret is a signing secret, shown only by create and rotate.
+type Secret struct {
+	KeyID string `json:"key_id"`
+	// Value (`whsec_…`) is what the receiver verifies with, as shown.
+	Value string `json:"valor"`
+}
+
+// String hides the value: a secret must not end up in a log. Read Value
+// to hand it to the receiver.
+func (s Secret) String() string { return "Secret{KeyID:" + s.KeyID + ", Value:[REDACTED]}" }
+
+// GoString hides the value from %#v too.
+func (s Secret) GoString() string { return s.String() }
+
+// SubscriptionWithSecret is the answer to create and rotate.
+type SubscriptionWithSecret struct {
+	Subscription Subscription `json:"suscripcion"`
+	Secret       Secret       `json:"secreto"`
+}
+
+// Credentials are a broker destination's login: User and Password, or
+// Token (NATS). Sealed at rest and never shown again.
+type Credentials struct {
+	User     string `json:"usuario,omitempty"`
+	Password string `json:"clave,omitempty"`
+	Token    string `json:"token,omitempty"`
+}
+
+// CreateSubscription is the body of a subscription's creation.
+type CreateSubscription struct {
+	Name string `json:"nombre"`
+	URL  string `json:"url"`
+	// Instances: up to 200 of the app's; empty = all.
+	Instances []string `json:"instancias,omitempty"`
+	// Types: up to 50; empty = all.
+	Types []string `json:"tipos,omitempty"`
+	// Ordered defaults to true.
+	Ordered *bool `json:"ordenado,omitempty"`
+	// Signing defaults to SigningMwV1.
+	Signing      string       `json:"firma,omitempty"`
+	Credentials  *Credentials `json:"credenciales,omitempty"`
+	MaxPerSecond *int64       `json:"max_por_segundo,omitempty"`
+}
+
+// UpdateSubscription is a PATCH: nil fields are left as they are.
+type UpdateSubscription struct {
+	Name      *string   `json:"nombre,omitempty"`
+	URL       *string   `json:"url,omitempty"`
+	Instances *[]string `json:"instancias,omitempty"`
+	Types     *[]string `json:"tipos,omitempty"`
+	Ordered   *bool     `json:"ordenado,omitempty"`
+	Signing   *string   `json:"firma,omitempty"`
+	// State: SubscriptionActive or SubscriptionPaused (reactivates a
+	// suspended one too).
+	State *string `json:"estado,omitempty"`
+	// ExpectedVersion (`version_esperada`): when set, a subscription whose
+	// version is another is not changed and the call fails with 409.
+	ExpectedVersion *int64       `json:"version_esperada,omitempty"`
+	Credentials     *Credentials `json:"credenciales,omitempty"`
+	// RemoveCredentials sends `"credenciales": null`.
+	RemoveCredentials bool   `json:"-"`
+	MaxPerSecond      *int64 `json:"max_por_segundo,omitempty"`
+	// RemoveMaxPerSecond sends `"max_por_segundo": null` (no limit).
+	RemoveMaxPerSecond bool `json:"-"`
+}
+
+// MarshalJSON writes the fields that are set, and an explicit null for
+// the two that a null clears.
+func (u UpdateSubscription) MarshalJSON() ([]byte, error) {
+	type plain UpdateSubscription
+	raw, err := json.Marshal(plain(u))
+	if err != nil || (!u.RemoveCredentials && !u.RemoveMaxPerSecond) {
+		return raw, err
+	}
+	fields := map[string]json.RawMessage{}
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, err
+	}
+	if u.RemoveCredentials {
+		fields["credenciales"] = json.RawMessage("null")
+	}
+	if u.RemoveMaxPerSecond {
+		fields["max_por_segundo"] = json.RawMessage("null")
+	}
+	return json.Marshal(fields)
+}
+
+// TestResult is the outcome of a subscription's test request.
+type TestResult struct {
+	OK bool `json:"ok"`
+	// Status is the receiver's HTTP status, nil when none answered.
+	Status     *int  `json:"status"`
+	DurationMs int64 `json:"duracion_ms"`
+	// Error is a sanitised code (http_500, timeout, …); nil when OK.
+	Error *string `json:"error"`
+}

@@ -1,0 +1,224 @@
+"""The envelope and every API object, as frozen dataclasses.
+
+Attribute names are the wire's field names, Spanish included (``nombre``,
+``estado``, ``version_esperada``): they are the API's contract, and one
+spelling keeps the SDK, the OpenAPI document and Motor's docs in step.
+``tests/test_schema.py`` fails when ``schemas/openapi.json`` gains a field
+that is not here. String enums are plain ``str`` fields, so that a value a
+newer Motor adds never breaks a reader; the :class:`enum.Enum` classes
+below name today's values.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._wire import decode
+
+
+class Origin(str, enum.Enum):
+    LIVE = "live"
+    HISTORY = "history"
+    OPERATOR = "operator"
+
+
+class SigningProfile(str, enum.Enum):
+    """A subscription's ``firma``."""
+
+    MW_V1 = "mw-v1"
+    T_V1 = "t-v1"
+    STANDARD_WEBHOOKS = "standard-webhooks"
+
+
+class SubscriptionState(str, enum.Enum):
+    ACTIVA = "activa"
+    PAUSADA = "pausada"
+    SUSPENDIDA = "suspendida"
+    ELIMINADA = "eliminada"
+
+
+class DeliveryState(str, enum.Enum):
+    PENDIENTE = "pendiente"
+    ENTREGADA = "entregada"
+    FALLIDA = "fallida"
+
+
+class SuspensionReason(str, enum.Enum):
+    """Why the engine suspended a subscription (its ``motivo``)."""
+
+    RECHAZO_401 = "rechazo_401"
+    RECHAZO_403 = "rechazo_403"
+    DESTINO_NO_PERMITIDO = "destino_no_permitido"
+    DESTINO_BLOQUEADO = "destino_bloqueado"
+    SIN_SECRETO = "sin_secreto"
+    RECHAZO_CREDENCIALES = "rechazo_credenciales"
+    FALLOS_SOSTENIDOS = "fallos_sostenidos"
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """One event, byte for byte the same in the ledger, webhooks, brokers,
+    streams and Kafka. Deduplicate by ``event_id``; ``seq`` is gapless per
+    instance (0 only in a ``webhook.test``)."""
+
+    schema_version: int
+    event_id: str
+    instance_id: str
+    seq: int
+    type: str
+    occurred_at: str
+    received_at: str
+    generation: int
+    origin: str
+    data: Any
+    command_id: str | None = None
+
+    @classmethod
+    def from_json(cls, raw: bytes | str) -> Envelope:
+        """Parses the raw bytes of a verified body (or a stream's data)."""
+        return decode(cls, json.loads(raw))
+
+    @property
+    def redacted(self) -> bool:
+        """Whether retention replaced ``data`` (the event keeps its seq)."""
+        return isinstance(self.data, dict) and self.data.get("redactado") is True
+
+
+@dataclass(frozen=True)
+class LedgerPage:
+    events: list[Envelope]
+    next_after_seq: int
+    has_more: bool
+
+
+@dataclass(frozen=True)
+class SigningKey:
+    """A signing key as the API shows it (``Clave``): never its value."""
+
+    key_id: str
+    creado_en: str
+    #: Set only while a rotation retires this key.
+    vence_en: str | None
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A secret, shown once (``Secreto``). Give ``valor`` to the receiver
+    exactly as shown."""
+
+    key_id: str
+    valor: str = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Subscription:
+    """A subscription as the API shows it (never its secret). ``motivo`` and
+    ``suspendida_en`` are set only while ``suspendida``; ``max_por_segundo``
+    is ``None`` without a limit; ``claves`` are its live signing keys."""
+
+    id: str
+    cliente_id: str
+    nombre: str
+    url: str
+    credenciales: bool
+    instancias: list[str]
+    tipos: list[str]
+    ordenado: bool
+    firma: str
+    max_por_segundo: int | None
+    estado: str
+    motivo: str | None
+    suspendida_en: str | None
+    version: int
+    claves: list[SigningKey]
+    pendientes: int
+    fallidas: int
+    creada_en: str
+    actualizada_en: str
+
+
+@dataclass(frozen=True)
+class SubscriptionWithSecret:
+    """The answer to create and rotate: the only time the secret shows."""
+
+    suscripcion: Subscription
+    secreto: Secret
+
+
+@dataclass(frozen=True)
+class SubscriptionList:
+    suscripciones: list[Subscription]
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """How the receiver took a ``webhook.test``."""
+
+    __test__ = False  # not a pytest class
+
+    ok: bool
+    duracion_ms: int
+    status: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Replay:
+    replay_id: str
+    suscripcion_id: str
+    entregas: int
+    creado_en: str
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One (event, subscription) delivery (``Entrega``)."""
+
+    delivery_id: str
+    suscripcion_id: str
+    suscripcion: str
+    instance_id: str
+    instancia: str
+    event_id: str
+    seq: int
+    type: str
+    estado: str
+    intentos: int
+    creada_en: str
+    proximo_intento_en: str | None = None
+    ultimo_status: int | None = None
+    ultimo_error: str | None = None
+    replay_of: str | None = None
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One attempt of a delivery (``Intento``)."""
+
+    numero: int
+    iniciado_en: str
+    duracion_ms: int
+    key_ids: str
+    throttled: bool
+    status: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class DeliveryDetail(Delivery):
+    """A delivery with its attempts (``EntregaDetalle``)."""
+
+    intentos_detalle: list[Attempt] = field(kw_only=True)
+
+
+@dataclass(frozen=True)
+class DeliveryPage:
+    """A page of deliveries, newest first (``EntregaList``)."""
+
+    entregas: list[Delivery]
+    pagina: int
+    por_pagina: int
+    hay_mas: bool

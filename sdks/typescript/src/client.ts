@@ -1,0 +1,19 @@
+// The client: one Transport (base URL, token, fetch) shared by the
+// resources, `motor.events`, `motor.subscriptions`, `motor.deliveries`.
+import { Deliveries } from './deliveries.js';
+import { Events } from './events.js';
+import { Transport, type MotorOptions } from './http.js';
+import { Subscriptions } from './subscriptions.js';
+
+export class Motor {
+  readonly events: Events;
+  readonly subscriptions: Subscriptions;
+  readonly deliveries: Deliveries;
+
+  constructor(options: MotorOptions) {
+    const http = new Transport(options);
+    this.events = new Events(http);
+    this.subscriptions = new Subscriptions(http);
+    this.deliveries = new Deliveries(http);
+  }
+}

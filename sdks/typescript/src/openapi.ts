@@ -1,0 +1,4394 @@
+// Generated from schemas/openapi.json by scripts/generate-types.mjs: do not edit.
+// `npm run generate` rewrites it; the test suite fails while it is out of date.
+
+export interface paths {
+    "/healthz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["get_healthz"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["get_metrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Ready when Postgres answers. */
+        get: operations["get_readyz"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Alerts, newest first (at most 500). */
+        get: operations["list_alerts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/alerts/{id}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Closes an alert. */
+        post: operations["close_alert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["list_apps"];
+        put?: never;
+        post: operations["create_app"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/apps/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["get_app"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch: operations["update_app"];
+        trace?: never;
+    };
+    "/v1/admin/apps/{id}/event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The app's closed catalogue of event types (`null`: open). */
+        get: operations["get_event_types"];
+        /** Sets the app's closed catalogue; `{"tipos": null}` opens it again. */
+        put: operations["set_event_types"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/apps/{id}/instances": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["list_instances"];
+        put?: never;
+        post: operations["create_instance"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/apps/{id}/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["list_keys"];
+        put?: never;
+        post: operations["create_key"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/apps/{id}/keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete: operations["revoke_key"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/apps/{id}/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Lists the app's subscriptions. */
+        get: operations["list_app_subscriptions"];
+        put?: never;
+        /** Creates a subscription for the app; the secret is shown once. */
+        post: operations["create_app_subscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/apps/{id}/subscriptions/{sid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Reads one of the app's subscriptions. */
+        get: operations["get_app_subscription"];
+        put?: never;
+        post?: never;
+        /** Deletes one of the app's subscriptions (state `eliminada`). */
+        delete: operations["delete_app_subscription"];
+        options?: never;
+        head?: never;
+        /** Changes, pauses or reactivates one of the app's subscriptions. */
+        patch: operations["update_app_subscription"];
+        trace?: never;
+    };
+    "/v1/admin/apps/{id}/subscriptions/{sid}/replays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The same replay, asked for by the operator for one of the app's
+         *     subscriptions.
+         */
+        post: operations["request_app_replay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/apps/{id}/subscriptions/{sid}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Rotates the secret of one of the app's subscriptions. */
+        post: operations["rotate_app_secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/apps/{id}/subscriptions/{sid}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sends a signed `webhook.test` for one of the app's subscriptions. */
+        post: operations["send_app_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every app's deliveries, newest first. */
+        get: operations["list_all_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/deliveries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One delivery of any app, with every attempt. */
+        get: operations["get_any_delivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/dlq": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The DLQ by subscription and error code. */
+        get: operations["get_dlq"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/dlq/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sends failed deliveries again, as replays (new delivery ids, the same
+         *     events), with the motivo audited.
+         */
+        post: operations["retry_dlq"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/reconciliacion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What is stuck now. */
+        get: operations["get_report"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The settings in force, defaults included. */
+        get: operations["get_settings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Changes any of the settings; every key is checked against its range
+         *     before anything is stored.
+         */
+        patch: operations["update_settings"];
+        trace?: never;
+    };
+    "/v1/admin/subscriptions/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pauses a subscription: its deliveries wait, `pendiente`, until it is
+         *     reactivated.
+         */
+        post: operations["pause_subscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/subscriptions/{id}/reactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reactivates a paused or suspended subscription: a suspended one's
+         *     destination must pass the rules again (422 on `body.url` otherwise); its
+         *     alerts close and what accumulated goes out, in lane order.
+         */
+        post: operations["reactivate_subscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Lists the app's deliveries, newest first. */
+        get: operations["list_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deliveries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One delivery with `intentos_detalle`, every attempt in order. */
+        get: operations["get_delivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/deliveries/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sends a `fallida` delivery again as a new delivery of the same event, in
+         *     its own lane; `replay_of` is the retried delivery.
+         */
+        post: operations["retry_delivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/instances/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Pages through an instance's ledger in `seq` order. */
+        get: operations["list_events"];
+        put?: never;
+        /** Appends one event or a batch of up to 500, in one transaction. */
+        post: operations["append_events"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/instances/{id}/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follows an instance's events: Server-Sent Events by default, WebSocket
+         *     with an upgrade.
+         * @description **Server-Sent Events** (`text/event-stream`): the stream opens with
+         *     `: motor stream cursor=N` and `id: N` (no data: it only sets the
+         *     client's last event id to the start position). Then one message per
+         *     event — `id: <seq>`, `event: <type>`, `data: <envelope>` (the ledger's
+         *     bytes, one line) — and a `: ping` comment after 15 s without events.
+         *     When the server ends the stream it sends a last comment
+         *     `: fin motivo=<lento|apagado|error> cursor=N`: resume with
+         *     `Last-Event-ID: N` (or `?desde=N`), on this process or another.
+         *     `lento`: the client fell more than the buffer behind the live events.
+         *
+         *     **WebSocket** (`Upgrade: websocket`): one text frame per envelope, a
+         *     ping every 15 s. The server ends with a close frame whose reason is
+         *     `motivo=<…> cursor=N` (1001 at shutdown, 1013 for a slow reader, 1011
+         *     on error); the client's close is answered.
+         *
+         *     **Cursor**: the `seq` of the last event received. `desde=N` or
+         *     `Last-Event-ID: N` (the header wins) resumes with the event after N;
+         *     `desde=0` starts at the first event still resumable; neither starts
+         *     with events committed after the request. Catch-up from the ledger then
+         *     live, with no gap and no duplicate. A cursor whose next event is older
+         *     than `streams.retencion_horas` is a 410 with `primer_cursor`.
+         */
+        get: operations["get_stream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** This document. */
+        get: operations["serve_document"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Lists the app's subscriptions (without secrets), oldest first. */
+        get: operations["list_subscriptions"];
+        put?: never;
+        /** Creates a subscription; the secret is in this answer and never again. */
+        post: operations["create_subscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Reads one subscription (any state, `eliminada` included). */
+        get: operations["get_subscription"];
+        put?: never;
+        post?: never;
+        /**
+         * Deletes it: state `eliminada`, no new deliveries, pending ones not
+         *     sent. The row stays for audit; no event is deleted.
+         */
+        delete: operations["delete_subscription"];
+        options?: never;
+        head?: never;
+        /**
+         * Changes fields, pauses or reactivates. A stale `version_esperada` is a
+         *     409.
+         */
+        patch: operations["update_subscription"];
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/replays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sends events already in the ledger again: new delivery ids, the same
+         *     envelope (event_id, occurred_at), in the replay's own lane, only what
+         *     the subscription covers.
+         */
+        post: operations["request_replay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issues a new secret (shown once). The previous one keeps signing for
+         *     `webhooks.ventana_rotacion_minutos`, then expires.
+         */
+        post: operations["rotate_secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sends a signed `webhook.test` (not stored in the ledger) and answers how
+         *     the receiver took it.
+         */
+        post: operations["send_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+    schemas: {
+        Alert: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description `null` for an alert about the whole installation (reconciliation
+             *     found the outbox behind).
+             */
+            app_id: string | null;
+            suscripcion_id: null | components["schemas"]["SubscriptionId"];
+            /**
+             * @description What happened: a suspension `motivo` (`rechazo_401`, …), or
+             *     `reconciliacion` (work that should be moving is not; closed by the
+             *     engine once it moves again).
+             */
+            motivo: string;
+            detalle: string;
+            /** Format: date-time */
+            abierta_en: string;
+            /**
+             * Format: date-time
+             * @description `null` while the alert is open.
+             */
+            cerrada_en: string | null;
+        };
+        AlertList: {
+            alerts: components["schemas"]["Alert"][];
+        };
+        /** @description An API key as listed: never its token. */
+        ApiKeyInfo: {
+            key_id: string;
+            nombre: string;
+            scopes: components["schemas"]["Scope"][];
+            /** @description Empty: every instance of the app. */
+            instancias: string[];
+            /** Format: date-time */
+            creada_en: string;
+            /** Format: date-time */
+            revocada_en?: string | null;
+        };
+        /** @description An app (tenant). */
+        App: {
+            /** Format: uuid */
+            id: string;
+            nombre: string;
+            /**
+             * @description Hosts (any port) or host:port this app may deliver to, on top of
+             *     the global list.
+             */
+            destinos_permitidos: string[];
+            /**
+             * @description `estandar` or `publica_https` (HTTPS on port 443 to public IPv4
+             *     addresses only).
+             * @example estandar
+             */
+            politica_destinos: string;
+            /** Format: date-time */
+            creada_en: string;
+        };
+        AppList: {
+            apps: components["schemas"]["App"][];
+        };
+        /** @description An ordered lane whose head has not moved. */
+        CarrilDetenido: {
+            /** Format: uuid */
+            suscripcion_id: string;
+            /** Format: uuid */
+            app_id: string;
+            /** Format: uuid */
+            instancia_id: string;
+            /** @description `live` or the replay's id. */
+            carril: string;
+            /**
+             * Format: uuid
+             * @description The head: the lowest open seq of the lane.
+             */
+            delivery_id: string;
+            /** Format: int64 */
+            seq: number;
+            /** Format: int32 */
+            intentos: number;
+            ultimo_error?: string | null;
+            /**
+             * Format: date-time
+             * @description Since when this delivery has been the lane's head (as reconciliation
+             *     observed it).
+             */
+            cabeza_desde: string;
+        };
+        /** @description A signing key as the API shows it: never its value. */
+        Clave: {
+            key_id: components["schemas"]["SigningKeyId"];
+            /** Format: date-time */
+            creado_en: string;
+            /**
+             * Format: date-time
+             * @description Set only while a rotation retires this key.
+             */
+            vence_en: string | null;
+        };
+        CreateApp: {
+            nombre: string;
+            destinos_permitidos?: components["schemas"]["DestinationEntry"][];
+            /**
+             * @description `estandar` (default) or `publica_https`: HTTPS on port 443 to
+             *     public IPv4 addresses only, checked at create and at connect.
+             */
+            politica_destinos?: string | null;
+        };
+        CreateInstance: {
+            nombre: string;
+        };
+        CreateKey: {
+            nombre: string;
+            scopes: components["schemas"]["Scope"][];
+            /**
+             * @description Instances of the app the key is restricted to (none: all of
+             *     them); each must be the app's (422 otherwise).
+             */
+            instancias?: string[];
+        };
+        CreateReplay: {
+            /**
+             * Format: uuid
+             * @description With `desde_seq` and `hasta_seq`: the instance whose ledger to
+             *     replay.
+             */
+            instancia_id?: string | null;
+            /**
+             * Format: int64
+             * @description First seq of the range (at least 1).
+             */
+            desde_seq?: number | null;
+            /**
+             * Format: int64
+             * @description Last seq of the range (inclusive): at least `desde_seq`; a range
+             *     spans at most 10 000 seqs.
+             */
+            hasta_seq?: number | null;
+            /** @description Or 1 to 500 event ids. */
+            event_ids?: string[] | null;
+            /** @description Why: 1–300 characters, kept for the audit. */
+            motivo: string;
+        } & ({
+            instancia_id: string;
+            desde_seq: number;
+            hasta_seq: number;
+            event_ids?: null;
+        } | {
+            event_ids: unknown[];
+            instancia_id?: null;
+            desde_seq?: null;
+            hasta_seq?: null;
+        });
+        /** @description The optional body of a manual retry. */
+        CreateRetry: {
+            /**
+             * @description Why: 1–300 characters, kept for the audit; default
+             *     `reintento manual`.
+             */
+            motivo?: string | null;
+        };
+        CreateSubscription: {
+            /** @description 1–120 characters. */
+            nombre: string;
+            /**
+             * @description `http://` or `https://` (a webhook), `amqp[s]://host[:port]/[vhost]?exchange=NAME[&routing_key=KEY]`
+             *     (RabbitMQ) or `nats://` / `tls://host[:port]/SUBJECT` (NATS
+             *     JetStream); routing keys and subjects may use `{type}` and
+             *     `{instance_id}`. 8–2000 characters, no user info, no fragment; the
+             *     host must be an allowed destination.
+             */
+            url: string;
+            /** @description Up to 200 instance ids of the app; empty = all of them. */
+            instancias?: string[];
+            /** @description Up to 50 event types; empty = all. */
+            tipos?: components["schemas"]["EventTypeName"][];
+            /** @description Default `true`: per instance, in `seq` order. */
+            ordenado?: boolean | null;
+            firma?: null | components["schemas"]["SigningProfile"];
+            credenciales?: null | components["schemas"]["Credenciales"];
+            /**
+             * Format: int64
+             * @description At most this many attempts a second (1–10 000), across every lane
+             *     and every Motor process; absent or `null` = no limit.
+             */
+            max_por_segundo?: number | null;
+        };
+        /** @description A new API key: the only time its token is shown. */
+        CreatedKey: {
+            key_id: string;
+            token: string;
+            scopes: components["schemas"]["Scope"][];
+            instancias: string[];
+        };
+        /**
+         * @description A broker's login: `usuario` and `clave` (RabbitMQ, NATS) or `token`
+         *     (NATS).
+         */
+        Credenciales: {
+            usuario?: string | null;
+            clave?: string | null;
+            token?: string | null;
+        };
+        /** @description 410: the cursor is older than the resumption window. */
+        CursorExpired: {
+            /** @description `code` is `cursor_vencido`. */
+            error: components["schemas"]["ErrorDetail"];
+            /**
+             * Format: int64
+             * @description The first cursor that can be resumed (`?desde=` it, or restart
+             *     with `desde=0`).
+             */
+            primer_cursor: number;
+        };
+        /**
+         * @description The state of one (event, subscription) delivery.
+         * @enum {string}
+         */
+        DeliveryState: "pendiente" | "entregada" | "fallida";
+        /** @description `host` or `host:port` (also `[ipv6]`, `[ipv6]:port`); no scheme, path or wildcard. */
+        DestinationEntry: string;
+        /** @description One group of the DLQ. */
+        DlqGrupo: {
+            /** Format: uuid */
+            app_id: string;
+            /** Format: uuid */
+            suscripcion_id: string;
+            suscripcion: string;
+            /** @description The subscription's `estado` now. */
+            estado_suscripcion: string;
+            ultimo_error?: string | null;
+            /** Format: int64 */
+            fallidas: number;
+            /**
+             * Format: date-time
+             * @description When the latest of them failed.
+             */
+            ultima_en: string;
+        };
+        DlqResumen: {
+            /**
+             * Format: int64
+             * @description Failed deliveries in all the groups.
+             */
+            total: number;
+            /** @description Largest groups first. */
+            grupos: components["schemas"]["DlqGrupo"][];
+        };
+        /** @description One delivery as listed. Field order is the order on the wire. */
+        Entrega: {
+            /**
+             * Format: uuid
+             * @description `X-MW-Delivery-Id`: the same on every retry of this delivery.
+             */
+            delivery_id: string;
+            /** Format: uuid */
+            suscripcion_id: string;
+            /** @description The subscription's `nombre`. */
+            suscripcion: string;
+            /** Format: uuid */
+            instance_id: string;
+            /** @description The instance's `nombre`. */
+            instancia: string;
+            /** Format: uuid */
+            event_id: string;
+            /** Format: int64 */
+            seq: number;
+            /** @description The event's type. */
+            type: string;
+            estado: components["schemas"]["DeliveryState"];
+            /**
+             * Format: int32
+             * @description Attempts made so far.
+             */
+            intentos: number;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due; `null` once `entregada` or `fallida`.
+             */
+            proximo_intento_en?: string | null;
+            /**
+             * Format: int32
+             * @description HTTP status of the last attempt; `null` before the first or when
+             *     no answer came.
+             */
+            ultimo_status?: number | null;
+            /** @description Sanitised code of the last failure (`http_503`, `timeout`, …). */
+            ultimo_error?: string | null;
+            /** Format: date-time */
+            creada_en: string;
+            /**
+             * Format: uuid
+             * @description The delivery a replay or a manual retry sends again (also in the
+             *     `X-MW-Replay-Of` header); `null` for a live delivery, and for a
+             *     replay of an event that had no live delivery to this subscription
+             *     (or whose live delivery was purged).
+             */
+            replay_of?: string | null;
+        };
+        /** @description One delivery with its attempts. */
+        EntregaDetalle: components["schemas"]["Entrega"] & {
+            intentos_detalle: components["schemas"]["Intento"][];
+        };
+        /** @description A page of deliveries, newest first. */
+        EntregaList: {
+            entregas: components["schemas"]["Entrega"][];
+            /** Format: int64 */
+            pagina: number;
+            /** Format: int64 */
+            por_pagina: number;
+            /** @description Whether a next page has deliveries. */
+            hay_mas: boolean;
+        };
+        /** @description One delivery as the operator sees it (any app). */
+        EntregaOperador: {
+            /** Format: uuid */
+            delivery_id: string;
+            /** Format: uuid */
+            app_id: string;
+            /** Format: uuid */
+            suscripcion_id: string;
+            suscripcion: string;
+            /** Format: uuid */
+            instance_id: string;
+            instancia: string;
+            /** Format: uuid */
+            event_id: string;
+            /** Format: int64 */
+            seq: number;
+            type: string;
+            /** @description `live` or the replay's id. */
+            carril: string;
+            /** @description `pendiente`, `entregada` or `fallida`. */
+            estado: string;
+            /** Format: int32 */
+            intentos: number;
+            /** Format: date-time */
+            proximo_intento_en?: string | null;
+            /** Format: int32 */
+            ultimo_status?: number | null;
+            ultimo_error?: string | null;
+            /** Format: date-time */
+            creada_en: string;
+            /** Format: date-time */
+            entregada_en?: string | null;
+        };
+        /** @description One delivery with its attempts. */
+        EntregaOperadorDetalle: components["schemas"]["EntregaOperador"] & {
+            intentos_detalle: components["schemas"]["Intento"][];
+        };
+        /** @description A page of deliveries, newest first. */
+        EntregaOperadorList: {
+            entregas: components["schemas"]["EntregaOperador"][];
+            /** @description Pass it as `cursor` for the next page; `null` on the last one. */
+            siguiente_cursor?: string | null;
+        };
+        /** @description A due `pendiente` delivery nothing is working on. */
+        EntregaSinTrabajo: {
+            /** Format: uuid */
+            delivery_id: string;
+            /** Format: uuid */
+            suscripcion_id: string;
+            /** Format: uuid */
+            app_id: string;
+            /** Format: uuid */
+            instancia_id: string;
+            /** Format: int64 */
+            seq: number;
+            /**
+             * Format: date-time
+             * @description When it was due.
+             */
+            vencida_en: string;
+        };
+        /**
+         * @description The envelope: the same bytes for webhooks, brokers, streams, Kafka and
+         *     the ledger API. An event whose content passed retention keeps its place
+         *     and seq with `data` = `{"motivo": "retencion", "redactado": true}`.
+         */
+        Envelope: {
+            /**
+             * Format: int32
+             * @description Always 1.
+             */
+            schema_version: number;
+            /** Format: uuid */
+            event_id: string;
+            /** Format: uuid */
+            instance_id: string;
+            /**
+             * Format: int64
+             * @description 1, 2, 3, … per instance, gapless; 0 only in a `webhook.test`,
+             *     which is not in the ledger.
+             */
+            seq: number;
+            type: string;
+            /** Format: date-time */
+            occurred_at: string;
+            /** Format: date-time */
+            received_at: string;
+            /** Format: int64 */
+            generation: number;
+            origin: components["schemas"]["Origin"];
+            /** @description Present only when the event has one. */
+            command_id?: string | null;
+            /** @description Any JSON value. */
+            data: unknown;
+        };
+        /** @description Every error answer: `{"error": {"code", "message", "campo"?}}`. */
+        ErrorBody: {
+            error: components["schemas"]["ErrorDetail"];
+        };
+        ErrorDetail: {
+            /**
+             * @description `json_invalido` (400), `no_autenticado` (401), `sin_permiso` (403),
+             *     `no_encontrado` (404), `conflicto` (409), `demasiado_grande` (413),
+             *     `validacion` (422), `no_disponible` (503).
+             * @example validacion
+             */
+            code: string;
+            message: string;
+            /**
+             * @description The field at fault, such as `body.url` or `body.instancias[3]`.
+             * @example body.url
+             */
+            campo?: string | null;
+        };
+        EventBatch: components["schemas"]["NewEvent"][];
+        /** @description An app's catalogue of event types: `null` = any type is accepted. */
+        EventCatalogue: {
+            /** @description Required: `null` opens the catalogue, a list closes it. */
+            tipos: components["schemas"]["EventTypeName"][] | null;
+        };
+        /** @description 1–200 characters, no control characters, no surrounding white space. */
+        EventTypeName: string;
+        /** @description One event, or an array of 1–500. */
+        EventsInput: components["schemas"]["NewEvent"] | components["schemas"]["EventBatch"];
+        /** @description The stored envelope, or an array of them in request order. */
+        EventsOutput: components["schemas"]["Envelope"] | components["schemas"]["Envelope"][];
+        /** @description `host` or `host:port` (also `[ipv6]`, `[ipv6]:port`); no scheme, path or wildcard. */
+        GlobalDestinationEntry: string;
+        Health: {
+            /** @description `ok`, or `no_disponible` when Postgres does not answer. */
+            status: string;
+            postgres?: string | null;
+        };
+        /** @description An instance: one ledger with its own gapless `seq`. */
+        Instance: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            app_id: string;
+            nombre: string;
+            /** Format: int64 */
+            generation: number;
+        };
+        InstanceList: {
+            instances: components["schemas"]["Instance"][];
+        };
+        /** @description One attempt of a delivery. */
+        Intento: {
+            /**
+             * Format: int32
+             * @description 1, 2, 3, …
+             */
+            numero: number;
+            /** Format: date-time */
+            iniciado_en: string;
+            /** Format: int32 */
+            duracion_ms: number;
+            /**
+             * Format: int32
+             * @description `null` when no answer came (timeout, network error).
+             */
+            status?: number | null;
+            /** @description Sanitised code; `null` when delivered. */
+            error?: string | null;
+            /**
+             * @description The key ids that signed it, comma-separated, newest first (as in
+             *     `X-MW-Key-Id`).
+             * @example whk_5f0c6a4e9b1d2c3a4b5c6d7e
+             */
+            key_ids: string;
+            /**
+             * @description The answer (429 or 503 with `Retry-After`) held every lane of the
+             *     subscription until the time it asked for.
+             */
+            throttled: boolean;
+        };
+        KeyList: {
+            keys: components["schemas"]["ApiKeyInfo"][];
+        };
+        LastErrorCode: string;
+        /** @description A page of the ledger. */
+        LedgerPage: {
+            events: components["schemas"]["Envelope"][];
+            /** Format: int64 */
+            next_after_seq: number;
+            has_more: boolean;
+        };
+        /**
+         * @description Why the engine suspended a subscription.
+         * @enum {string}
+         */
+        Motivo: "rechazo_401" | "rechazo_403" | "destino_no_permitido" | "destino_bloqueado" | "sin_secreto" | "rechazo_credenciales" | "fallos_sostenidos";
+        /**
+         * @description One event as a producer sends it (no other field: an unknown one is a
+         *     422).
+         */
+        NewEvent: {
+            /** @description 1–200 characters, no control characters, no surrounding white space. */
+            type: string;
+            /**
+             * @description Any JSON value (not null). The envelope around it must fit in
+             *     256 KiB (the body cap): when it would not and `data` is an object
+             *     with a `metadata` key, that key is dropped and
+             *     `"metadata_omitted": true` added; if it still would not, 413 naming
+             *     `data`.
+             */
+            data: components["schemas"]["NotNull"];
+            /**
+             * Format: date-time
+             * @description RFC 3339 (the pattern is a safe subset: days up to 28).
+             */
+            occurred_at?: string | null;
+            origin?: null | components["schemas"]["Origin"];
+            /** @description 1–200 characters, no NUL. */
+            command_id?: string | null;
+            /**
+             * @description The provider's id of the event: a repeat per instance is not stored
+             *     again. 1–200 characters, no NUL.
+             */
+            source_id?: string | null;
+        };
+        NotNull: Record<string, never> | unknown[] | string | number | boolean;
+        /** @enum {string} */
+        Origin: "live" | "history" | "operator";
+        /** @description The outbox is behind: rows older than the threshold. */
+        OutboxAtrasado: {
+            /**
+             * Format: int64
+             * @description Rows older than the threshold (counted up to 100 000).
+             */
+            filas: number;
+            /** Format: double */
+            antiguedad_segundos: number;
+        };
+        /** @description The answer: 202, also to a repeat with the same Idempotency-Key. */
+        Replay: {
+            /** Format: uuid */
+            replay_id: string;
+            /** Format: uuid */
+            suscripcion_id: string;
+            /**
+             * Format: int64
+             * @description How many new deliveries it created.
+             */
+            entregas: number;
+            /** Format: date-time */
+            creado_en: string;
+        };
+        /** @description One reconciliation pass. */
+        Report: {
+            /** @description `true` when nothing is stuck. */
+            ok: boolean;
+            umbrales: components["schemas"]["Umbrales"];
+            pendientes_sin_trabajo: components["schemas"]["EntregaSinTrabajo"][];
+            carriles_detenidos: components["schemas"]["CarrilDetenido"][];
+            outbox_atrasado?: null | components["schemas"]["OutboxAtrasado"];
+        };
+        RetryDlq: {
+            /** Format: uuid */
+            suscripcion_id?: string | null;
+            /** Format: uuid */
+            app_id?: string | null;
+            /** @description Only failures with these codes (`http_410`, `timeout_agotada`, …). */
+            ultimo_error?: components["schemas"]["LastErrorCode"][] | null;
+            /** @description 1 to 500 delivery ids of the DLQ. */
+            delivery_ids?: string[] | null;
+            /** @description Why: 1–300 characters, kept in each replay's audit. */
+            motivo: string;
+        } & ({
+            suscripcion_id: string;
+        } | {
+            app_id: string;
+        } | {
+            delivery_ids: unknown[];
+        });
+        /** @description The answer: the replays made (one per subscription). */
+        RetryDlqResult: {
+            replays: components["schemas"]["Replay"][];
+            /**
+             * Format: int64
+             * @description New deliveries in all of them.
+             */
+            entregas: number;
+        };
+        /** @enum {string} */
+        Scope: "events:write" | "events:read" | "subscriptions:manage" | "deliveries:replay";
+        /** @description A secret, shown once. */
+        Secreto: {
+            /** @example whk_5f0c6a4e9b1d2c3a4b5c6d7e */
+            key_id: string;
+            /**
+             * @description Give it to the receiver exactly as shown. mw-v1 and t-v1 key the
+             *     HMAC with the whole string, `whsec_` included; standard-webhooks
+             *     with the base64 decoding of what follows `whsec_`, as that
+             *     specification reads a `whsec_<base64>` secret (Motor's are 64 hex
+             *     digits, which are base64 too).
+             * @example whsec_…
+             */
+            valor: string;
+        };
+        Settings: {
+            /**
+             * @description Hosts (any port) or host:port every app may deliver to, on top of
+             *     the app's own list.
+             */
+            "webhooks.destinos_permitidos": string[];
+            /**
+             * Format: int64
+             * @description Timeout of one webhook attempt, 1–60 s.
+             */
+            "webhooks.timeout_segundos": number;
+            /**
+             * Format: int64
+             * @description How long a rotated-out secret keeps signing, 5–1440 min.
+             */
+            "webhooks.ventana_rotacion_minutos": number;
+            /**
+             * Format: int64
+             * @description Days an `entregada` delivery is kept, 1–3650.
+             */
+            "retencion.dias_entregados": number;
+            /**
+             * @description Whether a NATS destination whose subject no JetStream stream
+             *     captures may fall back to core NATS (fire and forget: delivered once
+             *     the server has the message, with no persistence). Default `false`:
+             *     such a delivery fails with `sin_stream` and is retried.
+             */
+            "brokers.nats_sin_jetstream": boolean;
+            /**
+             * Format: int64
+             * @description Hours a stream cursor stays resumable, 1–720: a cursor whose next
+             *     event was received earlier than this is answered 410.
+             */
+            "streams.retencion_horas": number;
+            /**
+             * Format: int64
+             * @description Days an event's `data` is kept, 1–3650; `null` (the default) keeps
+             *     it forever. Older events keep their seq and envelope fields with
+             *     `data` = `{"motivo":"retencion","redactado":true}`.
+             */
+            "retencion.dias_contenido"?: number | null;
+            /**
+             * Format: int64
+             * @description A subscription whose attempts have all failed for this many hours,
+             *     1–720 …
+             */
+            "webhooks.desactivar_tras_horas": number;
+            /**
+             * Format: int64
+             * @description … and at least this many attempts in a row (1–100 000) is suspended
+             *     with `fallos_sostenidos`.
+             */
+            "webhooks.desactivar_tras_fallos": number;
+        };
+        /**
+         * @description A settings change: any subset of the keys (documentation of the
+         *     `PATCH` body; the handler checks every key and range itself).
+         */
+        SettingsPatch: {
+            /** @description Replaces the global list: host (any port) or host:port entries. */
+            "webhooks.destinos_permitidos"?: components["schemas"]["GlobalDestinationEntry"][];
+            /** Format: int64 */
+            "webhooks.timeout_segundos"?: number;
+            /** Format: int64 */
+            "webhooks.ventana_rotacion_minutos"?: number;
+            /** Format: int64 */
+            "retencion.dias_entregados"?: number;
+            /**
+             * @description Lets a NATS subject no JetStream stream captures fall back to core
+             *     NATS (delivered once the server has it; no persistence).
+             */
+            "brokers.nats_sin_jetstream"?: boolean;
+            /**
+             * Format: int64
+             * @description Hours a stream cursor stays resumable (`?desde=`, `Last-Event-ID`).
+             */
+            "streams.retencion_horas"?: number;
+            /**
+             * Format: int64
+             * @description Days an event's `data` is kept; older events keep their seq and
+             *     envelope fields with `data` = `{"motivo":"retencion","redactado":true}`.
+             *     `null` (the default) keeps content forever.
+             */
+            "retencion.dias_contenido"?: number | null;
+            /**
+             * Format: int64
+             * @description Disabling on sustained failure: hours every attempt must have
+             *     failed (together with `webhooks.desactivar_tras_fallos`).
+             */
+            "webhooks.desactivar_tras_horas"?: number;
+            /**
+             * Format: int64
+             * @description Disabling on sustained failure: failed attempts in a row (together
+             *     with `webhooks.desactivar_tras_horas`).
+             */
+            "webhooks.desactivar_tras_fallos"?: number;
+        };
+        /**
+         * @description The public id of a signing secret, sent as `X-MW-Key-Id`.
+         * @example whk_5f0c6a4e9b1d2c3a4b5c6d7e
+         */
+        SigningKeyId: string;
+        /**
+         * @description A subscription's signing profile (`firma`).
+         * @enum {string}
+         */
+        SigningProfile: "mw-v1" | "t-v1" | "standard-webhooks";
+        /**
+         * @description One Server-Sent Events message as a client parses it (OpenAPI 3.1 has
+         *     a `text/event-stream` schema describe each message): the opening `id: N`
+         *     with no data and the comments are not messages.
+         */
+        SseMessage: {
+            /** @description The event's `seq`: the cursor to resume after it. */
+            id: string;
+            /** @description The event's `type`. */
+            event: string;
+            /** @description The event's envelope, JSON on one line. */
+            data: string;
+        };
+        /** @description A subscription as the API shows it. Field order is the order on the wire. */
+        Subscription: {
+            id: components["schemas"]["SubscriptionId"];
+            /**
+             * Format: uuid
+             * @description The app that owns it.
+             */
+            cliente_id: string;
+            nombre: string;
+            url: string;
+            /**
+             * @description Whether the subscription holds broker `credenciales` (sealed; never
+             *     shown).
+             */
+            credenciales: boolean;
+            /** @description Empty: every instance of the app. */
+            instancias: string[];
+            /** @description Empty: every event type. */
+            tipos: string[];
+            ordenado: boolean;
+            /**
+             * @description The signing profile of its deliveries: `mw-v1` (the default),
+             *     `t-v1` or `standard-webhooks`.
+             */
+            firma: components["schemas"]["SigningProfile"];
+            /**
+             * Format: int64
+             * @description At most this many attempts a second (1–10 000) across every lane
+             *     and every Motor process; `null` = no limit.
+             */
+            max_por_segundo: number | null;
+            estado: components["schemas"]["SubscriptionState"];
+            motivo: null | components["schemas"]["Motivo"];
+            /** Format: date-time */
+            suspendida_en: string | null;
+            /** Format: int64 */
+            version: number;
+            claves: components["schemas"]["Clave"][];
+            /** Format: int64 */
+            pendientes: number;
+            /** Format: int64 */
+            fallidas: number;
+            /** Format: date-time */
+            creada_en: string;
+            /** Format: date-time */
+            actualizada_en: string;
+        };
+        /**
+         * Format: uuid
+         * @description A subscription's id.
+         */
+        SubscriptionId: string;
+        SubscriptionList: {
+            suscripciones: components["schemas"]["Subscription"][];
+        };
+        /**
+         * @description A subscription's state. Only the engine suspends; only `DELETE`
+         *     eliminates; a `PATCH` moves between `activa` and `pausada` (and
+         *     reactivates a suspended one).
+         * @enum {string}
+         */
+        SubscriptionState: "activa" | "pausada" | "suspendida" | "eliminada";
+        /** @description The answer to create and rotate. */
+        SubscriptionWithSecret: {
+            suscripcion: components["schemas"]["Subscription"];
+            secreto: components["schemas"]["Secreto"];
+        };
+        /** @description The outcome of a test request. */
+        TestResult: {
+            /** @description `true` with a 2xx. */
+            ok: boolean;
+            /**
+             * Format: int32
+             * @description The receiver's HTTP status, when it answered. For a broker
+             *     destination: 200 when the broker confirmed the message (RabbitMQ
+             *     publisher-confirm `Ack`, JetStream publish ack), 202 when core NATS
+             *     took it (`brokers.nats_sin_jetstream`), `null` otherwise.
+             */
+            status?: number | null;
+            /** Format: int64 */
+            duracion_ms: number;
+            /**
+             * @description A sanitised code (`http_500`, `timeout`, `conexion_rechazada`, …);
+             *     `null` when `ok`.
+             * @example http_503
+             */
+            error?: string | null;
+        };
+        /** @description Thresholds past which work counts as stuck. */
+        Umbrales: {
+            /**
+             * Format: int64
+             * @description A due `pendiente` delivery with no live job (no lease) for this long.
+             */
+            pendiente_segundos: number;
+            /**
+             * Format: int64
+             * @description An ordered lane whose head has been the same delivery for this long.
+             */
+            carril_segundos: number;
+            /**
+             * Format: int64
+             * @description An outbox row not published for this long.
+             */
+            outbox_segundos: number;
+        };
+        UpdateApp: {
+            nombre?: string | null;
+            destinos_permitidos?: components["schemas"]["DestinationEntry"][] | null;
+            /**
+             * @description `estandar` or `publica_https`. Existing subscriptions are held to
+             *     it at their next connection (suspended with `destino_bloqueado`
+             *     when their destination no longer passes).
+             */
+            politica_destinos?: string | null;
+        };
+        UpdateSubscription: {
+            nombre?: string | null;
+            url?: string | null;
+            instancias?: string[] | null;
+            tipos?: components["schemas"]["EventTypeName"][] | null;
+            ordenado?: boolean | null;
+            firma?: null | components["schemas"]["SigningProfile"];
+            /** @description `activa` or `pausada`. */
+            estado?: string | null;
+            /**
+             * Format: int64
+             * @description The `version` the change is based on; another one is a 409.
+             */
+            version_esperada?: number | null;
+            credenciales?: null | components["schemas"]["Credenciales"];
+            /**
+             * Format: int64
+             * @description 1–10 000 attempts a second; `null` removes the limit.
+             */
+            max_por_segundo?: number | null;
+        };
+    };
+    responses: never;
+    parameters: never;
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+    get_healthz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    get_metrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Prometheus metrics, OpenMetrics text format */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/openmetrics-text": string;
+                };
+            };
+        };
+    };
+    get_readyz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    list_alerts: {
+        parameters: {
+            query?: {
+                /** @description `abierta` or `cerrada`; both when absent. */
+                estado?: string;
+                /** @description Only this app's alerts. */
+                app_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertList"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    close_alert: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Alert"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_apps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AppList"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    create_app: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApp"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["App"];
+                };
+            };
+            /** @description The body is not JSON or not of the expected shape (`json_invalido`, `campo` `body`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`demasiado_grande`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_app: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description App id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["App"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    update_app: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description App id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateApp"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["App"];
+                };
+            };
+            /** @description The body is not JSON or not of the expected shape (`json_invalido`, `campo` `body`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`demasiado_grande`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_event_types: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventCatalogue"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    set_event_types: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventCatalogue"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventCatalogue"];
+                };
+            };
+            /** @description The body is not JSON or not of the expected shape (`json_invalido`, `campo` `body`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`demasiado_grande`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_instances: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description App id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InstanceList"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    create_instance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description App id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateInstance"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Instance"];
+                };
+            };
+            /** @description The body is not JSON or not of the expected shape (`json_invalido`, `campo` `body`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`demasiado_grande`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_keys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description App id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyList"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    create_key: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description App id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateKey"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedKey"];
+                };
+            };
+            /** @description The body is not JSON or not of the expected shape (`json_invalido`, `campo` `body`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`demasiado_grande`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    revoke_key: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description App id */
+                id: string;
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_app_subscriptions: {
+        parameters: {
+            query?: {
+                /** @description Comma list of states; default `activa,pausada,suspendida`. */
+                estado?: string;
+            };
+            header?: never;
+            path: {
+                /** @description App id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionList"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    create_app_subscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description App id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSubscription"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionWithSecret"];
+                };
+            };
+            /** @description The body is not JSON or not of the expected shape (`json_invalido`, `campo` `body`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`demasiado_grande`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_app_subscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description App id */
+                id: string;
+                /** @description Subscription id */
+                sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_app_subscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description App id */
+                id: string;
+                /** @description Subscription id */
+                sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    update_app_subscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description App id */
+                id: string;
+                /** @description Subscription id */
+                sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateSubscription"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description The body is not JSON or not of the expected shape (`json_invalido`, `campo` `body`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`demasiado_grande`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    request_app_replay: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required, 1–200 characters */
+                "Idempotency-Key": string;
+            };
+            path: {
+                /** @description App id */
+                id: string;
+                /** @description Subscription id */
+                sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateReplay"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Replay"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`demasiado_grande`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    rotate_app_secret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description App id */
+                id: string;
+                /** @description Subscription id */
+                sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionWithSecret"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    send_app_test: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description App id */
+                id: string;
+                /** @description Subscription id */
+                sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestResult"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_all_deliveries: {
+        parameters: {
+            query?: {
+                /** @description Comma list of pendiente, entregada, fallida */
+                estado?: string;
+                app_id?: string;
+                suscripcion_id?: string;
+                instancia_id?: string;
+                /** @description Comma list of error codes (http_503, timeout_agotada, …) */
+                ultimo_error?: string;
+                /** @description Created at or after */
+                desde?: string;
+                /** @description Created before */
+                hasta?: string;
+                /** @description siguiente_cursor of the previous page */
+                cursor?: string;
+                /** @description 1–200, default 50 */
+                limite?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntregaOperadorList"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_any_delivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntregaOperadorDetalle"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_dlq: {
+        parameters: {
+            query?: {
+                /** @description Only this app's DLQ. */
+                app_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DlqResumen"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    retry_dlq: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required, 1–200 characters; a repeat answers the same replays */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RetryDlq"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetryDlqResult"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`demasiado_grande`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_report: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Report"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_settings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Settings"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    update_settings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SettingsPatch"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Settings"];
+                };
+            };
+            /** @description The body is not JSON or not of the expected shape (`json_invalido`, `campo` `body`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`demasiado_grande`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    pause_subscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    reactivate_subscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_deliveries: {
+        parameters: {
+            query?: {
+                /** @description Comma list of pendiente, entregada, fallida */
+                estado?: string;
+                suscripcion_id?: string;
+                instancia_id?: string;
+                /** @description From 1, default 1 */
+                pagina?: number;
+                /** @description 1–200, default 50 */
+                por_pagina?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntregaList"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_delivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Delivery id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntregaDetalle"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    retry_delivery: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required, 1–200 characters; the same key with another request is a 409, with the same one the first answer */
+                "Idempotency-Key": string;
+            };
+            path: {
+                /** @description The `fallida` delivery */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Optional: no body is the default `motivo` */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRetry"];
+            };
+        };
+        responses: {
+            /** @description The new delivery */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Entrega"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The delivery is not `fallida`, its subscription was deleted, or the key was used with another request */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`demasiado_grande`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_events: {
+        parameters: {
+            query?: {
+                /** @description Events after this seq (default 0) */
+                after_seq?: number;
+                /** @description 1–500, default 100 */
+                limit?: number;
+                /** @description Comma list of up to 20 event types */
+                types?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Instance id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerPage"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    append_events: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1–200 characters; the same key with another body is a 409 */
+                "Idempotency-Key"?: string | null;
+            };
+            path: {
+                /** @description Instance id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventsInput"];
+            };
+        };
+        responses: {
+            /** @description Nothing new: every source_id was already stored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventsOutput"];
+                };
+            };
+            /** @description Stored (object in, object out; array in, array out) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventsOutput"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_stream: {
+        parameters: {
+            query?: {
+                /** @description Resume after this cursor (the seq of the last event received); 0 = from the first resumable event */
+                desde?: number;
+                /** @description Comma list of up to 20 event types */
+                types?: string;
+            };
+            header?: {
+                /** @description As `desde`, and wins over it (what EventSource sends on reconnect) */
+                "Last-Event-ID"?: number | null;
+            };
+            path: {
+                /** @description Instance id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebSocket: one text frame per envelope; pings every 15 s; close reason `motivo=… cursor=N` */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Server-Sent Events: `id: <seq>`, `event: <type>`, `data: <envelope>` per event; `: ping` heartbeats; a last `: fin motivo=… cursor=N` comment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["SseMessage"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The cursor is older than the resumption window (`cursor_vencido`) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CursorExpired"];
+                };
+            };
+            /** @description Bad cursor (`campo` `query.desde` or `header.Last-Event-ID`) or types */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every stream slot of this process is taken; see `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    serve_document: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI 3.1 document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+        };
+    };
+    list_subscriptions: {
+        parameters: {
+            query?: {
+                /** @description Comma list of states; default `activa,pausada,suspendida`. */
+                estado?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionList"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    create_subscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSubscription"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionWithSecret"];
+                };
+            };
+            /** @description The body is not JSON or not of the expected shape (`json_invalido`, `campo` `body`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`demasiado_grande`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_subscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_subscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    update_subscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateSubscription"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description The body is not JSON or not of the expected shape (`json_invalido`, `campo` `body`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`demasiado_grande`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    request_replay: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required, 1–200 characters; the same key with another request is a 409, with the same one the first answer */
+                "Idempotency-Key": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateReplay"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Replay"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`demasiado_grande`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    rotate_secret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionWithSecret"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    send_test: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestResult"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+}

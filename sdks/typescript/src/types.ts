@@ -1,0 +1,48 @@
+// The API's objects under the names an SDK user reads, all taken from the
+// generated src/openapi.ts (never written by hand), so a field Motor adds to
+// its OpenAPI document reaches these types with `npm run generate`.
+import type { components } from './openapi.js';
+
+type Schemas = components['schemas'];
+
+/**
+ * One event as Motor sends it everywhere (webhook body, stream, broker,
+ * Kafka, ledger API). `D` types `data` when the caller knows its shape.
+ */
+export type Envelope<D = unknown> = Omit<Schemas['Envelope'], 'data'> & { data: D };
+export type Origin = Schemas['Origin'];
+/**
+ * One event as a producer sends it. `data` is any JSON value but null (the
+ * generated `NotNull` schema has no properties, which openapi-typescript
+ * reads as an empty object, so it is widened here).
+ */
+export type NewEvent = Omit<Schemas['NewEvent'], 'data'> & { data: string | number | boolean | object };
+export type LedgerPage = Schemas['LedgerPage'];
+export type ErrorBody = Schemas['ErrorBody'];
+export type ErrorDetail = Schemas['ErrorDetail'];
+export type CursorExpiredBody = Schemas['CursorExpired'];
+
+export type Subscription = Schemas['Subscription'];
+export type SubscriptionState = Schemas['SubscriptionState'];
+export type SubscriptionWithSecret = Schemas['SubscriptionWithSecret'];
+export type SubscriptionList = Schemas['SubscriptionList'];
+export type CreateSubscription = Schemas['CreateSubscription'];
+export type UpdateSubscription = Schemas['UpdateSubscription'];
+export type SigningProfile = Schemas['SigningProfile'];
+export type SigningSecret = Schemas['Secreto'];
+export type SigningKey = Schemas['Clave'];
+export type Credentials = Schemas['Credenciales'];
+export type SuspensionReason = Schemas['Motivo'];
+export type TestResult = Schemas['TestResult'];
+
+export type CreateReplay = Schemas['CreateReplay'];
+export type Replay = Schemas['Replay'];
+
+export type Delivery = Schemas['Entrega'];
+export type DeliveryDetail = Schemas['EntregaDetalle'];
+export type DeliveryList = Schemas['EntregaList'];
+export type DeliveryState = Schemas['DeliveryState'];
+export type Attempt = Schemas['Intento'];
+export type CreateRetry = Schemas['CreateRetry'];
+
+export type Scope = Schemas['Scope'];

@@ -1,0 +1,13 @@
+export { verifyAsixto, verifyVisito, ASIXTO_SIGNATURE, VISITO_EVENT_ID, VISITO_SIGNATURE } from './contracts.js';
+export type { AsixtoEnvelope, VisitoEnvelope } from './contracts.js';
+export { SECRET_PREFIX, TOLERANCE_SECONDS } from './core.js';
+export type { SecretInput, Verified, VerifyInput } from './core.js';
+export { StaleWebhookError, WebhookVerificationError } from './errors.js';
+export type { VerifyFailure } from './errors.js';
+export type { HeaderInput } from './headers.js';
+export { verifyMwV1, MW_DELIVERY_ID, MW_KEY_ID, MW_SIGNATURE, MW_TIMESTAMP } from './mw-v1.js';
+export { verifyStandardWebhooks, SW_ID, SW_SIGNATURE, SW_TIMESTAMP } from './standard-webhooks.js';
+export { verifyTimestamped, verifyTV1, T_V1_SIGNATURE } from './t-v1.js';
+export type { TimestampedScheme } from './t-v1.js';
+export { readBody, Verifier, MAX_BODY_BYTES } from './verifier.js';
+export type { BodyOf, Webhook, WebhookProfile } from './verifier.js';
