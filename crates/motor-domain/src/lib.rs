@@ -13,7 +13,9 @@
 //!   `secret`, `keyring` and `signature` (signing profiles and keys), `seal`
 //!   (secrets at rest);
 //! - delivery: `delivery` (states, outcomes, the retry policy and its tiers,
-//!   jobs), `outbox` (the topic vocabulary), `replay`, `reconcile`;
+//!   jobs), `contract` (each product's webhook contract as data: envelope,
+//!   headers, signing, retry ladder), `outbox` (the topic vocabulary),
+//!   `replay`, `reconcile`;
 //! - operators and callers: `operator` (apps, instances, keys), `apikey`,
 //!   `scope`, `principal`, `settings`, `alert`;
 //! - `error`: a rule broken by user input, with the field it names.
@@ -23,6 +25,7 @@
 
 pub mod alert;
 pub mod apikey;
+pub mod contract;
 pub mod credentials;
 pub mod delivery;
 pub mod destination;

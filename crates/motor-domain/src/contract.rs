@@ -1,0 +1,369 @@
+//! Contracts: which product's webhook contract a delivery follows —
+//! Motor's own (seed 000, the default), Visito's (seed 001), Asixto's
+//! (seed 003) or Standard Webhooks. Every difference between them is a
+//! value in [`ContractSpec`], one table in this file, so the engine asks
+//! the table instead of branching on the product; docs/CONTRACTS.md
+//! quotes the seed line behind each value.
+//!
+//! Neighbours: [`ladder`] holds the retry ladders the table names,
+//! [`mod@render`] builds one attempt's body and headers from the table, and
+//! both call into [`crate::signature`] and [`crate::delivery`] unchanged.
+//! Nothing here is wired into the engine or the API yet.
+
+use std::{fmt, time::Duration};
+
+use serde_json::Value;
+
+use crate::{
+    error::FieldError,
+    event::cap::{MAX_ENVELOPE_BYTES, METADATA},
+    signature::SigningProfile,
+};
+
+pub mod ladder;
+pub mod render;
+
+pub use ladder::{
+    JitterMode, Ladder, LadderError, LadderId, LadderName, Limit, NextAttempt, UnknownLadder,
+    ASIXTO_V1, MOTOR_V1, VISITO_V1,
+};
+pub use render::{render, Environment, RenderError, RenderInput, Rendered};
+
+/// The field a contract is named in (`contrato` on apps and subscriptions).
+pub const FIELD: &str = "contrato";
+
+/// A product's webhook contract. Its wire spelling is [`Contract::as_str`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Contract {
+    /// `motor`: the WhatsApp product's contract (seed 000), what Motor
+    /// does today.
+    #[default]
+    Motor,
+    /// `visito`: Visito's M2M webhooks (seed 001).
+    Visito,
+    /// `asixto`: Asixto's webhooks (seed 003).
+    Asixto,
+    /// `standard-webhooks`: Motor's envelope under the Standard Webhooks
+    /// 1.0.0 headers.
+    StandardWebhooks,
+}
+
+impl Contract {
+    pub const ALL: [Self; 4] = [
+        Self::Motor,
+        Self::Visito,
+        Self::Asixto,
+        Self::StandardWebhooks,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Contract::Motor => "motor",
+            Contract::Visito => "visito",
+            Contract::Asixto => "asixto",
+            Contract::StandardWebhooks => "standard-webhooks",
+        }
+    }
+
+    /// The wire spelling, exactly; anything else is an error naming
+    /// `contrato` and the accepted values.
+    pub fn parse(s: &str) -> Result<Self, FieldError> {
+        Self::ALL
+            .into_iter()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| {
+                FieldError::invalid(
+                    FIELD,
+                    "must be one of motor, visito, asixto, standard-webhooks",
+                )
+            })
+    }
+
+    /// The contract's values.
+    pub const fn spec(self) -> &'static ContractSpec {
+        match self {
+            Contract::Motor => &MOTOR,
+            Contract::Visito => &VISITO,
+            Contract::Asixto => &ASIXTO,
+            Contract::StandardWebhooks => &STANDARD_WEBHOOKS,
+        }
+    }
+}
+
+impl fmt::Display for Contract {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The body a delivery carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvelopeShape {
+    /// Motor's envelope, the ledger's stored bytes as they are.
+    Motor,
+    /// `eventId`, `type`, `schemaVersion: "1.0"`, `tenantId`,
+    /// `occurredAt`, `data`.
+    Visito,
+    /// `id`, `type`, `created`, `environment`, `replay_of` (on a replay),
+    /// `data`.
+    Asixto,
+}
+
+/// Which live keys sign an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyUse {
+    /// Every key live at the attempt's time, newest first (a rotation
+    /// window signs with two).
+    AllLive,
+    /// Only the newest live key: a rotation applies at once (seed 001).
+    NewestOnly,
+}
+
+/// How an attempt is signed and which headers name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SignatureRule {
+    /// The profile of [`crate::signature`] that computes the signatures.
+    pub profile: SigningProfile,
+    /// Whether a subscription's `firma` may choose another profile.
+    pub profile_choosable: bool,
+    /// The name of the one `t=…,v1=…` header, for the t-v1 profile.
+    pub signature_header: &'static str,
+    pub keys: KeyUse,
+}
+
+/// The headers naming the event and the delivery, where a contract has
+/// them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdHeaders {
+    /// Carries the event id (the same on every retry and replay).
+    pub event_id: Option<&'static str>,
+    /// Carries the delivery id (the same on every retry; new per replay).
+    pub delivery_id: Option<&'static str>,
+    /// On a replay or manual retry, carries the delivery it sends again
+    /// (when Motor knows it).
+    pub replay_of: Option<&'static str>,
+}
+
+/// What a replay sends the receiver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplayIdentity {
+    /// The body's id is the event's, as on the first delivery; a receiver
+    /// that dedupes by it sees a replay as a duplicate unless it looks at
+    /// the delivery id (Motor, Visito: "conserva eventId").
+    SameId,
+    /// A new id and `replay_of` naming the first delivery's id (Asixto:
+    /// "Deduplique por id; correlacione por replay_of").
+    NewIdWithReplayOf,
+}
+
+/// What pausing, deleting or suspending a subscription does to its
+/// pending deliveries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deactivation {
+    /// They stay `pendiente` and go out on reactivation (seed 000).
+    Accumulate,
+    /// They end `cancelada` with the reason; reactivating resends nothing
+    /// (seed 001).
+    Cancel,
+}
+
+/// The ordering a subscription gets unless it names one.
+/// Its wire spelling is [`Ordering::as_str`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ordering {
+    /// `instancia`: one at a time per (subscription, instance), in seq
+    /// order — today's `ordenado: true`.
+    Instance,
+    /// `clave`: one at a time per (subscription, instance, key), keys in
+    /// parallel.
+    Key,
+    /// `ninguno`: no promise; everything in parallel.
+    Unordered,
+}
+
+impl Ordering {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Ordering::Instance => "instancia",
+            Ordering::Key => "clave",
+            Ordering::Unordered => "ninguno",
+        }
+    }
+}
+
+/// How long a finished delivery's row is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// An `entregada` row: `None` = the operator's
+    /// `retencion.dias_entregados` (30 by default).
+    pub delivered: Option<Duration>,
+    /// A `fallida` row: `None` = never deleted (the DLQ).
+    pub failed: Option<Duration>,
+}
+
+/// Every value that makes one contract differ from another.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContractSpec {
+    pub contract: Contract,
+    pub envelope: EnvelopeShape,
+    pub ids: IdHeaders,
+    pub signature: SignatureRule,
+    pub ladder: &'static Ladder,
+    /// Per attempt; `None` = the operator's `webhooks.timeout_segundos`
+    /// (10 s by default).
+    pub attempt_timeout: Option<Duration>,
+    pub replay: ReplayIdentity,
+    pub deactivation: Deactivation,
+    pub ordering: Ordering,
+    /// The largest body, in bytes.
+    pub max_body_bytes: usize,
+    /// The largest `data.metadata` accepted at the door, in bytes of
+    /// compact JSON; `None` = no cap of its own.
+    pub max_metadata_bytes: Option<usize>,
+    pub retention: Retention,
+    /// The receiver's window (seconds either way) the documents tell
+    /// receivers to apply; Motor does not enforce it, checkers use it.
+    pub receiver_window: Duration,
+}
+
+const DAY: u64 = 24 * 3600;
+
+/// `t=…,v1=…` header of Motor's own t-v1 profile.
+const MW_SIGNATURE: &str = crate::signature::HEADER_SIGNATURE;
+
+static MOTOR: ContractSpec = ContractSpec {
+    contract: Contract::Motor,
+    envelope: EnvelopeShape::Motor,
+    ids: IdHeaders {
+        event_id: Some("X-MW-Event-Id"),
+        delivery_id: Some("X-MW-Delivery-Id"),
+        replay_of: Some("X-MW-Replay-Of"),
+    },
+    signature: SignatureRule {
+        profile: SigningProfile::MwV1,
+        profile_choosable: true,
+        signature_header: MW_SIGNATURE,
+        keys: KeyUse::AllLive,
+    },
+    ladder: &MOTOR_V1,
+    attempt_timeout: None,
+    replay: ReplayIdentity::SameId,
+    deactivation: Deactivation::Accumulate,
+    ordering: Ordering::Instance,
+    max_body_bytes: MAX_ENVELOPE_BYTES,
+    max_metadata_bytes: None,
+    retention: Retention {
+        delivered: None,
+        failed: None,
+    },
+    receiver_window: Duration::from_secs(300),
+};
+
+static VISITO: ContractSpec = ContractSpec {
+    contract: Contract::Visito,
+    envelope: EnvelopeShape::Visito,
+    ids: IdHeaders {
+        event_id: Some("X-Visito-Event-Id"),
+        delivery_id: None,
+        replay_of: None,
+    },
+    signature: SignatureRule {
+        profile: SigningProfile::TV1,
+        profile_choosable: false,
+        signature_header: "X-Visito-Signature",
+        keys: KeyUse::NewestOnly,
+    },
+    ladder: &VISITO_V1,
+    attempt_timeout: Some(Duration::from_secs(10)),
+    replay: ReplayIdentity::SameId,
+    deactivation: Deactivation::Cancel,
+    ordering: Ordering::Unordered,
+    max_body_bytes: MAX_ENVELOPE_BYTES,
+    max_metadata_bytes: None,
+    retention: Retention {
+        delivered: Some(Duration::from_secs(30 * DAY)),
+        failed: Some(Duration::from_secs(30 * DAY)),
+    },
+    receiver_window: Duration::from_secs(300),
+};
+
+static ASIXTO: ContractSpec = ContractSpec {
+    contract: Contract::Asixto,
+    envelope: EnvelopeShape::Asixto,
+    ids: IdHeaders {
+        event_id: None,
+        delivery_id: None,
+        replay_of: None,
+    },
+    signature: SignatureRule {
+        profile: SigningProfile::TV1,
+        profile_choosable: false,
+        signature_header: "Asixto-Signature",
+        keys: KeyUse::AllLive,
+    },
+    ladder: &ASIXTO_V1,
+    attempt_timeout: None,
+    replay: ReplayIdentity::NewIdWithReplayOf,
+    deactivation: Deactivation::Accumulate,
+    ordering: Ordering::Key,
+    max_body_bytes: MAX_ENVELOPE_BYTES,
+    max_metadata_bytes: Some(4 * 1024),
+    retention: Retention {
+        delivered: None,
+        failed: None,
+    },
+    receiver_window: Duration::from_secs(300),
+};
+
+static STANDARD_WEBHOOKS: ContractSpec = ContractSpec {
+    contract: Contract::StandardWebhooks,
+    envelope: EnvelopeShape::Motor,
+    ids: IdHeaders {
+        event_id: None,
+        delivery_id: None,
+        replay_of: None,
+    },
+    signature: SignatureRule {
+        profile: SigningProfile::StandardWebhooks,
+        profile_choosable: false,
+        signature_header: crate::signature::SW_HEADER_SIGNATURE,
+        keys: KeyUse::AllLive,
+    },
+    ladder: &MOTOR_V1,
+    attempt_timeout: None,
+    replay: ReplayIdentity::SameId,
+    deactivation: Deactivation::Accumulate,
+    ordering: Ordering::Instance,
+    max_body_bytes: MAX_ENVELOPE_BYTES,
+    max_metadata_bytes: None,
+    retention: Retention {
+        delivered: None,
+        failed: None,
+    },
+    receiver_window: Duration::from_secs(300),
+};
+
+impl ContractSpec {
+    /// The door's check of an event's `data` for this contract: its
+    /// `metadata`, when the contract caps it, fits the cap. Names the field
+    /// `data.metadata`.
+    pub fn check_metadata(&self, data: &Value) -> Result<(), FieldError> {
+        let (Some(cap), Some(metadata)) = (self.max_metadata_bytes, data.get(METADATA)) else {
+            return Ok(());
+        };
+        let size = serde_json::to_vec(metadata).map_or(usize::MAX, |b| b.len());
+        if size > cap {
+            return Err(FieldError::too_large(
+                format!("data.{METADATA}"),
+                format!(
+                    "at most {cap} bytes of JSON under contrato {}, got {size}",
+                    self.contract
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,153 @@
+use serde_json::json;
+
+use super::*;
+use crate::error::FieldErrorKind;
+
+#[test]
+fn wire_names_round_trip_and_the_default_is_motor() {
+    let names: Vec<&str> = Contract::ALL.iter().map(|c| c.as_str()).collect();
+    assert_eq!(names, ["motor", "visito", "asixto", "standard-webhooks"]);
+    for c in Contract::ALL {
+        assert_eq!(Contract::parse(c.as_str()), Ok(c));
+        assert_eq!(c.to_string(), c.as_str());
+        assert_eq!(c.spec().contract, c, "each spec is its own contract's");
+    }
+    assert_eq!(Contract::default(), Contract::Motor);
+}
+
+#[test]
+fn anything_else_names_contrato() {
+    for bad in [
+        "",
+        "Motor",
+        "VISITO",
+        "standard_webhooks",
+        "mw-v1",
+        " asixto",
+        "stripe",
+    ] {
+        let err = Contract::parse(bad).unwrap_err();
+        assert_eq!(err.field, "contrato", "{bad:?}");
+        assert_eq!(err.kind, FieldErrorKind::Invalid);
+        assert!(err.message.contains("visito"), "{}", err.message);
+    }
+}
+
+#[test]
+fn the_table_holds_each_documents_values() {
+    let s = |c: Contract| c.spec();
+    // Envelope and ladders.
+    assert_eq!(s(Contract::Motor).envelope, EnvelopeShape::Motor);
+    assert_eq!(s(Contract::Visito).envelope, EnvelopeShape::Visito);
+    assert_eq!(s(Contract::Asixto).envelope, EnvelopeShape::Asixto);
+    assert_eq!(s(Contract::StandardWebhooks).envelope, EnvelopeShape::Motor);
+    assert_eq!(s(Contract::Motor).ladder.id().to_string(), "motor@1");
+    assert_eq!(s(Contract::Visito).ladder.id().to_string(), "visito@1");
+    assert_eq!(s(Contract::Asixto).ladder.id().to_string(), "asixto@1");
+    assert_eq!(
+        s(Contract::StandardWebhooks).ladder.id().to_string(),
+        "motor@1"
+    );
+    // Signatures.
+    let sig = |c: Contract| s(c).signature;
+    assert_eq!(sig(Contract::Motor).profile, SigningProfile::MwV1);
+    assert!(sig(Contract::Motor).profile_choosable);
+    assert_eq!(sig(Contract::Visito).profile, SigningProfile::TV1);
+    assert_eq!(sig(Contract::Visito).signature_header, "X-Visito-Signature");
+    assert_eq!(sig(Contract::Visito).keys, KeyUse::NewestOnly);
+    assert_eq!(sig(Contract::Asixto).profile, SigningProfile::TV1);
+    assert_eq!(sig(Contract::Asixto).signature_header, "Asixto-Signature");
+    assert_eq!(sig(Contract::Asixto).keys, KeyUse::AllLive);
+    assert_eq!(
+        sig(Contract::StandardWebhooks).profile,
+        SigningProfile::StandardWebhooks
+    );
+    for c in [
+        Contract::Visito,
+        Contract::Asixto,
+        Contract::StandardWebhooks,
+    ] {
+        assert!(!sig(c).profile_choosable, "{c}");
+    }
+    // Id headers.
+    assert_eq!(s(Contract::Visito).ids.event_id, Some("X-Visito-Event-Id"));
+    assert_eq!(s(Contract::Visito).ids.delivery_id, None);
+    assert_eq!(
+        s(Contract::Asixto).ids,
+        IdHeaders {
+            event_id: None,
+            delivery_id: None,
+            replay_of: None
+        }
+    );
+    assert_eq!(s(Contract::Motor).ids.event_id, Some("X-MW-Event-Id"));
+    assert_eq!(s(Contract::Motor).ids.delivery_id, Some("X-MW-Delivery-Id"));
+    assert_eq!(s(Contract::Motor).ids.replay_of, Some("X-MW-Replay-Of"));
+    assert_eq!(s(Contract::Visito).ids.replay_of, None);
+    // Timeouts, replay, deactivation, ordering.
+    assert_eq!(
+        s(Contract::Visito).attempt_timeout,
+        Some(Duration::from_secs(10))
+    );
+    assert_eq!(s(Contract::Motor).attempt_timeout, None);
+    assert_eq!(
+        s(Contract::Asixto).replay,
+        ReplayIdentity::NewIdWithReplayOf
+    );
+    assert_eq!(s(Contract::Visito).replay, ReplayIdentity::SameId);
+    assert_eq!(s(Contract::Visito).deactivation, Deactivation::Cancel);
+    assert_eq!(s(Contract::Motor).deactivation, Deactivation::Accumulate);
+    assert_eq!(s(Contract::Asixto).deactivation, Deactivation::Accumulate);
+    let orderings: Vec<&str> = Contract::ALL
+        .iter()
+        .map(|c| c.spec().ordering.as_str())
+        .collect();
+    assert_eq!(orderings, ["instancia", "ninguno", "clave", "instancia"]);
+    // Caps and retention.
+    for c in Contract::ALL {
+        assert_eq!(s(c).max_body_bytes, 256 * 1024, "{c}");
+        assert_eq!(s(c).receiver_window, Duration::from_secs(300), "{c}");
+    }
+    assert_eq!(s(Contract::Asixto).max_metadata_bytes, Some(4096));
+    assert_eq!(s(Contract::Motor).max_metadata_bytes, None);
+    let thirty_days = Some(Duration::from_secs(30 * 24 * 3600));
+    assert_eq!(
+        s(Contract::Visito).retention,
+        Retention {
+            delivered: thirty_days,
+            failed: thirty_days
+        }
+    );
+    assert_eq!(s(Contract::Motor).retention.failed, None);
+}
+
+#[test]
+fn asixto_caps_metadata_at_four_kb_at_the_door() {
+    let asixto = Contract::Asixto.spec();
+    // `{"a":"…"}` is 8 bytes around the string.
+    let fits = json!({"result": 1, "metadata": {"a": "x".repeat(4096 - 8)}});
+    assert_eq!(asixto.check_metadata(&fits), Ok(()));
+    let over = json!({"metadata": {"a": "x".repeat(4096 - 7)}});
+    let err = asixto.check_metadata(&over).unwrap_err();
+    assert_eq!(err.field, "data.metadata");
+    assert_eq!(err.kind, FieldErrorKind::TooLarge);
+    assert!(
+        err.message.contains("4096") && err.message.contains("4097"),
+        "{}",
+        err.message
+    );
+    // No metadata, or data that is no object: nothing to cap.
+    assert_eq!(
+        asixto.check_metadata(&json!({"x": "y".repeat(9000)})),
+        Ok(())
+    );
+    assert_eq!(asixto.check_metadata(&json!("z".repeat(9000))), Ok(()));
+    // The other contracts have no cap of their own.
+    for c in [
+        Contract::Motor,
+        Contract::Visito,
+        Contract::StandardWebhooks,
+    ] {
+        assert_eq!(c.spec().check_metadata(&over), Ok(()), "{c}");
+    }
+}
