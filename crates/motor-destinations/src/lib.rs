@@ -20,6 +20,7 @@
 
 pub mod amqp;
 mod attempt;
+pub mod check;
 mod guard;
 pub mod hosts;
 mod links;

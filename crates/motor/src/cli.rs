@@ -35,6 +35,9 @@ pub enum Command {
     /// One reconciliation pass: prints what is stuck as JSON; exits 0 when
     /// nothing is, 2 when something is, 1 when the check failed.
     Doctor,
+    /// Grades a webhook receiver against the contract with a battery of
+    /// signed requests; exits 1 when a check fails.
+    CheckReceiver(crate::check_receiver::CheckReceiverArgs),
 }
 
 #[cfg(test)]

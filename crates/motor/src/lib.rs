@@ -7,9 +7,11 @@
 //! (every setting, from the environment or flags), `serve` (runs the chosen
 //! roles in one process and drains them on SIGINT/SIGTERM), `admin` (the
 //! operator API's operations from the shell), `doctor` (one reconciliation
-//! pass from the shell), `logging` (text or JSON logs, optional OTLP traces).
+//! pass from the shell), `check_receiver` (the receiver conformance
+//! tester), `logging` (text or JSON logs, optional OTLP traces).
 
 pub mod admin;
+pub mod check_receiver;
 pub mod cli;
 pub mod config;
 pub mod doctor;

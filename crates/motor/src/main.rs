@@ -34,6 +34,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Doctor => {
             return motor::doctor::run(&cli.config.database_url, &cli.config.reconcile).await;
         }
+        Command::CheckReceiver(args) => return Ok(motor::check_receiver::run(args).await),
         Command::Admin(command) => {
             motor_store::migrate(&cli.config.database_url).await?;
             let pool = motor_store::connect(&cli.config.database_url, 2).await?;

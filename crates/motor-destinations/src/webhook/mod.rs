@@ -17,3 +17,4 @@ mod tests;
 
 pub use client::Webhook;
 pub use config::{MAX_RESPONSE_BYTES, USER_AGENT};
+pub(crate) use outcome::failure;

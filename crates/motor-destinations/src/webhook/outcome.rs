@@ -8,7 +8,7 @@ use super::client::{BlockedAddress, DnsFailure};
 /// What a failed request was: never a URL or a body. Typed causes are
 /// looked for first, along the whole chain; only then the causes' messages
 /// (never the top one, which carries the URL).
-pub(super) fn failure(e: &reqwest::Error) -> TransportFailure {
+pub(crate) fn failure(e: &reqwest::Error) -> TransportFailure {
     if e.is_timeout() {
         return TransportFailure::Timeout;
     }
