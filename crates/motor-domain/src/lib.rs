@@ -16,6 +16,8 @@
 //!   jobs), `contract` (each product's webhook contract as data: envelope,
 //!   headers, signing, retry ladder), `outbox` (the topic vocabulary),
 //!   `replay`, `reconcile`;
+//! - commands: `command` (kinds, the status machine, requests, executors'
+//!   reports and the events they append);
 //! - operators and callers: `operator` (apps, instances, keys), `apikey`,
 //!   `scope`, `principal`, `settings`, `alert`;
 //! - `error`: a rule broken by user input, with the field it names.
@@ -25,6 +27,7 @@
 
 pub mod alert;
 pub mod apikey;
+pub mod command;
 pub mod contract;
 pub mod credentials;
 pub mod delivery;

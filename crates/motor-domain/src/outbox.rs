@@ -8,6 +8,7 @@
 use std::fmt;
 
 use crate::{
+    command::{CommandId, CommandKind},
     delivery::{DeliveryId, DeliveryJob, Lane, Tier},
     envelope::Envelope,
     ids::{EventId, InstanceId},
@@ -38,11 +39,14 @@ pub enum Topic {
     Retry(Tier),
     /// `{prefix}.dlq`: envelopes of deliveries that ended `fallida`.
     Dlq,
+    /// `{prefix}.commands`: commands ready for executors (a pointer:
+    /// the executor's claim answers the command itself).
+    Commands,
 }
 
 impl Topic {
     /// Every topic Motor uses, in the order they are created.
-    pub const ALL: [Topic; 9] = [
+    pub const ALL: [Topic; 10] = [
         Topic::Events,
         Topic::Deliveries,
         Topic::Retry(Tier::S1),
@@ -52,6 +56,7 @@ impl Topic {
         Topic::Retry(Tier::M10),
         Topic::Retry(Tier::H1),
         Topic::Dlq,
+        Topic::Commands,
     ];
 
     /// The suffix after `{prefix}.`: what the outbox stores.
@@ -61,6 +66,7 @@ impl Topic {
             Topic::Deliveries => "deliveries",
             Topic::Retry(tier) => tier.suffix(),
             Topic::Dlq => "dlq",
+            Topic::Commands => "commands",
         }
     }
 
@@ -159,10 +165,50 @@ impl OutboxRecord {
         }
     }
 
+    /// A command for `{prefix}.commands`, keyed by its instance so an
+    /// instance's commands reach executors in the order they were
+    /// accepted. Only a pointer (`command_id`, `instance_id`, `tipo`,
+    /// `next_try`): the content travels in the claim's answer, after the
+    /// compare-and-set that makes one executor its owner.
+    pub fn command(command: &CommandJob) -> Self {
+        let next_try = command.next_try.as_ref().map(time::format);
+        let payload = serde_json::json!({
+            "command_id": command.command_id.to_string(),
+            "instance_id": command.instance_id.to_string(),
+            "tipo": command.kind.as_str(),
+            "next_try": next_try,
+        });
+        let mut headers = vec![
+            ("command_id", command.command_id.to_string()),
+            ("instance_id", command.instance_id.to_string()),
+            ("tipo", command.kind.as_str().to_owned()),
+        ];
+        if let Some(next_try) = next_try {
+            headers.push(("next_try", next_try));
+        }
+        Self {
+            topic: Topic::Commands,
+            instance: command.instance_id,
+            payload: payload.to_string().into_bytes(),
+            headers,
+        }
+    }
+
     /// The outbox shard this record goes to.
     pub fn shard(&self) -> i32 {
         outbox_shard(self.instance)
     }
+}
+
+/// What a `{prefix}.commands` record says of its command: enough for an
+/// executor to route it and know when it is due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandJob {
+    pub command_id: CommandId,
+    pub instance_id: InstanceId,
+    pub kind: CommandKind,
+    /// When it may be claimed (`en_cola`); `None` for `aceptado`.
+    pub next_try: Option<Timestamp>,
 }
 
 /// What a DLQ record says of its delivery.
@@ -199,7 +245,8 @@ mod tests {
                 "retry.2m",
                 "retry.10m",
                 "retry.1h",
-                "dlq"
+                "dlq",
+                "commands"
             ]
         );
         for topic in Topic::ALL {
@@ -207,6 +254,37 @@ mod tests {
         }
         assert_eq!(Topic::from_suffix("retry.3s"), None);
         assert_eq!(Topic::Retry(Tier::S5).name("motor"), "motor.retry.5s");
+    }
+
+    #[test]
+    fn a_command_record_is_a_pointer_keyed_by_its_instance() {
+        let job = CommandJob {
+            command_id: CommandId::new(),
+            instance_id: InstanceId::new(),
+            kind: CommandKind::Message,
+            next_try: time::parse("2026-10-24T15:10:01Z"),
+        };
+        let record = OutboxRecord::command(&job);
+        assert_eq!(record.topic.suffix(), "commands");
+        assert_eq!(record.instance, job.instance_id);
+        let payload: serde_json::Value = serde_json::from_slice(&record.payload).unwrap();
+        assert_eq!(
+            payload,
+            serde_json::json!({
+                "command_id": job.command_id.to_string(),
+                "instance_id": job.instance_id.to_string(),
+                "tipo": "mensaje",
+                "next_try": "2026-10-24T15:10:01Z",
+            })
+        );
+        let names: Vec<&str> = record.headers.iter().map(|(k, _)| *k).collect();
+        assert_eq!(names, ["command_id", "instance_id", "tipo", "next_try"]);
+        let accepted = OutboxRecord::command(&CommandJob {
+            next_try: None,
+            kind: CommandKind::Pause,
+            ..job
+        });
+        assert_eq!(accepted.headers.len(), 3);
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! stream, redact), `outbox` (the relay's shards), `deliveries` (fan-out,
 //! claim, finish, sweep, reads), `subscriptions` and `lifecycle` (a change of
 //! state and what it does: the one reactivation), `replays`, `idempotency`
-//! (producer `Idempotency-Key`), `operator` (apps, instances, keys),
+//! (producer `Idempotency-Key`), `commands` (commands and every change of
+//! their status, each with its ledger event), `operator` (apps, instances, keys),
 //! `operator_view` (the operator's cross-app reads), `settings`, `alerts`,
 //! `health` (disabling on sustained failure), `throttle` (`Retry-After`
 //! holds), `observe` (backlog counts for metrics), `reconcile` (stuck work).
@@ -18,6 +19,7 @@
 //! `motor-api` and the `motor` binary.
 
 pub mod alerts;
+pub mod commands;
 pub mod deliveries;
 pub mod health;
 pub mod idempotency;

@@ -7,6 +7,7 @@
 mod admin;
 mod auth;
 mod brokers;
+mod commands;
 mod deliveries;
 mod dispatch;
 mod health;

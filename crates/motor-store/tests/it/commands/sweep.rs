@@ -1,0 +1,156 @@
+//! The sweeper's jobs: expiry before a claim, and leases that ran out.
+
+use motor_domain::command::{Report, Stage};
+
+use super::*;
+
+#[tokio::test]
+async fn a_command_not_claimed_by_expires_at_fails_and_no_executor_gets_it() {
+    let db = Db::new().await;
+    let now = now();
+    let soon = ts(later(now, 10));
+    let expiring = RawOptions {
+        expires_at: Some(&soon),
+        ..RawOptions::default()
+    };
+    let swept = db
+        .insert(&send_with("549", "a", expiring, now), Some("a"), now)
+        .await
+        .unwrap()
+        .command;
+    let claimed_late = db
+        .insert(&send_with("549", "b", expiring, now), Some("b"), now)
+        .await
+        .unwrap()
+        .command;
+    let lasting = db
+        .insert(&send("549", "c", now), Some("c"), now)
+        .await
+        .unwrap()
+        .command;
+
+    let mut tx = db.pool.begin().await.unwrap();
+    assert!(commands::expire_due(&mut tx, later(now, 9), 100)
+        .await
+        .unwrap()
+        .is_empty());
+    tx.commit().await.unwrap();
+    // A claim after expires_at expires the command instead.
+    match db.claim(claimed_late.id, 30, later(now, 10)).await.unwrap() {
+        Claimed::Expired(c) => assert_eq!(
+            (status(&c), c.error_code.as_deref(), c.stage),
+            ("fallido", Some("comando_vencido"), Some(Stage::Before))
+        ),
+        other => panic!("expected the claim to expire it: {other:?}"),
+    }
+    let mut tx = db.pool.begin().await.unwrap();
+    let expired = commands::expire_due(&mut tx, later(now, 11), 100)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(expired.len(), 1);
+    assert_eq!(expired[0].id, swept.id);
+    assert_eq!(
+        (
+            status(&expired[0]),
+            expired[0].error_code.as_deref(),
+            expired[0].stage
+        ),
+        ("fallido", Some("comando_vencido"), Some(Stage::Before))
+    );
+    let claim = db.claim(swept.id, 30, later(now, 12)).await.unwrap_err();
+    assert!(is_illegal(&claim, CommandStatus::Failed), "{claim:?}");
+    assert_eq!(status(&db.get(lasting.id).await), "en_cola");
+
+    let failed: Vec<(Option<String>, Value)> = db
+        .ledger()
+        .await
+        .into_iter()
+        .filter(|(_, t, _, _)| t == "command.failed")
+        .map(|(_, _, c, d)| (c, d))
+        .collect();
+    assert_eq!(failed.len(), 2);
+    assert_eq!(failed[0].0, Some(claimed_late.id.to_string()));
+    assert_eq!(failed[1].0, Some(swept.id.to_string()));
+    assert_eq!(failed[1].1["error_code"], "comando_vencido");
+    assert_eq!(failed[1].1["stage"], "previa");
+    db.drop_it().await;
+}
+
+#[tokio::test]
+async fn a_lease_that_runs_out_makes_the_command_ambiguous_at_the_boundary() {
+    let db = Db::new().await;
+    let now = now();
+    let c = db
+        .insert(&send("549", "hola", now), Some("k"), now)
+        .await
+        .unwrap()
+        .command;
+    let reported = db
+        .insert(&send("549", "chau", now), Some("r"), now)
+        .await
+        .unwrap()
+        .command;
+    let (_, lease) = db.claimed(c.id, now).await;
+    let (_, other_lease) = db.claimed(reported.id, now).await;
+    // A report after the lease's end is still taken while ejecutando.
+    let mut tx = db.pool.begin().await.unwrap();
+    let completed = Report::Ambiguous { error_code: None };
+    commands::report(
+        &mut tx,
+        db.app,
+        reported.id,
+        other_lease,
+        &completed,
+        later(now, 40),
+    )
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+
+    let mut tx = db.pool.begin().await.unwrap();
+    assert!(commands::expire_leases(&mut tx, later(now, 29), 100)
+        .await
+        .unwrap()
+        .is_empty());
+    let expired = commands::expire_leases(&mut tx, later(now, 30), 100)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(expired.len(), 1);
+    let ambiguous = &expired[0];
+    assert_eq!(ambiguous.id, c.id);
+    assert_eq!(
+        (
+            status(ambiguous),
+            ambiguous.stage,
+            ambiguous.error_code.as_deref()
+        ),
+        ("ambiguo", Some(Stage::Boundary), Some("reserva_vencida"))
+    );
+    // Never sent again by Motor, and its executor's late report is refused.
+    let claim = db.claim(c.id, 30, later(now, 31)).await.unwrap_err();
+    assert!(is_illegal(&claim, CommandStatus::Ambiguous), "{claim:?}");
+    let mut tx = db.pool.begin().await.unwrap();
+    let late = commands::report(
+        &mut tx,
+        db.app,
+        c.id,
+        lease,
+        &Report::Completed,
+        later(now, 31),
+    )
+    .await
+    .unwrap_err();
+    assert!(is_illegal(&late, CommandStatus::Ambiguous), "{late:?}");
+    drop(tx);
+    let ledger = db.ledger().await;
+    let story: Vec<(i64, &str)> = ledger
+        .iter()
+        .filter(|(_, _, id, _)| id.as_deref() == Some(&c.id.to_string()))
+        .map(|(s, t, _, _)| (*s, t.as_str()))
+        .collect();
+    assert_eq!(story, [(1, "command.accepted"), (4, "command.ambiguous")]);
+    assert_eq!(ledger[3].3["stage"], "frontera");
+    db.drop_it().await;
+}
