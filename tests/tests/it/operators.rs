@@ -4,6 +4,7 @@
 
 mod api;
 mod console;
+mod console_inert;
 mod logs;
 mod metrics;
 #[cfg(feature = "otlp")]

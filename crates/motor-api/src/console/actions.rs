@@ -4,17 +4,16 @@
 //! `confirmar=si` does it). Bad input answers the form again with the field
 //! named and nothing changed.
 
-use std::fmt::Write;
-
 use axum::{
     extract::{rejection::FormRejection, Form, Path, State},
     http::{HeaderMap, StatusCode},
-    response::{Html, IntoResponse, Redirect, Response},
+    response::{IntoResponse, Redirect, Response},
 };
+use maud::{html, Markup};
 
 use super::{
     actor,
-    html::{csrf_field, error_box, esc, page},
+    html::{csrf_field, error_box, ok_box, page},
     session::Session,
     Fields,
 };
@@ -38,16 +37,11 @@ fn message(e: &ApiError) -> String {
 
 fn failed(session: &Session, title: &str, active: &str, e: &ApiError, back: &str) -> Response {
     let status = e.status_code();
-    let body = format!(
-        "{}<p>No se cambió nada. <a href=\"{}\">Volver</a></p>",
-        error_box(&message(e)),
-        esc(back)
-    );
-    (
-        status,
-        Html(page(title, active, Some(&session.csrf), &body)),
-    )
-        .into_response()
+    let body = html! {
+        (error_box(&message(e)))
+        p { "No se cambió nada. " a href=(back) { "Volver" } }
+    };
+    (status, page(title, active, Some(&session.csrf), body)).into_response()
 }
 
 pub(crate) async fn subscription_action(
@@ -124,30 +118,7 @@ fn confirm_page(
     fields: &Fields,
     error: Option<&str>,
 ) -> Response {
-    let mut hidden = String::new();
-    for (k, v) in fields {
-        if !["csrf", "motivo", "confirmar"].contains(&k.as_str()) {
-            let _ = write!(
-                hidden,
-                "<input type=\"hidden\" name=\"{}\" value=\"{}\">",
-                esc(k),
-                esc(v)
-            );
-        }
-    }
-    let body = format!(
-        "{err}<p>Se enviarán de nuevo, como entregas nuevas de los mismos eventos (un replay \
-         registrado con su motivo): <strong>{what}</strong>.</p>\
-         <form method=\"post\" action=\"{action}\" id=\"confirmar\">{csrf}{hidden}\
-         <input type=\"hidden\" name=\"confirmar\" value=\"si\">\
-         <label>Motivo (1–300 caracteres) <input name=\"motivo\" id=\"motivo\" size=\"50\" maxlength=\"300\" value=\"{motivo}\"></label> \
-         <button id=\"confirmar-btn\">Confirmar el reintento</button></form>",
-        err = error.map(error_box).unwrap_or_default(),
-        what = esc(what),
-        action = esc(action),
-        csrf = csrf_field(&session.csrf),
-        motivo = esc(fields.get("motivo").map(String::as_str).unwrap_or_default()),
-    );
+    let body = confirm_body(&session.csrf, action, what, fields, error);
     let status = if error.is_some() {
         StatusCode::UNPROCESSABLE_ENTITY
     } else {
@@ -155,14 +126,51 @@ fn confirm_page(
     };
     (
         status,
-        Html(page(
+        page(
             "Confirmar reintento",
             "/console/dlq",
             Some(&session.csrf),
-            &body,
-        )),
+            body,
+        ),
     )
         .into_response()
+}
+
+/// The confirmation form: the other fields of the first POST go along
+/// hidden, the motivo is asked for (kept if one was typed).
+pub(super) fn confirm_body(
+    csrf: &str,
+    action: &str,
+    what: &str,
+    fields: &Fields,
+    error: Option<&str>,
+) -> Markup {
+    let mut kept: Vec<(&String, &String)> = fields
+        .iter()
+        .filter(|(k, _)| !["csrf", "motivo", "confirmar"].contains(&k.as_str()))
+        .collect();
+    kept.sort();
+    let motivo = fields.get("motivo").map(String::as_str).unwrap_or_default();
+    html! {
+        @if let Some(error) = error { (error_box(error)) }
+        p {
+            "Se enviarán de nuevo, como entregas nuevas de los mismos eventos (un replay \
+             registrado con su motivo): " strong { (what) } "."
+        }
+        form method="post" action=(action) id="confirmar" {
+            (csrf_field(csrf))
+            @for (name, value) in kept {
+                input type="hidden" name=(name) value=(value);
+            }
+            input type="hidden" name="confirmar" value="si";
+            label {
+                "Motivo (1–300 caracteres) "
+                input name="motivo" id="motivo" size="50" maxlength="300" value=(motivo);
+            }
+            " "
+            button id="confirmar-btn" { "Confirmar el reintento" }
+        }
+    }
 }
 
 /// Runs a retry once confirmed with a motivo; a new Idempotency-Key per
@@ -256,18 +264,20 @@ pub(crate) async fn retry_group(
     .await
     {
         Ok(done) => {
-            let body = format!(
-                "<div class=\"ok\" role=\"status\">Reintento pedido: {} entregas nuevas en {} replays.</div>\
-                 <p><a href=\"/console/dlq\">Volver a la DLQ</a></p>",
-                done.entregas,
-                done.replays.len()
-            );
-            Html(page(
+            let body = html! {
+                (ok_box(&format!(
+                    "Reintento pedido: {} entregas nuevas en {} replays.",
+                    done.entregas,
+                    done.replays.len()
+                )))
+                p { a href="/console/dlq" { "Volver a la DLQ" } }
+            };
+            page(
                 "Reintento pedido",
                 "/console/dlq",
                 Some(&session.csrf),
-                &body,
-            ))
+                body,
+            )
             .into_response()
         }
         Err(page) => page,

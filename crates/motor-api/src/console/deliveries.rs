@@ -2,49 +2,141 @@
 //! the other deliveries of its event — a retry's — and, for a failed one,
 //! the retry form).
 
-use std::{collections::HashMap, fmt::Write};
+use std::collections::HashMap;
 
 use axum::{
     extract::{Path, Query, State},
     http::{HeaderMap, StatusCode},
-    response::{Html, IntoResponse, Response},
+    response::{IntoResponse, Response},
 };
-use motor_domain::delivery::DeliveryId;
+use maud::{html, Markup};
+use motor_domain::delivery::{DeliveryId, ErrorCode};
 use motor_store::deliveries::read;
 
 use super::{
-    html::{csrf_field, error_box, esc, ok_box, opt, page, q, state_badge},
+    html::{
+        csrf_field, error_box, link, ok_box, opt, opt_time, page, select, state_badge, time_at,
+        time_text, Choice,
+    },
     viewer,
 };
 use motor_app::deliveries as op;
 
 use crate::{
-    admin::operator::{OperatorDeliveryDetail, OperatorDeliveryList},
+    admin::operator::{OperatorDelivery, OperatorDeliveryDetail, OperatorDeliveryList},
     ApiError, AppState,
 };
 
-const FILTERS: [(&str, &str); 6] = [
-    ("estado", "Estado (pendiente, entregada, fallida)"),
+/// The delivery states a search can ask for.
+const STATES: [&str; 3] = ["pendiente", "entregada", "fallida"];
+
+/// The HTTP statuses the error-code list offers; another (`http_418`
+/// from a DLQ link) is kept as an extra choice when it is searched.
+const HTTP_STATUSES: [u16; 17] = [
+    400, 401, 403, 404, 405, 408, 409, 410, 413, 415, 422, 429, 500, 501, 502, 503, 504,
+];
+
+/// Those whose retries can run out (`http_503_agotada`).
+const RETRIED_STATUSES: [u16; 6] = [408, 429, 500, 502, 503, 504];
+
+/// The free-text filters: name and label.
+const TEXT_FILTERS: [(&str, &str); 4] = [
     ("app_id", "App"),
     ("suscripcion_id", "Suscripción"),
     ("instancia_id", "Instancia"),
-    ("ultimo_error", "Código de error"),
     ("desde", "Desde (RFC 3339)"),
 ];
 
-fn form(params: &HashMap<String, String>) -> String {
-    let mut out = String::from(
-        "<form method=\"get\" action=\"/console/deliveries\" id=\"buscar\"><fieldset>",
-    );
-    for (name, label) in FILTERS {
-        let _ = write!(
-            out,
-            "<label>{label} <input name=\"{name}\" id=\"f-{name}\" value=\"{}\" size=\"14\"></label> ",
-            esc(params.get(name).map(String::as_str).unwrap_or_default())
-        );
+/// Every error code the list offers, by group: HTTP statuses, the named
+/// codes, and both with their retries run out.
+fn error_codes() -> [(&'static str, Vec<String>); 3] {
+    let http = HTTP_STATUSES
+        .iter()
+        .map(|s| ErrorCode::Http(*s).to_string());
+    let exhausted = RETRIED_STATUSES
+        .iter()
+        .map(|s| ErrorCode::Http(*s).to_string())
+        .chain(ErrorCode::names().map(str::to_owned))
+        .map(|code| format!("{code}_agotada"));
+    [
+        ("HTTP", http.collect()),
+        (
+            "Red y destino",
+            ErrorCode::names().map(str::to_owned).collect(),
+        ),
+        ("Reintentos agotados", exhausted.collect()),
+    ]
+}
+
+pub(super) fn search_form(params: &HashMap<String, String>) -> Markup {
+    let get = |name: &str| params.get(name).map(String::as_str);
+    let states = [(
+        None,
+        STATES
+            .iter()
+            .map(|s| Choice { value: s, label: s })
+            .collect(),
+    )];
+    let codes = error_codes();
+    let code_groups: Vec<_> = codes
+        .iter()
+        .map(|(label, codes)| {
+            let choices = codes
+                .iter()
+                .map(|c| Choice { value: c, label: c })
+                .collect();
+            (Some(*label), choices)
+        })
+        .collect();
+    html! {
+        form method="get" action="/console/deliveries" id="buscar" {
+            fieldset {
+                label { "Estado " (select("estado", get("estado"), &states)) }
+                " "
+                @for (name, label) in TEXT_FILTERS {
+                    label {
+                        (label) " "
+                        input name=(name) id={ "f-" (name) } value=(get(name).unwrap_or_default()) size="14";
+                    }
+                    " "
+                }
+                label { "Código de error " (select("ultimo_error", get("ultimo_error"), &code_groups)) }
+                " "
+                button id="buscar-btn" { "Buscar" }
+            }
+        }
     }
-    out.push_str("<button id=\"buscar-btn\">Buscar</button></fieldset></form>");
-    out
+}
+
+pub(super) fn results_table(list: &[OperatorDelivery]) -> Markup {
+    html! {
+        table id="entregas" {
+            tr {
+                th { "Creada" } th { "Entrega" } th { "Suscripción" } th { "Instancia" }
+                th { "Seq" } th { "Tipo" } th { "Estado" } th class="num" { "Intentos" } th { "Error" }
+            }
+            @for d in list {
+                tr {
+                    td { (time_text(&d.creada_en)) }
+                    td {
+                        a class="entrega" href={ "/console/deliveries/" (d.delivery_id) } {
+                            code { (d.delivery_id) }
+                        }
+                    }
+                    td { (d.suscripcion) }
+                    td { (d.instancia) }
+                    td class="num" { (d.seq) }
+                    td { (d.event_type) }
+                    td { (state_badge(&d.estado)) }
+                    td class="num" { (d.intentos) }
+                    td { (opt(d.ultimo_error.as_deref())) }
+                }
+            }
+        }
+        @if list.is_empty() {
+            p { "Ninguna entrega." }
+        }
+    }
 }
 
 pub(crate) async fn search(
@@ -57,7 +149,7 @@ pub(crate) async fn search(
         Err(r) => return *r,
     };
     params.retain(|_, v| !v.trim().is_empty());
-    let mut body = form(&params);
+    let form = search_form(&params);
     let (status, results) = match op::search(&state.pool, &params).await {
         Ok(list) => (StatusCode::OK, OperatorDeliveryList::from(list)),
         Err(e) => {
@@ -67,61 +159,35 @@ pub(crate) async fn search(
                 ApiError::Field(f) => format!("{}: {}", f.field, f.message),
                 other => other.to_string(),
             };
-            body.push_str(&error_box(&message));
+            let body = html! { (form) (error_box(&message)) };
             let status = e.status_code();
             return (
                 status,
-                Html(page(
-                    "Entregas",
-                    "/console/deliveries",
-                    Some(&session.csrf),
-                    &body,
-                )),
+                page("Entregas", "/console/deliveries", Some(&session.csrf), body),
             )
                 .into_response();
         }
     };
-    body.push_str(
-        "<table id=\"entregas\"><tr><th>Creada</th><th>Entrega</th><th>Suscripción</th><th>Instancia</th>\
-         <th>Seq</th><th>Tipo</th><th>Estado</th><th class=\"num\">Intentos</th><th>Error</th></tr>",
-    );
-    for d in &results.entregas {
-        let _ = write!(
-            body,
-            "<tr><td>{creada}</td><td><a class=\"entrega\" href=\"/console/deliveries/{id}\"><code>{id}</code></a></td>\
-             <td>{sub}</td><td>{inst}</td><td class=\"num\">{seq}</td><td>{tipo}</td><td>{estado}</td>\
-             <td class=\"num\">{n}</td><td>{error}</td></tr>",
-            creada = esc(&d.creada_en),
-            id = esc(&d.delivery_id),
-            sub = esc(&d.suscripcion),
-            inst = esc(&d.instancia),
-            seq = d.seq,
-            tipo = esc(&d.event_type),
-            estado = state_badge(&d.estado),
-            n = d.intentos,
-            error = opt(d.ultimo_error.as_deref()),
-        );
-    }
-    body.push_str("</table>");
-    if results.entregas.is_empty() {
-        body.push_str("<p>Ninguna entrega.</p>");
-    }
-    if let Some(cursor) = &results.siguiente_cursor {
-        let mut next = String::from("/console/deliveries?");
-        for (k, v) in params.iter().filter(|(k, _)| k.as_str() != "cursor") {
-            let _ = write!(next, "{}={}&", q(k), q(v));
+    let next = results.siguiente_cursor.as_deref().map(|cursor| {
+        let mut pairs: Vec<(&str, &str)> = params
+            .iter()
+            .filter(|(k, _)| k.as_str() != "cursor")
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        pairs.sort();
+        pairs.push(("cursor", cursor));
+        link("/console/deliveries", pairs)
+    });
+    let body = html! {
+        (form)
+        (results_table(&results.entregas))
+        @if let Some(next) = next {
+            p { a href=(next) { "Siguientes →" } }
         }
-        let _ = write!(next, "cursor={}", q(cursor));
-        let _ = write!(body, "<p><a href=\"{}\">Siguientes →</a></p>", esc(&next));
-    }
+    };
     (
         status,
-        Html(page(
-            "Entregas",
-            "/console/deliveries",
-            Some(&session.csrf),
-            &body,
-        )),
+        page("Entregas", "/console/deliveries", Some(&session.csrf), body),
     )
         .into_response()
 }
@@ -139,12 +205,12 @@ pub(crate) async fn detail(
     let not_found = || {
         (
             StatusCode::NOT_FOUND,
-            Html(page(
+            page(
                 "Entrega",
                 "/console/deliveries",
                 Some(&session.csrf),
-                &error_box("No existe esa entrega."),
-            )),
+                error_box("No existe esa entrega."),
+            ),
         )
             .into_response()
     };
@@ -155,104 +221,94 @@ pub(crate) async fn detail(
         Ok(d) => OperatorDeliveryDetail::from(d),
         Err(_) => return not_found(),
     };
-    let d = &detail.entrega;
-    let mut body = String::new();
-    if let Some(n) = params.get("reintentadas") {
-        body.push_str(&ok_box(&format!(
-            "Reintento pedido: {n} entregas nuevas (abajo, en «Otras entregas de este evento»)."
-        )));
-    }
-    let _ = write!(
-        body,
-        "<table id=\"detalle\">\
-         <tr><th>Entrega</th><td><code>{id}</code></td></tr>\
-         <tr><th>Estado</th><td id=\"estado\">{estado}</td></tr>\
-         <tr><th>App</th><td><code>{app}</code></td></tr>\
-         <tr><th>Suscripción</th><td>{sub} <code>{sub_id}</code></td></tr>\
-         <tr><th>Instancia</th><td>{inst} <code>{inst_id}</code></td></tr>\
-         <tr><th>Evento</th><td><code>{event}</code> seq {seq}, {tipo}</td></tr>\
-         <tr><th>Carril</th><td>{carril}</td></tr>\
-         <tr><th>Intentos</th><td>{n}</td></tr>\
-         <tr><th>Último error</th><td>{error}</td></tr>\
-         <tr><th>Próximo intento</th><td>{proximo}</td></tr>\
-         <tr><th>Creada</th><td>{creada}</td></tr>\
-         <tr><th>Entregada</th><td>{entregada}</td></tr></table>",
-        id = esc(&d.delivery_id),
-        estado = state_badge(&d.estado),
-        app = esc(&d.app_id),
-        sub = esc(&d.suscripcion),
-        sub_id = esc(&d.suscripcion_id),
-        inst = esc(&d.instancia),
-        inst_id = esc(&d.instance_id),
-        event = esc(&d.event_id),
-        seq = d.seq,
-        tipo = esc(&d.event_type),
-        carril = esc(&d.carril),
-        n = d.intentos,
-        error = opt(d.ultimo_error.as_deref()),
-        proximo = opt(d.proximo_intento_en.as_deref()),
-        creada = esc(&d.creada_en),
-        entregada = opt(d.entregada_en.as_deref()),
-    );
-    body.push_str(
-        "<h2>Intentos</h2><table id=\"intentos\"><tr><th>#</th><th>Inicio</th>\
-         <th class=\"num\">ms</th><th>Status</th><th>Error</th></tr>",
-    );
-    for a in &detail.intentos_detalle {
-        let _ = write!(
-            body,
-            "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
-            a.numero,
-            esc(&a.iniciado_en),
-            a.duracion_ms,
-            opt(a.status.map(|s| s.to_string()).as_deref()),
-            opt(a.error.as_deref()),
-        );
-    }
-    body.push_str("</table>");
-    if d.estado == "fallida" {
-        let _ = write!(
-            body,
-            "<h2>Reintentar</h2><form method=\"post\" action=\"/console/deliveries/{id}/retry\" id=\"reintentar\">{csrf}\
-             <label>Motivo <input name=\"motivo\" id=\"motivo\" size=\"40\" maxlength=\"300\"></label> \
-             <button id=\"reintentar-btn\">Reintentar…</button></form>",
-            id = esc(&d.delivery_id),
-            csrf = csrf_field(&session.csrf),
-        );
-    }
+    let retried = params.get("reintentadas").map(String::as_str);
+    let mut body = detail_body(&detail, retried, &session.csrf);
     let siblings = read::get(&state.pool, None, DeliveryId::from_uuid(uuid))
         .await
         .ok()
         .flatten();
     if let Some(of) = siblings {
         if let Ok(list) = read::siblings(&state.pool, &of).await {
-            body.push_str(
-                "<h2>Otras entregas de este evento</h2><table id=\"otras\"><tr><th>Entrega</th>\
-                 <th>Carril</th><th>Estado</th><th class=\"num\">Intentos</th><th>Creada</th></tr>",
-            );
-            for s in &list {
-                let _ = write!(
-                    body,
-                    "<tr><td><a href=\"/console/deliveries/{id}\"><code>{id}</code></a></td><td>{carril}</td>\
-                     <td class=\"otra-estado\">{estado}</td><td class=\"num\">{n}</td><td>{creada}</td></tr>",
-                    id = s.id,
-                    carril = esc(&s.lane.to_string()),
-                    estado = state_badge(s.state.as_str()),
-                    n = s.attempts,
-                    creada = esc(&motor_domain::time::format(&s.created_at)),
-                );
+            body = html! { (body) (siblings_table(&list)) };
+        }
+    }
+    page("Entrega", "/console/deliveries", Some(&session.csrf), body).into_response()
+}
+
+/// One delivery, its attempts and, when it failed, the retry form;
+/// `retried` is how many new deliveries a retry just made.
+pub(super) fn detail_body(
+    detail: &OperatorDeliveryDetail,
+    retried: Option<&str>,
+    csrf: &str,
+) -> Markup {
+    let d = &detail.entrega;
+    html! {
+        @if let Some(n) = retried {
+            (ok_box(&format!(
+                "Reintento pedido: {n} entregas nuevas (abajo, en «Otras entregas de este evento»)."
+            )))
+        }
+        table id="detalle" {
+            tr { th { "Entrega" } td { code { (d.delivery_id) } } }
+            tr { th { "Estado" } td id="estado" { (state_badge(&d.estado)) } }
+            tr { th { "App" } td { code { (d.app_id) } } }
+            tr { th { "Suscripción" } td { (d.suscripcion) " " code { (d.suscripcion_id) } } }
+            tr { th { "Instancia" } td { (d.instancia) " " code { (d.instance_id) } } }
+            tr { th { "Evento" } td { code { (d.event_id) } " seq " (d.seq) ", " (d.event_type) } }
+            tr { th { "Carril" } td { (d.carril) } }
+            tr { th { "Intentos" } td { (d.intentos) } }
+            tr { th { "Último error" } td { (opt(d.ultimo_error.as_deref())) } }
+            tr { th { "Próximo intento" } td { (opt_time(d.proximo_intento_en.as_deref())) } }
+            tr { th { "Creada" } td { (time_text(&d.creada_en)) } }
+            tr { th { "Entregada" } td { (opt_time(d.entregada_en.as_deref())) } }
+        }
+        h2 { "Intentos" }
+        table id="intentos" {
+            tr { th { "#" } th { "Inicio" } th class="num" { "ms" } th { "Status" } th { "Error" } }
+            @for a in &detail.intentos_detalle {
+                tr {
+                    td { (a.numero) }
+                    td { (time_text(&a.iniciado_en)) }
+                    td class="num" { (a.duracion_ms) }
+                    td { (opt(a.status.map(|s| s.to_string()).as_deref())) }
+                    td { (opt(a.error.as_deref())) }
+                }
             }
-            body.push_str("</table>");
-            if list.is_empty() {
-                body.push_str("<p>Ninguna.</p>");
+        }
+        @if d.estado == "fallida" {
+            h2 { "Reintentar" }
+            form method="post" action={ "/console/deliveries/" (d.delivery_id) "/retry" } id="reintentar" {
+                (csrf_field(csrf))
+                label { "Motivo " input name="motivo" id="motivo" size="40" maxlength="300"; }
+                " "
+                button id="reintentar-btn" { "Reintentar…" }
             }
         }
     }
-    Html(page(
-        "Entrega",
-        "/console/deliveries",
-        Some(&session.csrf),
-        &body,
-    ))
-    .into_response()
+}
+
+/// The other deliveries of the same event (a retry's among them).
+fn siblings_table(list: &[read::Delivery]) -> Markup {
+    html! {
+        h2 { "Otras entregas de este evento" }
+        table id="otras" {
+            tr {
+                th { "Entrega" } th { "Carril" } th { "Estado" } th class="num" { "Intentos" }
+                th { "Creada" }
+            }
+            @for s in list {
+                tr {
+                    td { a href={ "/console/deliveries/" (s.id) } { code { (s.id) } } }
+                    td { (s.lane.to_string()) }
+                    td class="otra-estado" { (state_badge(s.state.as_str())) }
+                    td class="num" { (s.attempts) }
+                    td { (time_at(&s.created_at)) }
+                }
+            }
+        }
+        @if list.is_empty() {
+            p { "Ninguna." }
+        }
+    }
 }

@@ -1,38 +1,15 @@
-//! The console's HTML: one layout, escaping for every value that comes
-//! from data, and small helpers. No template engine: every page is a
-//! `String` built with `format!`, and every dynamic value goes through
-//! [`esc`].
+//! The console's layout and the small pieces every page uses, as maud
+//! templates. A value interpolated into `html!` is escaped by maud, so a
+//! name, an event type or a reflected form field can only ever be text;
+//! the console wraps nothing in `PreEscaped` but this file's own constants
+//! (the style sheet and the two scripts the pages ship), which a test
+//! checks. Links are built with
+//! `url::form_urlencoded`.
 
-use std::fmt::Write;
-
-/// Escapes text for HTML element content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Percent-encodes a query value.
-pub fn q(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
-}
+use chrono::{Datelike, Timelike};
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+use motor_domain::time::{self, Timestamp};
+use url::form_urlencoded;
 
 const STYLE: &str = "
 body{font-family:system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
@@ -52,7 +29,15 @@ th{background:#eef0f3}.num{text-align:right}
 form.inline{display:inline}input,select,button{font:inherit;padding:.2rem .4rem}
 fieldset{border:1px solid #e3e6ea;background:#fff;margin-bottom:1rem}
 svg{background:#fff;border:1px solid #e3e6ea}code{font-size:.85rem}
+time{text-decoration:underline dotted;cursor:help;white-space:nowrap}
 ";
+
+/// Asks before a form marked `data-confirm` is sent; the question is read
+/// from the attribute (as text), never written into the script.
+pub const CONFIRM_SCRIPT: &str = "document.querySelectorAll('form[data-confirm]').forEach(f=>f.addEventListener('submit',e=>{if(!confirm(f.dataset.confirm))e.preventDefault()}))";
+
+/// The overview reloads itself.
+pub const REFRESH_SCRIPT: &str = "setTimeout(()=>location.reload(),15000)";
 
 const NAV: [(&str, &str); 5] = [
     ("/console", "Resumen"),
@@ -63,70 +48,269 @@ const NAV: [(&str, &str); 5] = [
 ];
 
 /// A whole page: `active` is the nav entry to mark, `csrf` the session's
-/// token (for the logout form), `body` already-escaped HTML.
-pub fn page(title: &str, active: &str, csrf: Option<&str>, body: &str) -> String {
-    let mut nav = String::new();
-    if let Some(csrf) = csrf {
-        for (href, label) in NAV {
-            let on = if href == active { " class=\"on\"" } else { "" };
-            let _ = write!(nav, "<a href=\"{href}\"{on}>{label}</a>");
+/// token (the nav and the logout form show only with a session).
+pub fn page(title: &str, active: &str, csrf: Option<&str>, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="es" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width";
+                title { (title) " · Motor" }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                header {
+                    strong { "Motor" }
+                    @if let Some(csrf) = csrf {
+                        @for (href, label) in NAV {
+                            a href=(href) class=[(href == active).then_some("on")] { (label) }
+                        }
+                        form method="post" action="/console/logout" {
+                            (csrf_field(csrf))
+                            button { "Salir" }
+                        }
+                    }
+                }
+                main {
+                    h1 { (title) }
+                    (body)
+                }
+                script { (PreEscaped(CONFIRM_SCRIPT)) }
+            }
         }
-        let _ = write!(
-            nav,
-            "<form method=\"post\" action=\"/console/logout\">{}<button>Salir</button></form>",
-            csrf_field(csrf)
-        );
     }
-    format!(
-        "<!doctype html><html lang=\"es\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width\">\
-         <title>{} · Motor</title><style>{STYLE}</style></head>\
-         <body><header><strong>Motor</strong>{nav}</header><main><h1>{}</h1>{body}</main>\
-         <script>document.querySelectorAll('form[data-confirm]').forEach(f=>f.addEventListener('submit',e=>{{if(!confirm(f.dataset.confirm))e.preventDefault()}}))</script>\
-         </body></html>",
-        esc(title),
-        esc(title)
-    )
 }
 
 /// The hidden CSRF field every action form carries.
-pub fn csrf_field(csrf: &str) -> String {
-    format!(
-        "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
-        esc(csrf)
-    )
+pub fn csrf_field(csrf: &str) -> Markup {
+    html! { input type="hidden" name="csrf" value=(csrf); }
 }
 
 /// A state word, coloured.
-pub fn state_badge(e: &str) -> String {
-    format!("<span class=\"estado-{0}\">{0}</span>", esc(e))
+pub fn state_badge(state: &str) -> Markup {
+    html! { span class={ "estado-" (state) } { (state) } }
 }
 
 /// An optional value, or a dash.
-pub fn opt(v: Option<&str>) -> String {
-    v.map_or_else(|| "—".to_owned(), esc)
+pub fn opt(v: Option<&str>) -> Markup {
+    html! {
+        @match v {
+            Some(v) => (v),
+            None => "—",
+        }
+    }
 }
 
-/// An error box (the message is escaped).
-pub fn error_box(message: &str) -> String {
-    format!("<div class=\"error\" role=\"alert\">{}</div>", esc(message))
+/// An error box.
+pub fn error_box(message: &str) -> Markup {
+    html! { div class="error" role="alert" { (message) } }
 }
 
-/// A success box (the message is escaped).
-pub fn ok_box(message: &str) -> String {
-    format!("<div class=\"ok\" role=\"status\">{}</div>", esc(message))
+/// A success box.
+pub fn ok_box(message: &str) -> Markup {
+    html! { div class="ok" role="status" { (message) } }
+}
+
+/// `path` with `pairs` as its query, each name and value percent-encoded
+/// (maud then escapes the `&`s where the link is written).
+pub fn link<'a>(path: &str, pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let query = form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish();
+    if query.is_empty() {
+        path.to_owned()
+    } else {
+        format!("{path}?{query}")
+    }
+}
+
+const MONTHS: [&str; 12] = [
+    "ene", "feb", "mar", "abr", "may", "jun", "jul", "ago", "sept", "oct", "nov", "dic",
+];
+
+/// A time as people read it, in UTC: `3 dic 2026, 07:57:01 UTC`.
+pub fn readable(ts: &Timestamp) -> String {
+    format!(
+        "{} {} {}, {:02}:{:02}:{:02} UTC",
+        ts.day(),
+        MONTHS[ts.month0() as usize],
+        ts.year(),
+        ts.hour(),
+        ts.minute(),
+        ts.second()
+    )
+}
+
+/// A time: readable, with the exact RFC 3339 value on hover (`title`) and
+/// for machines (`datetime`).
+pub fn time_at(ts: &Timestamp) -> Markup {
+    let exact = time::format(ts);
+    html! { time datetime=(exact) title=(exact) { (readable(ts)) } }
+}
+
+/// A time the API wrote as RFC 3339; text that is not one is shown as it
+/// is.
+pub fn time_text(rfc3339: &str) -> Markup {
+    match time::parse(rfc3339) {
+        Some(ts) => time_at(&ts),
+        None => html! { (rfc3339) },
+    }
+}
+
+/// An optional time, or a dash.
+pub fn opt_time(v: Option<&str>) -> Markup {
+    match v {
+        Some(v) => time_text(v),
+        None => opt(None),
+    }
+}
+
+/// One choice of a select list: its value and what the operator reads.
+pub struct Choice<'a> {
+    pub value: &'a str,
+    pub label: &'a str,
+}
+
+/// A select list of `groups` (a label, or none, and its choices) with
+/// `current` selected. An empty first choice means "any"; a `current`
+/// value that is not among the choices (a hand-edited link) is kept as an
+/// extra one, so the form shows what was searched.
+pub fn select(
+    name: &str,
+    current: Option<&str>,
+    groups: &[(Option<&str>, Vec<Choice<'_>>)],
+) -> Markup {
+    let current = current.unwrap_or_default();
+    let known = groups
+        .iter()
+        .flat_map(|(_, choices)| choices)
+        .any(|c| c.value == current);
+    html! {
+        select name=(name) id={ "f-" (name) } {
+            option value="" { "(cualquiera)" }
+            @if !known && !current.is_empty() {
+                option value=(current) selected { (current) }
+            }
+            @for (label, choices) in groups {
+                @if let Some(label) = label {
+                    optgroup label=(label) {
+                        @for c in choices { (choice(c, current)) }
+                    }
+                } @else {
+                    @for c in choices { (choice(c, current)) }
+                }
+            }
+        }
+    }
+}
+
+fn choice(c: &Choice<'_>, current: &str) -> Markup {
+    html! { option value=(c.value) selected[c.value == current] { (c.label) } }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
+    /// What the tests feed every renderer: markup, an attribute break-out
+    /// with an event handler, and entities that must stay literal.
+    pub const HOSTILE: [&str; 3] = [
+        "<script>alert(1)</script>",
+        "\"'><img src=x onerror=alert(1)>",
+        "&amp;&lt;",
+    ];
+
+    /// All three in one value, as a name would carry them.
+    pub fn hostile() -> String {
+        HOSTILE.join(" ")
+    }
+
+    /// Whether `html` shows `hostile()` only as text: no tag or attribute
+    /// came from it, and each piece is there escaped.
+    pub fn inert(html: &str) -> bool {
+        !html.contains("<script>alert")
+            && !html.contains("<img")
+            && !html.contains("\"'>")
+            && !html.contains(" &amp;&lt;")
+            && html.contains("&lt;script&gt;alert(1)&lt;/script&gt;")
+            && html.contains("&quot;'&gt;&lt;img src=x onerror=alert(1)&gt;")
+            && html.contains("&amp;amp;&amp;lt;")
+    }
+
     #[test]
-    fn escapes_markup_and_quotes() {
-        assert_eq!(
-            esc("<script>\"x\"&'y'</script>"),
-            "&lt;script&gt;&quot;x&quot;&amp;&#39;y&#39;&lt;/script&gt;"
+    fn the_layout_and_pieces_escape_every_value() {
+        let h = hostile();
+        let page = page(
+            &h,
+            "/console",
+            Some(&h),
+            html! { (error_box(&h)) (ok_box(&h)) (opt(Some(&h))) (state_badge(&h)) },
+        )
+        .into_string();
+        assert!(inert(&page), "{page}");
+        assert!(!page.contains("class=\"estado-<"));
+        // The page's own script is the only one.
+        assert_eq!(page.matches("<script>").count(), 1);
+    }
+
+    #[test]
+    fn links_percent_encode_their_query() {
+        let h = hostile();
+        let url = link(
+            "/console/deliveries",
+            [("ultimo_error", h.as_str()), ("a b", "ü&=")],
         );
-        assert_eq!(q("a b&c=ü"), "a%20b%26c%3D%C3%BC");
+        assert_eq!(
+            url,
+            "/console/deliveries?ultimo_error=%3Cscript%3Ealert%281%29%3C%2Fscript%3E+%22%27%3E%3Cimg+src%3Dx+onerror%3Dalert%281%29%3E+%26amp%3B%26lt%3B&a+b=%C3%BC%26%3D"
+        );
+        assert_eq!(link("/console", []), "/console");
+        let a = html! { a href=(link("/x", [("a", "1"), ("b", "2")])) {} }.into_string();
+        assert_eq!(a, "<a href=\"/x?a=1&amp;b=2\"></a>");
+    }
+
+    #[test]
+    fn times_read_easily_and_keep_the_exact_value_on_hover() {
+        let t = time_text("2026-12-03T07:05:09.25Z").into_string();
+        assert_eq!(
+            t,
+            "<time datetime=\"2026-12-03T07:05:09.250Z\" title=\"2026-12-03T07:05:09.250Z\">\
+             3 dic 2026, 07:05:09 UTC</time>"
+        );
+        // Another offset is shown in UTC.
+        assert!(time_text("2026-01-31T23:30:00-02:00")
+            .into_string()
+            .contains(">1 feb 2026, 01:30:00 UTC<"));
+        let h = hostile();
+        assert!(inert(&time_text(&h).into_string()));
+        assert_eq!(opt_time(None).into_string(), "—");
+    }
+
+    #[test]
+    fn a_select_marks_the_current_choice_and_keeps_an_unknown_one() {
+        let groups = [(
+            None,
+            vec![
+                Choice {
+                    value: "a",
+                    label: "A",
+                },
+                Choice {
+                    value: "b",
+                    label: "B",
+                },
+            ],
+        )];
+        let s = select("estado", Some("b"), &groups).into_string();
+        assert_eq!(
+            s,
+            "<select name=\"estado\" id=\"f-estado\"><option value=\"\">(cualquiera)</option>\
+             <option value=\"a\">A</option><option value=\"b\" selected>B</option></select>"
+        );
+        let h = hostile();
+        let s = select("estado", Some(&h), &groups).into_string();
+        assert!(inert(&s), "{s}");
+        assert!(s.contains("selected>&lt;script&gt;"));
     }
 }

@@ -1,11 +1,11 @@
 //! The web console at `/console` (issue 15): what an operator needs to
 //! answer "is anything stuck, who is failing, what is in the DLQ" and to
-//! act, without SQL. Server-rendered HTML (`html`), inline SVG charts
-//! (`chart`), a few lines of JavaScript (confirmation prompts, the
-//! overview's refresh).
+//! act, without SQL. Server-rendered HTML from maud templates, which
+//! escape every value (`html`), inline SVG charts (`chart`), a few lines of
+//! JavaScript (confirmation prompts, the overview's refresh).
 //!
 //! Access: the admin token, typed once on `/console/login`, becomes a
-//! session cookie (HttpOnly, SameSite=Strict; `session`); every action is a
+//! signed session cookie (HttpOnly, SameSite=Strict; `session`); every action is a
 //! POST that carries the session's CSRF token, and one without a valid
 //! session or token is refused (403) with nothing changed. Without
 //! `MOTOR_ADMIN_TOKEN` the console is closed. No page shows a secret, a
@@ -17,17 +17,20 @@ mod chart;
 mod deliveries;
 mod html;
 mod pages;
-pub mod session;
+mod session;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashMap;
 
 use axum::{
     extract::{rejection::FormRejection, Form, State},
-    http::{header, HeaderMap, StatusCode},
-    response::{Html, IntoResponse, Redirect, Response},
+    http::{HeaderMap, StatusCode},
+    response::{IntoResponse, Redirect, Response},
     routing::{get, post},
     Router,
 };
+use maud::{html, Markup};
 use motor_domain::apikey::constant_time_eq;
 
 use self::{html::page, session::Session};
@@ -64,18 +67,14 @@ pub(crate) fn actor(
         return Err(Box::new(closed()));
     };
     let refused = |why: &str| -> Refusal {
+        let body = html! {
+            (html::error_box(why))
+            p { a href="/console/login" { "Entrar" } }
+        };
         Box::new(
             (
                 StatusCode::FORBIDDEN,
-                Html(page(
-                    "Acción rechazada",
-                    "",
-                    None,
-                    &format!(
-                        "{}<p><a href=\"/console/login\">Entrar</a></p>",
-                        html::error_box(why)
-                    ),
-                )),
+                page("Acción rechazada", "", None, body),
             )
                 .into_response(),
         )
@@ -100,36 +99,38 @@ pub(crate) fn actor(
 fn closed() -> Response {
     (
         StatusCode::FORBIDDEN,
-        Html(page(
+        page(
             "Consola cerrada",
             "",
             None,
-            "<p>La consola está cerrada: define <code>MOTOR_ADMIN_TOKEN</code> para abrirla.</p>",
-        )),
+            html! {
+                p { "La consola está cerrada: define " code { "MOTOR_ADMIN_TOKEN" } " para abrirla." }
+            },
+        ),
     )
         .into_response()
 }
 
-fn login_page(error: Option<&str>) -> String {
-    page(
-        "Entrar",
-        "",
-        None,
-        &format!(
-            "{}<form method=\"post\" action=\"/console/login\">\
-             <label>Token de operador (<code>MOTOR_ADMIN_TOKEN</code>) \
-             <input type=\"password\" name=\"token\" id=\"token\" autocomplete=\"off\" required></label> \
-             <button id=\"entrar\">Entrar</button></form>",
-            error.map(html::error_box).unwrap_or_default()
-        ),
-    )
+fn login_page(error: Option<&str>) -> Markup {
+    let body = html! {
+        @if let Some(error) = error { (html::error_box(error)) }
+        form method="post" action="/console/login" {
+            label {
+                "Token de operador (" code { "MOTOR_ADMIN_TOKEN" } ") "
+                input type="password" name="token" id="token" autocomplete="off" required;
+            }
+            " "
+            button id="entrar" { "Entrar" }
+        }
+    };
+    page("Entrar", "", None, body)
 }
 
 async fn get_login(State(state): State<AppState>) -> Response {
     if state.admin_token.is_none() {
         return closed();
     }
-    Html(login_page(None)).into_response()
+    login_page(None).into_response()
 }
 
 async fn post_login(
@@ -146,16 +147,12 @@ async fn post_login(
     if token.is_empty() || !constant_time_eq(token.as_bytes(), expected.as_bytes()) {
         return (
             StatusCode::UNAUTHORIZED,
-            Html(login_page(Some("token: no es el token de operador"))),
+            login_page(Some("token: no es el token de operador")),
         )
             .into_response();
     }
     let session = Session::issue(expected, now());
-    (
-        [(header::SET_COOKIE, session.set_cookie())],
-        Redirect::to("/console"),
-    )
-        .into_response()
+    (session.store(expected), Redirect::to("/console")).into_response()
 }
 
 async fn post_logout(
@@ -166,8 +163,9 @@ async fn post_logout(
     if let Err(refused) = actor(&state, &headers, &form) {
         return *refused;
     }
+    let token = state.admin_token.as_deref().unwrap_or_default();
     (
-        [(header::SET_COOKIE, Session::clear_cookie())],
+        Session::clear(token, &headers),
         Redirect::to("/console/login"),
     )
         .into_response()

@@ -1,19 +1,22 @@
 //! The console's read-only pages: the overview (numbers, charts, open
 //! alerts), subscriptions, the DLQ and alerts.
 
-use std::fmt::Write;
-
 use axum::{
     extract::State,
     http::HeaderMap,
-    response::{Html, IntoResponse, Response},
+    response::{IntoResponse, Response},
 };
+use maud::{html, Markup, PreEscaped};
+use motor_domain::alert::Alert;
 use motor_metrics::StateLabel;
-use motor_store::{alerts, operator_view};
+use motor_store::{
+    alerts,
+    operator_view::{self, OpSubscription},
+};
 
 use super::{
     chart::{line_chart, Series},
-    html::{csrf_field, esc, opt, page, q, state_badge},
+    html::{csrf_field, link, opt, page, state_badge, time_at, time_text, REFRESH_SCRIPT},
     viewer,
 };
 use motor_app::dlq;
@@ -33,12 +36,12 @@ fn internal(e: impl std::fmt::Display) -> Response {
     tracing::warn!(error = %e, "console page failed");
     (
         axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-        Html(page(
+        page(
             "Error",
             "",
             None,
-            "<p>No se pudo leer la base de datos; prueba de nuevo.</p>",
-        )),
+            html! { p { "No se pudo leer la base de datos; prueba de nuevo." } },
+        ),
     )
         .into_response()
 }
@@ -60,8 +63,7 @@ pub(crate) async fn overview(State(state): State<AppState>, headers: HeaderMap) 
             estado: "suspendida".into(),
         })
         .get();
-    let mut body = String::from("<div class=\"cards\">");
-    for (label, value) in [
+    let cards = [
         ("Eventos aceptados", m.events_stored.get().to_string()),
         ("Duplicados", m.events_duplicate.get().to_string()),
         ("Pendientes", s.pending.get().to_string()),
@@ -73,15 +75,7 @@ pub(crate) async fn overview(State(state): State<AppState>, headers: HeaderMap) 
         ),
         ("Suspendidas", suspended.to_string()),
         ("Alertas abiertas", open.len().to_string()),
-    ] {
-        let _ = write!(
-            body,
-            "<div class=\"card\">{}<b>{}</b></div>",
-            esc(label),
-            esc(&value)
-        );
-    }
-    body.push_str("</div>");
+    ];
     let points = m.history.points();
     let xs: Vec<i64> = points.iter().map(|p| p.at).collect();
     let rate = |f: fn(&motor_metrics::Point) -> u64| -> Vec<f64> {
@@ -93,7 +87,7 @@ pub(crate) async fn overview(State(state): State<AppState>, headers: HeaderMap) 
         out.truncate(points.len());
         out
     };
-    body.push_str(&line_chart(
+    let rates = line_chart(
         "Ritmo (por segundo), última hora",
         &xs,
         &[
@@ -113,9 +107,8 @@ pub(crate) async fn overview(State(state): State<AppState>, headers: HeaderMap) 
                 values: rate(|p| p.failed),
             },
         ],
-    ));
-    body.push(' ');
-    body.push_str(&line_chart(
+    );
+    let backlog = line_chart(
         "Retraso, última hora",
         &xs,
         &[
@@ -135,51 +128,53 @@ pub(crate) async fn overview(State(state): State<AppState>, headers: HeaderMap) 
                 values: points.iter().map(|p| p.outbox_oldest_seconds).collect(),
             },
         ],
-    ));
-    body.push_str("<h2>Alertas abiertas</h2>");
-    body.push_str(&alert_table(&open, &session.csrf));
-    body.push_str("<script>setTimeout(()=>location.reload(),15000)</script>");
-    Html(page("Resumen", "/console", Some(&session.csrf), &body)).into_response()
+    );
+    let body = html! {
+        div class="cards" {
+            @for (label, value) in &cards {
+                div class="card" { (label) b { (value) } }
+            }
+        }
+        (rates) " " (backlog)
+        h2 { "Alertas abiertas" }
+        (alert_table(&open, &session.csrf))
+        script { (PreEscaped(REFRESH_SCRIPT)) }
+    };
+    page("Resumen", "/console", Some(&session.csrf), body).into_response()
 }
 
-fn alert_table(list: &[motor_domain::alert::Alert], csrf: &str) -> String {
+pub(super) fn alert_table(list: &[Alert], csrf: &str) -> Markup {
     if list.is_empty() {
-        return "<p>Ninguna.</p>".into();
+        return html! { p { "Ninguna." } };
     }
-    let mut out = String::from(
-        "<table><tr><th>Abierta</th><th>Motivo</th><th>App</th><th>Suscripción</th>\
-         <th>Detalle</th><th>Estado</th><th></th></tr>",
-    );
-    for a in list {
-        let action = if a.closed_at.is_none() {
-            format!(
-                "<form class=\"inline\" method=\"post\" action=\"/console/alerts/{id}/close\" \
-                 data-confirm=\"¿Cerrar esta alerta?\">{csrf}<button>Cerrar</button></form>",
-                id = a.id,
-                csrf = csrf_field(csrf)
-            )
-        } else {
-            String::new()
-        };
-        let _ = write!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td>\
-             <td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&motor_domain::time::format(&a.opened_at)),
-            esc(&a.reason),
-            opt(a.app_id.map(|x| x.to_string()).as_deref()),
-            opt(a.subscription_id.map(|x| x.to_string()).as_deref()),
-            esc(&a.detail),
-            if a.closed_at.is_some() {
-                "cerrada"
-            } else {
-                "abierta"
-            },
-            action
-        );
+    html! {
+        table {
+            tr {
+                th { "Abierta" } th { "Motivo" } th { "App" } th { "Suscripción" }
+                th { "Detalle" } th { "Estado" } th {}
+            }
+            @for a in list {
+                tr {
+                    td { (time_at(&a.opened_at)) }
+                    td { (a.reason) }
+                    td { code { (opt(a.app_id.map(|x| x.to_string()).as_deref())) } }
+                    td { code { (opt(a.subscription_id.map(|x| x.to_string()).as_deref())) } }
+                    td { (a.detail) }
+                    td { @if a.closed_at.is_some() { "cerrada" } @else { "abierta" } }
+                    td {
+                        @if a.closed_at.is_none() {
+                            form class="inline" method="post"
+                                action={ "/console/alerts/" (a.id) "/close" }
+                                data-confirm="¿Cerrar esta alerta?" {
+                                (csrf_field(csrf))
+                                button { "Cerrar" }
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
-    out.push_str("</table>");
-    out
 }
 
 pub(crate) async fn alerts(State(state): State<AppState>, headers: HeaderMap) -> Response {
@@ -192,13 +187,7 @@ pub(crate) async fn alerts(State(state): State<AppState>, headers: HeaderMap) ->
         Err(e) => return internal(e),
     };
     let body = alert_table(&list, &session.csrf);
-    Html(page(
-        "Alertas",
-        "/console/alerts",
-        Some(&session.csrf),
-        &body,
-    ))
-    .into_response()
+    page("Alertas", "/console/alerts", Some(&session.csrf), body).into_response()
 }
 
 pub(crate) async fn subscriptions(State(state): State<AppState>, headers: HeaderMap) -> Response {
@@ -210,47 +199,59 @@ pub(crate) async fn subscriptions(State(state): State<AppState>, headers: Header
         Ok(l) => l,
         Err(e) => return internal(e),
     };
-    let mut body = String::from(
-        "<table><tr><th>App</th><th>Suscripción</th><th>Destino</th><th>Estado</th>\
-         <th>Motivo</th><th>Fallando con</th><th class=\"num\">Pendientes</th><th class=\"num\">Fallidas</th><th></th></tr>",
-    );
-    for s in &list {
-        let (action, label) = if s.state == "activa" {
-            ("pause", "Pausar")
-        } else {
-            ("reactivate", "Reactivar")
-        };
-        let _ = write!(
-            body,
-            "<tr><td>{app}</td><td>{nombre}<br><code>{id}</code></td><td>{dest}</td><td>{estado}</td>\
-             <td>{motivo}</td><td>{fallando}</td><td class=\"num\"><a href=\"/console/deliveries?estado=pendiente&amp;suscripcion_id={id}\">{p}</a></td>\
-             <td class=\"num\"><a href=\"/console/deliveries?estado=fallida&amp;suscripcion_id={id}\">{f}</a></td>\
-             <td><form class=\"inline\" method=\"post\" action=\"/console/subscriptions/{id}/{action}\" \
-             data-confirm=\"¿{label} {nombre_attr}?\">{csrf}<button>{label}</button></form></td></tr>",
-            app = esc(&s.app),
-            nombre = esc(&s.name),
-            nombre_attr = esc(&s.name),
-            id = s.id,
-            dest = esc(&destination(&s.url)),
-            estado = state_badge(&s.state),
-            motivo = opt(s.reason.as_deref()),
-            fallando = opt(s.failing_with.as_deref()),
-            p = s.pending,
-            f = s.failed,
-            csrf = csrf_field(&session.csrf),
-        );
-    }
-    body.push_str("</table>");
-    if list.is_empty() {
-        body.push_str("<p>Ninguna suscripción.</p>");
-    }
-    Html(page(
+    let body = subscription_table(&list, &session.csrf);
+    page(
         "Suscripciones",
         "/console/subscriptions",
         Some(&session.csrf),
-        &body,
-    ))
+        body,
+    )
     .into_response()
+}
+
+pub(super) fn subscription_table(list: &[OpSubscription], csrf: &str) -> Markup {
+    html! {
+        table {
+            tr {
+                th { "App" } th { "Suscripción" } th { "Destino" } th { "Estado" }
+                th { "Motivo" } th { "Fallando con" } th class="num" { "Pendientes" }
+                th class="num" { "Fallidas" } th {}
+            }
+            @for s in list {
+                @let id = s.id.to_string();
+                @let (action, label) = if s.state == "activa" {
+                    ("pause", "Pausar")
+                } else {
+                    ("reactivate", "Reactivar")
+                };
+                tr {
+                    td { (s.app) }
+                    td { (s.name) br; code { (id) } }
+                    td { (destination(&s.url)) }
+                    td { (state_badge(&s.state)) }
+                    td { (opt(s.reason.as_deref())) }
+                    td { (opt(s.failing_with.as_deref())) }
+                    td class="num" {
+                        a href=(link("/console/deliveries", [("estado", "pendiente"), ("suscripcion_id", id.as_str())])) { (s.pending) }
+                    }
+                    td class="num" {
+                        a href=(link("/console/deliveries", [("estado", "fallida"), ("suscripcion_id", id.as_str())])) { (s.failed) }
+                    }
+                    td {
+                        form class="inline" method="post"
+                            action={ "/console/subscriptions/" (id) "/" (action) }
+                            data-confirm={ "¿" (label) " " (s.name) "?" } {
+                            (csrf_field(csrf))
+                            button { (label) }
+                        }
+                    }
+                }
+            }
+        }
+        @if list.is_empty() {
+            p { "Ninguna suscripción." }
+        }
+    }
 }
 
 pub(crate) async fn dlq(State(state): State<AppState>, headers: HeaderMap) -> Response {
@@ -262,34 +263,50 @@ pub(crate) async fn dlq(State(state): State<AppState>, headers: HeaderMap) -> Re
         Ok(s) => DlqSummary::from(s),
         Err(e) => return internal(e),
     };
-    let mut body = format!(
-        "<p>{} entregas fallidas. Reintentar crea entregas nuevas de los mismos eventos \
-         (un replay por suscripción, con su motivo); las fallidas quedan como historial.</p>\
-         <table><tr><th>Suscripción</th><th>Estado</th><th>Error</th><th class=\"num\">Fallidas</th>\
-         <th>Última</th><th></th></tr>",
-        summary.total
-    );
-    for g in &summary.grupos {
-        let error = g.ultimo_error.clone().unwrap_or_default();
-        let _ = write!(
-            body,
-            "<tr><td>{nombre}<br><code>{sub}</code></td><td>{estado}</td><td>{error_cell}</td>\
-             <td class=\"num\"><a href=\"/console/deliveries?estado=fallida&amp;suscripcion_id={sub}&amp;ultimo_error={eq}\">{n}</a></td>\
-             <td>{ultima}</td><td><form method=\"post\" action=\"/console/dlq/retry\">{csrf}\
-             <input type=\"hidden\" name=\"suscripcion_id\" value=\"{sub}\">\
-             <input type=\"hidden\" name=\"ultimo_error\" value=\"{error_attr}\">\
-             <button>Reintentar…</button></form></td></tr>",
-            nombre = esc(&g.suscripcion),
-            sub = esc(&g.suscripcion_id),
-            estado = state_badge(&g.estado_suscripcion),
-            error_cell = opt(g.ultimo_error.as_deref()),
-            eq = q(&error),
-            n = g.fallidas,
-            ultima = esc(&g.ultima_en),
-            csrf = csrf_field(&session.csrf),
-            error_attr = esc(&error),
-        );
+    page(
+        "DLQ",
+        "/console/dlq",
+        Some(&session.csrf),
+        dlq_table(&summary, &session.csrf),
+    )
+    .into_response()
+}
+
+pub(super) fn dlq_table(summary: &DlqSummary, csrf: &str) -> Markup {
+    html! {
+        p {
+            (summary.total) " entregas fallidas. Reintentar crea entregas nuevas de los mismos \
+             eventos (un replay por suscripción, con su motivo); las fallidas quedan como historial."
+        }
+        table {
+            tr {
+                th { "Suscripción" } th { "Estado" } th { "Error" } th class="num" { "Fallidas" }
+                th { "Última" } th {}
+            }
+            @for g in &summary.grupos {
+                @let error = g.ultimo_error.as_deref().unwrap_or_default();
+                tr {
+                    td { (g.suscripcion) br; code { (g.suscripcion_id) } }
+                    td { (state_badge(&g.estado_suscripcion)) }
+                    td { (opt(g.ultimo_error.as_deref())) }
+                    td class="num" {
+                        a href=(link("/console/deliveries", [
+                            ("estado", "fallida"),
+                            ("suscripcion_id", g.suscripcion_id.as_str()),
+                            ("ultimo_error", error),
+                        ])) { (g.fallidas) }
+                    }
+                    td { (time_text(&g.ultima_en)) }
+                    td {
+                        form method="post" action="/console/dlq/retry" {
+                            (csrf_field(csrf))
+                            input type="hidden" name="suscripcion_id" value=(g.suscripcion_id);
+                            input type="hidden" name="ultimo_error" value=(error);
+                            button { "Reintentar…" }
+                        }
+                    }
+                }
+            }
+        }
     }
-    body.push_str("</table>");
-    Html(page("DLQ", "/console/dlq", Some(&session.csrf), &body)).into_response()
 }

@@ -42,13 +42,13 @@ fn screenshots_dir() -> PathBuf {
 }
 
 /// chromedriver on a free port, stopped when dropped.
-struct Driver {
+pub(super) struct Driver {
     child: Child,
     port: u16,
 }
 
 impl Driver {
-    fn start() -> Self {
+    pub(super) fn start() -> Self {
         let script = crate::util::repo_root().join("scripts/chromium");
         let out = Command::new(&script)
             .output()
@@ -73,7 +73,7 @@ impl Driver {
         Self { child, port }
     }
 
-    async fn browser(&self) -> Client {
+    pub(super) async fn browser(&self) -> Client {
         let mut caps = serde_json::Map::new();
         caps.insert(
             "goog:chromeOptions".into(),
@@ -98,7 +98,7 @@ impl Drop for Driver {
     }
 }
 
-async fn shot(c: &Client, name: &str) {
+pub(super) async fn shot(c: &Client, name: &str) {
     let png = c.screenshot().await.unwrap();
     assert!(png.starts_with(b"\x89PNG"), "{name}: not a PNG");
     std::fs::write(screenshots_dir().join(format!("{name}.png")), png).unwrap();
@@ -117,7 +117,7 @@ async fn text(c: &Client, css: &str) -> String {
 }
 
 /// Types `keys` into the element at `css`.
-async fn fill(c: &Client, css: &str, keys: &str) {
+pub(super) async fn fill(c: &Client, css: &str, keys: &str) {
     c.find(Locator::Css(css))
         .await
         .unwrap()
@@ -127,7 +127,7 @@ async fn fill(c: &Client, css: &str, keys: &str) {
 }
 
 /// Clicks the element at `css`.
-async fn click(c: &Client, css: &str) {
+pub(super) async fn click(c: &Client, css: &str) {
     c.find(Locator::Css(css))
         .await
         .unwrap()
@@ -138,7 +138,7 @@ async fn click(c: &Client, css: &str) {
 
 /// The page's source once it contains `wanted`, or as it is after 20 s
 /// (a click's navigation may still be under way when it returns).
-async fn page_with(c: &Client, wanted: &str) -> String {
+pub(super) async fn page_with(c: &Client, wanted: &str) -> String {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let page = c.source().await.unwrap();
@@ -150,7 +150,7 @@ async fn page_with(c: &Client, wanted: &str) -> String {
 }
 
 /// The current URL once `wanted` says yes, or as it is after 20 s.
-async fn url_when(c: &Client, wanted: impl Fn(&str) -> bool) -> String {
+pub(super) async fn url_when(c: &Client, wanted: impl Fn(&str) -> bool) -> String {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let url = c.current_url().await.unwrap().to_string();
