@@ -2,7 +2,7 @@
 //! ends with one only when it cannot start.
 
 use motor_bus::BusError;
-use motor_store::StoreError;
+use motor_store::{group_commit::GroupCommitError, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -12,9 +12,10 @@ pub enum EngineError {
     Postgres(#[from] sqlx::Error),
     #[error(transparent)]
     Bus(#[from] BusError),
-    /// A batch this call was part of failed (the batch's error, as text).
+    /// A group commit this call was part of failed, or its worker stopped
+    /// (the batch's error kept as the source).
     #[error("batch failed: {0}")]
-    Batch(String),
+    Batch(#[from] GroupCommitError),
     /// Kafka did not acknowledge some records of a relay round.
     #[error("{failed} records not acknowledged: {cause}")]
     NotAcknowledged { failed: usize, cause: String },

@@ -9,7 +9,7 @@
 
 use motor_store::{
     deliveries::{self, Attempt, Claimed, Next, Recorded},
-    group_commit::{Batch, GroupCommit, GroupCommitError, Limits},
+    group_commit::{Batch, GroupCommit, Limits},
     Pool, StoreError,
 };
 
@@ -73,9 +73,6 @@ impl Recorder {
                 next,
             })
             .await
-            .map_err(|e| match e {
-                GroupCommitError::Failed(e) => EngineError::Batch(e.to_string()),
-                GroupCommitError::Stopped => EngineError::Batch("the recorder stopped".into()),
-            })
+            .map_err(EngineError::from)
     }
 }
