@@ -117,6 +117,14 @@ impl Db {
     }
 
     /// Claims `id` and answers its lease; panics unless the claim took it.
+    /// A send to chat `549` with `text`, accepted under `key`.
+    pub async fn sent(&self, text: &str, key: &str, now: DateTime<Utc>) -> Command {
+        self.insert(&send("549", text, now), Some(key), now)
+            .await
+            .expect("the send is accepted")
+            .command
+    }
+
     pub async fn claimed(&self, id: CommandId, now: DateTime<Utc>) -> (Command, Uuid) {
         match self.claim(id, 30, now).await.unwrap() {
             Claimed::Claimed { command, lease } => (command, lease),

@@ -23,11 +23,7 @@ async fn a_command_not_claimed_by_expires_at_fails_and_no_executor_gets_it() {
         .await
         .unwrap()
         .command;
-    let lasting = db
-        .insert(&send("549", "c", now), Some("c"), now)
-        .await
-        .unwrap()
-        .command;
+    let lasting = db.sent("c", "c", now).await;
 
     let mut tx = db.pool.begin().await.unwrap();
     assert!(commands::expire_due(&mut tx, later(now, 9), 100)
@@ -81,16 +77,8 @@ async fn a_command_not_claimed_by_expires_at_fails_and_no_executor_gets_it() {
 async fn a_lease_that_runs_out_makes_the_command_ambiguous_at_the_boundary() {
     let db = Db::new().await;
     let now = now();
-    let c = db
-        .insert(&send("549", "hola", now), Some("k"), now)
-        .await
-        .unwrap()
-        .command;
-    let reported = db
-        .insert(&send("549", "chau", now), Some("r"), now)
-        .await
-        .unwrap()
-        .command;
+    let c = db.sent("hola", "k", now).await;
+    let reported = db.sent("chau", "r", now).await;
     let (_, lease) = db.claimed(c.id, now).await;
     let (_, other_lease) = db.claimed(reported.id, now).await;
     // A report after the lease's end is still taken while ejecutando.

@@ -192,11 +192,7 @@ async fn another_apps_instance_and_command_are_not_found() {
 async fn cancel_only_before_a_claim_and_once() {
     let db = Db::new().await;
     let now = now();
-    let c = db
-        .insert(&send("549", "hola", now), Some("k"), now)
-        .await
-        .unwrap()
-        .command;
+    let c = db.sent("hola", "k", now).await;
     let mut tx = db.pool.begin().await.unwrap();
     let cancelled = commands::cancel(&mut tx, db.app, c.id, now).await.unwrap();
     assert_eq!(status(&cancelled), "cancelado");
@@ -242,11 +238,7 @@ async fn cancel_only_before_a_claim_and_once() {
 async fn a_send_claimed_and_reported_sent_tells_its_story_in_seq_order() {
     let db = Db::new().await;
     let now = now();
-    let c = db
-        .insert(&send("549", "hola", now), Some("k"), now)
-        .await
-        .unwrap()
-        .command;
+    let c = db.sent("hola", "k", now).await;
     let (claimed, lease) = db.claimed(c.id, now).await;
     assert_eq!(
         (status(&claimed), claimed.claims, claimed.next_try),
@@ -294,16 +286,8 @@ async fn a_send_claimed_and_reported_sent_tells_its_story_in_seq_order() {
 async fn failed_ambiguous_and_completed_reports_append_their_events() {
     let db = Db::new().await;
     let now = now();
-    let failing = db
-        .insert(&send("549", "a", now), Some("f"), now)
-        .await
-        .unwrap()
-        .command;
-    let doubtful = db
-        .insert(&send("549", "b", now), Some("a"), now)
-        .await
-        .unwrap()
-        .command;
+    let failing = db.sent("a", "f", now).await;
+    let doubtful = db.sent("b", "a", now).await;
     let control = db
         .insert(&operation("reanudar", now), None, now)
         .await
@@ -379,11 +363,7 @@ async fn failed_ambiguous_and_completed_reports_append_their_events() {
 async fn a_deferral_queues_it_again_until_next_try_under_a_new_lease() {
     let db = Db::new().await;
     let now = now();
-    let c = db
-        .insert(&send("549", "hola", now), Some("k"), now)
-        .await
-        .unwrap()
-        .command;
+    let c = db.sent("hola", "k", now).await;
     let (_, first) = db.claimed(c.id, now).await;
     let next_try = later(now, 60);
     let mut tx = db.pool.begin().await.unwrap();
