@@ -17,7 +17,8 @@ pub const MAX_KEY_INSTANCES: usize = 200;
 pub struct NewKey {
     pub name: String,
     /// `events:write`, `events:read`, `subscriptions:manage`,
-    /// `deliveries:replay`.
+    /// `deliveries:replay`, `commands:write`, `commands:read`,
+    /// `commands:execute`.
     pub scopes: Vec<String>,
     /// Instance ids the key is restricted to; empty = every instance.
     pub instances: Vec<String>,

@@ -14,14 +14,26 @@ pub enum Scope {
     SubscriptionsManage,
     #[serde(rename = "deliveries:replay")]
     DeliveriesReplay,
+    /// Send messages and submit, cancel commands.
+    #[serde(rename = "commands:write")]
+    CommandsWrite,
+    /// Read commands.
+    #[serde(rename = "commands:read")]
+    CommandsRead,
+    /// Claim commands and report their outcomes (an executor).
+    #[serde(rename = "commands:execute")]
+    CommandsExecute,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 4] = [
+    pub const ALL: [Scope; 7] = [
         Scope::EventsWrite,
         Scope::EventsRead,
         Scope::SubscriptionsManage,
         Scope::DeliveriesReplay,
+        Scope::CommandsWrite,
+        Scope::CommandsRead,
+        Scope::CommandsExecute,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -30,6 +42,9 @@ impl Scope {
             Scope::EventsRead => "events:read",
             Scope::SubscriptionsManage => "subscriptions:manage",
             Scope::DeliveriesReplay => "deliveries:replay",
+            Scope::CommandsWrite => "commands:write",
+            Scope::CommandsRead => "commands:read",
+            Scope::CommandsExecute => "commands:execute",
         }
     }
 }
@@ -41,7 +56,7 @@ impl fmt::Display for Scope {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("unknown scope {0:?}; known: events:write, events:read, subscriptions:manage, deliveries:replay")]
+#[error("unknown scope {0:?}; known: events:write, events:read, subscriptions:manage, deliveries:replay, commands:write, commands:read, commands:execute")]
 pub struct UnknownScope(pub String);
 
 impl FromStr for Scope {

@@ -144,7 +144,8 @@ pub enum KeyCommand {
         app: AppId,
         #[arg(long)]
         nombre: String,
-        /// events:write, events:read, subscriptions:manage, deliveries:replay; repeatable.
+        /// events:write, events:read, subscriptions:manage, deliveries:replay,
+        /// commands:write, commands:read, commands:execute; repeatable.
         #[arg(long = "scope", required = true)]
         scopes: Vec<String>,
         /// Restricts the key to this instance; repeatable.

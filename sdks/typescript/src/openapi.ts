@@ -1261,7 +1261,7 @@ export interface components {
             entregas: number;
         };
         /** @enum {string} */
-        Scope: "events:write" | "events:read" | "subscriptions:manage" | "deliveries:replay";
+        Scope: "events:write" | "events:read" | "subscriptions:manage" | "deliveries:replay" | "commands:write" | "commands:read" | "commands:execute";
         /** @description A secret, shown once. */
         Secreto: {
             /** @example whk_5f0c6a4e9b1d2c3a4b5c6d7e */

@@ -41,6 +41,12 @@ pub enum ScopeOut {
     SubscriptionsManage,
     #[serde(rename = "deliveries:replay")]
     DeliveriesReplay,
+    #[serde(rename = "commands:write")]
+    CommandsWrite,
+    #[serde(rename = "commands:read")]
+    CommandsRead,
+    #[serde(rename = "commands:execute")]
+    CommandsExecute,
 }
 
 /// An API key as listed: never its token.
@@ -78,6 +84,9 @@ impl From<Scope> for ScopeOut {
             Scope::EventsRead => Self::EventsRead,
             Scope::SubscriptionsManage => Self::SubscriptionsManage,
             Scope::DeliveriesReplay => Self::DeliveriesReplay,
+            Scope::CommandsWrite => Self::CommandsWrite,
+            Scope::CommandsRead => Self::CommandsRead,
+            Scope::CommandsExecute => Self::CommandsExecute,
         }
     }
 }
