@@ -74,14 +74,23 @@ fn interval(duration: std::time::Duration) -> PgInterval {
     })
 }
 
-/// Connects a pool. Its sessions run with JIT compilation off: Motor's
-/// statements are short index probes, and a plan the planner costs high
-/// (a recursive walk's row estimates) was JIT-compiled on every run, 65 ms
-/// of a pass that ran in 3 ms.
-pub async fn connect(url: &str, max_connections: u32) -> Result<PgPool> {
-    let options = PgConnectOptions::from_str(url)?
+/// The options of Motor's sessions on the database at `url`: JIT
+/// compilation off. Motor's statements are short index probes, and a plan
+/// the planner costs high (a recursive walk's row estimates, or the
+/// `disable_cost` of a scan or sort a transaction turned off) was
+/// JIT-compiled on every run: 65 ms of a pass that ran in 3 ms, and 3.7 s
+/// of a sweeper pass over an empty table on a loaded 2-core machine.
+/// A connection made outside the pool (a test's own) takes these so that
+/// it runs Motor's statements as Motor does.
+pub fn connect_options(url: &str) -> Result<PgConnectOptions> {
+    Ok(PgConnectOptions::from_str(url)?
         .application_name("motor")
-        .options([("jit", "off")]);
+        .options([("jit", "off")]))
+}
+
+/// Connects a pool of sessions with [`connect_options`].
+pub async fn connect(url: &str, max_connections: u32) -> Result<PgPool> {
+    let options = connect_options(url)?;
     Ok(PgPoolOptions::new()
         .max_connections(max_connections)
         .acquire_timeout(std::time::Duration::from_secs(10))

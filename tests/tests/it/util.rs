@@ -59,6 +59,19 @@ impl TestDb {
     }
 }
 
+/// A connection of its own to the database at `url`, with the session
+/// settings of Motor's pool (`motor_store::connect_options`: JIT off), so
+/// a test runs Motor's statements as Motor does. A plain
+/// `PgConnection::connect` JIT-compiles every statement the planner costs
+/// high: seconds each on a loaded machine, for statements that run in
+/// milliseconds.
+pub async fn connect(url: &str) -> PgConnection {
+    let options = motor_store::connect_options(url)
+        .unwrap()
+        .application_name("motor-system-tests");
+    PgConnection::connect_with(&options).await.unwrap()
+}
+
 /// Configuration for a Motor under test: its database, a topic prefix of
 /// its own, the API on a free port.
 pub fn config(db: &TestDb, prefix: &str) -> Config {

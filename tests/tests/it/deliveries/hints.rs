@@ -14,7 +14,7 @@ use motor_system_tests::harness::drop_database;
 use sqlx::{Connection, Executor, PgConnection};
 use uuid::Uuid;
 
-use crate::util::{pg_server, TestDb};
+use crate::util::{connect, pg_server, TestDb};
 
 const APP: &str = "00000000-0000-0000-0000-00000000000b";
 
@@ -151,7 +151,7 @@ async fn finish(conn: &mut PgConnection, s: u64, i: u64, count: i64, skip: i64) 
 #[tokio::test]
 async fn hinted_passes_find_what_a_walk_of_every_lane_finds() {
     on_fresh_database(|url| async move {
-        let mut conn = PgConnection::connect(&url).await.unwrap();
+        let mut conn = connect(&url).await;
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         // Subscriptions 10 and 20 ordered, 30 unordered, instances 10 to
         // 40; more of each come later, before, between and after these.
@@ -265,8 +265,8 @@ async fn a_hinted_pass_does_not_read_what_known_lanes_finished_before() {
     const LANES: u64 = 10;
     const PER_LANE: i64 = 20_000;
     on_fresh_database(|url| async move {
-        let mut conn = PgConnection::connect(&url).await.unwrap();
-        let mut other = PgConnection::connect(&url).await.unwrap();
+        let mut conn = connect(&url).await;
+        let mut other = connect(&url).await;
         add_subscription(&mut conn, 1, true).await;
         for i in 1..=LANES {
             add_instance(&mut conn, i).await;

@@ -25,7 +25,7 @@ use uuid::Uuid;
 use motor_store::deliveries::HotStatement;
 use motor_system_tests::harness::drop_database;
 
-use crate::util::{pg_server, TestDb};
+use crate::util::{connect, pg_server, TestDb};
 
 /// Open deliveries of each of the two active subscriptions.
 const OPEN: i64 = 200_000;
@@ -548,20 +548,25 @@ async fn hot_statements_keep_bounded_plans_on_a_large_backlog() {
     let db = TestDb::new().await;
     // The database is hundreds of MB: dropped whatever happens.
     let outcome = AssertUnwindSafe(async {
-        let mut conn = PgConnection::connect(&db.url).await.unwrap();
+        let mut conn = connect(&db.url).await;
         let started = std::time::Instant::now();
         build(&mut conn).await;
         eprintln!("backlog built in {:?}", started.elapsed());
         let mut problems = check_planned_young(&mut conn, 0, "id").await;
+        eprintln!("young (0) at {:?}", started.elapsed());
         problems.extend(check_planned_young(&mut conn, YOUNG_ROWS, "id").await);
+        eprintln!("young ({YOUNG_ROWS}) at {:?}", started.elapsed());
         problems.extend(
             check_planned_young(&mut conn, YOUNG_OPEN_ROWS, "estado = 'pendiente' DESC, id").await,
         );
+        eprintln!("young ({YOUNG_OPEN_ROWS}) at {:?}", started.elapsed());
         problems.extend(check(&mut conn, "never_analysed").await);
+        eprintln!("never analysed at {:?}", started.elapsed());
         conn.execute("ANALYZE deliveries; ANALYZE events; ANALYZE subscriptions")
             .await
             .unwrap();
         problems.extend(check(&mut conn, "analysed").await);
+        eprintln!("analysed at {:?}", started.elapsed());
         // Statistics taken while every delivery was delivered, then the
         // backlog: a table in its steady state when receivers go down
         // (autovacuum analyses again only once a tenth of it changed), or
@@ -577,6 +582,7 @@ async fn hot_statements_keep_bounded_plans_on_a_large_backlog() {
         .await
         .unwrap();
         problems.extend(check(&mut conn, "analysed_before_the_backlog").await);
+        eprintln!("analysed before the backlog at {:?}", started.elapsed());
         conn.close().await.unwrap();
         problems
     })
