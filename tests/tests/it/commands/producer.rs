@@ -399,3 +399,45 @@ async fn an_instances_commands_are_listed_newest_first_filtered_by_status_and_pa
     assert_eq!(ids_of(&open.body), [ids[2].as_str(), ids[0].as_str()]);
     p.m.stop().await;
 }
+
+/// The answers are the documented shapes (`Comando`, `ComandoList`), for
+/// every kind of command and after each change the producer can make.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_answers_are_the_documented_shapes() {
+    use crate::openapi::{assert_matches, document};
+    let doc = document();
+    let p = Producer::start(1).await;
+    let i = p.instance();
+    let later = time::format(&(time::now_millis() + chrono::TimeDelta::hours(1)));
+    let sent = p
+        .send(
+            i,
+            Some("shape"),
+            &json!({"chat": "549", "contenido": {"texto": "hola"}, "expires_at": later,
+                    "correlation_id": "c-1", "generacion_esperada": 1}),
+        )
+        .await;
+    assert_matches(&doc, "Comando", &sent.body);
+    let op = p
+        .submit(
+            i,
+            None,
+            &json!({"tipo": "etiquetas", "parametros": {"a": [1]}}),
+        )
+        .await;
+    assert_matches(&doc, "Comando", &op.body);
+    let cancelled = p.cancel(op.body["id"].as_str().unwrap()).await;
+    assert_matches(&doc, "Comando", &cancelled.body);
+    let list = p
+        .call(
+            Method::GET,
+            &format!("/v1/instances/{i}/commands"),
+            None,
+            None,
+        )
+        .await;
+    assert_matches(&doc, "ComandoList", &list.body);
+    let refused = p.submit(i, None, &json!({"tipo": "x"})).await;
+    assert_matches(&doc, "ErrorBody", &refused.body);
+    p.m.stop().await;
+}
