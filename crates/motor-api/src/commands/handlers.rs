@@ -112,6 +112,7 @@ pub(super) async fn send_message(
     };
     let submitted = commands::send(
         &state.pool,
+        state.ledger.after_commit.as_deref(),
         &caller.0,
         instance,
         key,
@@ -156,6 +157,7 @@ pub(super) async fn submit_command(
     };
     let submitted = commands::submit(
         &state.pool,
+        state.ledger.after_commit.as_deref(),
         &caller.0,
         instance,
         key,
@@ -234,6 +236,13 @@ pub(super) async fn cancel_command(
 ) -> Result<Json<CommandView>, ApiError> {
     caller.require(Scope::CommandsWrite)?;
     let id: CommandId = path_id(&id, "command")?;
-    let command = commands::cancel(&state.pool, &caller.0, id, time::now_millis()).await?;
+    let command = commands::cancel(
+        &state.pool,
+        state.ledger.after_commit.as_deref(),
+        &caller.0,
+        id,
+        time::now_millis(),
+    )
+    .await?;
     Ok(Json(command.into()))
 }

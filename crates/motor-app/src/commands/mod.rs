@@ -4,7 +4,10 @@
 //! cancelled. Each operation takes the pool, the caller and the time it
 //! acts at, and owns its transaction: an accepted command is answered
 //! only after its row, its `command.accepted` and its `{prefix}.commands`
-//! record are committed.
+//! record are committed. The writes take the process's `AfterCommit`
+//! too, when it has one: told after each commit that wrote, it wakes the
+//! relay (the command's record, the event's deliveries) and the streams'
+//! tail at once instead of at their next poll.
 //!
 //! Neighbours: `motor_domain::command` (the request's rules, the state
 //! machine), `motor_store::commands` (the rows and their transitions).
@@ -25,6 +28,7 @@ use motor_domain::{
 };
 use motor_store::{
     commands::{self as store, Command, CommandError, ListFilter},
+    deliveries::{AfterCommit, Handed},
     Pool,
 };
 
@@ -54,6 +58,7 @@ pub struct CommandPage {
 /// once, with its `command.accepted`.
 pub async fn send(
     pool: &Pool,
+    after_commit: Option<&dyn AfterCommit>,
     caller: &Principal,
     instance: InstanceId,
     key: Option<&str>,
@@ -61,15 +66,8 @@ pub async fn send(
     now: Timestamp,
 ) -> Result<Submitted> {
     let key = IdempotencyKey::for_kind(key, CommandKind::Message)?;
-    accept(
-        pool,
-        caller,
-        instance,
-        key,
-        |at| NewCommand::send(raw, at),
-        now,
-    )
-    .await
+    let parse = |at| NewCommand::send(raw, at);
+    accept(pool, after_commit, caller, instance, key, parse, now).await
 }
 
 /// Accepts any other kind (`tipo`: a remote operation or instance
@@ -78,6 +76,7 @@ pub async fn send(
 /// command nothing.
 pub async fn submit(
     pool: &Pool,
+    after_commit: Option<&dyn AfterCommit>,
     caller: &Principal,
     instance: InstanceId,
     key: Option<&str>,
@@ -85,15 +84,8 @@ pub async fn submit(
     now: Timestamp,
 ) -> Result<Submitted> {
     let key = key.map(IdempotencyKey::parse).transpose()?;
-    accept(
-        pool,
-        caller,
-        instance,
-        key,
-        |at| NewCommand::operation(raw, at),
-        now,
-    )
-    .await
+    let parse = |at| NewCommand::operation(raw, at);
+    accept(pool, after_commit, caller, instance, key, parse, now).await
 }
 
 /// Parses the request as of `now` and stores it in one transaction (the
@@ -103,6 +95,7 @@ pub async fn submit(
 /// it repeats answers the stored command, not a 422.
 async fn accept(
     pool: &Pool,
+    after_commit: Option<&dyn AfterCommit>,
     caller: &Principal,
     instance: InstanceId,
     key: Option<IdempotencyKey>,
@@ -139,6 +132,9 @@ async fn accept(
         .await
         .map_err(command_error)?;
     tx.commit().await?;
+    if accepted.created {
+        committed(after_commit);
+    }
     Ok(Submitted {
         command: accepted.command,
         created: accepted.created,
@@ -192,6 +188,7 @@ pub async fn list(
 /// had an effect outside.
 pub async fn cancel(
     pool: &Pool,
+    after_commit: Option<&dyn AfterCommit>,
     caller: &Principal,
     id: CommandId,
     now: Timestamp,
@@ -206,7 +203,15 @@ pub async fn cancel(
         .await
         .map_err(command_error)?;
     tx.commit().await?;
+    committed(after_commit);
     Ok(command)
+}
+
+/// A commit wrote an event and an outbox record: wake who follows them.
+fn committed(after_commit: Option<&dyn AfterCommit>) {
+    if let Some(after_commit) = after_commit {
+        after_commit.committed(Handed::default());
+    }
 }
 
 /// What each refusal of the store means to a caller: unknown (or another
