@@ -408,3 +408,29 @@ async fn every_bad_request_is_refused_naming_its_field_and_stores_nothing() {
     assert!(p.ledger(i).await.is_empty());
     p.m.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_apps_system_instance_takes_no_commands() {
+    let p = Producer::start(1).await;
+    let system: uuid::Uuid =
+        sqlx::query_scalar("SELECT id FROM instances WHERE app_id = $1 AND sistema")
+            .bind(uuid::Uuid::from(p.app))
+            .fetch_one(&p.m.db.pool)
+            .await
+            .unwrap();
+    for (route, body) in [
+        ("messages", json!({"chat": "549", "contenido": {}})),
+        ("commands", json!({"tipo": "reconectar"})),
+    ] {
+        let path = format!("/v1/instances/{system}/{route}");
+        let answer = p.call(Method::POST, &path, Some("sys"), Some(&body)).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::FORBIDDEN,
+            "{route}: {}",
+            answer.body
+        );
+    }
+    assert_eq!(p.stored().await, 0);
+    p.m.stop().await;
+}
