@@ -33,6 +33,11 @@ var covered = map[string]string{
 	"list_deliveries":     "ListDeliveries",
 	"get_delivery":        "GetDelivery",
 	"retry_delivery":      "RetryDelivery",
+	"send_message":        "SendMessage",
+	"submit_command":      "SubmitCommand",
+	"get_command":         "GetCommand",
+	"list_commands":       "ListCommands",
+	"cancel_command":      "CancelCommand",
 }
 
 // leftOut are operations an application's SDK does not call.
@@ -67,6 +72,10 @@ var schemaTypes = map[string]reflect.Type{
 	"ErrorBody":              reflect.TypeOf(errorBody{}),
 	"ErrorDetail":            reflect.TypeOf(errorDetail{}),
 	"CursorExpired":          reflect.TypeOf(cursorExpiredBody{}),
+	"Comando":                reflect.TypeOf(Command{}),
+	"ComandoList":            reflect.TypeOf(CommandList{}),
+	"NuevoMensaje":           reflect.TypeOf(messageRequest{}),
+	"NuevoComando":           reflect.TypeOf(operationRequest{}),
 }
 
 // notJSON are object schemas that are not JSON bodies the SDK decodes.

@@ -8,7 +8,8 @@
 //!
 //! One folder per resource, each with its `router()` built with
 //! utoipa-axum, so a route's OpenAPI entry is registered with the route:
-//! `events` (append and read the ledger), `subscriptions` (manage, rotate, test — `probe` —, with the
+//! `events` (append and read the ledger), `commands` (a producer's
+//! commands: send, submit, read, list, cancel), `subscriptions` (manage, rotate, test — `probe` —, with the
 //! validation `rules` and the operator's `admin` view), `deliveries` (list,
 //! detail, manual `retry`), `replays`, `streams` (SSE and WebSocket over the
 //! ledger), `admin` (apps, instances, keys, settings, alerts, event types,
@@ -24,6 +25,7 @@
 
 pub mod admin;
 pub mod auth;
+pub mod commands;
 pub mod console;
 pub mod deliveries;
 pub mod error;
@@ -83,6 +85,7 @@ fn api() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(health::router())
         .merge(events::router())
+        .merge(commands::router())
         .merge(streams::router())
         .merge(deliveries::router())
         .merge(admin::router())

@@ -135,6 +135,7 @@ impl Modify for CommonAnswers {
     tags(
         (name = "health", description = "Liveness, readiness and metrics"),
         (name = "events", description = "The producer API and the ledger"),
+        (name = "commands", description = "Commands: what an app asks for (scopes `commands:write`, `commands:read`)"),
         (name = "subscriptions", description = "Webhook subscriptions (scope `subscriptions:manage`)"),
         (name = "deliveries", description = "Deliveries and their attempts (scope `events:read`)"),
         (name = "admin", description = "The operator API (`MOTOR_ADMIN_TOKEN`)"),

@@ -5,7 +5,8 @@
 //! functions; none of them opens a transaction of its own.
 //!
 //! One module per resource: `apps`, `instances`, `keys`, `settings`,
-//! `alerts`, `event_types` (the operator's administration),
+//! `alerts`, `event_types` (the operator's administration), `commands` (a
+//! producer's commands: send, submit, read, list, cancel),
 //! `subscriptions` (and `probe`, the `/test` attempt), `deliveries` (read,
 //! search, manual retry), `dlq`, `replays`, `events` (append, with its
 //! group-commit `intake`, and read the ledger) and `reconcile`. `access`
@@ -18,6 +19,7 @@
 pub mod access;
 pub mod alerts;
 pub mod apps;
+pub mod commands;
 pub mod deliveries;
 pub mod dlq;
 pub mod error;

@@ -14,6 +14,7 @@ import pytest
 import motor_sdk
 from motor_sdk import types as t
 from motor_sdk.client import Client, Deliveries, NewEvent, Subscriptions
+from motor_sdk.commands import Commands
 
 OPENAPI = Path(__file__).resolve().parents[3] / "schemas" / "openapi.json"
 DOC = json.loads(OPENAPI.read_text())
@@ -35,6 +36,8 @@ OBJECTS = {
     "EntregaList": t.DeliveryPage,
     "Intento": t.Attempt,
     "NewEvent": NewEvent,
+    "Comando": t.Command,
+    "ComandoList": t.CommandPage,
 }
 
 ENUMS = {
@@ -43,6 +46,9 @@ ENUMS = {
     "SubscriptionState": t.SubscriptionState,
     "DeliveryState": t.DeliveryState,
     "Motivo": t.SuspensionReason,
+    "CommandStatus": t.CommandStatus,
+    "CommandStage": t.CommandStage,
+    "CommandKind": t.CommandKind,
 }
 
 #: Request bodies -> the method whose keyword arguments carry their fields.
@@ -51,6 +57,8 @@ REQUESTS = {
     "UpdateSubscription": Subscriptions.update,
     "CreateReplay": Subscriptions.replay,
     "CreateRetry": Deliveries.retry,
+    "NuevoMensaje": Commands.send,
+    "NuevoComando": Commands.submit,
 }
 
 #: Every route an API key may call (not the operator's /v1/admin) -> the
@@ -70,8 +78,20 @@ ROUTES = {
     "list_deliveries": (Deliveries.list, {}),
     "get_delivery": (Deliveries.get, {"id": "delivery_id"}),
     "retry_delivery": (Deliveries.retry, {"id": "delivery_id", "Idempotency-Key": "idempotency_key"}),
+    "send_message": (Commands.send, {"Idempotency-Key": "idempotency_key"}),
+    "submit_command": (Commands.submit, {"Idempotency-Key": "idempotency_key"}),
+    "list_commands": (Commands.list, {}),
+    "get_command": (Commands.get, {"id": "command_id"}),
+    "cancel_command": (Commands.cancel, {"id": "command_id"}),
 }
-PATH_ID = {"append_events": "instance_id", "list_events": "instance_id", "get_stream": "instance_id"}
+PATH_ID = {
+    "append_events": "instance_id",
+    "list_events": "instance_id",
+    "get_stream": "instance_id",
+    "send_message": "instance_id",
+    "submit_command": "instance_id",
+    "list_commands": "instance_id",
+}
 
 
 def properties(schema: dict) -> tuple[set[str], set[str]]:

@@ -1,7 +1,7 @@
-// Motor's TypeScript SDK. Producers and readers (`motor.events`),
-// management (`motor.subscriptions`, `motor.deliveries`) and receivers
-// (`Verifier`, `verifyMwV1`, …). Commands are not covered yet: Motor has
-// no commands API.
+// Motor's TypeScript SDK. Producers and readers (`motor.events`), a
+// producer's commands (`motor.commands`), management
+// (`motor.subscriptions`, `motor.deliveries`) and receivers (`Verifier`,
+// `verifyMwV1`, …). The executor's side of commands is not covered.
 export { Motor } from './client.js';
 export type { MotorOptions } from './http.js';
 export { CursorExpiredError, MotorApiError, MotorConnectionError, MotorError } from './errors.js';
@@ -10,6 +10,7 @@ export { EventStream } from './stream.js';
 export type { ReconnectInfo, StreamOptions } from './stream.js';
 export type { ReplayOptions } from './subscriptions.js';
 export type { DeliveryFilter, RetryOptions } from './deliveries.js';
+export type { CommandFilter, SendOptions, SubmitOptions } from './commands.js';
 export * from './types.js';
 export * from './webhooks/index.js';
 export type { components, paths } from './openapi.js';

@@ -424,6 +424,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/commands/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One command, as it is now. */
+        get: operations["get_command"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/commands/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancels a command while `aceptado` or `en_cola` (appending
+         *     `command.cancelled`); once an executor took it, or it ended, 409: it
+         *     may have had an effect outside.
+         */
+        post: operations["cancel_command"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deliveries": {
         parameters: {
             query?: never;
@@ -472,6 +510,28 @@ export interface paths {
          *     its own lane; `replay_of` is the retried delivery.
          */
         post: operations["retry_delivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/instances/{id}/commands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Lists an instance's commands, newest first. */
+        get: operations["list_commands"];
+        put?: never;
+        /**
+         * Submits any other command (a remote operation or instance control),
+         *     `aceptado`; a remote operation appends `command.accepted`, a control
+         *     command nothing (its effect shows as `state.changed`).
+         */
+        post: operations["submit_command"];
         delete?: never;
         options?: never;
         head?: never;
@@ -531,6 +591,26 @@ export interface paths {
         get: operations["get_stream"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/instances/{id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sends a message: stores a `mensaje` command, `en_cola` and due at once,
+         *     with its `command.accepted`; answered only once committed.
+         */
+        post: operations["send_message"];
         delete?: never;
         options?: never;
         head?: never;
@@ -762,6 +842,83 @@ export interface components {
              */
             vence_en: string | null;
         };
+        /** @description A command as stored. Field order is the order on the wire. */
+        Comando: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            instance_id: string;
+            /** @description `mensaje` for a send. */
+            tipo: components["schemas"]["CommandKind"];
+            status: components["schemas"]["CommandStatus"];
+            /**
+             * Format: date-time
+             * @description When it is due to go out (`en_cola`); `null` otherwise.
+             */
+            next_try?: string | null;
+            /**
+             * @description Why it failed or was left in doubt (`comando_vencido`, the
+             *     executor's code); `null` otherwise.
+             */
+            error_code?: string | null;
+            stage?: null | components["schemas"]["CommandStage"];
+            /** @description The provider's code, with stage `servidor`. */
+            server_code?: string | null;
+            /** @description The provider's id of a sent message. */
+            provider_message_id?: string | null;
+            /**
+             * Format: date-time
+             * @description When the provider's server accepted a send (`enviado`).
+             */
+            aceptado_en?: string | null;
+            /** @description A send's destination; `null` for other kinds. */
+            chat?: string | null;
+            /** @description A send's content; `null` for other kinds. */
+            contenido?: Record<string, never> | null;
+            /** @description Another kind's parameters; `null` for a send. */
+            parametros?: Record<string, never> | null;
+            /** Format: date-time */
+            expires_at?: string | null;
+            correlation_id?: string | null;
+            /** Format: int64 */
+            generacion_esperada?: number | null;
+            /**
+             * Format: int64
+             * @description The instance's generation when the command was accepted.
+             */
+            generation: number;
+            /** Format: date-time */
+            creado_en: string;
+            /** Format: date-time */
+            actualizado_en: string;
+        };
+        /** @description A page of an instance's commands, newest first. */
+        ComandoList: {
+            commands: components["schemas"]["Comando"][];
+            /** Format: int64 */
+            pagina: number;
+            /** Format: int64 */
+            por_pagina: number;
+            /** @description Whether a next page has commands. */
+            hay_mas: boolean;
+        };
+        /**
+         * @description A command's kind (`tipo`).
+         * @enum {string}
+         */
+        CommandKind: "mensaje" | "grupos" | "canales" | "perfil" | "etiquetas" | "llamadas" | "historial" | "reconectar" | "desconectar" | "pausar" | "reanudar" | "desvincular" | "archivar";
+        /**
+         * @description `stage`: `previa` (it never went out), `servidor` (the provider
+         *     refused it: `server_code`), `frontera` (it may have gone out:
+         *     `ambiguo`).
+         * @enum {string}
+         */
+        CommandStage: "previa" | "servidor" | "frontera";
+        /**
+         * @description A command's `status`, as the seed's table names them.
+         * @enum {string}
+         */
+        CommandStatus: "aceptado" | "en_cola" | "ejecutando" | "enviado" | "completado" | "fallido" | "ambiguo" | "cancelado";
         CreateApp: {
             nombre: string;
             destinos_permitidos?: components["schemas"]["DestinationEntry"][];
@@ -1198,6 +1355,73 @@ export interface components {
             source_id?: string | null;
         };
         NotNull: Record<string, never> | unknown[] | string | number | boolean;
+        /** @description Any other command: `POST /v1/instances/{id}/commands`. */
+        NuevoComando: {
+            /**
+             * @description The kind: a remote operation (which operation of the family goes
+             *     in `parametros`) or instance control. A send is `POST …/messages`.
+             */
+            tipo: components["schemas"]["OperationKind"];
+            /**
+             * @description Handed to the executor as is: a JSON object of at most 64 KiB;
+             *     `{}` when absent.
+             */
+            parametros?: Record<string, never> | null;
+            /**
+             * Format: date-time
+             * @description If no executor took it by then, it ends `fallido` with
+             *     `error_code` `comando_vencido`. RFC 3339, in the future (the
+             *     pattern is a safe subset: days up to 28).
+             */
+            expires_at?: string | null;
+            /** @description The app's own reference, 1–200 characters; in `command.accepted`. */
+            correlation_id?: string | null;
+            /**
+             * Format: int64
+             * @description Refused with 409 when the instance's `generation` is another (it
+             *     was relinked), so a send never leaves through a new number.
+             */
+            generacion_esperada?: number | null;
+        };
+        /**
+         * @description A send: `POST /v1/instances/{id}/messages` (no other field: an unknown
+         *     one is a 422).
+         */
+        NuevoMensaje: {
+            /**
+             * @description The destination, as the executor understands it: 1–200 characters,
+             *     kept as written.
+             */
+            chat: string;
+            /**
+             * @description Handed to the executor as is: a JSON object of at most 64 KiB
+             *     (larger is a 413 naming `body.contenido`).
+             */
+            contenido: Record<string, never>;
+            /**
+             * Format: date-time
+             * @description If no executor took it by then, it ends `fallido` with
+             *     `error_code` `comando_vencido`. RFC 3339, in the future (the
+             *     pattern is a safe subset: days up to 28).
+             */
+            expires_at?: string | null;
+            /** @description The app's own reference, 1–200 characters; in `command.accepted`. */
+            correlation_id?: string | null;
+            /**
+             * Format: int64
+             * @description Refused with 409 when the instance's `generation` is another (it
+             *     was relinked), so a send never leaves through a new number.
+             */
+            generacion_esperada?: number | null;
+        };
+        /**
+         * @description The kinds `POST /v1/instances/{id}/commands` takes: remote operations
+         *     (`grupos` … `historial`, appending `command.accepted`) and instance
+         *     control (`reconectar` … `archivar`, appending nothing: their effect is
+         *     a `state.changed`).
+         * @enum {string}
+         */
+        OperationKind: "grupos" | "canales" | "perfil" | "etiquetas" | "llamadas" | "historial" | "reconectar" | "desconectar" | "pausar" | "reanudar" | "desvincular" | "archivar";
         /** @enum {string} */
         Origin: "live" | "history" | "operator";
         /** @description The outbox is behind: rows older than the threshold. */
@@ -3349,6 +3573,128 @@ export interface operations {
             };
         };
     };
+    get_command: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Command id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Comando"];
+                };
+            };
+            /** @description No key or token, or not a valid one (`no_autenticado`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    cancel_command: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Command id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Now `cancelado` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Comando"];
+                };
+            };
+            /** @description No key or token, or not a valid one (`no_autenticado`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The command is `ejecutando` or ended */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     list_deliveries: {
         parameters: {
             query?: {
@@ -3536,6 +3882,177 @@ export interface operations {
                 };
             };
             /** @description The body is larger than the route accepts (`demasiado_grande`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_commands: {
+        parameters: {
+            query?: {
+                /** @description Comma list of statuses */
+                status?: string;
+                /** @description From 1, default 1 */
+                pagina?: number;
+                /** @description 1–200, default 50 */
+                por_pagina?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Instance id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComandoList"];
+                };
+            };
+            /** @description No key or token, or not a valid one (`no_autenticado`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    submit_command: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1–200 characters, per app and instance: a repeat answers the stored command; the same key with another request is a 409 */
+                "Idempotency-Key"?: string | null;
+            };
+            path: {
+                /** @description Instance id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NuevoComando"];
+            };
+        };
+        responses: {
+            /** @description Stored (or, for a repeated Idempotency-Key, stored before): the command as it is now */
+            202: {
+                headers: {
+                    /** @description `/v1/commands/{id}` */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Comando"];
+                };
+            };
+            /** @description The body is not JSON or not of the expected shape (`json_invalido`, `campo` `body`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No key or token, or not a valid one (`no_autenticado`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Idempotency-Key was used for another request, or `generacion_esperada` is not the instance's generation */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3816,6 +4333,106 @@ export interface operations {
                 };
             };
             /** @description Every stream slot of this process is taken; see `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    send_message: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required, 1–200 characters, per app and instance: a repeat answers the stored command (also after a relink); the same key with another request is a 409 */
+                "Idempotency-Key": string;
+            };
+            path: {
+                /** @description Instance id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NuevoMensaje"];
+            };
+        };
+        responses: {
+            /** @description Stored (or, for a repeated Idempotency-Key, stored before): the command as it is now */
+            202: {
+                headers: {
+                    /** @description `/v1/commands/{id}` */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Comando"];
+                };
+            };
+            /** @description The body is not JSON or not of the expected shape (`json_invalido`, `campo` `body`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No key or token, or not a valid one (`no_autenticado`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Idempotency-Key was used for another request, or `generacion_esperada` is not the instance's generation */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -45,4 +45,23 @@ export type DeliveryState = Schemas['DeliveryState'];
 export type Attempt = Schemas['Intento'];
 export type CreateRetry = Schemas['CreateRetry'];
 
+/**
+ * A command as Motor stores it. `contenido` and `parametros` are any JSON
+ * object (the generated schema, an object with no properties, reads as an
+ * empty one, so they are widened here, as `NewEvent`'s `data`).
+ */
+export type Command = Omit<Schemas['Comando'], 'contenido' | 'parametros'> & {
+  contenido: Record<string, unknown> | null;
+  parametros: Record<string, unknown> | null;
+};
+export type CommandList = Omit<Schemas['ComandoList'], 'commands'> & { commands: Command[] };
+export type CommandKind = Schemas['CommandKind'];
+export type OperationKind = Schemas['OperationKind'];
+export type CommandStatus = Schemas['CommandStatus'];
+export type CommandStage = Schemas['CommandStage'];
+/** A send's body (`chat`, `contenido`, and the optional fields). */
+export type NewMessage = Omit<Schemas['NuevoMensaje'], 'contenido'> & { contenido: Record<string, unknown> };
+/** Another command's body (`tipo`, `parametros`, and the optional fields). */
+export type NewCommand = Omit<Schemas['NuevoComando'], 'parametros'> & { parametros?: Record<string, unknown> | null };
+
 export type Scope = Schemas['Scope'];

@@ -1,6 +1,13 @@
 //! Commands reach executors through `{prefix}.commands`: the relay
 //! publishes the store's outbox records for the new topic like any other
-//! (no relay change), keyed by instance, in acceptance order per instance.
+//! (no relay change), keyed by instance, in acceptance order per instance
+//! (here). The producer's routes through HTTP: `producer.rs` (accept,
+//! read, list, idempotency, generation, cancel), `refusals.rs` (scopes,
+//! other apps, every 422 and 413), with the helpers in `client.rs`.
+
+mod client;
+mod producer;
+mod refusals;
 
 use std::time::Duration;
 

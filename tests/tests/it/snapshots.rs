@@ -502,6 +502,65 @@ async fn every_route_answers_as_recorded() {
         .await;
     r.call(M::GET, "/v1/nowhere", token, &[], None).await;
 
+    // Commands, last: what they append to the ledger changes no answer
+    // above.
+    let (_, key) = r
+        .call(
+            M::POST,
+            &format!("{apps}/keys"),
+            admin,
+            &[],
+            Some(json!({"nombre": "c", "scopes": ["commands:write", "commands:read"]})),
+        )
+        .await;
+    let commands_token = key["token"].as_str().unwrap().to_owned();
+    let ct = commands_token.as_str();
+    let (_, sent) = r
+        .call(
+            M::POST,
+            &format!("/v1/instances/{instance_id}/messages"),
+            ct,
+            &[("Idempotency-Key", "cmd-1")],
+            Some(json!({"chat": "549", "contenido": {"texto": "hola"}, "correlation_id": "c"})),
+        )
+        .await;
+    let command_id = sent["id"].as_str().unwrap().to_owned();
+    let (_, op) = r
+        .call(
+            M::POST,
+            &format!("/v1/instances/{instance_id}/commands"),
+            ct,
+            &[],
+            Some(json!({"tipo": "grupos", "parametros": {"operacion": "unirse"}})),
+        )
+        .await;
+    r.call(M::GET, &format!("/v1/commands/{command_id}"), ct, &[], None)
+        .await;
+    r.call(
+        M::GET,
+        &format!("/v1/instances/{instance_id}/commands?status=en_cola"),
+        ct,
+        &[],
+        None,
+    )
+    .await;
+    r.call(
+        M::POST,
+        &format!("/v1/commands/{}/cancel", op["id"].as_str().unwrap()),
+        ct,
+        &[],
+        None,
+    )
+    .await;
+    r.call(
+        M::POST,
+        &format!("/v1/instances/{instance_id}/messages"),
+        ct,
+        &[],
+        Some(json!({"chat": "549", "contenido": {}})),
+    )
+    .await;
+
     let out = std::mem::take(&mut r.out);
     drop(r);
     m.stop().await;

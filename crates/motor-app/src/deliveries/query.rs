@@ -121,7 +121,7 @@ fn uuid(params: &HashMap<String, String>, name: &'static str) -> Result<Option<U
 }
 
 /// An integer from 1 to `max`, `default` when absent.
-fn bounded(
+pub(crate) fn bounded(
     params: &HashMap<String, String>,
     name: &'static str,
     default: i64,

@@ -136,6 +136,28 @@ pub async fn insert(
     })
 }
 
+/// The command an earlier request stored under `key` for `instance` of
+/// `app`, when it asked for the same as `new` (its fingerprint); the same
+/// key with another request is [`CommandError::KeyConflict`], an unknown
+/// key `None`. Stores nothing: for a repeat that fails a check which
+/// depends on the time it arrives (an `expires_at` now past), since a key
+/// is resolved before every other check.
+pub async fn find_repeat(
+    conn: &mut PgConnection,
+    app: AppId,
+    instance: InstanceId,
+    new: &NewCommand,
+    key: &IdempotencyKey,
+) -> Result<Option<Command>, CommandError> {
+    match by_key(conn, app, instance, key).await? {
+        None => Ok(None),
+        Some((command, hash)) if hash == new.fingerprint().0 => Ok(Some(command)),
+        Some((command, _)) => Err(CommandError::KeyConflict {
+            existing: command.id,
+        }),
+    }
+}
+
 /// The `{prefix}.commands` record's content for `command`.
 pub(super) fn job(command: &Command) -> CommandJob {
     CommandJob {

@@ -19,7 +19,7 @@ mod insert;
 mod sweep;
 mod transition;
 
-pub use insert::{insert, Accepted};
+pub use insert::{find_repeat, insert, Accepted};
 pub use sweep::{expire_due, expire_leases};
 pub use transition::{cancel, claim, report, Claimed};
 

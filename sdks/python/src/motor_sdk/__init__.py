@@ -1,4 +1,4 @@
-"""Motor's Python SDK: produce events, read the ledger and follow streams,
+"""Motor's Python SDK: produce events and commands, read the ledger and follow streams,
 manage subscriptions, deliveries and replays, and receive webhooks
 (verification of every signing profile, and an inbox on DB-API).
 
@@ -8,6 +8,7 @@ Standard library only. See README.md for a complete example.
 __version__ = "0.1.0"
 
 from .client import UNSET, Client, Deliveries, NewEvent, Subscriptions  # noqa: E402
+from .commands import Commands  # noqa: E402
 from .errors import (  # noqa: E402
     ApiError,
     BadRequest,
@@ -29,6 +30,11 @@ from .inbox import Inbox, Outcome, Received
 from .stream import EventStream  # noqa: E402
 from .types import (  # noqa: E402
     Attempt,
+    Command,
+    CommandKind,
+    CommandPage,
+    CommandStage,
+    CommandStatus,
     Delivery,
     DeliveryDetail,
     DeliveryPage,
@@ -54,6 +60,12 @@ __all__ = [
     "Attempt",
     "BadRequest",
     "Client",
+    "Command",
+    "CommandKind",
+    "CommandPage",
+    "CommandStage",
+    "CommandStatus",
+    "Commands",
     "Conflict",
     "CursorExpired",
     "Deliveries",

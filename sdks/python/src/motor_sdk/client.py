@@ -1,6 +1,7 @@
 """The API client: producers, readers and management, one method per route.
 
-``Client`` holds the transport; ``client.subscriptions`` and
+``Client`` holds the transport; ``client.commands`` holds a producer's
+commands (:mod:`motor_sdk.commands`), ``client.subscriptions`` and
 ``client.deliveries`` group the management routes. Every method returns
 the typed objects of :mod:`motor_sdk.types` and raises the typed errors of
 :mod:`motor_sdk.errors`.
@@ -14,6 +15,7 @@ from typing import Any
 
 from ._transport import Transport, quote
 from ._wire import decode
+from .commands import Commands
 from .stream import EventStream
 from .types import (
     Delivery,
@@ -63,6 +65,7 @@ class Client:
 
     def __init__(self, base_url: str, token: str, *, timeout: float = 30.0) -> None:
         self._http = Transport(base_url, token, timeout)
+        self.commands = Commands(self._http)
         self.subscriptions = Subscriptions(self._http)
         self.deliveries = Deliveries(self._http)
 

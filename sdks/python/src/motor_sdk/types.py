@@ -222,3 +222,78 @@ class DeliveryPage:
     pagina: int
     por_pagina: int
     hay_mas: bool
+
+
+class CommandStatus(str, enum.Enum):
+    """A command's ``status``, as seed 002's table names them."""
+
+    ACEPTADO = "aceptado"
+    EN_COLA = "en_cola"
+    EJECUTANDO = "ejecutando"
+    ENVIADO = "enviado"
+    COMPLETADO = "completado"
+    FALLIDO = "fallido"
+    AMBIGUO = "ambiguo"
+    CANCELADO = "cancelado"
+
+
+class CommandStage(str, enum.Enum):
+    """Where a command failed or was left in doubt (``stage``)."""
+
+    PREVIA = "previa"
+    SERVIDOR = "servidor"
+    FRONTERA = "frontera"
+
+
+class CommandKind(str, enum.Enum):
+    """A command's ``tipo``: ``mensaje`` (a send), the remote operations,
+    and instance control."""
+
+    MENSAJE = "mensaje"
+    GRUPOS = "grupos"
+    CANALES = "canales"
+    PERFIL = "perfil"
+    ETIQUETAS = "etiquetas"
+    LLAMADAS = "llamadas"
+    HISTORIAL = "historial"
+    RECONECTAR = "reconectar"
+    DESCONECTAR = "desconectar"
+    PAUSAR = "pausar"
+    REANUDAR = "reanudar"
+    DESVINCULAR = "desvincular"
+    ARCHIVAR = "archivar"
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command as stored (``Comando``)."""
+
+    id: str
+    instance_id: str
+    tipo: str
+    status: str
+    generation: int
+    creado_en: str
+    actualizado_en: str
+    next_try: str | None = None
+    error_code: str | None = None
+    stage: str | None = None
+    server_code: str | None = None
+    provider_message_id: str | None = None
+    aceptado_en: str | None = None
+    chat: str | None = None
+    contenido: dict[str, Any] | None = None
+    parametros: dict[str, Any] | None = None
+    expires_at: str | None = None
+    correlation_id: str | None = None
+    generacion_esperada: int | None = None
+
+
+@dataclass(frozen=True)
+class CommandPage:
+    """A page of an instance's commands, newest first (``ComandoList``)."""
+
+    commands: list[Command]
+    pagina: int
+    por_pagina: int
+    hay_mas: bool
