@@ -1,8 +1,8 @@
 //! The DLQ for the operator: a summary by subscription and error code,
 //! and a selection of failed deliveries sent again through the replay
 //! machinery — one replay per subscription, recorded with its motivo and
-//! `solicitado_por` = `operador`; the failed deliveries stay in the DLQ as
-//! history.
+//! `solicitado_por` = `operador`. The failed deliveries stay `fallida` as
+//! history, but leave the DLQ once sent again (`operator_view::dlq`).
 
 use std::collections::BTreeMap;
 
@@ -114,6 +114,14 @@ pub fn parse_retry(input: &RetrySelection) -> Result<(DlqSelection, String), Fie
 /// the same replays.
 pub async fn retry(pool: &Pool, key: &str, input: &RetrySelection) -> Result<Vec<StoredReplay>> {
     let (selection, reason) = parse_retry(input)?;
+    // A repeat of the key answers the replays it made (the deliveries it
+    // sent again have left the DLQ, so the selection would now be empty).
+    let mut conn = pool.acquire().await?;
+    let earlier = motor_store::replays::find_by_key_prefix(&mut conn, &format!("{key}:")).await?;
+    drop(conn);
+    if !earlier.is_empty() {
+        return Ok(earlier);
+    }
     let selected = operator_view::failed_selection(pool, &selection).await?;
     let mut by_subscription: BTreeMap<Uuid, (AppId, Vec<EventId>)> = BTreeMap::new();
     for (app, sub, event) in selected {

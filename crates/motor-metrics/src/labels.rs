@@ -1,6 +1,7 @@
 //! Label sets. Every label's values are bounded: apps and topics are few,
-//! error codes and tiers are closed sets, and the per-subscription gauge
-//! keeps only the top N (`pipeline::TOP_SUBSCRIPTIONS`).
+//! error codes and tiers are closed sets, the per-subscription gauge
+//! keeps only the top N (`pipeline::TOP_SUBSCRIPTIONS`), and instances and
+//! event types only the busiest (`breakdown`).
 
 use prometheus_client::encoding::EncodeLabelSet;
 
@@ -54,4 +55,22 @@ pub struct ConsumerLabel {
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct KindLabel {
     pub tipo: String,
+}
+
+/// An instance id, or `other` (`breakdown`: the busiest ones only).
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct InstanceLabel {
+    pub instance: String,
+}
+
+/// An event type, or `other` (`breakdown`: the busiest ones only).
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct TypeLabel {
+    pub event_type: String,
+}
+
+/// The running build (`motor_build_info`).
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct VersionLabel {
+    pub version: String,
 }

@@ -9,6 +9,7 @@
 //! `sampler`), so a scrape never runs SQL. docs/METRICS.md is the
 //! reference table.
 
+mod breakdown;
 mod history;
 mod labels;
 mod pipeline;
@@ -17,16 +18,21 @@ use prometheus_client::{
     encoding::text::encode,
     metrics::{
         counter::Counter,
+        family::Family,
         gauge::Gauge,
         histogram::{exponential_buckets, Histogram},
     },
     registry::Registry,
 };
 
+pub use breakdown::{
+    Breakdown, InstanceOrType, Ranked, DEFAULT_TOP_INSTANCES, DEFAULT_TOP_TYPES, OTHER,
+    RERANK_EVERY,
+};
 pub use history::{History, Point, HISTORY_POINTS};
 pub use labels::{
-    AppLabel, ClassLabel, ConsumerLabel, ErrorLabel, KindLabel, StateLabel, SubscriptionLabel,
-    TierLabel,
+    AppLabel, ClassLabel, ConsumerLabel, ErrorLabel, InstanceLabel, KindLabel, StateLabel,
+    SubscriptionLabel, TierLabel, TypeLabel, VersionLabel,
 };
 pub use pipeline::{Pipeline, Sampled, TOP_SUBSCRIPTIONS};
 
@@ -59,12 +65,22 @@ pub struct Metrics {
     pub relay_shards_owned: Gauge,
     /// Per app, attempts and their outcomes, and the sampled gauges.
     pub pipeline: Pipeline,
+    /// Per instance and per event type, the busiest named.
+    pub breakdown: Breakdown,
     /// The last hour of samples (the console's charts).
     pub history: History,
 }
 
 impl Default for Metrics {
     fn default() -> Self {
+        Self::new(DEFAULT_TOP_INSTANCES, DEFAULT_TOP_TYPES)
+    }
+}
+
+impl Metrics {
+    /// Every metric, naming at most `top_instances` instances and
+    /// `top_types` event types (`breakdown`).
+    pub fn new(top_instances: usize, top_types: usize) -> Self {
         let mut registry = Registry::with_prefix("motor");
         let mut counter = |name: &str, help: &str| {
             let counter = Counter::default();
@@ -103,6 +119,20 @@ impl Default for Metrics {
             relay_shards_owned.clone(),
         );
         let pipeline = Pipeline::register(&mut registry);
+        let breakdown = Breakdown::register(&mut registry, top_instances, top_types);
+        // So that a deploy shows on every graph: 1, labelled with the
+        // version (of the workspace, which every crate shares).
+        let build_info = Family::<VersionLabel, Gauge>::default();
+        build_info
+            .get_or_create(&VersionLabel {
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+            })
+            .set(1);
+        registry.register(
+            "build_info",
+            "The running build: 1, labelled with its version.",
+            build_info,
+        );
         Self {
             registry,
             events_stored,
@@ -115,14 +145,14 @@ impl Default for Metrics {
             sweeper_pass_seconds,
             relay_shards_owned,
             pipeline,
+            breakdown,
             history: History::default(),
         }
     }
-}
 
-impl Metrics {
     /// The OpenMetrics text of every metric (served as [`CONTENT_TYPE`]).
     pub fn render(&self) -> String {
+        self.breakdown.rerank_if_due(std::time::Instant::now());
         let mut out = String::new();
         encode(&mut out, &self.registry).expect("writing to a String cannot fail");
         out

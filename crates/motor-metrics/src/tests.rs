@@ -57,3 +57,30 @@ fn pipeline_families_carry_their_labels() {
         assert!(text.contains(line), "missing {line:?} in\n{text}");
     }
 }
+
+#[test]
+fn build_info_and_the_breakdown_render_with_their_labels() {
+    let m = Metrics::new(1, 1);
+    let b = &m.breakdown;
+    b.accepted("i1", "pedido.creado");
+    b.accepted("i2", "pedido.pagado");
+    b.delivered("i1", "pedido.creado", 0.2);
+    b.failed("i2", "pedido.pagado");
+    let text = m.render();
+    for line in [
+        &format!(
+            "motor_build_info{{version=\"{}\"}} 1\n",
+            env!("CARGO_PKG_VERSION")
+        ),
+        "motor_instance_events_accepted_total{instance=\"i1\"} 1\n",
+        "motor_instance_events_accepted_total{instance=\"other\"} 1\n",
+        "motor_type_events_accepted_total{event_type=\"pedido.creado\"} 1\n",
+        "motor_type_events_accepted_total{event_type=\"other\"} 1\n",
+        "motor_instance_deliveries_delivered_total{instance=\"i1\"} 1\n",
+        "motor_instance_deliveries_failed_total{instance=\"other\"} 1\n",
+        "motor_type_delivery_latency_seconds_count{event_type=\"pedido.creado\"} 1\n",
+        "# TYPE motor_instance_delivery_latency_seconds histogram\n",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in\n{text}");
+    }
+}

@@ -34,6 +34,7 @@ pub mod outbox;
 pub mod reconcile;
 pub mod replays;
 pub mod settings;
+pub mod subscription_stats;
 pub mod subscriptions;
 pub mod throttle;
 

@@ -34,7 +34,11 @@ pub async fn backlog(pool: &PgPool, top: i64) -> Result<Backlog> {
         .execute(&mut *tx)
         .await?;
     let counts = sqlx::query!(
-        r#"SELECT (SELECT count(*) FROM deliveries WHERE estado = 'fallida') AS "dlq!",
+        r#"SELECT (SELECT count(*) FROM deliveries d WHERE estado = 'fallida'
+                     AND NOT EXISTS (SELECT 1 FROM deliveries r
+                                     WHERE r.event_id = d.event_id
+                                       AND r.subscription_id = d.subscription_id
+                                       AND r.creado_en > d.creado_en)) AS "dlq!",
                   (SELECT count(*) FROM deliveries WHERE estado = 'pendiente') AS "pending!",
                   (SELECT count(*) FROM outbox) AS "outbox_depth!",
                   COALESCE(EXTRACT(EPOCH FROM now() - (SELECT creado_en FROM outbox ORDER BY id LIMIT 1)), 0)::float8

@@ -11,6 +11,11 @@ use crate::Result;
 
 /// One group of the DLQ: a subscription's `fallida` deliveries with one
 /// `ultimo_error`.
+///
+/// The DLQ holds the `fallida` deliveries not sent again: one whose event
+/// has a later delivery to the same subscription (a retry, or a replay)
+/// stays `fallida` as history but has left the DLQ (issue 36, item 6: a
+/// successful retry made the count go down and the group go away).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DlqGroup {
     pub app_id: Uuid,
@@ -31,8 +36,12 @@ pub async fn dlq(db: impl PgExecutor<'_>, app: Option<Uuid>) -> Result<Vec<DlqGr
                   s.nombre AS subscription_name, s.estado
            FROM (SELECT subscription_id, ultimo_error, count(*) AS fallidas,
                         max(actualizado_en) AS ultima_en
-                 FROM deliveries WHERE estado = 'fallida'
+                 FROM deliveries d WHERE estado = 'fallida'
                    AND ($1::uuid IS NULL OR app_id = $1)
+                   AND NOT EXISTS (SELECT 1 FROM deliveries r
+                                   WHERE r.event_id = d.event_id
+                                     AND r.subscription_id = d.subscription_id
+                                     AND r.creado_en > d.creado_en)
                  GROUP BY subscription_id, ultimo_error) g
            JOIN subscriptions s ON s.id = g.subscription_id
            ORDER BY g.fallidas DESC, g.subscription_id, g.ultimo_error"#,
@@ -65,7 +74,9 @@ pub struct DlqSelection {
 }
 
 /// The selection's failed deliveries, as (app, subscription, event),
-/// oldest first; at most `limit`. Deleted subscriptions' are left out
+/// oldest first; at most `limit`. A selection by subscription, app or
+/// error takes only those still in the DLQ (not sent again since); one by
+/// delivery ids takes the ids named. Deleted subscriptions' are left out
 /// (they send nothing).
 pub async fn failed_selection(
     db: impl PgExecutor<'_>,
@@ -79,6 +90,10 @@ pub async fn failed_selection(
            AND ($2::uuid IS NULL OR d.app_id = $2)
            AND (cardinality($3::text[]) = 0 OR d.ultimo_error = ANY ($3))
            AND (cardinality($4::uuid[]) = 0 OR d.id = ANY ($4))
+           AND (cardinality($4::uuid[]) > 0 OR NOT EXISTS (
+                SELECT 1 FROM deliveries r
+                WHERE r.event_id = d.event_id AND r.subscription_id = d.subscription_id
+                  AND r.creado_en > d.creado_en))
          ORDER BY d.creado_en, d.id
          LIMIT $5",
         selection.subscription,

@@ -64,6 +64,26 @@ pub async fn find(conn: &mut PgConnection, app: AppId, key: &str) -> Result<Opti
     Ok(row.map(stored))
 }
 
+/// The operator's replays whose Idempotency-Key starts with `prefix`,
+/// oldest first (a DLQ retry keys one replay per subscription as
+/// `{key}:{subscription}`).
+pub async fn find_by_key_prefix(
+    conn: &mut PgConnection,
+    prefix: &str,
+) -> Result<Vec<StoredReplay>> {
+    let rows = sqlx::query_as!(
+        ReplayRow,
+        "SELECT id, subscription_id, request_hash, entregas AS deliveries, creado_en AS created_at
+         FROM replays
+         WHERE solicitado_por = 'operador' AND starts_with(idempotency_key, $1)
+         ORDER BY creado_en, subscription_id",
+        prefix,
+    )
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.into_iter().map(stored).collect())
+}
+
 /// The distinct instances of those of `events` that are the app's (events
 /// of other apps, and unknown ids, are left out), so the API can hold a
 /// key's instance restriction against them.

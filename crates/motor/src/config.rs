@@ -79,6 +79,18 @@ pub struct Config {
           value_parser = clap::value_parser!(u64).range(100..))]
     pub metrics_sample_ms: u64,
 
+    /// Instances the per-instance metrics name at most (the busiest); the
+    /// rest are summed under `instance="other"`.
+    #[arg(long, env = "MOTOR_METRICS_TOP_INSTANCES", default_value_t = motor_metrics::DEFAULT_TOP_INSTANCES,
+          value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=1000), usize::from))]
+    pub metrics_top_instances: usize,
+
+    /// Event types the per-type metrics name at most (the busiest); the
+    /// rest are summed under `event_type="other"`.
+    #[arg(long, env = "MOTOR_METRICS_TOP_TYPES", default_value_t = motor_metrics::DEFAULT_TOP_TYPES,
+          value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=1000), usize::from))]
+    pub metrics_top_types: usize,
+
     /// Postgres connections per process.
     #[arg(long, env = "MOTOR_DATABASE_POOL", default_value_t = 16)]
     pub database_pool: u32,

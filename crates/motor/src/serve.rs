@@ -84,7 +84,10 @@ pub async fn run_with_resolver(
              (the canary in master_key_canary does not open); start with the original key"
         ),
     }
-    let metrics = Arc::new(Metrics::default());
+    let metrics = Arc::new(Metrics::new(
+        config.metrics_top_instances,
+        config.metrics_top_types,
+    ));
     let tracker = TaskTracker::new();
 
     // A commit of the API hands work to the roles in its own process.

@@ -5,6 +5,7 @@
 mod api;
 mod console;
 mod console_inert;
+mod console_manage;
 mod logs;
 mod metrics;
 #[cfg(feature = "otlp")]

@@ -92,6 +92,8 @@ pub fn config(db: &TestDb, prefix: &str) -> Config {
         streams_buffer: 4_096,
         streams_heartbeat_ms: None,
         metrics_sample_ms: 1000,
+        metrics_top_instances: motor_metrics::DEFAULT_TOP_INSTANCES,
+        metrics_top_types: motor_metrics::DEFAULT_TOP_TYPES,
         reconcile: Default::default(),
     }
 }

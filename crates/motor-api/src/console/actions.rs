@@ -17,11 +17,7 @@ use super::{
     session::Session,
     Fields,
 };
-use motor_app::{
-    dlq::{self, RetrySelection},
-    subscriptions,
-};
-use motor_domain::subscription::SubscriptionId;
+use motor_app::dlq::{self, RetrySelection};
 
 use crate::{
     admin::operator::{RetryDlq, RetryDlqResult},
@@ -42,43 +38,6 @@ fn failed(session: &Session, title: &str, active: &str, e: &ApiError, back: &str
         p { "No se cambió nada. " a href=(back) { "Volver" } }
     };
     (status, page(title, active, Some(&session.csrf), body)).into_response()
-}
-
-pub(crate) async fn subscription_action(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    Path((id, action)): Path<(String, String)>,
-    form: Result<Form<Fields>, FormRejection>,
-) -> Response {
-    let (session, _) = match actor(&state, &headers, &form) {
-        Ok(ok) => ok,
-        Err(refused) => return *refused,
-    };
-    let estado = match action.as_str() {
-        "pause" => "pausada",
-        "reactivate" => "activa",
-        _ => return StatusCode::NOT_FOUND.into_response(),
-    };
-    let Ok(id) = id.parse::<uuid::Uuid>() else {
-        return failed(
-            &session,
-            "Suscripciones",
-            "/console/subscriptions",
-            &ApiError::NotFound("subscription"),
-            "/console/subscriptions",
-        );
-    };
-    let id = SubscriptionId::from_uuid(id);
-    match subscriptions::set_state(&state.pool, &state.sealing, id, estado).await {
-        Ok(_) => Redirect::to("/console/subscriptions").into_response(),
-        Err(e) => failed(
-            &session,
-            "Suscripciones",
-            "/console/subscriptions",
-            &e.into(),
-            "/console/subscriptions",
-        ),
-    }
 }
 
 pub(crate) async fn close_alert(

@@ -39,9 +39,10 @@ pub const CONFIRM_SCRIPT: &str = "document.querySelectorAll('form[data-confirm]'
 /// The overview reloads itself.
 pub const REFRESH_SCRIPT: &str = "setTimeout(()=>location.reload(),15000)";
 
-const NAV: [(&str, &str); 5] = [
+const NAV: [(&str, &str); 6] = [
     ("/console", "Resumen"),
     ("/console/subscriptions", "Suscripciones"),
+    ("/console/apps", "Apps"),
     ("/console/deliveries", "Entregas"),
     ("/console/dlq", "DLQ"),
     ("/console/alerts", "Alertas"),

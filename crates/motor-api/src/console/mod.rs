@@ -4,20 +4,29 @@
 //! escape every value (`html`), inline SVG charts (`chart`), a few lines of
 //! JavaScript (confirmation prompts, the overview's refresh).
 //!
+//! It also manages what it shows (issue 36): subscriptions are created,
+//! edited, paused, rotated and tested (`manage`), each has a page with its
+//! numbers and a delivery's attempts (`subscription`), and an app's
+//! allowed destinations are edited (`apps`).
+//!
 //! Access: the admin token, typed once on `/console/login`, becomes a
 //! signed session cookie (HttpOnly, SameSite=Strict; `session`); every action is a
 //! POST that carries the session's CSRF token, and one without a valid
 //! session or token is refused (403) with nothing changed. Without
 //! `MOTOR_ADMIN_TOKEN` the console is closed. No page shows a secret, a
-//! credential or an API token; a subscription's destination shows only its
-//! scheme and host.
+//! credential or an API token — but the answer to creating a subscription
+//! or rotating its secret, which shows the new secret once, as the API
+//! does; a subscription's destination shows only its scheme and host.
 
 mod actions;
+mod apps;
 mod chart;
 mod deliveries;
 mod html;
+mod manage;
 mod pages;
 mod session;
+mod subscription;
 #[cfg(test)]
 mod tests;
 
@@ -174,12 +183,24 @@ async fn post_logout(
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/console", get(pages::overview))
+        // A trailing slash is the console too (it answered a JSON 404).
+        .route("/console/", get(|| async { Redirect::to("/console") }))
         .route("/console/login", get(get_login).post(post_login))
         .route("/console/logout", post(post_logout))
         .route("/console/subscriptions", get(pages::subscriptions))
         .route(
+            "/console/subscriptions/new",
+            get(manage::get_new).post(manage::post_new),
+        )
+        .route("/console/subscriptions/{id}", get(subscription::show))
+        .route(
             "/console/subscriptions/{id}/{action}",
-            post(actions::subscription_action),
+            post(manage::subscription_action),
+        )
+        .route("/console/apps", get(apps::list))
+        .route(
+            "/console/apps/{id}/destinations",
+            post(apps::set_destinations),
         )
         .route("/console/deliveries", get(deliveries::search))
         .route("/console/deliveries/{id}", get(deliveries::detail))

@@ -32,7 +32,7 @@ pub(crate) fn destination(url: &str) -> String {
     }
 }
 
-fn internal(e: impl std::fmt::Display) -> Response {
+pub(super) fn internal(e: impl std::fmt::Display) -> Response {
     tracing::warn!(error = %e, "console page failed");
     (
         axum::http::StatusCode::INTERNAL_SERVER_ERROR,
@@ -211,6 +211,7 @@ pub(crate) async fn subscriptions(State(state): State<AppState>, headers: Header
 
 pub(super) fn subscription_table(list: &[OpSubscription], csrf: &str) -> Markup {
     html! {
+        p { a id="nueva-link" href="/console/subscriptions/new" { "Nueva suscripción" } }
         table {
             tr {
                 th { "App" } th { "Suscripción" } th { "Destino" } th { "Estado" }
@@ -226,7 +227,7 @@ pub(super) fn subscription_table(list: &[OpSubscription], csrf: &str) -> Markup 
                 };
                 tr {
                     td { (s.app) }
-                    td { (s.name) br; code { (id) } }
+                    td { a class="suscripcion" href={ "/console/subscriptions/" (id) } { (s.name) } br; code { (id) } }
                     td { (destination(&s.url)) }
                     td { (state_badge(&s.state)) }
                     td { (opt(s.reason.as_deref())) }

@@ -184,8 +184,11 @@ fn the_filters_with_a_closed_set_are_select_lists() {
 }
 
 /// The console's sources, for the check below.
-const SOURCES: [(&str, &str); 7] = [
+const SOURCES: [(&str, &str); 10] = [
     ("actions.rs", include_str!("actions.rs")),
+    ("apps.rs", include_str!("apps.rs")),
+    ("manage.rs", include_str!("manage.rs")),
+    ("subscription.rs", include_str!("subscription.rs")),
     ("chart.rs", include_str!("chart.rs")),
     ("deliveries.rs", include_str!("deliveries.rs")),
     ("html.rs", include_str!("html.rs")),
@@ -213,4 +216,102 @@ fn only_the_consoles_own_constants_skip_escaping() {
     seen.sort_unstable();
     seen.dedup();
     assert_eq!(seen.len(), allowed.len(), "{seen:?}");
+}
+
+/// A subscription whose every text holds `h`, behind a URL with a path
+/// and a query.
+fn hostile_subscription(h: &str) -> motor_domain::subscription::Subscription {
+    use motor_domain::{
+        secret::SigningKeyId,
+        subscription::{Subscription, SubscriptionId, SubscriptionKey, SubscriptionState},
+        AppId,
+    };
+    let at = Utc.with_ymd_and_hms(2026, 12, 3, 7, 5, 9).unwrap();
+    Subscription {
+        id: SubscriptionId::new(),
+        app_id: AppId::from_uuid(uuid::Uuid::now_v7()),
+        name: h.into(),
+        url: "https://hooks.example.org/secret-path?token=abc".into(),
+        has_credentials: false,
+        instances: vec![],
+        event_types: vec![h.into()],
+        ordered: true,
+        signature: Default::default(),
+        max_per_second: None,
+        state: SubscriptionState::Active,
+        reason: None,
+        suspended_at: None,
+        version: 3,
+        keys: vec![SubscriptionKey {
+            key_id: SigningKeyId::generate(),
+            created_at: at,
+            expires_at: None,
+        }],
+        pending: 0,
+        failed: 0,
+        created_at: at,
+        updated_at: at,
+    }
+}
+
+#[test]
+fn the_management_pages_show_hostile_text_inert_and_no_url_path() {
+    use super::{
+        apps::apps_table,
+        manage::{edit_form, new_form, AppChoice},
+        subscription::summary,
+    };
+    let h = hostile();
+    let sub = hostile_subscription(&h);
+    let mut typed = HashMap::new();
+    typed.insert("nombre".to_owned(), h.clone());
+    typed.insert("url".to_owned(), h.clone());
+    for out in [
+        summary(&sub).into_string(),
+        edit_form(&sub, &h, &HashMap::new()).into_string(),
+    ] {
+        assert!(inert(&out), "{out}");
+        assert!(
+            !out.contains("secret-path") && !out.contains("token=abc"),
+            "{out}"
+        );
+    }
+    // Values typed into a form that failed come back as values.
+    let out = edit_form(&sub, &h, &typed).into_string();
+    assert!(
+        !out.contains("<script>alert") && !out.contains("<img"),
+        "{out}"
+    );
+    let apps = [AppChoice {
+        id_text: h.clone(),
+        name: h.clone(),
+    }];
+    let out = new_form(&apps, &h, &typed).into_string();
+    assert!(inert(&out), "{out}");
+    let app = motor_domain::operator::App {
+        id: motor_domain::AppId::from_uuid(uuid::Uuid::now_v7()),
+        name: h.clone(),
+        allowed_destinations: vec![h.clone()],
+        destination_policy: Default::default(),
+        created_at: Utc.with_ymd_and_hms(2026, 12, 3, 7, 5, 9).unwrap(),
+    };
+    let out = apps_table(&[app], &h, None).into_string();
+    assert!(inert(&out), "{out}");
+}
+
+#[test]
+fn the_success_rate_is_delivered_out_of_finished() {
+    use motor_store::subscription_stats::SubscriptionStats;
+
+    use super::subscription::success_rate;
+    let s = |delivered, failed| SubscriptionStats {
+        delivered,
+        failed,
+        pending: 7,
+        ..Default::default()
+    };
+    assert_eq!(success_rate(&s(3, 1)), "75.0 %");
+    assert_eq!(success_rate(&s(0, 2)), "0.0 %");
+    assert_eq!(success_rate(&s(2, 0)), "100.0 %");
+    assert_eq!(success_rate(&s(0, 0)), "—");
 }

@@ -74,7 +74,7 @@ pub(super) async fn append_events(
         .append(caller.0.app_id, instance, key.as_deref(), &value)
         .await?;
     if let Some(appended) = &answer.appended {
-        count(&state, caller.0.app_id, appended, started);
+        count(&state, caller.0.app_id, instance, appended, started);
     }
     let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::OK);
     Ok(json_response(status, answer.body))
@@ -83,6 +83,7 @@ pub(super) async fn append_events(
 fn count(
     state: &AppState,
     app: motor_domain::AppId,
+    instance: motor_domain::InstanceId,
     appended: &Appended,
     started: std::time::Instant,
 ) {
@@ -96,6 +97,10 @@ fn count(
     m.events_duplicate.inc_by(duplicate);
     m.pipeline
         .accepted(app.to_string(), appended.stored as u64, duplicate);
+    let instance = instance.to_string();
+    for event_type in &appended.new_types {
+        m.breakdown.accepted(&instance, event_type);
+    }
     if tracing::enabled!(tracing::Level::DEBUG) {
         // The ids an attempt's span carries, so a trace joins ingest to
         // delivery (read back from the stored envelopes only when wanted).

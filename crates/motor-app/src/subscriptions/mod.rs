@@ -4,6 +4,7 @@
 //! and is sealed before it reaches the store. `probe` sends the `/test`
 //! attempt.
 
+pub mod operator;
 pub mod probe;
 
 use std::fmt;
@@ -19,7 +20,7 @@ use motor_domain::{
     },
     FieldError,
 };
-use motor_store::{lifecycle, operator_view, settings, subscriptions as store, Pool};
+use motor_store::{lifecycle, settings, subscriptions as store, Pool};
 
 use crate::{
     access::{check_destination, check_types, refuse_deleted},
@@ -365,14 +366,12 @@ pub async fn set_state(
     id: SubscriptionId,
     wanted: &str,
 ) -> Result<Subscription> {
-    let app = operator_view::subscription_app(pool, *id.as_uuid())
-        .await?
-        .ok_or(AppError::NotFound("subscription"))?;
+    let access = operator::access(pool, id).await?;
     let change = SubscriptionChange {
         state: Some(wanted.to_owned()),
         ..Default::default()
     };
-    update(pool, sealing, &Access::whole_app(app), id, change).await
+    update(pool, sealing, &access, id, change).await
 }
 
 #[cfg(test)]

@@ -16,6 +16,19 @@ pub(super) struct Observation {
     decision: Decision,
     /// Seconds from the delivery's commit to now.
     since_commit: f64,
+    /// The instance and event type, for a delivery this attempt ended.
+    source: Option<(String, String)>,
+}
+
+/// The `type` of a stored envelope, read without the rest of it.
+#[derive(serde::Deserialize)]
+struct TypeOnly {
+    #[serde(rename = "type")]
+    event_type: String,
+}
+
+fn event_type(envelope: &str) -> String {
+    serde_json::from_str::<TypeOnly>(envelope).map_or_else(|_| "?".to_owned(), |t| t.event_type)
 }
 
 impl Observation {
@@ -29,12 +42,19 @@ impl Observation {
         let since_commit = (chrono::Utc::now() - claimed.created_at)
             .to_std()
             .map_or(0.0, |d| d.as_secs_f64());
+        let ended = matches!(decision, Decision::Delivered | Decision::Fail { .. });
         Self {
             span,
             clase: class(attempt),
             seconds: f64::from(attempt.duration_ms) / 1000.0,
             decision: *decision,
             since_commit,
+            source: ended.then(|| {
+                (
+                    claimed.instance_id.to_string(),
+                    event_type(&claimed.envelope),
+                )
+            }),
         }
     }
 
@@ -52,9 +72,17 @@ impl Observation {
         });
         let p = &metrics.pipeline;
         p.attempt(self.clase, self.seconds);
+        let b = &metrics.breakdown;
+        let (instance, event_type) = self.source.unwrap_or_default();
         match self.decision {
-            Decision::Delivered => p.delivered(self.since_commit),
-            Decision::Fail { error } => p.failed(error.to_string()),
+            Decision::Delivered => {
+                p.delivered(self.since_commit);
+                b.delivered(&instance, &event_type, self.since_commit);
+            }
+            Decision::Fail { error } => {
+                p.failed(error.to_string());
+                b.failed(&instance, &event_type);
+            }
             Decision::Retry { tier, .. } => {
                 let suffix = tier.suffix();
                 p.retry(suffix.strip_prefix("retry.").unwrap_or(suffix).to_owned());

@@ -33,6 +33,8 @@ pub struct Appended {
     pub envelopes: Vec<String>,
     /// How many events were new (the rest were known `source_id`s).
     pub stored: usize,
+    /// The types of the new events, in order (the per-type metrics).
+    pub new_types: Vec<String>,
     /// First attempts for this process's dispatcher, with
     /// [`append_locked_handing`]; empty otherwise.
     pub handed: Handed,

@@ -42,6 +42,7 @@ pub(super) async fn append_locked_all(
             .expect("every request's instance is locked");
         let mut envelopes = Vec::with_capacity(request.events.len());
         let mut stored = 0;
+        let mut new_types = Vec::new();
         for event in request.events {
             if let Some(source) = event.source_id.as_deref() {
                 if let Some(envelope) = known
@@ -72,11 +73,13 @@ pub(super) async fn append_locked_all(
             }
             rows.push(&envelope, event.source_id.clone(), &json);
             envelopes.push(json);
+            new_types.push(envelope.event_type);
             stored += 1;
         }
         answers.push(Appended {
             envelopes,
             stored,
+            new_types,
             handed: Handed::default(),
         });
     }

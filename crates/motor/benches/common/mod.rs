@@ -95,6 +95,8 @@ impl BenchDb {
             streams_buffer: 4_096,
             streams_heartbeat_ms: None,
             metrics_sample_ms: 15_000,
+            metrics_top_instances: motor_metrics::DEFAULT_TOP_INSTANCES,
+            metrics_top_types: motor_metrics::DEFAULT_TOP_TYPES,
             reconcile: Default::default(),
         }
     }

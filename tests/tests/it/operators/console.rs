@@ -493,11 +493,14 @@ async fn console_actions_need_a_session_and_its_csrf_token() {
         .await
         .unwrap();
     assert_eq!(res.status(), StatusCode::OK);
+    // The group's one failed delivery was just sent again (its retry is
+    // pending, the subscription paused): it has left the DLQ, so the
+    // group sends nothing more (issue 36, item 6).
     assert!(res
         .text()
         .await
         .unwrap()
-        .contains("1 entregas nuevas en 1 replays"));
-    assert_eq!(replays().await, 2);
+        .contains("0 entregas nuevas en 0 replays"));
+    assert_eq!(replays().await, 1);
     m.stop().await;
 }

@@ -217,7 +217,7 @@ async fn hostile_data(m: &TestMotor, r: &Receiver) -> String {
 }
 
 /// Logs in through the login form.
-async fn login(c: &Client, m: &TestMotor) {
+pub(super) async fn login(c: &Client, m: &TestMotor) {
     c.goto(&m.url("/console/login")).await.unwrap();
     fill(c, "#token", ADMIN_TOKEN).await;
     click(c, "#entrar").await;
@@ -246,6 +246,23 @@ async fn every_console_page_shows_hostile_text_inert() {
         c.goto(&m.url(path)).await.unwrap();
         shows_literally(&c, name).await;
     }
+    // The pages that manage (issue 36): the app's, a subscription's (its
+    // name, its delivery's event type on the timeline), the new form.
+    let sub: uuid::Uuid =
+        sqlx::query_scalar("SELECT subscription_id FROM deliveries WHERE estado = 'fallida'")
+            .fetch_one(&m.db.pool)
+            .await
+            .unwrap();
+    for (path, name) in [
+        ("/console/apps".to_owned(), "apps"),
+        (format!("/console/subscriptions/{sub}"), "subscription"),
+    ] {
+        c.goto(&m.url(&path)).await.unwrap();
+        shows_literally(&c, name).await;
+    }
+    c.goto(&m.url("/console/subscriptions/new")).await.unwrap();
+    audit(&c, "new subscription").await;
+
     // Only scheme and host of a destination, never its path or query.
     c.goto(&m.url("/console/subscriptions")).await.unwrap();
     let text = audit(&c, "subscriptions").await;

@@ -137,3 +137,110 @@ async fn a_known_run_is_counted_exactly() {
     assert!(metrics[&lag] >= 0.0);
     m.stop().await;
 }
+
+/// Per instance and per event type (issue 36, item 4), with at most 2 of
+/// each named: the first two instances and types seen have their own
+/// label, the rest are summed under `other`, and no family shows more
+/// than 3 values. `motor_build_info` carries the version.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn per_instance_and_type_metrics_keep_their_cardinality_bounded() {
+    use crate::util::{TestDb, TestMotor, ALL_ROLES};
+
+    let m = TestMotor::start_configured(TestDb::new().await, &ALL_ROLES, |c| {
+        c.metrics_top_instances = 2;
+        c.metrics_top_types = 2;
+    })
+    .await;
+    let t = m.tenant(4).await;
+    let r = Receiver::start().await;
+    r.script(|seen| match tag(&seen.body).as_str() {
+        "gone" => Reply::status(410),
+        _ => Reply::status(204),
+    });
+    subscribe(&m, &t, &r, json!({})).await;
+    // One event per instance, in order: i0 (a), i1 (b), i2 (c), i3 (c, fails).
+    let events = [("a", "ok"), ("b", "ok"), ("c", "ok"), ("c", "gone")];
+    for (i, (event_type, tag)) in events.iter().enumerate() {
+        post(
+            &m,
+            &t,
+            t.instances[i],
+            json!({"type": event_type, "data": {"tag": tag}}),
+        )
+        .await;
+    }
+    let [i0, i1, ..] = [0, 1].map(|i| t.instances[i].to_string());
+    let metrics = scrape_until(&m, "the deliveries counted", |m| {
+        m.get("motor_instance_deliveries_failed_total{instance=\"other\"}") == Some(&1.0)
+            && m.get("motor_type_deliveries_delivered_total{event_type=\"other\"}") == Some(&1.0)
+            && m.get(&format!(
+                "motor_instance_deliveries_delivered_total{{instance=\"{i1}\"}}"
+            )) == Some(&1.0)
+    })
+    .await;
+    let at = |name: String| {
+        *metrics
+            .get(&name)
+            .unwrap_or_else(|| panic!("no {name} in {metrics:#?}"))
+    };
+    for (family, other) in [
+        ("instance_events_accepted", 2.0),
+        ("instance_deliveries_delivered", 1.0),
+    ] {
+        assert_eq!(
+            at(format!("motor_{family}_total{{instance=\"{i0}\"}}")),
+            1.0
+        );
+        assert_eq!(
+            at(format!("motor_{family}_total{{instance=\"{i1}\"}}")),
+            1.0
+        );
+        assert_eq!(
+            at(format!("motor_{family}_total{{instance=\"other\"}}")),
+            other
+        );
+    }
+    for (family, other) in [
+        ("type_events_accepted", 2.0),
+        ("type_deliveries_delivered", 1.0),
+    ] {
+        assert_eq!(at(format!("motor_{family}_total{{event_type=\"a\"}}")), 1.0);
+        assert_eq!(at(format!("motor_{family}_total{{event_type=\"b\"}}")), 1.0);
+        assert_eq!(
+            at(format!("motor_{family}_total{{event_type=\"other\"}}")),
+            other
+        );
+    }
+    assert_eq!(
+        at("motor_type_deliveries_failed_total{event_type=\"other\"}".into()),
+        1.0
+    );
+    assert_eq!(
+        at(format!(
+            "motor_instance_delivery_latency_seconds_count{{instance=\"{i0}\"}}"
+        )),
+        1.0
+    );
+    assert_eq!(
+        at(format!(
+            "motor_build_info{{version=\"{}\"}}",
+            env!("CARGO_PKG_VERSION")
+        )),
+        1.0
+    );
+    // No instance label beyond the two named and other; none for i2, i3.
+    for (label, limit) in [("instance", 2), ("event_type", 2)] {
+        let values: std::collections::BTreeSet<&str> = metrics
+            .keys()
+            .filter_map(|k| k.split(&format!("{label}=\"")).nth(1))
+            .filter_map(|rest| rest.split('"').next())
+            .collect();
+        assert!(values.len() <= limit + 1, "{label}: {values:?}");
+        assert!(values.contains("other"), "{label}: {values:?}");
+    }
+    for i in [2, 3] {
+        let id = t.instances[i].to_string();
+        assert!(!metrics.keys().any(|k| k.contains(&id)), "{id} is named");
+    }
+    m.stop().await;
+}
