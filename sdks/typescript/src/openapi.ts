@@ -718,6 +718,7 @@ export interface components {
              * @example estandar
              */
             politica_destinos: string;
+            contrato?: null | components["schemas"]["Contrato"];
             /** Format: date-time */
             creada_en: string;
         };
@@ -762,6 +763,12 @@ export interface components {
              */
             vence_en: string | null;
         };
+        /**
+         * @description A product contract (`contrato`, docs/CONTRACTS.md): which product's
+         *     webhook document a receiver is written from.
+         * @enum {string}
+         */
+        Contrato: "motor" | "visito" | "asixto" | "standard-webhooks";
         CreateApp: {
             nombre: string;
             destinos_permitidos?: components["schemas"]["DestinationEntry"][];
@@ -770,6 +777,7 @@ export interface components {
              *     public IPv4 addresses only, checked at create and at connect.
              */
             politica_destinos?: string | null;
+            contrato?: null | components["schemas"]["Contrato"];
         };
         CreateInstance: {
             nombre: string;
@@ -842,6 +850,7 @@ export interface components {
             /** @description Default `true`: per instance, in `seq` order. */
             ordenado?: boolean | null;
             firma?: null | components["schemas"]["SigningProfile"];
+            contrato?: null | components["schemas"]["Contrato"];
             credenciales?: null | components["schemas"]["Credenciales"];
             /**
              * Format: int64
@@ -1421,6 +1430,7 @@ export interface components {
              *     `t-v1` or `standard-webhooks`.
              */
             firma: components["schemas"]["SigningProfile"];
+            contrato?: null | components["schemas"]["Contrato"];
             /**
              * Format: int64
              * @description At most this many attempts a second (1–10 000) across every lane
@@ -1511,6 +1521,7 @@ export interface components {
              *     when their destination no longer passes).
              */
             politica_destinos?: string | null;
+            contrato?: null | components["schemas"]["Contrato"];
         };
         UpdateSubscription: {
             nombre?: string | null;
@@ -1519,6 +1530,7 @@ export interface components {
             tipos?: components["schemas"]["EventTypeName"][] | null;
             ordenado?: boolean | null;
             firma?: null | components["schemas"]["SigningProfile"];
+            contrato?: null | components["schemas"]["Contrato"];
             /** @description `activa` or `pausada`. */
             estado?: string | null;
             /**

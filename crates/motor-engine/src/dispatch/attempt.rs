@@ -1,8 +1,8 @@
 //! One attempt of a claimed delivery: gather what it needs (settings, the
 //! app's allowed destinations, the subscription's contract, signing
-//! profile, live keys and broker credentials — all from the cache), make it through
-//! `motor_destinations::attempt` (the same call `/test` makes), and turn
-//! the report into the attempt row and outcome.
+//! profile, live keys and broker credentials — all from the cache), make
+//! it through `motor_destinations::attempt` (the same call `/test` makes),
+//! and turn the report into the attempt row and outcome.
 
 use bytes::Bytes;
 use motor_destinations::{attempt, Attempt as Request};

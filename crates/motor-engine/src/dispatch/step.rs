@@ -231,16 +231,15 @@ impl Dispatcher {
     /// subscription's contract's, which its row keeps from then on. Other
     /// outcomes mean the same under every ladder.
     async fn decide(&self, claimed: &Claimed, outcome: Outcome) -> Result<Decision> {
-        let draw = Jitter::random(&mut rand::thread_rng());
-        let now = chrono::Utc::now();
         let ladder = match outcome {
             Outcome::Retry { .. } => self.ladder_of(claimed).await?,
             _ => MOTOR_V1.id(),
         };
+        let draw = Jitter::random(&mut rand::thread_rng());
         Ok(self.ladders.decide(
             ladder,
             claimed.created_at,
-            now,
+            chrono::Utc::now(),
             claimed.attempt,
             outcome,
             draw,
