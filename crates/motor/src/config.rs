@@ -154,9 +154,9 @@ impl Config {
     /// The retry ladders: the policy for `motor@1`, the test stand-ins
     /// (if any) for the others.
     pub fn ladders(&self) -> anyhow::Result<motor_engine::Ladders> {
-        Ok(motor_engine::Ladders::new(self.retry_policy()?)
+        motor_engine::Ladders::new(self.retry_policy()?)
             .with_stand_ins(self.test_ladders.clone())
-            .context("MOTOR_TEST_LADDERS")?)
+            .context("MOTOR_TEST_LADDERS")
     }
 
     pub fn streams(&self) -> motor_api::streams::StreamsConfig {
