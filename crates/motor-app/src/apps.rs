@@ -1,6 +1,7 @@
 //! Apps (tenants), created and changed by the operator.
 
 use motor_domain::{
+    contract::Contract,
     destination::DestinationPolicy,
     operator::{parse_destinations, parse_name, App},
     AppId,
@@ -16,6 +17,8 @@ pub struct NewApp {
     pub allowed_destinations: Vec<String>,
     /// `estandar` (when absent) or `publica_https`.
     pub destination_policy: Option<String>,
+    /// `motor` (when absent), `visito`, `asixto` or `standard-webhooks`.
+    pub contract: Option<String>,
 }
 
 /// A change of an app: what is `None` stays.
@@ -24,6 +27,15 @@ pub struct AppChange {
     pub name: Option<String>,
     pub allowed_destinations: Option<Vec<String>>,
     pub destination_policy: Option<String>,
+    /// Changes the default of subscriptions created after; existing ones
+    /// keep theirs.
+    pub contract: Option<String>,
+}
+
+fn parse_contract(raw: Option<String>) -> Result<Option<Contract>> {
+    Ok(raw
+        .map(|c| Contract::parse_field(&c, "body.contrato"))
+        .transpose()?)
 }
 
 pub async fn create(pool: &Pool, input: NewApp) -> Result<App> {
@@ -34,7 +46,8 @@ pub async fn create(pool: &Pool, input: NewApp) -> Result<App> {
         .map(|p| DestinationPolicy::parse_field(&p, "body.politica_destinos"))
         .transpose()?
         .unwrap_or_default();
-    Ok(store::create_app(pool, &name, &destinations, policy).await?)
+    let contract = parse_contract(input.contract)?.unwrap_or_default();
+    Ok(store::create_app(pool, &name, &destinations, policy, contract).await?)
 }
 
 pub async fn list(pool: &Pool) -> Result<Vec<App>> {
@@ -58,5 +71,14 @@ pub async fn update(pool: &Pool, app: AppId, input: AppChange) -> Result<App> {
         .destination_policy
         .map(|p| DestinationPolicy::parse_field(&p, "body.politica_destinos"))
         .transpose()?;
-    Ok(store::update_app(pool, app, name.as_deref(), destinations.as_deref(), policy).await?)
+    let contract = parse_contract(input.contract)?;
+    Ok(store::update_app(
+        pool,
+        app,
+        name.as_deref(),
+        destinations.as_deref(),
+        policy,
+        contract,
+    )
+    .await?)
 }

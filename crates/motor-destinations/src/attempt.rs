@@ -1,7 +1,9 @@
 //! One attempt, the same for every caller: the dispatcher's deliveries and
 //! the `/test` probe. Check the destination against the allowed lists,
-//! sign with the live keys, send within the timeout, and report what
-//! happened and how long it took. What the outcome means for the delivery
+//! render the request under the subscription's contract (body, headers,
+//! signature with the live keys: `motor_domain::contract::render`), send
+//! within the contract's timeout, and report what happened and how long it
+//! took. What the outcome means for the delivery
 //! (retry, suspend, fail) is the caller's: [`AttemptReport::outcome`] is the
 //! domain's classification of it.
 
@@ -9,12 +11,13 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use motor_domain::{
+    contract::{render, render::Replay, Contract, Environment, RenderError, RenderInput},
     credentials::BrokerCredentials,
-    delivery::{AttemptResult, Outcome, TransportFailure},
+    delivery::{AttemptResult, DeliveryId, Outcome, TransportFailure},
     destination::{Destination, DestinationPolicy},
-    signature::{sign_profile, SigningKey, SigningProfile},
+    signature::{SigningKey, SigningProfile},
     time::Timestamp,
-    EventId, InstanceId,
+    AppId, InstanceId,
 };
 use serde::Deserialize;
 
@@ -40,17 +43,28 @@ pub struct Attempt<'a> {
     /// instant sign it.
     pub keys: &'a [SigningKey],
     /// The subscription's signing profile (`firma`): which signature
-    /// headers the message carries, whatever the destination's kind.
+    /// headers the message carries, whatever the destination's kind, where
+    /// the contract lets the subscription choose.
     pub profile: SigningProfile,
-    pub event_id: EventId,
+    /// The subscription's contract (`contrato`): the body's shape, the
+    /// header names, the signature, the timeout.
+    pub contract: Contract,
+    /// The event's app: Visito's `tenantId`.
+    pub app_id: AppId,
+    /// Asixto's `environment`.
+    pub environment: Environment,
     /// `X-MW-Delivery-Id`: the delivery's id, or a fresh one for a probe.
-    pub delivery_id: &'a str,
+    pub delivery_id: DeliveryId,
+    /// Whether the delivery is a replay or a manual retry (its lane is a
+    /// replay's): Asixto's new `id` and `replay_of`.
+    pub replay: bool,
     /// `X-MW-Replay-Of`: the delivery a replay or a manual retry sends
     /// again; `None` for a live delivery or a probe (no header).
     pub replay_of: Option<&'a str>,
     /// The envelope's bytes, exactly as the ledger holds them.
     pub envelope: Bytes,
-    /// The operator setting `webhooks.timeout_segundos` (clamped to 1–60).
+    /// The operator setting `webhooks.timeout_segundos` (clamped to 1–60),
+    /// for contracts that leave the timeout to the operator.
     pub timeout_seconds: i64,
     /// The subscription's broker login, opened (brokers only).
     pub credentials: Option<&'a BrokerCredentials>,
@@ -132,25 +146,31 @@ async fn send(
     if attempt.policy.check(destination, "url").is_err() {
         return Err(TransportFailure::DestinationBlocked);
     }
-    // No live key, or (standard-webhooks) a stored secret that is not
-    // base64: nothing a receiver could verify, so `sin_secreto`.
-    let signed = sign_profile(
-        attempt.profile,
-        attempt.keys,
-        chrono::Utc::now(),
-        attempt.delivery_id,
-        &attempt.envelope,
+    let spec = attempt.contract.spec();
+    let replay = (attempt.replay || attempt.replay_of.is_some()).then_some(Replay {
+        original_delivery: attempt.replay_of,
+    });
+    let rendered = render(
+        spec,
+        &RenderInput {
+            envelope: &attempt.envelope,
+            app_id: attempt.app_id,
+            environment: attempt.environment,
+            delivery_id: attempt.delivery_id,
+            replay,
+            keys: attempt.keys,
+            profile: attempt.profile,
+            now: chrono::Utc::now(),
+        },
     )
-    .map_err(|_| TransportFailure::NoSecret)?;
-    key_ids.extend(signed.key_id_list().into_iter().map(str::to_owned));
-    let mut headers = vec![
-        ("X-MW-Event-Id", attempt.event_id.to_string()),
-        ("X-MW-Delivery-Id", attempt.delivery_id.to_owned()),
-    ];
-    if let Some(original) = attempt.replay_of {
-        headers.push(("X-MW-Replay-Of", original.to_owned()));
-    }
-    headers.extend(signed.pairs().map(|(k, v)| (k, v.to_owned())));
+    .map_err(|e| match e {
+        // No live key, or (standard-webhooks) a stored secret that is not
+        // base64: nothing a receiver could verify, so `sin_secreto`.
+        RenderError::Sign(_) => TransportFailure::NoSecret,
+        // Never for an envelope Motor stored: nothing could be sent.
+        RenderError::Envelope(_) => TransportFailure::BadUrl,
+    })?;
+    key_ids.extend(rendered.key_ids);
     // Only brokers route by the envelope's fields; a webhook never reads
     // its body.
     let routing = if destination.is_broker() {
@@ -162,20 +182,24 @@ async fn send(
             instance_id: InstanceId::from_uuid(Default::default()),
         }
     };
+    // The contract's own timeout, or the operator's setting.
+    let timeout = spec.attempt_timeout.unwrap_or_else(|| {
+        Duration::from_secs(
+            attempt
+                .timeout_seconds
+                .clamp(*TIMEOUT_SECONDS.start(), *TIMEOUT_SECONDS.end()) as u64,
+        )
+    });
     let message = Message {
-        body: attempt.envelope.clone(),
-        headers,
-        delivery_id: attempt.delivery_id.to_owned(),
+        body: Bytes::from(rendered.body),
+        headers: rendered.headers,
+        delivery_id: attempt.delivery_id.to_string(),
         event_type: routing.event_type,
         instance_id: routing.instance_id,
         credentials: attempt.credentials.cloned(),
         nats_without_jetstream: attempt.nats_without_jetstream,
         public_ipv4_only: attempt.policy.public_ipv4_only(),
-        timeout: Duration::from_secs(
-            attempt
-                .timeout_seconds
-                .clamp(*TIMEOUT_SECONDS.start(), *TIMEOUT_SECONDS.end()) as u64,
-        ),
+        timeout,
     };
     destinations.send(destination, &message).await
 }

@@ -8,7 +8,9 @@
 //! Neighbours: [`ladder`] holds the retry ladders the table names,
 //! [`mod@render`] builds one attempt's body and headers from the table, and
 //! both call into [`crate::signature`] and [`crate::delivery`] unchanged.
-//! Nothing here is wired into the engine or the API yet.
+//! Apps and subscriptions name a contract (`contrato`); the engine reads
+//! its table for every attempt (`motor_destinations::attempt`, the
+//! dispatcher's settle step).
 
 use std::{fmt, time::Duration};
 
@@ -68,12 +70,17 @@ impl Contract {
     /// The wire spelling, exactly; anything else is an error naming
     /// `contrato` and the accepted values.
     pub fn parse(s: &str) -> Result<Self, FieldError> {
+        Self::parse_field(s, FIELD)
+    }
+
+    /// [`Contract::parse`], the error naming `field` (`body.contrato`).
+    pub fn parse_field(s: &str, field: &str) -> Result<Self, FieldError> {
         Self::ALL
             .into_iter()
             .find(|c| c.as_str() == s)
             .ok_or_else(|| {
                 FieldError::invalid(
-                    FIELD,
+                    field,
                     "must be one of motor, visito, asixto, standard-webhooks",
                 )
             })

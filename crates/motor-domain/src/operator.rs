@@ -3,6 +3,7 @@
 //! `admin/*/dto.rs`).
 
 use crate::{
+    contract::Contract,
     destination::{parse_allowed_entry, DestinationPolicy},
     error::FieldError,
     ids::{AppId, InstanceId},
@@ -20,6 +21,8 @@ pub struct App {
     pub allowed_destinations: Vec<String>,
     /// `estandar` or `publica_https` (HTTPS on 443 to public IPv4 only).
     pub destination_policy: DestinationPolicy,
+    /// The contract its new subscriptions take when they name none.
+    pub contract: Contract,
     pub created_at: Timestamp,
 }
 

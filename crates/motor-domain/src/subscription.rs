@@ -4,6 +4,7 @@
 //! engine asks [`Subscription::covers`] which events fan out to it.
 
 use crate::{
+    contract::Contract,
     destination::Destination,
     error::FieldError,
     event::EventType,
@@ -128,6 +129,8 @@ pub struct Subscription {
     pub ordered: bool,
     /// The signing profile of its deliveries.
     pub signature: SigningProfile,
+    /// The product contract its deliveries follow (`contrato`).
+    pub contract: Contract,
     /// At most this many attempts a second (1–10 000) across every lane
     /// and every Motor process; `None` = no limit.
     pub max_per_second: Option<i64>,
@@ -163,6 +166,8 @@ pub struct NewSubscription {
     pub event_types: Vec<EventType>,
     pub ordered: bool,
     pub signature: SigningProfile,
+    /// `None`: the app's contract.
+    pub contract: Option<Contract>,
     pub max_per_second: Option<i64>,
 }
 
@@ -175,6 +180,7 @@ pub struct SubscriptionChanges {
     pub event_types: Option<Vec<EventType>>,
     pub ordered: Option<bool>,
     pub signature: Option<SigningProfile>,
+    pub contract: Option<Contract>,
     pub state: Option<SubscriptionState>,
     pub expected_version: Option<i64>,
 }
@@ -269,6 +275,12 @@ pub fn parse_signature(raw: &str) -> Result<SigningProfile, FieldError> {
     })
 }
 
+/// A contract by its wire spelling, exactly (`motor`, `visito`, `asixto`,
+/// `standard-webhooks`); anything else names `body.contrato`.
+pub fn parse_contract(raw: &str) -> Result<Contract, FieldError> {
+    Contract::parse_field(raw, "body.contrato")
+}
+
 /// A `PATCH` may set `activa` or `pausada`; suspension and deletion belong
 /// to the engine and to `DELETE`.
 pub fn parse_state_patch(raw: &str) -> Result<SubscriptionState, FieldError> {
@@ -352,6 +364,20 @@ mod tests {
     }
 
     #[test]
+    fn contract_names_its_field() {
+        for c in Contract::ALL {
+            assert_eq!(parse_contract(c.as_str()).unwrap(), c);
+        }
+        for bad in ["Motor", "visito ", "", "stripe", "standard_webhooks"] {
+            let e = parse_contract(bad).unwrap_err();
+            assert_eq!(e.field, "body.contrato", "{bad:?}");
+            assert!(e
+                .message
+                .contains("motor, visito, asixto, standard-webhooks"));
+        }
+    }
+
+    #[test]
     fn covers() {
         let a = InstanceId::new();
         let b = InstanceId::new();
@@ -366,6 +392,7 @@ mod tests {
             event_types: vec![],
             ordered: true,
             signature: SigningProfile::MwV1,
+            contract: Contract::Motor,
             max_per_second: None,
             state: SubscriptionState::Active,
             reason: None,

@@ -19,6 +19,10 @@ pub enum EngineError {
     /// Kafka did not acknowledge some records of a relay round.
     #[error("{failed} records not acknowledged: {cause}")]
     NotAcknowledged { failed: usize, cause: String },
+    /// A claim lost (its lease ran out and another took the delivery)
+    /// before its attempt: the attempt was not made.
+    #[error("the claim was lost before its attempt")]
+    Lost,
 }
 
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;

@@ -30,7 +30,9 @@ mod retention;
 mod sampler;
 mod sweeper;
 
-pub use dispatch::{run as run_dispatch, DispatchConfig, Dispatcher, LocalRoles, Source};
+pub use dispatch::{
+    run as run_dispatch, DispatchConfig, Dispatcher, Ladders, LocalRoles, MotorStandIn, Source,
+};
 pub use error::{EngineError, Result};
 pub use reconcile::{reconcile_once, run as run_reconcile, ReconcileConfig};
 pub use relay::{run as run_relay, RelayConfig};

@@ -97,6 +97,29 @@ pub(crate) async fn fan_out_system(
 
 use crate::{outbox, Result};
 
+/// The retry ladder a delivery keeps: the one its row names, or — the
+/// first time it is asked, at the delivery's first failed attempt —
+/// `ladder`, written then and never changed after (a subscription that
+/// changes contract does not change its pending deliveries' ladders).
+/// One statement; a row that is gone answers `ladder`.
+pub async fn keep_ladder(
+    db: impl sqlx::PgExecutor<'_>,
+    delivery: DeliveryId,
+    ladder: motor_domain::contract::LadderId,
+) -> Result<String> {
+    let wanted = ladder.to_string();
+    let kept = sqlx::query_scalar!(
+        r#"UPDATE deliveries SET escalera = COALESCE(escalera, $2)
+           WHERE id = $1
+           RETURNING escalera AS "escalera!""#,
+        delivery.as_uuid(),
+        &wanted,
+    )
+    .fetch_optional(db)
+    .await?;
+    Ok(kept.unwrap_or(wanted))
+}
+
 /// Writes each job to the outbox on the topic its `due_at` calls for
 /// ([`Topic::for_job`](motor_domain::outbox::Topic::for_job)), key = its
 /// instance, in the given order.

@@ -3,6 +3,7 @@
 
 use motor_domain::{
     apikey::IssuedKey,
+    contract::Contract,
     destination::DestinationPolicy,
     operator::{ApiKeyInfo, App, CreatedKey, Instance},
     principal::Principal,
@@ -19,27 +20,30 @@ pub async fn create_app(
     nombre: &str,
     destinos: &[String],
     politica: DestinationPolicy,
+    contrato: Contract,
 ) -> Result<App> {
     // The app and its system instance (the ledger of the events Motor
     // publishes to the app's subscriptions), in one statement.
     let row = sqlx::query_as!(
         AppRow,
         r#"WITH app AS (
-               INSERT INTO apps (id, nombre, destinos_permitidos, politica_destinos)
-               VALUES ($1, $2, $3, $4)
-               RETURNING id, nombre, destinos_permitidos, politica_destinos, creado_en
+               INSERT INTO apps (id, nombre, destinos_permitidos, politica_destinos, contrato)
+               VALUES ($1, $2, $3, $4, $6)
+               RETURNING id, nombre, destinos_permitidos, politica_destinos, contrato, creado_en
            ), system AS (
                INSERT INTO instances (id, app_id, nombre, sistema)
                SELECT $5, id, 'sistema', true FROM app
            )
            SELECT id AS "id!", nombre AS "name!", destinos_permitidos AS "allowed_destinations!",
-                  politica_destinos AS "destination_policy!", creado_en AS "created_at!"
+                  politica_destinos AS "destination_policy!", contrato AS "contract!",
+                  creado_en AS "created_at!"
            FROM app"#,
         Uuid::from(AppId::new()),
         nombre,
         destinos,
         politica.as_str(),
         Uuid::from(InstanceId::new()),
+        contrato.as_str(),
     )
     .fetch_one(db)
     .await?;
@@ -50,7 +54,8 @@ pub async fn list_apps(db: impl PgExecutor<'_>) -> Result<Vec<App>> {
     let rows = sqlx::query_as!(
         AppRow,
         "SELECT id, nombre AS name, destinos_permitidos AS allowed_destinations,
-                politica_destinos AS destination_policy, creado_en AS created_at
+                politica_destinos AS destination_policy, contrato AS contract,
+                creado_en AS created_at
          FROM apps ORDER BY creado_en, id"
     )
     .fetch_all(db)
@@ -62,7 +67,8 @@ pub async fn get_app(db: impl PgExecutor<'_>, id: AppId) -> Result<App> {
     sqlx::query_as!(
         AppRow,
         "SELECT id, nombre AS name, destinos_permitidos AS allowed_destinations,
-                politica_destinos AS destination_policy, creado_en AS created_at
+                politica_destinos AS destination_policy, contrato AS contract,
+                creado_en AS created_at
          FROM apps WHERE id = $1",
         Uuid::from(id),
     )
@@ -79,19 +85,23 @@ pub async fn update_app(
     nombre: Option<&str>,
     destinos: Option<&[String]>,
     politica: Option<DestinationPolicy>,
+    contrato: Option<Contract>,
 ) -> Result<App> {
     sqlx::query_as!(
         AppRow,
         "UPDATE apps SET nombre = COALESCE($2, nombre),
                          destinos_permitidos = COALESCE($3, destinos_permitidos),
-                         politica_destinos = COALESCE($4, politica_destinos)
+                         politica_destinos = COALESCE($4, politica_destinos),
+                         contrato = COALESCE($5, contrato)
          WHERE id = $1
          RETURNING id, nombre AS name, destinos_permitidos AS allowed_destinations,
-                   politica_destinos AS destination_policy, creado_en AS created_at",
+                   politica_destinos AS destination_policy, contrato AS contract,
+                   creado_en AS created_at",
         Uuid::from(id),
         nombre,
         destinos,
         politica.map(DestinationPolicy::as_str),
+        contrato.map(Contract::as_str),
     )
     .fetch_optional(db)
     .await?
@@ -105,6 +115,7 @@ struct AppRow {
     name: String,
     allowed_destinations: Vec<String>,
     destination_policy: String,
+    contract: String,
     created_at: Timestamp,
 }
 
@@ -115,6 +126,8 @@ fn app(row: AppRow) -> App {
         allowed_destinations: row.allowed_destinations,
         // The column's CHECK admits only the policies' own text.
         destination_policy: DestinationPolicy::parse(&row.destination_policy).unwrap_or_default(),
+        // Likewise the contracts' wire names.
+        contract: Contract::parse(&row.contract).unwrap_or_default(),
         created_at: row.created_at,
     }
 }

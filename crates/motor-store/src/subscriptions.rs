@@ -5,6 +5,7 @@
 
 use chrono::Duration;
 use motor_domain::{
+    contract::Contract,
     secret::SigningKeyId,
     signature::SigningProfile,
     subscription::{
@@ -30,6 +31,7 @@ struct SubscriptionRow {
     types: Vec<String>,
     ordered: bool,
     signing_profile: String,
+    contract: String,
     state: String,
     reason: Option<String>,
     suspended_at: Option<Timestamp>,
@@ -43,7 +45,8 @@ struct SubscriptionRow {
 pub use motor_domain::keyring::SealedKey;
 
 /// Inserts a subscription, its first key and its sealed broker
-/// credentials, if any.
+/// credentials, if any. A subscription that names no contract takes its
+/// app's, read in the same statement.
 pub async fn insert(
     conn: &mut PgConnection,
     id: SubscriptionId,
@@ -57,8 +60,9 @@ pub async fn insert(
     let tipos: Vec<&str> = new.event_types.iter().map(|t| t.as_str()).collect();
     sqlx::query!(
         "INSERT INTO subscriptions (id, app_id, nombre, url, instancias, tipos, ordenado, firma,
-                                    credenciales, max_por_segundo)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                                    credenciales, max_por_segundo, contrato)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, COALESCE($11, a.contrato)
+         FROM apps a WHERE a.id = $2",
         id.as_uuid(),
         Uuid::from(app),
         &new.name,
@@ -69,6 +73,7 @@ pub async fn insert(
         new.signature.as_str(),
         sealed_credentials,
         new.max_per_second.map(|n| n as i32),
+        new.contract.map(Contract::as_str),
     )
     .execute(&mut *conn)
     .await?;
@@ -99,7 +104,8 @@ pub async fn get(conn: &mut PgConnection, app: AppId, id: SubscriptionId) -> Res
     let row = sqlx::query_as!(
         SubscriptionRow,
         r#"SELECT id, app_id, nombre AS name, url, instancias AS instances, tipos AS types,
-                ordenado AS ordered, firma AS signing_profile, estado AS state,
+                ordenado AS ordered, firma AS signing_profile, contrato AS contract,
+                estado AS state,
                 motivo AS reason, suspendido_en AS suspended_at, version,
                 creado_en AS created_at, actualizado_en AS updated_at,
                 credenciales IS NOT NULL AS "has_credentials!",
@@ -141,7 +147,8 @@ pub async fn list(
     let rows = sqlx::query_as!(
         SubscriptionRow,
         r#"SELECT id, app_id, nombre AS name, url, instancias AS instances, tipos AS types,
-                ordenado AS ordered, firma AS signing_profile, estado AS state,
+                ordenado AS ordered, firma AS signing_profile, contrato AS contract,
+                estado AS state,
                 motivo AS reason, suspendido_en AS suspended_at, version,
                 creado_en AS created_at, actualizado_en AS updated_at,
                 credenciales IS NOT NULL AS "has_credentials!",
@@ -175,7 +182,7 @@ pub async fn save(conn: &mut PgConnection, sub: &Subscription) -> Result<Subscri
         "UPDATE subscriptions
          SET nombre = $3, url = $4, instancias = $5, tipos = $6, ordenado = $7, estado = $8,
              motivo = $9, suspendido_en = $10, firma = $11, max_por_segundo = $12,
-             version = version + 1, actualizado_en = now()
+             contrato = $13, version = version + 1, actualizado_en = now()
          WHERE id = $1 AND version = $2",
         sub.id.as_uuid(),
         sub.version,
@@ -189,6 +196,7 @@ pub async fn save(conn: &mut PgConnection, sub: &Subscription) -> Result<Subscri
         sub.suspended_at,
         sub.signature.as_str(),
         sub.max_per_second.map(|n| n as i32),
+        sub.contract.as_str(),
     )
     .execute(&mut *conn)
     .await?;
@@ -303,6 +311,8 @@ pub async fn live_keys(db: impl PgExecutor<'_>, id: SubscriptionId) -> Result<Ve
 #[derive(Debug, Clone)]
 pub struct Signing {
     pub profile: SigningProfile,
+    /// The subscription's contract: the shape of every attempt.
+    pub contract: Contract,
     pub keys: Vec<SealedKey>,
 }
 
@@ -311,7 +321,7 @@ pub struct Signing {
 pub async fn signing(db: impl PgExecutor<'_>, id: SubscriptionId) -> Result<Option<Signing>> {
     // A subscription without live keys is one row of NULL key columns.
     let rows = sqlx::query!(
-        r#"SELECT s.firma, k.key_id AS "key_id?", k.sealed AS "sealed?",
+        r#"SELECT s.firma, s.contrato, k.key_id AS "key_id?", k.sealed AS "sealed?",
                   k.creado_en AS "creado_en?", k.vence_en
            FROM subscriptions s
            LEFT JOIN subscription_keys k
@@ -327,6 +337,7 @@ pub async fn signing(db: impl PgExecutor<'_>, id: SubscriptionId) -> Result<Opti
     };
     Ok(Some(Signing {
         profile: signing_profile(&first.firma),
+        contract: Contract::parse(&first.contrato).unwrap_or_default(),
         keys: rows
             .into_iter()
             .filter_map(|r| {
@@ -447,6 +458,7 @@ fn subscription(row: SubscriptionRow) -> Subscription {
         event_types: row.types,
         ordered: row.ordered,
         signature: signing_profile(&row.signing_profile),
+        contract: Contract::parse(&row.contract).unwrap_or_default(),
         max_per_second: row.max_per_second.map(i64::from),
         // The table's CHECK constraints admit only known values.
         state: SubscriptionState::parse(&row.state).unwrap_or(SubscriptionState::Suspended),

@@ -104,6 +104,10 @@ pub enum AppCommand {
         /// `estandar` (default) or `publica_https`.
         #[arg(long = "politica-destinos")]
         politica_destinos: Option<String>,
+        /// `motor` (default), `visito`, `asixto` or `standard-webhooks`:
+        /// the contract its subscriptions take when they name none.
+        #[arg(long)]
+        contrato: Option<String>,
     },
     List,
     Get {
@@ -119,6 +123,10 @@ pub enum AppCommand {
         /// `estandar` or `publica_https`.
         #[arg(long = "politica-destinos")]
         politica_destinos: Option<String>,
+        /// `motor`, `visito`, `asixto` or `standard-webhooks` (for
+        /// subscriptions created after).
+        #[arg(long)]
+        contrato: Option<String>,
     },
 }
 
@@ -175,11 +183,13 @@ async fn execute(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value
                 nombre,
                 destinos,
                 politica_destinos,
+                contrato,
             } => {
                 let input = apps::NewApp {
                     name: nombre,
                     allowed_destinations: destinos,
                     destination_policy: politica_destinos,
+                    contract: contrato,
                 };
                 json(AppOut::from(apps::create(pool, input).await?))
             }
@@ -192,11 +202,13 @@ async fn execute(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value
                 nombre,
                 destinos,
                 politica_destinos,
+                contrato,
             } => {
                 let change = apps::AppChange {
                     name: nombre,
                     allowed_destinations: destinos,
                     destination_policy: politica_destinos,
+                    contract: contrato,
                 };
                 json(AppOut::from(apps::update(pool, id, change).await?))
             }

@@ -69,6 +69,19 @@ pub struct Config {
     #[arg(long, env = "MOTOR_RETRY_GIVE_UP_SECS", hide = true)]
     pub retry_give_up_secs: Option<u64>,
 
+    /// Short stand-ins for the contracts' built-in retry ladders, space
+    /// separated, each `<id>=<ms>,<ms>…;<jitter>;<limit>` (for example
+    /// `visito@1=300,600,1200;simetrica=0;intentos=4`). For tests;
+    /// `motor@1` is shortened with MOTOR_RETRY_SCHEDULE_MS.
+    #[arg(
+        long,
+        env = "MOTOR_TEST_LADDERS",
+        hide = true,
+        value_delimiter = ' ',
+        value_parser = motor_domain::contract::Ladder::parse_stand_in
+    )]
+    pub test_ladders: Vec<motor_domain::contract::Ladder>,
+
     /// Jobs one dispatch or retry consumer holds at most (waiting or running).
     #[arg(long, env = "MOTOR_DISPATCH_IN_FLIGHT", default_value_t = 1000)]
     pub dispatch_in_flight: usize,
@@ -148,6 +161,14 @@ impl Config {
             .map_or(Duration::from_secs(72 * 3600), Duration::from_secs);
         RetryPolicy::new(delays, Duration::from_secs(3600), give_up)
             .map_err(|e| anyhow::anyhow!("retry policy: {e}"))
+    }
+
+    /// The retry ladders: the policy for `motor@1`, the test stand-ins
+    /// (if any) for the others.
+    pub fn ladders(&self) -> anyhow::Result<motor_engine::Ladders> {
+        motor_engine::Ladders::new(self.retry_policy()?)
+            .with_stand_ins(self.test_ladders.clone())
+            .context("MOTOR_TEST_LADDERS")
     }
 
     pub fn streams(&self) -> motor_api::streams::StreamsConfig {

@@ -129,6 +129,7 @@ pub async fn run_with_resolver(
         })
         .collect();
     if !delivering.is_empty() {
+        let ladders = config.ladders()?;
         let config = DispatchConfig {
             bus: config.bus(),
             policy: config.retry_policy()?,
@@ -142,6 +143,7 @@ pub async fn run_with_resolver(
                 metrics.clone(),
             )
             .sending_with(Destinations::with_resolver(resolver.clone()))
+            .deciding_with(ladders)
             .waking_relay(relay_wake.clone()),
         );
         if api && delivering.contains(&Source::Deliveries) {

@@ -387,6 +387,7 @@ async fn motor_admin_settings_alerts_and_event_types() {
             nombre: "alerts".into(),
             destinos_permitidos: vec![],
             politica_destinos: None,
+            contrato: None,
         },
     )
     .await

@@ -8,6 +8,7 @@ mod admin;
 mod auth;
 mod brokers;
 mod commands;
+mod contracts;
 mod deliveries;
 mod dispatch;
 mod health;

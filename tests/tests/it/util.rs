@@ -87,6 +87,7 @@ pub fn config(db: &TestDb, prefix: &str) -> Config {
         database_pool: 12,
         retry_schedule_ms: None,
         retry_give_up_secs: None,
+        test_ladders: Vec::new(),
         dispatch_in_flight: 1000,
         streams_max_connections: 10_000,
         streams_buffer: 4_096,
@@ -224,6 +225,7 @@ impl Tenant {
                 nombre: "test app".into(),
                 destinos_permitidos: vec!["127.0.0.1".into()],
                 politica_destinos: None,
+                contrato: None,
             },
         )
         .await

@@ -7,6 +7,7 @@ use motor_app::subscriptions::{
     NewSubscriptionInput, RawCredentials, SubscriptionChange, WithSecret,
 };
 use motor_domain::{
+    contract::Contract,
     secret::IssuedSecret,
     signature::SigningProfile,
     subscription::{Subscription, SubscriptionKey, SubscriptionState, SuspensionReason},
@@ -52,6 +53,14 @@ pub struct CreateSubscription {
     #[serde(default)]
     #[schema(value_type = Option<crate::subscriptions::SigningProfileOut>)]
     pub firma: Option<String>,
+    /// The product contract its deliveries follow: `motor`,
+    /// `visito`, `asixto` or `standard-webhooks`; absent = the app's
+    /// `contrato` (`motor` unless the operator chose another). Under any
+    /// contract but `motor`, `firma` is not used: the contract fixes the
+    /// signature (docs/CONTRACTS.md).
+    #[serde(default)]
+    #[schema(value_type = Option<ContractOut>)]
+    pub contrato: Option<String>,
     /// Broker destinations only: how to log in. Sealed at rest and never
     /// shown again (answers carry `"credenciales": true`).
     #[serde(default)]
@@ -117,6 +126,7 @@ impl From<CreateSubscription> for NewSubscriptionInput {
             types: b.tipos,
             ordered: b.ordenado,
             signature: b.firma,
+            contract: b.contrato,
             credentials: b.credenciales.map(Into::into),
             max_per_second: b.max_por_segundo,
         }
@@ -132,6 +142,7 @@ impl From<UpdateSubscription> for SubscriptionChange {
             types: b.tipos,
             ordered: b.ordenado,
             signature: b.firma,
+            contract: b.contrato,
             state: b.estado,
             expected_version: b.version_esperada,
             credentials: b.credenciales.map(|c| c.map(Into::into)),
@@ -181,6 +192,11 @@ pub struct UpdateSubscription {
     /// attempt, retries of pending deliveries included.
     #[schema(value_type = Option<crate::subscriptions::SigningProfileOut>)]
     pub firma: Option<String>,
+    /// `motor`, `visito`, `asixto` or `standard-webhooks`; applies from the
+    /// next attempt (its body, headers and signature). A pending delivery
+    /// keeps the retry ladder it started with.
+    #[schema(value_type = Option<ContractOut>)]
+    pub contrato: Option<String>,
     /// `activa` or `pausada`.
     #[schema(pattern = "^(activa|pausada)$")]
     pub estado: Option<String>,
@@ -279,6 +295,10 @@ pub struct SubscriptionOut {
     /// The signing profile of its deliveries: `mw-v1` (the default),
     /// `t-v1` or `standard-webhooks`.
     pub firma: SigningProfileOut,
+    /// The product contract its deliveries follow; absent = `motor` (the
+    /// default, left out so `motor` answers read as before).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contrato: Option<ContractOut>,
     /// At most this many attempts a second (1–10 000) across every lane
     /// and every Motor process; `null` = no limit.
     #[schema(required = true, minimum = 1, maximum = 10000)]
@@ -314,6 +334,7 @@ impl From<Subscription> for SubscriptionOut {
             tipos: s.event_types,
             ordenado: s.ordered,
             firma: s.signature.into(),
+            contrato: ContractOut::unless_motor(s.contract),
             max_por_segundo: s.max_per_second,
             estado: s.state.into(),
             motivo: s.reason.map(Into::into),
@@ -403,6 +424,44 @@ pub enum SigningProfileOut {
     StandardWebhooks,
 }
 
+/// A product contract (`contrato`, docs/CONTRACTS.md): which product's
+/// webhook document a receiver is written from.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[schema(as = Contrato)]
+pub enum ContractOut {
+    /// The WhatsApp product's contract (X-MW-* headers, Motor's envelope).
+    #[serde(rename = "motor")]
+    Motor,
+    /// Visito's M2M webhooks: `eventId` envelope, `X-Visito-*` headers.
+    #[serde(rename = "visito")]
+    Visito,
+    /// Asixto's webhooks: `id`/`created`/`environment` envelope,
+    /// `Asixto-Signature`.
+    #[serde(rename = "asixto")]
+    Asixto,
+    /// Motor's envelope under the Standard Webhooks 1.0.0 headers.
+    #[serde(rename = "standard-webhooks")]
+    StandardWebhooks,
+}
+
+impl From<Contract> for ContractOut {
+    fn from(c: Contract) -> Self {
+        match c {
+            Contract::Motor => Self::Motor,
+            Contract::Visito => Self::Visito,
+            Contract::Asixto => Self::Asixto,
+            Contract::StandardWebhooks => Self::StandardWebhooks,
+        }
+    }
+}
+
+impl ContractOut {
+    /// `None` for `motor`: answers leave the default out.
+    pub fn unless_motor(c: Contract) -> Option<Self> {
+        (c != Contract::Motor).then(|| c.into())
+    }
+}
+
 /// The public id of a signing secret, sent as `X-MW-Key-Id`.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(transparent)]
@@ -469,6 +528,7 @@ mod tests {
             event_types: vec![],
             ordered: true,
             signature: SigningProfile::MwV1,
+            contract: Contract::Motor,
             max_per_second: None,
             state: SubscriptionState::Active,
             reason: None,
@@ -480,7 +540,7 @@ mod tests {
             created_at: now,
             updated_at: now,
         };
-        let json = serde_json::to_value(SubscriptionOut::from(s)).unwrap();
+        let json = serde_json::to_value(SubscriptionOut::from(s.clone())).unwrap();
         let keys: Vec<&str> = json
             .as_object()
             .unwrap()
@@ -519,6 +579,24 @@ mod tests {
                 serde_json::to_value(SuspensionReasonOut::from(r)).unwrap(),
                 r.as_str()
             );
+        }
+        // `motor` is left out (answers read as before); any other
+        // contract follows `firma`, by its wire name.
+        assert!(json.get("contrato").is_none());
+        for c in [
+            Contract::Visito,
+            Contract::Asixto,
+            Contract::StandardWebhooks,
+        ] {
+            let json = serde_json::to_value(SubscriptionOut::from(Subscription {
+                contract: c,
+                ..s.clone()
+            }))
+            .unwrap();
+            assert_eq!(json["contrato"], c.as_str());
+            let keys: Vec<&String> = json.as_object().unwrap().keys().collect();
+            let at = keys.iter().position(|k| *k == "contrato").unwrap();
+            assert_eq!(keys[at - 1], "firma");
         }
     }
 }

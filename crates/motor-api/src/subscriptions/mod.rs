@@ -17,9 +17,9 @@ mod dto;
 mod handlers;
 
 pub use self::dto::{
-    CreateSubscription, Credenciales, ListQuery, Secreto, SigningKeyIdOut, SigningProfileOut,
-    SubscriptionIdOut, SubscriptionKeyOut, SubscriptionList, SubscriptionOut, SubscriptionStateOut,
-    SubscriptionWithSecret, SuspensionReasonOut, UpdateSubscription,
+    ContractOut, CreateSubscription, Credenciales, ListQuery, Secreto, SigningKeyIdOut,
+    SigningProfileOut, SubscriptionIdOut, SubscriptionKeyOut, SubscriptionList, SubscriptionOut,
+    SubscriptionStateOut, SubscriptionWithSecret, SuspensionReasonOut, UpdateSubscription,
 };
 use crate::{auth::Caller, error::ApiError, AppState};
 use utoipa_axum::{router::OpenApiRouter, routes};

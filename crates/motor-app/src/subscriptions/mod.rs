@@ -14,7 +14,7 @@ use motor_domain::{
     seal::{secret_aad, SealingKey},
     secret::IssuedSecret,
     subscription::{
-        parse_instances, parse_max_per_second, parse_signature, parse_state_patch,
+        parse_contract, parse_instances, parse_max_per_second, parse_signature, parse_state_patch,
         parse_subscription_name, parse_types, parse_url, NewSubscription, Subscription,
         SubscriptionId, SubscriptionState,
     },
@@ -41,6 +41,9 @@ pub struct NewSubscriptionInput {
     pub ordered: Option<bool>,
     /// `mw-v1` (default), `t-v1` or `standard-webhooks`.
     pub signature: Option<String>,
+    /// `motor`, `visito`, `asixto` or `standard-webhooks`; absent = the
+    /// app's `contrato`.
+    pub contract: Option<String>,
     pub credentials: Option<RawCredentials>,
     pub max_per_second: Option<i64>,
 }
@@ -55,6 +58,7 @@ pub struct SubscriptionChange {
     pub types: Option<Vec<String>>,
     pub ordered: Option<bool>,
     pub signature: Option<String>,
+    pub contract: Option<String>,
     /// `activa` or `pausada`.
     pub state: Option<String>,
     /// The version the change is based on; another one is a conflict.
@@ -127,6 +131,7 @@ pub async fn create(
             .map(parse_signature)
             .transpose()?
             .unwrap_or_default(),
+        contract: input.contract.as_deref().map(parse_contract).transpose()?,
         max_per_second: input.max_per_second.map(parse_max_per_second).transpose()?,
     };
     let credentials = input
@@ -221,6 +226,7 @@ pub async fn update(
         .as_deref()
         .map(parse_signature)
         .transpose()?;
+    let contract = input.contract.as_deref().map(parse_contract).transpose()?;
     let max_per_second = input
         .max_per_second
         .map(|n| n.map(parse_max_per_second).transpose())
@@ -265,6 +271,11 @@ pub async fn update(
     }
     if let Some(signature) = signature {
         next.signature = signature;
+    }
+    // Its deliveries take the new shape at their next attempt; each keeps
+    // the retry ladder it started with.
+    if let Some(contract) = contract {
+        next.contract = contract;
     }
     if let Some(max) = max_per_second {
         next.max_per_second = max;

@@ -1,8 +1,8 @@
 //! The `/test` attempt: one signed `webhook.test` to the subscription's
 //! URL (or broker: published like a delivery), outside the ledger. It is
 //! the dispatcher's own attempt (`motor_destinations::attempt`) — same
-//! headers, signed under the subscription's profile with the live keys,
-//! no redirects, the `webhooks.timeout_segundos` timeout, at most 4 KB of
+//! body shape and headers under the subscription's contract, signed with
+//! the live keys, no redirects, the contract's timeout, at most 4 KB of
 //! the answer read, the address actually connected to checked — so the
 //! test tests what production does.
 
@@ -11,8 +11,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use motor_destinations::{attempt, Attempt, Destinations};
 use motor_domain::{
+    contract::Environment,
     credentials::{credentials_aad, BrokerCredentials},
-    delivery::Outcome,
+    delivery::{DeliveryId, Outcome},
     destination::Destination,
     envelope::{Envelope, SCHEMA_VERSION},
     keyring,
@@ -89,7 +90,7 @@ pub async fn test(
         command_id: None,
         data: serde_json::json!({"prueba": true}),
     };
-    let delivery_id = uuid::Uuid::now_v7().to_string();
+    let delivery_id = DeliveryId::from_uuid(uuid::Uuid::now_v7());
     let report = attempt(
         destinations,
         Attempt {
@@ -98,8 +99,11 @@ pub async fn test(
             policy: app.destination_policy,
             keys: &keys.keys,
             profile: sub.signature,
-            event_id: envelope.event_id,
-            delivery_id: &delivery_id,
+            contract: sub.contract,
+            app_id: access.app,
+            environment: Environment::Live,
+            delivery_id,
+            replay: false,
             replay_of: None,
             envelope: Bytes::from(envelope.to_json()),
             timeout_seconds: config.timeout_seconds,

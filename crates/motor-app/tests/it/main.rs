@@ -27,6 +27,7 @@ pub async fn app(pool: &Pool, name: &str) -> App {
         name: name.into(),
         allowed_destinations: vec!["127.0.0.1".into()],
         destination_policy: None,
+        contract: None,
     };
     apps::create(pool, input).await.unwrap()
 }

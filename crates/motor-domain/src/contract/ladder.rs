@@ -10,14 +10,18 @@
 //!
 //! Motor's own ladder gives exactly what
 //! [`crate::delivery::RetryPolicy::decide`] gives for a retryable failure
-//! without `Retry-After` (proven by a property test); `Retry-After` stays
-//! the policy's business until the engine is wired to ladders.
+//! without `Retry-After` (proven by a property test). [`Ladder::decide`]
+//! is the engine's call for every other ladder: the ladder's wait,
+//! stretched by a receiver's `Retry-After` as the policy stretches it.
 
 use std::{borrow::Cow, fmt, str::FromStr, time::Duration};
 
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::{delivery::Jitter, time::Timestamp};
+use crate::{
+    delivery::{Decision, Jitter, LastError, Outcome, Tier},
+    time::Timestamp,
+};
 
 /// How a wait is drawn around its nominal delay.
 /// Its wire spelling is [`JitterMode::as_str`].
@@ -336,11 +340,98 @@ impl Ladder {
             return NextAttempt::Exhausted;
         }
         let wait = self.wait(attempt, draw);
-        let due_at = chrono::TimeDelta::from_std(wait)
-            .ok()
-            .and_then(|d| now.checked_add_signed(d))
-            .unwrap_or(chrono::DateTime::<chrono::Utc>::MAX_UTC);
-        NextAttempt::Retry { wait, due_at }
+        NextAttempt::Retry {
+            wait,
+            due_at: add(now, wait),
+        }
+    }
+
+    /// What follows the `attempt`-th attempt of a delivery started at
+    /// `started_at`, whose result came at `now`: delivered, suspended and
+    /// failed as the outcome says; a retryable failure waits as the ladder
+    /// draws, stretched (never shortened) by the receiver's `Retry-After`
+    /// capped at `retry_after_cap`, or ends the delivery (`<code>_agotada`)
+    /// when the ladder is spent. The job goes to the largest delay tier not
+    /// above the wait (it is held there until its due time).
+    pub fn decide(
+        &self,
+        started_at: Timestamp,
+        now: Timestamp,
+        attempt: u32,
+        outcome: Outcome,
+        draw: Jitter,
+        retry_after_cap: Duration,
+    ) -> Decision {
+        match outcome {
+            Outcome::Delivered => Decision::Delivered,
+            Outcome::Suspend { reason, error } => Decision::Suspend { reason, error },
+            Outcome::Fail { error } => Decision::Fail {
+                error: LastError::new(error),
+            },
+            Outcome::Retry { error, retry_after } => {
+                match self.next_due(attempt, started_at, now, draw) {
+                    NextAttempt::Exhausted => Decision::Fail {
+                        error: LastError::exhausted(error),
+                    },
+                    NextAttempt::Retry { wait, .. } => {
+                        let wait = match retry_after {
+                            Some(asked) => wait.max(ceil_millis(asked.min(retry_after_cap))),
+                            None => wait,
+                        };
+                        Decision::Retry {
+                            error,
+                            next_attempt: attempt.max(1).saturating_add(1),
+                            wait,
+                            due_at: add(now, wait),
+                            tier: Tier::for_delay(wait),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A stand-in for a built-in ladder, from its one-line form (a test
+    /// setting, `MOTOR_TEST_LADDERS`): `<id>=<ms>,<ms>…;<jitter>;<limit>`
+    /// where jitter is `simetrica=<percent>` or `mitad_a_total` and limit
+    /// is `intentos=<n>` or `edad_ms=<ms>`. For example
+    /// `visito@1=300,600,1200;simetrica=0;intentos=4`.
+    pub fn parse_stand_in(text: &str) -> Result<Self, String> {
+        let bad = |why: &str| format!("{text:?}: {why}");
+        let (id, rest) = text
+            .split_once('=')
+            .ok_or_else(|| bad("expected <id>=<delays>;<jitter>;<limit>"))?;
+        let id: LadderId = id.parse().map_err(|e: UnknownLadder| bad(&e.to_string()))?;
+        let mut parts = rest.split(';');
+        let delays = parts
+            .next()
+            .unwrap_or_default()
+            .split(',')
+            .map(|ms| ms.trim().parse::<u64>().map(Duration::from_millis))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| bad("delays are whole milliseconds, comma separated"))?;
+        let jitter = match parts.next().map(|j| j.split_once('=').unwrap_or((j, ""))) {
+            Some(("mitad_a_total", "")) => JitterMode::HalfToFull,
+            Some(("simetrica", percent)) => JitterMode::Symmetric {
+                percent: percent
+                    .parse()
+                    .map_err(|_| bad("simetrica=<percent 0-100>"))?,
+            },
+            _ => return Err(bad("jitter is simetrica=<percent> or mitad_a_total")),
+        };
+        let limit = match parts.next().and_then(|l| l.split_once('=')) {
+            Some(("intentos", n)) => {
+                Limit::MaxAttempts(n.parse().map_err(|_| bad("intentos=<n>"))?)
+            }
+            Some(("edad_ms", ms)) => Limit::MaxAge(Duration::from_millis(
+                ms.parse().map_err(|_| bad("edad_ms=<ms>"))?,
+            )),
+            _ => return Err(bad("limit is intentos=<n> or edad_ms=<ms>")),
+        };
+        if parts.next().is_some() {
+            return Err(bad("three parts: delays, jitter, limit"));
+        }
+        Ladder::new(id, delays, jitter, limit).map_err(|e| bad(&e.to_string()))
     }
 
     /// The times of every attempt of a delivery whose attempts all fail
@@ -361,6 +452,19 @@ impl Ladder {
         }
         times
     }
+}
+
+fn ceil_millis(d: Duration) -> Duration {
+    let ms = d.as_nanos().div_ceil(1_000_000);
+    Duration::from_millis(u64::try_from(ms).unwrap_or(u64::MAX))
+}
+
+/// `now + wait`, saturating at the largest representable time.
+fn add(now: Timestamp, wait: Duration) -> Timestamp {
+    chrono::TimeDelta::from_std(wait)
+        .ok()
+        .and_then(|d| now.checked_add_signed(d))
+        .unwrap_or(chrono::DateTime::<chrono::Utc>::MAX_UTC)
 }
 
 #[cfg(test)]

@@ -1,12 +1,16 @@
 //! One attempt of a claimed delivery: gather what it needs (settings, the
-//! app's allowed destinations, the subscription's signing profile, live
-//! keys and broker credentials — all from the cache), make it through
-//! `motor_destinations::attempt` (the same call `/test` makes), and turn
-//! the report into the attempt row and outcome.
+//! app's allowed destinations, the subscription's contract, signing
+//! profile, live keys and broker credentials — all from the cache), make
+//! it through `motor_destinations::attempt` (the same call `/test` makes),
+//! and turn the report into the attempt row and outcome.
 
 use bytes::Bytes;
 use motor_destinations::{attempt, Attempt as Request};
-use motor_domain::{delivery::Outcome, keyring};
+use motor_domain::{
+    contract::Environment,
+    delivery::{Lane, Outcome},
+    keyring,
+};
 use motor_store::deliveries::{Attempt, Claimed};
 
 use super::Dispatcher;
@@ -47,7 +51,19 @@ pub(super) async fn make(d: &Dispatcher, claimed: &Claimed) -> Result<(Attempt, 
         }
         _ => Default::default(),
     };
-    let delivery_id = claimed.delivery_id.to_string();
+    // A contract whose timeout is its own (Visito's 10 s) may wait longer
+    // than the lease, which the operator's setting sized: renewed first,
+    // so no other process takes the delivery while it is in flight.
+    if let Some(timeout) = signing.contract.spec().attempt_timeout {
+        let setting = std::time::Duration::from_secs(settings.timeout_seconds.max(1) as u64);
+        if timeout > setting
+            && motor_store::deliveries::renew(&d.pool, claimed, timeout + super::LEASE_MARGIN)
+                .await?
+                .is_none()
+        {
+            return Err(crate::EngineError::Lost);
+        }
+    }
     let replay_of = claimed.replay_of.map(|id| id.to_string());
     let report = attempt(
         &d.destinations,
@@ -57,8 +73,11 @@ pub(super) async fn make(d: &Dispatcher, claimed: &Claimed) -> Result<(Attempt, 
             policy: app.destination_policy,
             keys: &keys.keys,
             profile: signing.profile,
-            event_id: claimed.event_id,
-            delivery_id: &delivery_id,
+            contract: signing.contract,
+            app_id: claimed.app_id,
+            environment: Environment::Live,
+            delivery_id: claimed.delivery_id,
+            replay: claimed.lane != Lane::Live,
             replay_of: replay_of.as_deref(),
             envelope: Bytes::from(claimed.envelope.clone()),
             timeout_seconds: settings.timeout_seconds,

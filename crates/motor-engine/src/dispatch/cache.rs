@@ -96,8 +96,8 @@ impl AttemptCache {
             .await
     }
 
-    /// The signing profile and live keys of a subscription at `version`:
-    /// a rotation or a new `firma` bumps the version, so the first attempt
+    /// The signing profile, contract and live keys of a subscription at
+    /// `version`: a rotation, a new `firma` or a new `contrato` bumps the version, so the first attempt
     /// after it reads the new set (every delivery during a rotation's
     /// window carries both signatures). A subscription that is gone signs
     /// with nothing (its claim found nothing anyway).
@@ -113,6 +113,7 @@ impl AttemptCache {
                     .await?
                     .unwrap_or(Signing {
                         profile: Default::default(),
+                        contract: Default::default(),
                         keys: Vec::new(),
                     }))
             })

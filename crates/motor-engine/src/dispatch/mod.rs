@@ -15,6 +15,7 @@ mod attempt;
 mod cache;
 mod chain;
 mod consume;
+mod ladders;
 mod observe;
 mod recorder;
 mod step;
@@ -44,6 +45,7 @@ use tokio::sync::{Notify, OwnedSemaphorePermit};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 pub use self::consume::{run, DispatchConfig, Source};
+pub use self::ladders::{Ladders, MotorStandIn};
 use self::{chain::Chained, recorder::Recorder, unordered::Unordered};
 use crate::Result;
 
@@ -77,7 +79,8 @@ pub struct Dispatcher {
     pool: Pool,
     sealing: Arc<SealingKey>,
     destinations: Destinations,
-    policy: RetryPolicy,
+    /// The retry ladders (`motor@1` is the operator's policy).
+    ladders: Ladders,
     metrics: Arc<Metrics>,
     /// Slots and chains of unordered subscriptions.
     unordered: Mutex<HashMap<SubscriptionId, Arc<Unordered>>>,
@@ -112,7 +115,7 @@ impl Dispatcher {
             pool: pool.clone(),
             sealing,
             destinations: Destinations::new(),
-            policy,
+            ladders: Ladders::new(policy),
             metrics,
             unordered: Mutex::default(),
             cache: cache::AttemptCache::new(),
@@ -131,6 +134,12 @@ impl Dispatcher {
     /// the system's resolver (a test passes senders with its resolver).
     pub fn sending_with(mut self, destinations: Destinations) -> Self {
         self.destinations = destinations;
+        self
+    }
+
+    /// Decides with `ladders` (a test's stand-ins for built-in ladders).
+    pub fn deciding_with(mut self, ladders: Ladders) -> Self {
+        self.ladders = ladders;
         self
     }
 

@@ -20,6 +20,7 @@ use std::{
 };
 
 use motor_domain::{
+    contract::{LadderId, MOTOR_V1},
     delivery::{Decision, Jitter, Outcome},
     subscription::SubscriptionId,
 };
@@ -198,13 +199,7 @@ impl Dispatcher {
             attempt: claimed.attempt,
             wait,
         });
-        let decision = self.policy.decide(
-            claimed.created_at,
-            chrono::Utc::now(),
-            claimed.attempt,
-            outcome,
-            Jitter::random(&mut rand::thread_rng()),
-        );
+        let decision = self.decide(&claimed, outcome).await?;
         let observed = observe::Observation::of(span, &claimed, &attempt, &decision);
         // A head that ends its attempt claims the next delivery of its lane
         // in the same transaction and this task makes that attempt at once,
@@ -229,6 +224,45 @@ impl Dispatcher {
         }
         observed.count(&self.metrics);
         Ok(recorded)
+    }
+
+    /// The outcome as a decision. A retryable failure asks the delivery's
+    /// ladder: the one it started with, or — at its first failure — its
+    /// subscription's contract's, which its row keeps from then on. Other
+    /// outcomes mean the same under every ladder.
+    async fn decide(&self, claimed: &Claimed, outcome: Outcome) -> Result<Decision> {
+        let ladder = match outcome {
+            Outcome::Retry { .. } => self.ladder_of(claimed).await?,
+            _ => MOTOR_V1.id(),
+        };
+        let draw = Jitter::random(&mut rand::thread_rng());
+        Ok(self.ladders.decide(
+            ladder,
+            claimed.created_at,
+            chrono::Utc::now(),
+            claimed.attempt,
+            outcome,
+            draw,
+        ))
+    }
+
+    /// The ladder a delivery keeps (written on its row at its first failure).
+    async fn ladder_of(&self, claimed: &Claimed) -> Result<LadderId> {
+        let contract = self
+            .cache
+            .signing(
+                &self.pool,
+                claimed.subscription_id,
+                claimed.subscription_version,
+            )
+            .await?
+            .contract;
+        let wanted = contract.spec().ladder.id();
+        let kept = deliveries::keep_ladder(&self.pool, claimed.delivery_id, wanted).await?;
+        Ok(kept.parse().unwrap_or_else(|e| {
+            tracing::error!(error = %e, delivery = %claimed.delivery_id, "a delivery's stored ladder is unknown to this build; using its contract's");
+            wanted
+        }))
     }
 
     /// Records the attempt and its decision: a delivered one through the

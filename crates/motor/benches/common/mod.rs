@@ -90,6 +90,7 @@ impl BenchDb {
             database_pool: 32,
             retry_schedule_ms: None,
             retry_give_up_secs: None,
+            test_ladders: Vec::new(),
             dispatch_in_flight: 1000,
             streams_max_connections: 10_000,
             streams_buffer: 4_096,
@@ -154,6 +155,7 @@ pub async fn tenant(
             nombre: "bench".into(),
             destinos_permitidos: destinations.iter().map(|d| d.to_string()).collect(),
             politica_destinos: None,
+            contrato: None,
         },
     )
     .await

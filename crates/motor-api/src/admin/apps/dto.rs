@@ -21,6 +21,11 @@ pub struct CreateApp {
     #[serde(default)]
     #[schema(pattern = "^(estandar|publica_https)$")]
     pub politica_destinos: Option<String>,
+    /// The contract its subscriptions take when they name none: `motor`
+    /// (default), `visito`, `asixto` or `standard-webhooks`.
+    #[serde(default)]
+    #[schema(value_type = Option<crate::subscriptions::ContractOut>)]
+    pub contrato: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -38,6 +43,10 @@ pub struct UpdateApp {
     /// when their destination no longer passes).
     #[schema(pattern = "^(estandar|publica_https)$")]
     pub politica_destinos: Option<String>,
+    /// The default for subscriptions created after the change; existing
+    /// subscriptions keep their own.
+    #[schema(value_type = Option<crate::subscriptions::ContractOut>)]
+    pub contrato: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -51,6 +60,7 @@ impl From<CreateApp> for motor_app::apps::NewApp {
             name: b.nombre,
             allowed_destinations: b.destinos_permitidos,
             destination_policy: b.politica_destinos,
+            contract: b.contrato,
         }
     }
 }
@@ -61,6 +71,7 @@ impl From<UpdateApp> for motor_app::apps::AppChange {
             name: b.nombre,
             allowed_destinations: b.destinos_permitidos,
             destination_policy: b.politica_destinos,
+            contract: b.contrato,
         }
     }
 }
@@ -84,6 +95,10 @@ pub struct AppOut {
     /// addresses only).
     #[schema(example = "estandar")]
     pub politica_destinos: String,
+    /// The contract its new subscriptions take; absent = `motor` (the
+    /// default, left out so `motor` answers read as before).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contrato: Option<crate::subscriptions::ContractOut>,
     #[schema(format = DateTime)]
     pub creada_en: String,
 }
@@ -95,6 +110,7 @@ impl From<App> for AppOut {
             nombre: a.name,
             destinos_permitidos: a.allowed_destinations,
             politica_destinos: a.destination_policy.as_str().to_owned(),
+            contrato: crate::subscriptions::ContractOut::unless_motor(a.contract),
             creada_en: time::format(&a.created_at),
         }
     }

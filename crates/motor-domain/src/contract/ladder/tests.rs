@@ -330,3 +330,127 @@ fn a_custom_ladder_is_checked_and_runs_like_a_built_in() {
         NextAttempt::Exhausted
     );
 }
+
+/// The engine's decision under each built-in ladder, attempt by attempt,
+/// with the clock and the draw injected: a receiver that never answers 2xx
+/// is tried at the ladder's table, and the failure after the last attempt
+/// ends the delivery `<code>_agotada`.
+#[test]
+fn decide_walks_each_ladder_to_its_end() {
+    let retry = Outcome::Retry {
+        error: ErrorCode::Http(500),
+        retry_after: None,
+    };
+    // (ladder, draw, attempt offsets from the first in seconds).
+    let table: [(&Ladder, Jitter, &[i64]); 4] = [
+        (
+            &VISITO_V1,
+            Jitter::from_unit(0.37),
+            &[0, 60, 360, 2_160, 9_360, 38_160, 124_560],
+        ),
+        (
+            &ASIXTO_V1,
+            lowest(),
+            &[0, 30, 150, 900, 3_600, 9_000, 18_000],
+        ),
+        (
+            &ASIXTO_V1,
+            Jitter::NONE,
+            // Three quarters of each nominal wait (draw 0.5).
+            &[0, 45, 225, 1_350, 5_400, 13_500, 27_000],
+        ),
+        (&MOTOR_V1, Jitter::NONE, &[0, 1, 6, 36, 156, 756, 4_356]),
+    ];
+    for (ladder, draw, expected) in table {
+        let mut now = t0();
+        let mut times = vec![0];
+        for attempt in 1.. {
+            match ladder.decide(t0(), now, attempt, retry, draw, S(3600)) {
+                Decision::Retry {
+                    next_attempt,
+                    due_at,
+                    wait,
+                    tier,
+                    ..
+                } => {
+                    assert_eq!(next_attempt, attempt + 1);
+                    assert_eq!(due_at, now + TimeDelta::from_std(wait).unwrap());
+                    assert_eq!(tier, crate::delivery::Tier::for_delay(wait));
+                    now = due_at;
+                    times.push((now - t0()).num_seconds());
+                    if times.len() == expected.len() {
+                        break;
+                    }
+                }
+                other => panic!("{} attempt {attempt}: {other:?}", ladder.id()),
+            }
+        }
+        assert_eq!(times, expected, "{}", ladder.id());
+        if let Limit::MaxAttempts(max) = ladder.limit() {
+            assert_eq!(
+                ladder.decide(t0(), now, max, retry, draw, S(3600)),
+                Decision::Fail {
+                    error: LastError::exhausted(ErrorCode::Http(500))
+                },
+                "{}: the {max}th failure ends it",
+                ladder.id()
+            );
+        }
+    }
+}
+
+#[test]
+fn decide_stretches_by_retry_after_and_passes_other_outcomes() {
+    let asked = |secs| Outcome::Retry {
+        error: ErrorCode::Http(429),
+        retry_after: Some(S(secs)),
+    };
+    // Visito's first wait is 60 s: a Retry-After of 90 s stretches it, one
+    // of 10 s does not shorten it, one of 2 h is capped at the cap.
+    let wait = |outcome| match VISITO_V1.decide(t0(), t0(), 1, outcome, Jitter::NONE, S(3600)) {
+        Decision::Retry { wait, .. } => wait,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(wait(asked(90)), S(90));
+    assert_eq!(wait(asked(10)), S(60));
+    assert_eq!(wait(asked(7200)), S(3600));
+    assert_eq!(
+        VISITO_V1.decide(t0(), t0(), 3, Outcome::Delivered, Jitter::NONE, S(3600)),
+        Decision::Delivered
+    );
+    let fail = Outcome::Fail {
+        error: ErrorCode::Http(400),
+    };
+    assert_eq!(
+        ASIXTO_V1.decide(t0(), t0(), 1, fail, Jitter::NONE, S(3600)),
+        Decision::Fail {
+            error: LastError::new(ErrorCode::Http(400))
+        }
+    );
+}
+
+#[test]
+fn a_stand_in_parses_from_its_one_line_form() {
+    let l = Ladder::parse_stand_in("visito@1=300,600,1200;simetrica=0;intentos=4").unwrap();
+    assert_eq!(l.id(), VISITO_V1.id());
+    assert_eq!(l.delays(), [MS(300), MS(600), MS(1200)]);
+    assert_eq!(l.jitter(), JitterMode::Symmetric { percent: 0 });
+    assert_eq!(l.limit(), Limit::MaxAttempts(4));
+    let l = Ladder::parse_stand_in("asixto@1=200;mitad_a_total;edad_ms=5000").unwrap();
+    assert_eq!(l.jitter(), JitterMode::HalfToFull);
+    assert_eq!(l.limit(), Limit::MaxAge(MS(5000)));
+    for bad in [
+        "",
+        "visito@1",
+        "visito@2=1;simetrica=0;intentos=1",
+        "visito@1=;simetrica=0;intentos=1",
+        "visito@1=1,x;simetrica=0;intentos=1",
+        "visito@1=1;simetrica=101;intentos=1",
+        "visito@1=1;uniforme;intentos=1",
+        "visito@1=1;simetrica=0;intentos=0",
+        "visito@1=1;simetrica=0;veces=3",
+        "visito@1=1;simetrica=0;intentos=3;mas",
+    ] {
+        assert!(Ladder::parse_stand_in(bad).is_err(), "{bad:?}");
+    }
+}
