@@ -25,4 +25,5 @@ mod snapshots;
 mod streams;
 mod subscription_access;
 mod subscriptions;
+mod tools;
 mod util;
