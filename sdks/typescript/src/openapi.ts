@@ -521,6 +521,12 @@ export interface paths {
          *     `motivo=<…> cursor=N` (1001 at shutdown, 1013 for a slow reader, 1011
          *     on error); the client's close is answered.
          *
+         *     **Browsers**: `EventSource` and `WebSocket` cannot send an
+         *     `Authorization` header; open the stream with `?token=` and a stream
+         *     token (`POST /v1/instances/{id}/stream-tokens`, 60 s, this instance
+         *     only). Without an `Authorization` header the token is what
+         *     authenticates; with one, the header does.
+         *
          *     **Cursor**: the `seq` of the last event received. `desde=N` or
          *     `Last-Event-ID: N` (the header wins) resumes with the event after N;
          *     `desde=0` starts at the first event still resumable; neither starts
@@ -531,6 +537,33 @@ export interface paths {
         get: operations["get_stream"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/instances/{id}/stream-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issues a token that opens this instance's event stream for up to 60 s,
+         *     for a browser (`EventSource`, `WebSocket`) that cannot send an
+         *     `Authorization` header: `GET /v1/instances/{id}/events/stream?token=…`.
+         *     It reads that one instance's stream and nothing else — every other
+         *     route, and other instances' streams, refuse it. It is checked when a
+         *     stream opens: a stream already open goes on after it lapses, and a
+         *     client that reconnects later asks for a new one. Stateless (sealed with
+         *     the master key): revoking the issuing key does not recall a token
+         *     already issued; it lapses within its lifetime.
+         */
+        post: operations["create_stream_token"];
         delete?: never;
         options?: never;
         head?: never;
@@ -597,6 +630,36 @@ export interface paths {
         patch: operations["update_subscription"];
         trace?: never;
     };
+    "/v1/subscriptions/{id}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Grades the subscription's receiver against the contract: a battery of
+         *     signed requests (a valid delivery, a retry, a replay, a lower seq, a
+         *     stale and a future timestamp, a tampered body, a wrong signature, a
+         *     second valid signature, a repeated signature header, a body at the
+         *     size cap) and the answer times. The events are never in the ledger
+         *     (type `webhook.check`, a fresh instance id) and each run uses new ids.
+         *     The answer comes when the battery ends: up to twelve requests, each
+         *     within `webhooks.timeout_segundos`.
+         * @description Webhook subscriptions only: a broker subscription (`amqp://`,
+         *     `nats://`) is a 409, as are a deleted one and one whose host the
+         *     allowed destinations no longer admit (nothing is sent). A failing
+         *     receiver is a 200 with `aprobado: false`.
+         */
+        post: operations["check_subscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscriptions/{id}/replays": {
         parameters: {
             query?: never;
@@ -612,6 +675,27 @@ export interface paths {
          *     the subscription covers.
          */
         post: operations["request_replay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/replays/{replay_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How far a replay has gone: its deliveries delivered, failed and still
+         *     pending. `motor replay` polls it for its progress bar; poll it to
+         *     follow a replay from anywhere.
+         */
+        get: operations["get_replay"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -751,6 +835,71 @@ export interface components {
              */
             cabeza_desde: string;
         };
+        /** @description What the receiver answered. */
+        CheckGot: {
+            /**
+             * Format: int32
+             * @description The HTTP status, when it answered.
+             */
+            status?: number | null;
+            /**
+             * @description The sanitised transport code (`timeout`, `conexion_rechazada`, …)
+             *     when it did not.
+             */
+            error?: string | null;
+        };
+        /** @description The graded battery. */
+        CheckReport: {
+            /** @description The subscription's URL, as checked. */
+            url: string;
+            /** @description The signing profile graded (`mw-v1`, `t-v1`, `standard-webhooks`). */
+            perfil: string;
+            /** @description `true` when every check passed. */
+            aprobado: boolean;
+            comprobaciones: components["schemas"]["CheckRow"][];
+            tiempos: components["schemas"]["CheckTimings"];
+        };
+        /** @description One graded check. */
+        CheckRow: {
+            /**
+             * @description `entrega_valida`, `evento_repetido`, `reproduccion`, `seq_menor`,
+             *     `timestamp_vencido`, `timestamp_futuro`, `cuerpo_alterado`,
+             *     `firma_incorrecta`, `segunda_firma_valida`, `cabecera_repetida`,
+             *     `cuerpo_grande`, `tiempos`.
+             * @example timestamp_vencido
+             */
+            nombre: string;
+            /**
+             * @description What the contract requires: `2xx`, a status, `4xx (no 408/429)`,
+             *     or `p99 < N ms`.
+             * @example 408
+             */
+            esperado: string;
+            obtenido: components["schemas"]["CheckGot"];
+            veredicto: components["schemas"]["CheckVerdict"];
+            /** @description Why it failed, in a few words; absent when it passed. */
+            motivo?: string | null;
+            /**
+             * Format: int64
+             * @description How long the receiver took to answer this check.
+             */
+            duracion_ms?: number | null;
+        };
+        /** @description The answer times of every request the battery sent. */
+        CheckTimings: {
+            muestras: number;
+            /** Format: int64 */
+            p50_ms: number;
+            /** Format: int64 */
+            p99_ms: number;
+            /**
+             * Format: int64
+             * @description The attempt timeout (`webhooks.timeout_segundos`) the run used.
+             */
+            timeout_ms: number;
+        };
+        /** @enum {string} */
+        CheckVerdict: "ok" | "falla";
         /** @description A signing key as the API shows it: never its value. */
         Clave: {
             key_id: components["schemas"]["SigningKeyId"];
@@ -823,6 +972,14 @@ export interface components {
              *     `reintento manual`.
              */
             motivo?: string | null;
+        };
+        /** @description The optional request body. */
+        CreateStreamToken: {
+            /**
+             * Format: int64
+             * @description How long the token opens streams, 1–60 s (default 60).
+             */
+            segundos?: number | null;
         };
         CreateSubscription: {
             /** @description 1–120 characters. */
@@ -1224,6 +1381,39 @@ export interface components {
             /** Format: date-time */
             creado_en: string;
         };
+        /** @description How far a replay has gone: `GET /v1/subscriptions/{id}/replays/{replay_id}`. */
+        ReplayStatus: {
+            /** Format: uuid */
+            replay_id: string;
+            /** Format: uuid */
+            suscripcion_id: string;
+            /**
+             * Format: int64
+             * @description How many deliveries it created.
+             */
+            entregas: number;
+            /**
+             * Format: int64
+             * @description Delivered: `entregas` less the pending and failed ones (delivered
+             *     rows may have passed `retencion.dias_entregados`).
+             */
+            entregadas: number;
+            /**
+             * Format: int64
+             * @description Ended `fallida` (in the DLQ).
+             */
+            fallidas: number;
+            /**
+             * Format: int64
+             * @description Still `pendiente` (waiting, retrying, or held by a paused or
+             *     suspended subscription).
+             */
+            pendientes: number;
+            /** @description `true` when none is pending. */
+            terminado: boolean;
+            /** Format: date-time */
+            creado_en: string;
+        };
         /** @description One reconciliation pass. */
         Report: {
             /** @description `true` when nothing is stuck. */
@@ -1395,6 +1585,22 @@ export interface components {
             event: string;
             /** @description The event's envelope, JSON on one line. */
             data: string;
+        };
+        /** @description A stream token: pass it as `?token=` on the instance's stream URL. */
+        StreamToken: {
+            /**
+             * @description `mst_…`; opens `GET /v1/instances/{id}/events/stream?token=…`
+             *     (Server-Sent Events or WebSocket) of this instance only.
+             */
+            token: string;
+            /** Format: uuid */
+            instancia_id: string;
+            /**
+             * Format: date-time
+             * @description After this instant the token opens nothing (a stream already open
+             *     goes on).
+             */
+            vence_en: string;
         };
         /** @description A subscription as the API shows it. Field order is the order on the wire. */
         Subscription: {
@@ -3742,6 +3948,8 @@ export interface operations {
             query?: {
                 /** @description Resume after this cursor (the seq of the last event received); 0 = from the first resumable event */
                 desde?: number;
+                /** @description A stream token (`mst_…`, from `POST /v1/instances/{id}/stream-tokens`) instead of the Authorization header, for browsers; it opens this instance's stream only */
+                token?: string;
                 /** @description Comma list of up to 20 event types */
                 types?: string;
             };
@@ -3816,6 +4024,92 @@ export interface operations {
                 };
             };
             /** @description Every stream slot of this process is taken; see `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    create_stream_token: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Instance id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Optional; `{}` or no body gives 60 s */
+        requestBody?: {
+            content: {
+                "application/json": null | components["schemas"]["CreateStreamToken"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamToken"];
+                };
+            };
+            /** @description The body is not JSON or not of the expected shape (`json_invalido`, `campo` `body`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`demasiado_grande`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4173,6 +4467,69 @@ export interface operations {
             };
         };
     };
+    check_subscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckReport"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not a webhook subscription, deleted, its host no longer allowed, or no live key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     request_replay: {
         parameters: {
             query?: never;
@@ -4249,6 +4606,61 @@ export interface operations {
                 };
             };
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_replay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                replay_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayStatus"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
