@@ -13,7 +13,8 @@
 //! validation `rules` and the operator's `admin` view), `deliveries` (list,
 //! detail, manual `retry`), `replays`, `streams` (SSE and WebSocket over the
 //! ledger), `admin` (apps, instances, keys, settings, alerts, event types,
-//! and the `operator` API), `console` (server-rendered operator pages),
+//! and the `operator` API), `console` (server-rendered operator pages), `stream_page` (the
+//! example page that follows an instance in a browser),
 //! `health` (`/healthz`, `/readyz`, `/metrics`). `openapi` holds only the
 //! document's info, security, tags and the answers every route shares;
 //! `auth` and `extract` are the extractors.
@@ -34,6 +35,7 @@ pub mod extract;
 pub mod health;
 pub mod openapi;
 pub mod replays;
+pub mod stream_page;
 pub mod streams;
 pub mod subscriptions;
 
@@ -110,6 +112,7 @@ pub fn router(state: AppState) -> Router {
     let served = serde_json::to_string(&openapi::finish(doc)).expect("the document serialises");
     routes
         .merge(console::router())
+        .merge(stream_page::router())
         .fallback(|| async { ApiError::NotFound("route") })
         .layer(Extension(openapi::Served(served.into())))
         .with_state(state)

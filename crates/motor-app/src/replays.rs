@@ -118,3 +118,19 @@ async fn check_instances(
         }
     }
 }
+
+/// How far one of the subscription's replays has gone (the subscription
+/// must be visible to `access`; a deleted one still answers).
+pub async fn progress(
+    pool: &Pool,
+    access: &Access,
+    id: SubscriptionId,
+    replay: motor_domain::delivery::ReplayId,
+) -> Result<store::ReplayProgress> {
+    let mut conn = pool.acquire().await?;
+    let sub = subscriptions::get(&mut conn, access.app, id).await?;
+    access.check_visible(&sub)?;
+    store::progress(&mut conn, access.app, id, replay)
+        .await?
+        .ok_or(AppError::NotFound("replay"))
+}

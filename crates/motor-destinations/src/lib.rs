@@ -101,6 +101,9 @@ pub trait Sender {
 /// connections).
 #[derive(Clone)]
 pub struct Destinations {
+    /// The resolver every kind was given, for the conformance battery's
+    /// guarded client.
+    resolver: Arc<dyn resolve::Resolver>,
     webhook: webhook::Webhook,
     #[cfg(feature = "amqp")]
     amqp: amqp::Amqp,
@@ -124,12 +127,27 @@ impl Destinations {
     /// still judges the answer).
     pub fn with_resolver(resolver: Arc<dyn resolve::Resolver>) -> Self {
         Self {
+            resolver: resolver.clone(),
             webhook: webhook::Webhook::with_resolver(resolver.clone()),
             #[cfg(feature = "amqp")]
             amqp: amqp::Amqp::new(resolver.clone()),
             #[cfg(feature = "nats")]
             nats: nats::Nats::new(resolver),
         }
+    }
+
+    /// A conformance-battery client that connects only where these
+    /// senders would (the same resolver, the same guard).
+    pub fn check_client(&self, public_ipv4_only: bool) -> check::CheckClient {
+        check::CheckClient::guarded(self.resolver.clone(), public_ipv4_only)
+    }
+
+    /// Closes the broker connections gracefully (RabbitMQ; NATS clients
+    /// close when dropped). Call it after the last send, before the
+    /// runtime stops.
+    pub async fn close(&self) {
+        #[cfg(feature = "amqp")]
+        self.amqp.close().await;
     }
 
     /// Sends `message` to `destination` with the sender of its kind. A

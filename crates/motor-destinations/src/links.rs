@@ -35,6 +35,16 @@ impl<K: Eq + Hash, L: Default> Links<K, L> {
             .or_default()
             .clone()
     }
+
+    /// Every link made so far (to close them at shutdown).
+    pub(crate) fn all(&self) -> Vec<Arc<L>> {
+        self.0
+            .lock()
+            .expect("not poisoned")
+            .values()
+            .cloned()
+            .collect()
+    }
 }
 
 /// SHA-256 of a login (of nothing without one): two subscriptions with

@@ -49,6 +49,7 @@ pub mod secret;
 pub mod settings;
 pub mod signature;
 pub mod stream;
+pub mod stream_token;
 pub mod subscription;
 pub mod time;
 

@@ -318,3 +318,61 @@ fn stored(row: ReplayRow) -> StoredReplay {
         created_at: row.created_at,
     }
 }
+
+/// How far a replay's deliveries have gone: open (`pendiente`) and
+/// `fallida` counted in its lane; delivered is what remains of what it
+/// created (its `entregada` rows may already have passed
+/// `retencion.dias_entregados` and been deleted).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayProgress {
+    pub replay: StoredReplay,
+    pub pending: i64,
+    pub failed: i64,
+}
+
+impl ReplayProgress {
+    pub fn delivered(&self) -> i64 {
+        (self.replay.deliveries - self.pending - self.failed).max(0)
+    }
+}
+
+/// The progress of `replay`, when it is one of `app`'s replays to
+/// `subscription`.
+pub async fn progress(
+    conn: &mut PgConnection,
+    app: AppId,
+    subscription: SubscriptionId,
+    replay: ReplayId,
+) -> Result<Option<ReplayProgress>> {
+    let Some(row) = sqlx::query_as!(
+        ReplayRow,
+        "SELECT id, subscription_id, request_hash, entregas AS deliveries, creado_en AS created_at
+         FROM replays WHERE id = $1 AND app_id = $2 AND subscription_id = $3",
+        Uuid::from(replay),
+        Uuid::from(app),
+        Uuid::from(subscription),
+    )
+    .fetch_optional(&mut *conn)
+    .await?
+    else {
+        return Ok(None);
+    };
+    let counts = sqlx::query!(
+        // Each count on its partial index (deliveries_open_lane,
+        // deliveries_failed): the cost is the subscription's open and
+        // failed rows, never its delivered history.
+        r#"SELECT (SELECT count(*) FROM deliveries
+                   WHERE subscription_id = $1 AND lane = $2 AND estado = 'pendiente') AS "pending!",
+                  (SELECT count(*) FROM deliveries
+                   WHERE subscription_id = $1 AND lane = $2 AND estado = 'fallida') AS "failed!""#,
+        Uuid::from(subscription),
+        Lane::Replay(replay).to_string(),
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(Some(ReplayProgress {
+        replay: stored(row),
+        pending: counts.pending,
+        failed: counts.failed,
+    }))
+}

@@ -1,4 +1,5 @@
-//! The command line: `motor migrate | serve | admin | doctor`.
+//! The command line: `motor migrate | serve | admin | doctor |
+//! check-receiver | replay | tail`.
 
 use clap::{Parser, Subcommand};
 
@@ -38,6 +39,16 @@ pub enum Command {
     /// Grades a webhook receiver against the contract with a battery of
     /// signed requests; exits 1 when a check fails.
     CheckReceiver(crate::check_receiver::CheckReceiverArgs),
+    /// Starts a replay through the API (or follows one) and shows its
+    /// deliveries draining; Ctrl-C leaves it running.
+    Replay(crate::replay::ReplayArgs),
+    /// Follows an instance's ledger live through the API's stream,
+    /// resuming by itself.
+    Tail(crate::tail::TailArgs),
+    /// Creates (or widens) the JetStream stream a NATS subscription
+    /// publishes into; prints it as JSON.
+    #[cfg(feature = "nats")]
+    NatsStream(crate::nats_stream::NatsStreamArgs),
 }
 
 #[cfg(test)]

@@ -8,7 +8,9 @@
 //! roles in one process and drains them on SIGINT/SIGTERM), `admin` (the
 //! operator API's operations from the shell), `doctor` (one reconciliation
 //! pass from the shell), `check_receiver` (the receiver conformance
-//! tester), `logging` (text or JSON logs, optional OTLP traces).
+//! tester), `replay` and `tail` (the public API from the terminal, with
+//! `remote` their shared client), `nats_stream` (a JetStream stream for
+//! a NATS subscription, without the `nats` CLI), `logging` (text or JSON logs, optional OTLP traces).
 
 pub mod admin;
 pub mod check_receiver;
@@ -16,4 +18,9 @@ pub mod cli;
 pub mod config;
 pub mod doctor;
 pub mod logging;
+#[cfg(feature = "nats")]
+pub mod nats_stream;
+pub mod remote;
+pub mod replay;
 pub mod serve;
+pub mod tail;

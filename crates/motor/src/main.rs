@@ -35,6 +35,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             return motor::doctor::run(&cli.config.database_url, &cli.config.reconcile).await;
         }
         Command::CheckReceiver(args) => return Ok(motor::check_receiver::run(args).await),
+        Command::Replay(args) => return Ok(motor::replay::run(args).await),
+        Command::Tail(args) => return Ok(motor::tail::run(args).await),
+        #[cfg(feature = "nats")]
+        Command::NatsStream(args) => return motor::nats_stream::run(args).await,
         Command::Admin(command) => {
             motor_store::migrate(&cli.config.database_url).await?;
             let pool = motor_store::connect(&cli.config.database_url, 2).await?;

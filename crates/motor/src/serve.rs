@@ -89,6 +89,9 @@ pub async fn run_with_resolver(
         config.metrics_top_types,
     ));
     let tracker = TaskTracker::new();
+    // One set of senders for the dispatcher and the API's probes: one pool
+    // of broker connections, closed once at the end.
+    let destinations = Destinations::with_resolver(resolver.clone());
 
     // A commit of the API hands work to the roles in its own process.
     let mut local = LocalRoles::default();
@@ -142,7 +145,7 @@ pub async fn run_with_resolver(
                 config.policy.clone(),
                 metrics.clone(),
             )
-            .sending_with(Destinations::with_resolver(resolver.clone()))
+            .sending_with(destinations.clone())
             .deciding_with(ladders)
             .waking_relay(relay_wake.clone()),
         );
@@ -213,7 +216,7 @@ pub async fn run_with_resolver(
             admin_token: config.admin_token.as_deref().map(Arc::from),
             metrics: metrics.clone(),
             sealing: sealing.clone(),
-            destinations: Destinations::with_resolver(resolver.clone()),
+            destinations: destinations.clone(),
             ledger: motor_app::events::Ledger::start(pool.clone(), after_commit),
             instance_apps: Arc::default(),
             api_keys: Arc::default(),
@@ -237,6 +240,9 @@ pub async fn run_with_resolver(
 
     tracker.close();
     tracker.wait().await;
+    // Broker connections closed while the runtime still runs (else its
+    // shutdown tears them down and lapin logs two IO errors).
+    destinations.close().await;
     pool.close().await;
     Ok(())
 }

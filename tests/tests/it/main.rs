@@ -26,4 +26,5 @@ mod snapshots;
 mod streams;
 mod subscription_access;
 mod subscriptions;
+mod tools;
 mod util;

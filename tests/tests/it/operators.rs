@@ -3,7 +3,7 @@
 //! the web console.
 
 mod api;
-mod console;
+pub(crate) mod console;
 mod console_inert;
 mod console_manage;
 mod logs;

@@ -4,7 +4,7 @@
 //! `resume` and `handover` prove no gap and no duplicate, `load` the fan-out
 //! and the slow-reader cut-off, `faults` a kill -9 of the serving process.
 
-mod client;
+pub(crate) mod client;
 mod faults;
 mod handover;
 mod load;

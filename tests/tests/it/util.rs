@@ -500,6 +500,11 @@ impl MotorProcess {
         }
     }
 
+    /// Waits for the process to exit (after a signal the test sent).
+    pub fn wait(&mut self) -> std::process::ExitStatus {
+        self.0.wait().unwrap()
+    }
+
     /// kill -9: no shutdown, no flush; its Postgres sessions (and advisory
     /// locks) end with the process.
     pub fn kill9(&mut self) {

@@ -237,6 +237,7 @@ fn hostile_subscription(h: &str) -> motor_domain::subscription::Subscription {
         event_types: vec![h.into()],
         ordered: true,
         signature: Default::default(),
+        contract: Default::default(),
         max_per_second: None,
         state: SubscriptionState::Active,
         reason: None,
@@ -293,6 +294,7 @@ fn the_management_pages_show_hostile_text_inert_and_no_url_path() {
         name: h.clone(),
         allowed_destinations: vec![h.clone()],
         destination_policy: Default::default(),
+        contract: Default::default(),
         created_at: Utc.with_ymd_and_hms(2026, 12, 3, 7, 5, 9).unwrap(),
     };
     let out = apps_table(&[app], &h, None).into_string();

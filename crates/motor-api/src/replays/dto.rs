@@ -7,7 +7,7 @@ use motor_domain::{
     subscription::SubscriptionId,
     time::{serde_ts, Timestamp},
 };
-use motor_store::replays::StoredReplay;
+use motor_store::replays::{ReplayProgress, StoredReplay};
 use serde::{Deserialize, Serialize};
 use utoipa::{
     openapi::{RefOr, Schema, Type},
@@ -102,6 +102,45 @@ impl From<StoredReplay> for Replay {
             suscripcion_id: r.subscription_id,
             entregas: r.deliveries,
             creado_en: r.created_at,
+        }
+    }
+}
+
+/// How far a replay has gone: `GET /v1/subscriptions/{id}/replays/{replay_id}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ReplayStatus {
+    #[schema(value_type = String, format = Uuid)]
+    pub replay_id: ReplayId,
+    #[schema(value_type = String, format = Uuid)]
+    pub suscripcion_id: SubscriptionId,
+    /// How many deliveries it created.
+    pub entregas: i64,
+    /// Delivered: `entregas` less the pending and failed ones (delivered
+    /// rows may have passed `retencion.dias_entregados`).
+    pub entregadas: i64,
+    /// Ended `fallida` (in the DLQ).
+    pub fallidas: i64,
+    /// Still `pendiente` (waiting, retrying, or held by a paused or
+    /// suspended subscription).
+    pub pendientes: i64,
+    /// `true` when none is pending.
+    pub terminado: bool,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
+    pub creado_en: Timestamp,
+}
+
+impl From<ReplayProgress> for ReplayStatus {
+    fn from(p: ReplayProgress) -> Self {
+        Self {
+            replay_id: p.replay.id,
+            suscripcion_id: p.replay.subscription_id,
+            entregas: p.replay.deliveries,
+            entregadas: p.delivered(),
+            fallidas: p.failed,
+            pendientes: p.pending,
+            terminado: p.pending == 0,
+            creado_en: p.replay.created_at,
         }
     }
 }

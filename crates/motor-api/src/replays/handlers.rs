@@ -9,7 +9,9 @@ use axum::{
 };
 use motor_domain::{AppId, Scope};
 
-use super::{create_replay, idempotency_key, Access, CreateReplayBody, Replay, OPERATOR};
+use super::{
+    create_replay, idempotency_key, Access, CreateReplayBody, Replay, ReplayStatus, OPERATOR,
+};
 use crate::{
     auth::{Caller, Operator},
     error::ApiError,
@@ -74,4 +76,30 @@ pub(super) async fn request_app_replay(
     let input = parse_json(&read_body(body).await?)?;
     let replay = create_replay(&state.pool, &access, OPERATOR, id, &key, input).await?;
     Ok((StatusCode::ACCEPTED, Json(replay)))
+}
+
+/// How far a replay has gone: its deliveries delivered, failed and still
+/// pending. `motor replay` polls it for its progress bar; poll it to
+/// follow a replay from anywhere.
+#[utoipa::path(get, path = "/v1/subscriptions/{id}/replays/{replay_id}", tag = "subscriptions",
+    security(("api_key" = ["deliveries:replay"]), ("api_key" = ["events:read"])),
+    params(("id" = String, Path, format = Uuid), ("replay_id" = String, Path, format = Uuid)),
+    responses(
+        (status = 200, body = ReplayStatus),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody),
+    ))]
+pub(super) async fn get_replay(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, replay)): Path<(String, String)>,
+) -> Result<Json<ReplayStatus>, ApiError> {
+    if !caller.0.has(Scope::DeliveriesReplay) {
+        caller.require(Scope::EventsRead)?;
+    }
+    let access = Access::from(&caller.0);
+    let id = path_id(&id, "subscription")?;
+    let replay = path_id(&replay, "replay")?;
+    let progress = motor_app::replays::progress(&state.pool, &access, id, replay).await?;
+    Ok(Json(progress.into()))
 }

@@ -54,4 +54,5 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(handlers::request_replay))
         .routes(routes!(handlers::request_app_replay))
+        .routes(routes!(handlers::get_replay))
 }

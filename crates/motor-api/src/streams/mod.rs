@@ -6,6 +6,7 @@
 pub mod follow;
 pub mod hub;
 pub mod sse;
+pub mod tokens;
 pub mod ws;
 
 use std::collections::HashMap;
@@ -33,7 +34,8 @@ pub use hub::{Hub, StreamsConfig};
 
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::{auth::Caller, error::ApiError, AppState};
+use crate::{error::ApiError, AppState};
+use tokens::StreamCaller;
 
 /// Seconds a client refused for lack of slots is told to wait.
 const RETRY_AFTER_SECS: u32 = 5;
@@ -81,6 +83,12 @@ pub struct CursorExpired {
 /// `motivo=<…> cursor=N` (1001 at shutdown, 1013 for a slow reader, 1011
 /// on error); the client's close is answered.
 ///
+/// **Browsers**: `EventSource` and `WebSocket` cannot send an
+/// `Authorization` header; open the stream with `?token=` and a stream
+/// token (`POST /v1/instances/{id}/stream-tokens`, 60 s, this instance
+/// only). Without an `Authorization` header the token is what
+/// authenticates; with one, the header does.
+///
 /// **Cursor**: the `seq` of the last event received. `desde=N` or
 /// `Last-Event-ID: N` (the header wins) resumes with the event after N;
 /// `desde=0` starts at the first event still resumable; neither starts
@@ -92,6 +100,7 @@ pub struct CursorExpired {
     params(("id" = String, Path, format = Uuid, description = "Instance id"),
            ("desde" = Option<i64>, Query, minimum = 0, description = "Resume after this cursor (the seq of the last event received); 0 = from the first resumable event"),
            ("Last-Event-ID" = Option<i64>, Header, minimum = 0, description = "As `desde`, and wins over it (what EventSource sends on reconnect)"),
+           ("token" = Option<String>, Query, description = "A stream token (`mst_…`, from `POST /v1/instances/{id}/stream-tokens`) instead of the Authorization header, for browsers; it opens this instance's stream only"),
            ("types" = Option<String>, Query, pattern = "^[^,\\s\\x00-\\x1f\\x7f-\\x9f](?:[^,\\x00-\\x1f\\x7f-\\x9f]{0,198}[^,\\s\\x00-\\x1f\\x7f-\\x9f])?(?:,[^,\\s\\x00-\\x1f\\x7f-\\x9f](?:[^,\\x00-\\x1f\\x7f-\\x9f]{0,198}[^,\\s\\x00-\\x1f\\x7f-\\x9f])?){0,19}$", description = "Comma list of up to 20 event types")),
     responses(
         (status = 200, content_type = "text/event-stream", body = SseMessage,
@@ -105,7 +114,7 @@ pub struct CursorExpired {
     ))]
 async fn get_stream(
     State(state): State<AppState>,
-    caller: Caller,
+    StreamCaller(caller): StreamCaller,
     Path(id): Path<String>,
     headers: HeaderMap,
     query: Result<Query<HashMap<String, String>>, QueryRejection>,
@@ -216,5 +225,7 @@ fn unavailable() -> Response {
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(get_stream))
+    OpenApiRouter::new()
+        .routes(routes!(get_stream))
+        .merge(tokens::router())
 }

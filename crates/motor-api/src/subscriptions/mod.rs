@@ -4,6 +4,7 @@
 //! rotate — and is sealed before it reaches the store.
 
 pub mod admin;
+pub mod check;
 pub mod probe;
 
 use motor_app::subscriptions as ops;
@@ -96,6 +97,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         ))
         .routes(routes!(handlers::rotate_secret))
         .merge(probe::router())
+        .merge(check::router())
         .merge(admin::router())
 }
 

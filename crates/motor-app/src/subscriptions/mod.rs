@@ -4,6 +4,7 @@
 //! and is sealed before it reaches the store. `probe` sends the `/test`
 //! attempt.
 
+pub mod check;
 pub mod operator;
 pub mod probe;
 

@@ -222,6 +222,19 @@ impl Amqp {
         }
     }
 
+    /// Closes every connection (AMQP `connection.close`, 200) and waits
+    /// for the broker's answer. Call it once the senders are done and
+    /// before the runtime stops: a connection left open is torn down by
+    /// the runtime's shutdown, which lapin logs as two IO errors.
+    pub async fn close(&self) {
+        for link in self.links.all() {
+            if let Some(live) = link.live.lock().await.take() {
+                // Best effort: the broker may be gone already.
+                let _ = live.connection.close(200, "shutdown").await;
+            }
+        }
+    }
+
     async fn publish(
         &self,
         target: &AmqpTarget,

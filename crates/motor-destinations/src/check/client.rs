@@ -3,14 +3,23 @@
 //! the whole exchange), but a client of its own because the battery sends
 //! what the sender never does — a repeated header — and because the CLI
 //! is pointed by its operator at their own receiver, often on loopback,
-//! which the sender's guarded resolver refuses.
+//! which the sender's guarded resolver refuses. The API door
+//! (`POST /v1/subscriptions/{id}/check`) uses [`CheckClient::guarded`]
+//! instead: the sender's own resolver guard, so a user's URL reaches only
+//! what a delivery could.
 
-use std::time::{Duration, Instant};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use bytes::Bytes;
 use motor_domain::delivery::TransportFailure;
 
-use crate::webhook::{failure, MAX_RESPONSE_BYTES, USER_AGENT};
+use crate::{
+    resolve::Resolver,
+    webhook::{failure, GuardedResolver, MAX_RESPONSE_BYTES, USER_AGENT},
+};
 
 /// One answer: its status (or why there was none) and how long it took.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +41,22 @@ impl CheckClient {
     pub fn direct() -> Self {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
+            .user_agent(USER_AGENT)
+            .build()
+            .expect("a client with these settings always builds");
+        Self { client }
+    }
+
+    /// Connects only where a delivery may: names are asked of `names` and
+    /// any answer holding a blocked or loopback address is refused whole
+    /// (with `public_ipv4_only`, anything but public IPv4 too), exactly as
+    /// the webhook sender's resolver does. A literal IP in the URL is not
+    /// resolved: the caller checks it against the allowed destinations
+    /// first, as an attempt does.
+    pub fn guarded(names: Arc<dyn Resolver>, public_ipv4_only: bool) -> Self {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .dns_resolver(Arc::new(GuardedResolver::new(names, public_ipv4_only)))
             .user_agent(USER_AGENT)
             .build()
             .expect("a client with these settings always builds");

@@ -23,13 +23,13 @@ use crate::{
 /// is blocked or loopback (also through NAT64, 6to4, Teredo…); with
 /// `public_ipv4_only` (an app under `publica_https`) also if any is not
 /// public IPv4.
-pub(super) struct GuardedResolver {
+pub(crate) struct GuardedResolver {
     names: Arc<dyn Resolver>,
     public_ipv4_only: bool,
 }
 
 impl GuardedResolver {
-    pub(super) fn new(names: Arc<dyn Resolver>, public_ipv4_only: bool) -> Self {
+    pub(crate) fn new(names: Arc<dyn Resolver>, public_ipv4_only: bool) -> Self {
         Self {
             names,
             public_ipv4_only,

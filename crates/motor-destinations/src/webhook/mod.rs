@@ -15,6 +15,7 @@ mod outcome;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use client::GuardedResolver;
 pub use client::Webhook;
 pub use config::{MAX_RESPONSE_BYTES, USER_AGENT};
 pub(crate) use outcome::failure;

@@ -42,13 +42,13 @@ fn screenshots_dir() -> PathBuf {
 }
 
 /// chromedriver on a free port, stopped when dropped.
-pub(super) struct Driver {
+pub(crate) struct Driver {
     child: Child,
     port: u16,
 }
 
 impl Driver {
-    pub(super) fn start() -> Self {
+    pub(crate) fn start() -> Self {
         let script = crate::util::repo_root().join("scripts/chromium");
         let out = Command::new(&script)
             .output()
@@ -73,7 +73,7 @@ impl Driver {
         Self { child, port }
     }
 
-    pub(super) async fn browser(&self) -> Client {
+    pub(crate) async fn browser(&self) -> Client {
         let mut caps = serde_json::Map::new();
         caps.insert(
             "goog:chromeOptions".into(),
@@ -98,7 +98,7 @@ impl Drop for Driver {
     }
 }
 
-pub(super) async fn shot(c: &Client, name: &str) {
+pub(crate) async fn shot(c: &Client, name: &str) {
     let png = c.screenshot().await.unwrap();
     assert!(png.starts_with(b"\x89PNG"), "{name}: not a PNG");
     std::fs::write(screenshots_dir().join(format!("{name}.png")), png).unwrap();
@@ -117,7 +117,7 @@ async fn text(c: &Client, css: &str) -> String {
 }
 
 /// Types `keys` into the element at `css`.
-pub(super) async fn fill(c: &Client, css: &str, keys: &str) {
+pub(crate) async fn fill(c: &Client, css: &str, keys: &str) {
     c.find(Locator::Css(css))
         .await
         .unwrap()
@@ -127,7 +127,7 @@ pub(super) async fn fill(c: &Client, css: &str, keys: &str) {
 }
 
 /// Clicks the element at `css`.
-pub(super) async fn click(c: &Client, css: &str) {
+pub(crate) async fn click(c: &Client, css: &str) {
     c.find(Locator::Css(css))
         .await
         .unwrap()
@@ -138,7 +138,7 @@ pub(super) async fn click(c: &Client, css: &str) {
 
 /// The page's source once it contains `wanted`, or as it is after 20 s
 /// (a click's navigation may still be under way when it returns).
-pub(super) async fn page_with(c: &Client, wanted: &str) -> String {
+pub(crate) async fn page_with(c: &Client, wanted: &str) -> String {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let page = c.source().await.unwrap();
