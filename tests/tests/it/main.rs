@@ -10,6 +10,7 @@ mod brokers;
 mod commands;
 mod deliveries;
 mod dispatch;
+mod failover;
 mod health;
 mod ingest;
 mod ledger;

@@ -72,7 +72,7 @@ pub async fn run(
     let mut producer = Producer::new(&config.bus)?;
     let topics = Topics::new(&config.bus.prefix);
     wait_for_topics(&config.bus, &shutdown).await;
-    let mut shards = Shards::new(&config.database_url)?;
+    let mut shards = Shards::new(pool.clone())?;
     let mut idle = config.idle_wait;
     // Acknowledged records not yet deleted.
     let mut owed = Vec::new();
