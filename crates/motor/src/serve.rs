@@ -102,7 +102,7 @@ pub async fn run_with_resolver(
         .contains(&Role::Relay)
         .then(|| Arc::new(tokio::sync::Notify::new()));
     if let Some(wake) = &relay_wake {
-        let mut relay_config = RelayConfig::new(config.database_url.clone(), config.bus());
+        let mut relay_config = RelayConfig::new(config.bus());
         relay_config.wake = Some(wake.clone());
         if api || roles.contains(&Role::Dispatch) || roles.contains(&Role::Retry) {
             relay_config.idle_max = RelayConfig::IDLE_MAX_WOKEN;

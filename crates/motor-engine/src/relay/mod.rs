@@ -27,7 +27,6 @@ use crate::{EngineError, Result};
 
 #[derive(Debug, Clone)]
 pub struct RelayConfig {
-    pub database_url: String,
     pub bus: BusConfig,
     /// Records read per round.
     pub batch: i64,
@@ -49,9 +48,8 @@ impl RelayConfig {
     /// for other processes' records, which may wait this long when idle.
     pub const IDLE_MAX_WOKEN: Duration = Duration::from_millis(250);
 
-    pub fn new(database_url: String, bus: BusConfig) -> Self {
+    pub fn new(bus: BusConfig) -> Self {
         Self {
-            database_url,
             bus,
             batch: 2000,
             idle_wait: Duration::from_millis(5),
