@@ -34,6 +34,8 @@ matrix! {
     kill9_all => "kill9-all",
     broker_restart => "broker-restart",
     postgres_crash => "postgres-crash",
+    postgres_failover => "postgres-failover",
+    postgres_failover_async => "postgres-failover-async",
     rebalance_storm => "rebalance-storm",
     netcut_postgres => "netcut-postgres",
     netcut_broker => "netcut-broker",

@@ -130,19 +130,12 @@ impl ApiError {
     /// of reach for now (no pooled connection within the acquire timeout,
     /// connection refused or cut), 500 for anything else.
     pub fn database(e: &sqlx::Error) -> Self {
-        if out_of_reach(e) {
+        if motor_store::out_of_reach(e) {
             ApiError::Unavailable(RETRY_AFTER_SECONDS)
         } else {
             ApiError::internal(std::io::Error::other(e.to_string()))
         }
     }
-}
-
-fn out_of_reach(e: &sqlx::Error) -> bool {
-    matches!(
-        e,
-        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)
-    )
 }
 
 /// What a 503 asks the client to wait.
@@ -176,7 +169,7 @@ impl From<StoreError> for ApiError {
 
 impl From<sqlx::Error> for ApiError {
     fn from(e: sqlx::Error) -> Self {
-        if out_of_reach(&e) {
+        if motor_store::out_of_reach(&e) {
             ApiError::Unavailable(RETRY_AFTER_SECONDS)
         } else {
             ApiError::internal(e)

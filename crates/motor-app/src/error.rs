@@ -44,7 +44,7 @@ impl AppError {
     /// A database failure seen through a shared reference (a group
     /// commit's one error answers every caller of its batch).
     pub fn database(e: &sqlx::Error) -> Self {
-        if out_of_reach(e) {
+        if motor_store::out_of_reach(e) {
             AppError::Unavailable
         } else {
             AppError::internal(std::io::Error::other(e.to_string()))
@@ -61,15 +61,6 @@ impl AppError {
     }
 }
 
-/// No pooled connection within the acquire timeout, or the connection
-/// refused or cut: the database is out of reach for now.
-fn out_of_reach(e: &sqlx::Error) -> bool {
-    matches!(
-        e,
-        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)
-    )
-}
-
 impl From<StoreError> for AppError {
     fn from(e: StoreError) -> Self {
         match e {
@@ -82,7 +73,7 @@ impl From<StoreError> for AppError {
 
 impl From<sqlx::Error> for AppError {
     fn from(e: sqlx::Error) -> Self {
-        if out_of_reach(&e) {
+        if motor_store::out_of_reach(&e) {
             AppError::Unavailable
         } else {
             AppError::internal(e)

@@ -13,7 +13,7 @@ use motor_store::{
     deliveries::{self, LaneHints},
     Pool,
 };
-use sqlx::{Connection, PgConnection};
+use sqlx::PgConnection;
 use tokio_util::sync::CancellationToken;
 
 use crate::{retention, Result};
@@ -65,18 +65,13 @@ pub async fn run(
     // The passes' own connection, outside the pool: a pass never waits
     // behind the hot path for one (44 ms at the start of a drain, when
     // every lane moves at once) and never takes one from it. Made again
-    // after an error.
-    let options = pool
-        .connect_options()
-        .as_ref()
-        .clone()
-        .application_name(SWEEPER_APP_NAME);
+    // after an error, to the host the pool uses then (a failover moves it).
     let mut conn: Option<PgConnection> = None;
     while !shutdown.is_cancelled() {
         let started = tokio::time::Instant::now();
         let pass = async {
             if conn.is_none() {
-                conn = Some(PgConnection::connect_with(&options).await?);
+                conn = Some(motor_store::connect_own(&pool, SWEEPER_APP_NAME).await?);
             }
             let conn = conn.as_mut().expect("connected above");
             sweep_once(&config, conn, &mut hints).await

@@ -108,6 +108,16 @@ pub struct Config {
     #[arg(long, env = "MOTOR_DATABASE_POOL", default_value_t = 16)]
     pub database_pool: u32,
 
+    /// How long a request waits for a pooled Postgres connection before it
+    /// is answered 503 with `Retry-After` (while no primary answers, after
+    /// a failover, every request waits this long).
+    #[arg(
+        long,
+        env = "MOTOR_DATABASE_ACQUIRE_TIMEOUT_MS",
+        default_value_t = 10_000
+    )]
+    pub database_acquire_timeout_ms: u64,
+
     /// Event streams (SSE and WebSocket) one process serves at once;
     /// beyond, 503 with `Retry-After`.
     #[arg(long, env = "MOTOR_STREAMS_MAX_CONNECTIONS", default_value_t = 10_000,

@@ -69,9 +69,13 @@ pub async fn run_with_resolver(
     motor_store::migrate(&config.database_url)
         .await
         .context("migrating the database")?;
-    let pool = motor_store::connect(&config.database_url, config.database_pool)
-        .await
-        .context("connecting to postgres")?;
+    let pool = motor_store::connect_with_timeout(
+        &config.database_url,
+        config.database_pool,
+        std::time::Duration::from_millis(config.database_acquire_timeout_ms),
+    )
+    .await
+    .context("connecting to postgres")?;
     let sealing = Arc::new(config.sealing_key()?);
     match motor_store::settings::check_master_key(&pool, &sealing)
         .await
@@ -104,7 +108,7 @@ pub async fn run_with_resolver(
         .contains(&Role::Relay)
         .then(|| Arc::new(tokio::sync::Notify::new()));
     if let Some(wake) = &relay_wake {
-        let mut relay_config = RelayConfig::new(config.database_url.clone(), config.bus());
+        let mut relay_config = RelayConfig::new(config.bus());
         relay_config.wake = Some(wake.clone());
         if api || roles.contains(&Role::Dispatch) || roles.contains(&Role::Retry) {
             relay_config.idle_max = RelayConfig::IDLE_MAX_WOKEN;

@@ -47,6 +47,20 @@ impl Producer {
         batch: usize,
         patience: Duration,
     ) -> anyhow::Result<()> {
+        self.produce_paced(instance, n, batch, patience, Duration::ZERO)
+            .await
+    }
+
+    /// [`Self::produce`] with `pause` between one accepted batch and the
+    /// next: production spread over the run, so a fault finds it going.
+    pub async fn produce_paced(
+        &self,
+        instance: &str,
+        n: usize,
+        batch: usize,
+        patience: Duration,
+        pause: Duration,
+    ) -> anyhow::Result<()> {
         let tag = short_id();
         let mut i = 0;
         while i < n {
@@ -92,6 +106,9 @@ impl Producer {
                 }
             }
             i += size;
+            if !pause.is_zero() {
+                tokio::time::sleep(pause).await;
+            }
         }
         Ok(())
     }

@@ -148,6 +148,16 @@ impl Run {
     }
 
     pub async fn start_via(config: RunConfig, motor_db_server: &str) -> anyhow::Result<Self> {
+        let server = motor_db_server.to_owned();
+        Self::start_with_url(config, move |db| format!("{server}/{db}")).await
+    }
+
+    /// [`Self::start_via`] with Motor's whole URL made from the database
+    /// name (several hosts, parameters after the name).
+    pub async fn start_with_url(
+        config: RunConfig,
+        motor_db_url: impl FnOnce(&str) -> String,
+    ) -> anyhow::Result<Self> {
         let id = short_id();
         let dir = histories_dir().join(format!("{}-{id}", config.scenario));
         let recorder = Recorder::create(&dir)?;
@@ -169,7 +179,7 @@ impl Run {
         });
         let prefix = format!("f{id}");
         let api = format!("127.0.0.1:{}", services::free_port());
-        let motor_db_url = format!("{motor_db_server}/{db_name}");
+        let motor_db_url = motor_db_url(&db_name);
         let schedule = config
             .retry_schedule_ms
             .iter()
@@ -237,6 +247,18 @@ impl Run {
             tenant: None,
             started: Instant::now(),
         })
+    }
+
+    /// After a failover: the harness's own reads (settling, the dump,
+    /// dropping the database) go to `server`, the promoted primary.
+    pub async fn repoint(&mut self, server: &str) -> anyhow::Result<()> {
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.pool.close()).await;
+        self.pool = PgPoolOptions::new()
+            .max_connections(2)
+            .connect(&format!("{server}/{}", self.db_name))
+            .await?;
+        self.config.pg_server = server.into();
+        Ok(())
     }
 
     pub fn elapsed(&self) -> Duration {
@@ -313,6 +335,21 @@ impl Run {
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
+    }
+
+    /// Waits until the ledger holds at least `n` events.
+    pub async fn wait_events(&self, n: i64, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            let count: Result<i64, _> = sqlx::query_scalar("SELECT count(*) FROM events")
+                .fetch_one(&self.pool)
+                .await;
+            if count.is_ok_and(|c| c >= n) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        false
     }
 
     /// Waits until the receivers together saw at least `n` requests.

@@ -248,3 +248,141 @@ impl Drop for PrivatePostgres {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// A primary and a streaming standby of the test's own, made and driven by
+/// `scripts/pg-pair` (so the script is what the tests use) on free ports in
+/// a temporary directory, removed on drop. Synchronous (`synchronous_commit
+/// = on`, the standby named in `synchronous_standby_names`) or not.
+pub struct PostgresPair {
+    dir: PathBuf,
+    pub primary: u16,
+    pub standby: u16,
+}
+
+impl PostgresPair {
+    pub fn start_new(synchronous: bool) -> Self {
+        let (primary, standby) = (free_port(), free_port());
+        let dir =
+            std::env::temp_dir().join(format!("motor-pg-pair-{primary}-{}", std::process::id()));
+        let pair = Self {
+            dir,
+            primary,
+            standby,
+        };
+        let ports = format!("{primary},{standby}");
+        let mut args = vec!["start", "--fast", "--ports", &ports];
+        if !synchronous {
+            args.push("--async");
+        }
+        pair.script(&args);
+        pair
+    }
+
+    fn script(&self, args: &[&str]) {
+        let out = Command::new(super::repo_root().join("scripts/pg-pair"))
+            .args(args)
+            .arg("--dir")
+            .arg(&self.dir)
+            .stdin(Stdio::null())
+            .output()
+            .expect("running scripts/pg-pair");
+        assert!(
+            out.status.success(),
+            "scripts/pg-pair {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// The primary alone, without a database name (to make databases).
+    pub fn primary_server(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}", self.primary)
+    }
+
+    /// The standby alone, without a database name (the promoted primary
+    /// after a failover).
+    pub fn standby_server(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}", self.standby)
+    }
+
+    /// What Motor is given: both hosts, the writable one wanted.
+    pub fn url(&self, database: &str) -> String {
+        format!(
+            "postgres://postgres@127.0.0.1:{},127.0.0.1:{}/{database}?target_session_attrs=read-write",
+            self.primary, self.standby
+        )
+    }
+
+    /// The primary's machine lost: SIGKILL to the postmaster and every
+    /// process under it at once (no shutdown, no last WAL sent; a client
+    /// sees its connections reset).
+    pub fn kill_primary(&self) {
+        let pid_file = self.dir.join("primary/postmaster.pid");
+        let text = std::fs::read_to_string(&pid_file).expect("the primary's postmaster.pid");
+        let pid = text.lines().next().expect("a pid").trim().to_owned();
+        let children = Command::new("ps")
+            .args(["-o", "pid=", "--ppid", &pid])
+            .output()
+            .expect("ps");
+        let mut pids = vec![pid];
+        pids.extend(
+            String::from_utf8_lossy(&children.stdout)
+                .split_whitespace()
+                .map(str::to_owned),
+        );
+        let status = Command::new("kill")
+            .arg("-9")
+            .args(&pids)
+            .status()
+            .expect("kill");
+        assert!(status.success(), "kill -9 {pids:?}");
+        // The port is free once the postmaster is gone.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", self.primary)).is_ok() {
+            assert!(Instant::now() < deadline, "the primary still listens");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Stops (`SIGSTOP`) the primary's WAL sender: the standby falls
+    /// behind, as over a slow or cut link. A synchronous primary's commits
+    /// wait for it meanwhile; an asynchronous one's go on without it.
+    /// (Stopping the standby's receiver instead shows nothing: what was
+    /// sent waits in the loopback socket's buffer and is read after.)
+    /// [`Self::kill_primary`] ends it with the rest.
+    pub fn stall_wal_sender(&self) {
+        let pid_file = self.dir.join("primary/postmaster.pid");
+        let text = std::fs::read_to_string(&pid_file).expect("the primary's postmaster.pid");
+        let pid = text.lines().next().expect("a pid").trim().to_owned();
+        let children = Command::new("ps")
+            .args(["-o", "pid=,args=", "--ppid", &pid])
+            .output()
+            .expect("ps");
+        let listing = String::from_utf8_lossy(&children.stdout);
+        let sender = listing
+            .lines()
+            .find(|l| l.contains("walsender"))
+            .and_then(|l| l.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no walsender under {pid}: {listing}"));
+        let status = Command::new("kill")
+            .args(["-STOP", sender])
+            .status()
+            .expect("kill");
+        assert!(status.success(), "kill -STOP {sender}");
+    }
+
+    /// `pg_ctl promote` of the standby (`scripts/pg-pair promote`).
+    pub fn promote(&self) {
+        self.script(&["promote"]);
+    }
+}
+
+impl Drop for PostgresPair {
+    fn drop(&mut self) {
+        let _ = Command::new(super::repo_root().join("scripts/pg-pair"))
+            .args(["stop", "--immediate", "--dir"])
+            .arg(&self.dir)
+            .output();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

@@ -5,12 +5,12 @@
 
 use std::time::Duration;
 
-use super::{front_and_back, produce_all, split_roles, standard_subscriptions, Size};
+use super::{front_and_back, produce_all_paced, split_roles, standard_subscriptions, Size};
 use crate::{
     check::Report,
     harness::{
         proxy::Proxy,
-        services::{free_port, PrivateBroker, PrivatePostgres},
+        services::{free_port, PostgresPair, PrivateBroker, PrivatePostgres},
         Run, RunConfig,
     },
     history::now_us,
@@ -22,7 +22,7 @@ const SETTLE: Duration = Duration::from_secs(120);
 /// producers in the background; `fault` runs once a third of the expected
 /// requests arrived; then the producers finish and the run settles.
 async fn with_fault<F, Fut>(
-    mut run: Run,
+    run: Run,
     instances: usize,
     per_instance: usize,
     fault: F,
@@ -31,16 +31,43 @@ where
     F: FnOnce(Run) -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<Run>>,
 {
+    with_fault_paced(run, instances, per_instance, (50, Duration::ZERO), fault).await
+}
+
+/// [`with_fault`] with producers posting `batch` events at a time and
+/// pausing `pause` after each: production still going when the fault
+/// comes.
+async fn with_fault_paced<F, Fut>(
+    mut run: Run,
+    instances: usize,
+    per_instance: usize,
+    (batch, pause): (usize, Duration),
+    fault: F,
+) -> anyhow::Result<Report>
+where
+    F: FnOnce(Run) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<Run>>,
+{
     run.setup_tenant(instances).await?;
     let (ordered, unordered) = standard_subscriptions(&run).await?;
-    let producing = produce_all(&run, per_instance, 50);
-    let expected = (2 * instances * per_instance) as u64;
-    run.wait_requests(
-        &[&ordered, &unordered],
-        expected / 3,
-        Duration::from_secs(120),
-    )
-    .await;
+    let producing = produce_all_paced(&run, per_instance, batch, pause);
+    if pause.is_zero() {
+        let expected = (2 * instances * per_instance) as u64;
+        run.wait_requests(
+            &[&ordered, &unordered],
+            expected / 3,
+            Duration::from_secs(120),
+        )
+        .await;
+    } else {
+        // Paced: a third of the events in the ledger, so producers are
+        // still going when the fault comes.
+        run.wait_events(
+            (instances * per_instance / 3) as i64,
+            Duration::from_secs(120),
+        )
+        .await;
+    }
     let run = fault(run).await?;
     producing.await??;
     run.finish(SETTLE).await
@@ -109,6 +136,47 @@ pub async fn postgres_crash(size: Size) -> anyhow::Result<Report> {
         tokio::time::sleep(Duration::from_secs(1)).await;
         pg_ref.start();
         run.fault("postgres-crash", "postgres", start, now_us());
+        Ok(run)
+    })
+    .await
+}
+
+/// A primary and a standby of the scenario's own (`scripts/pg-pair`),
+/// Motor given both hosts (`target_session_attrs=read-write`): a third of
+/// the way (by events in the ledger, so producers are still posting) the
+/// primary's WAL sender is stopped for 2 s (the standby falls behind, as
+/// over a slow link: a synchronous primary's commits wait, an
+/// asynchronous one's do not), then the primary is SIGKILLed with every
+/// process under it (its machine is lost), the standby promoted (`pg_ctl promote`) 2 s later, and the run goes on
+/// against it without restarting Motor. The
+/// dump is read from the promoted primary, so `durable` is "every event
+/// answered 201 is in the promoted primary's ledger". With `synchronous`
+/// false the standby is asynchronous: the scenario shows what is lost
+/// (`durable` names each missing event) and is reported, not judged.
+pub async fn postgres_failover(synchronous: bool, size: Size) -> anyhow::Result<Report> {
+    let pair = PostgresPair::start_new(synchronous);
+    let scenario = if synchronous {
+        "postgres-failover"
+    } else {
+        "postgres-failover-async"
+    };
+    let mut config = RunConfig::new(scenario);
+    config.pg_server = pair.primary_server();
+    let mut run = Run::start_with_url(config, |db| pair.url(db)).await?;
+    front_and_back(&mut run).await?;
+    let pair_ref = &pair;
+    // Batches of 10 every 400 ms or so: producers are still posting when
+    // the primary goes (a third in), so the gap meets them.
+    let pacing = (10, Duration::from_millis(400));
+    with_fault_paced(run, 4, size.pick(150, 400), pacing, |mut run| async move {
+        let start = now_us();
+        pair_ref.stall_wal_sender();
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        pair_ref.kill_primary();
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        pair_ref.promote();
+        run.fault("postgres-failover", "postgres-primary", start, now_us());
+        run.repoint(&pair_ref.standby_server()).await?;
         Ok(run)
     })
     .await

@@ -85,6 +85,7 @@ pub fn config(db: &TestDb, prefix: &str) -> Config {
         admin_token: Some(ADMIN_TOKEN.into()),
         master_key: None,
         database_pool: 12,
+        database_acquire_timeout_ms: 10_000,
         retry_schedule_ms: None,
         retry_give_up_secs: None,
         test_ladders: Vec::new(),

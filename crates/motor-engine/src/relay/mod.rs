@@ -27,7 +27,6 @@ use crate::{EngineError, Result};
 
 #[derive(Debug, Clone)]
 pub struct RelayConfig {
-    pub database_url: String,
     pub bus: BusConfig,
     /// Records read per round.
     pub batch: i64,
@@ -49,9 +48,8 @@ impl RelayConfig {
     /// for other processes' records, which may wait this long when idle.
     pub const IDLE_MAX_WOKEN: Duration = Duration::from_millis(250);
 
-    pub fn new(database_url: String, bus: BusConfig) -> Self {
+    pub fn new(bus: BusConfig) -> Self {
         Self {
-            database_url,
             bus,
             batch: 2000,
             idle_wait: Duration::from_millis(5),
@@ -72,7 +70,7 @@ pub async fn run(
     let mut producer = Producer::new(&config.bus)?;
     let topics = Topics::new(&config.bus.prefix);
     wait_for_topics(&config.bus, &shutdown).await;
-    let mut shards = Shards::new(&config.database_url)?;
+    let mut shards = Shards::new(pool.clone())?;
     let mut idle = config.idle_wait;
     // Acknowledged records not yet deleted.
     let mut owed = Vec::new();

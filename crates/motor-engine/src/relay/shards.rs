@@ -2,11 +2,11 @@
 //! Postgres advisory locks on one dedicated connection (closing it frees
 //! them), rebalanced so each live relay owns its fair share.
 
-use std::{collections::BTreeSet, str::FromStr, time::Duration};
+use std::{collections::BTreeSet, time::Duration};
 
 use motor_domain::OUTBOX_SHARDS;
-use motor_store::outbox;
-use sqlx::{postgres::PgConnectOptions, ConnectOptions, PgConnection};
+use motor_store::{outbox, Pool};
+use sqlx::PgConnection;
 use tokio::time::Instant;
 
 use crate::Result;
@@ -16,16 +16,18 @@ const RELAY_APP_NAME: &str = "motor-relay";
 
 /// Shards this process owns, and the connection that holds their locks.
 pub(super) struct Shards {
-    options: PgConnectOptions,
+    pool: Pool,
     conn: Option<PgConnection>,
     owned: BTreeSet<i32>,
     checked_at: Option<Instant>,
 }
 
 impl Shards {
-    pub(super) fn new(database_url: &str) -> Result<Self> {
+    /// The lock connection is made from `pool`'s current options (the
+    /// host that takes writes: it follows a failover), outside the pool.
+    pub(super) fn new(pool: Pool) -> Result<Self> {
         Ok(Self {
-            options: PgConnectOptions::from_str(database_url)?.application_name(RELAY_APP_NAME),
+            pool,
             conn: None,
             owned: BTreeSet::new(),
             checked_at: None,
@@ -35,7 +37,7 @@ impl Shards {
     /// Takes or gives back shards so this relay owns its fair share.
     pub(super) async fn rebalance(&mut self) -> Result<()> {
         if self.conn.is_none() {
-            self.conn = Some(self.options.connect().await?);
+            self.conn = Some(motor_store::connect_own(&self.pool, RELAY_APP_NAME).await?);
         }
         let conn = self.conn.as_mut().expect("connected above");
         let share = outbox::fair_share(outbox::live_relays(&mut *conn, RELAY_APP_NAME).await?);

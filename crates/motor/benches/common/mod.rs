@@ -88,6 +88,7 @@ impl BenchDb {
             admin_token: None,
             master_key: Some("bench-master-key-0123456789abcdef0123".into()),
             database_pool: 32,
+            database_acquire_timeout_ms: 10_000,
             retry_schedule_ms: None,
             retry_give_up_secs: None,
             test_ladders: Vec::new(),
