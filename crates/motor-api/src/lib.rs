@@ -11,7 +11,8 @@
 //! `events` (append and read the ledger), `subscriptions` (manage, rotate, test — `probe` —, with the
 //! validation `rules` and the operator's `admin` view), `deliveries` (list,
 //! detail, manual `retry`), `replays`, `streams` (SSE and WebSocket over the
-//! ledger), `admin` (apps, instances, keys, settings, alerts, event types,
+//! ledger), `executor` (claim, report, long-poll and instance state for
+//! executors), `admin` (apps, instances, keys, settings, alerts, event types,
 //! and the `operator` API), `console` (server-rendered operator pages),
 //! `health` (`/healthz`, `/readyz`, `/metrics`). `openapi` holds only the
 //! document's info, security, tags and the answers every route shares;
@@ -28,6 +29,7 @@ pub mod console;
 pub mod deliveries;
 pub mod error;
 pub mod events;
+pub mod executor;
 pub mod extract;
 pub mod health;
 pub mod openapi;
@@ -68,6 +70,9 @@ pub struct AppState {
     pub api_keys: Arc<auth::ApiKeys>,
     /// The event streams of this process and their live tail.
     pub streams: streams::Hub,
+    /// The executor API's knobs and the bell its long-polls wait on
+    /// (ring it after committing a command).
+    pub executor: motor_app::executor::ExecutorState,
 }
 
 impl FromRef<AppState> for Pool {
@@ -88,6 +93,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(admin::router())
         .merge(subscriptions::router())
         .merge(replays::router())
+        .merge(executor::router())
         .merge(openapi::router())
 }
 

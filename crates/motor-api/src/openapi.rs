@@ -137,6 +137,7 @@ impl Modify for CommonAnswers {
         (name = "events", description = "The producer API and the ledger"),
         (name = "subscriptions", description = "Webhook subscriptions (scope `subscriptions:manage`)"),
         (name = "deliveries", description = "Deliveries and their attempts (scope `events:read`)"),
+        (name = "executor", description = "Executors: claim, report and long-poll commands, report instance state (scope `commands:execute`)"),
         (name = "admin", description = "The operator API (`MOTOR_ADMIN_TOKEN`)"),
     )
 )]

@@ -213,6 +213,7 @@ pub async fn run_with_resolver(
             instance_apps: Arc::default(),
             api_keys: Arc::default(),
             streams: streams.clone(),
+            executor: Default::default(),
         };
         let app = motor_api::router(state);
         let shutdown = shutdown.clone();

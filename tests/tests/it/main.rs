@@ -10,6 +10,7 @@ mod brokers;
 mod commands;
 mod deliveries;
 mod dispatch;
+mod executor;
 mod health;
 mod ingest;
 mod ledger;
