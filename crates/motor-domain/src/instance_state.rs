@@ -122,7 +122,9 @@ impl StateReport {
                 if chars == 0 || chars > MAX_REASON_CHARS || r.chars().any(char::is_control) {
                     Err(FieldError::invalid(
                         "motivo",
-                        format!("must be 1 to {MAX_REASON_CHARS} characters, no control characters"),
+                        format!(
+                            "must be 1 to {MAX_REASON_CHARS} characters, no control characters"
+                        ),
                     ))
                 } else {
                     Ok(r.to_owned())

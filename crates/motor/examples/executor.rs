@@ -92,7 +92,10 @@ struct Provider {
     acted: Mutex<Vec<String>>,
 }
 
-async fn provider_send(State(p): State<Arc<Provider>>, Json(req): Json<Value>) -> impl IntoResponse {
+async fn provider_send(
+    State(p): State<Arc<Provider>>,
+    Json(req): Json<Value>,
+) -> impl IntoResponse {
     let id = req["command_id"].as_str().unwrap_or_default().to_owned();
     *p.seen.lock().unwrap().entry(id.clone()).or_default() += 1;
     let behaviour = {
@@ -156,7 +159,11 @@ enum Outcome {
 }
 
 async fn call_provider(http: &reqwest::Client, provider: &str, command: &Value) -> Outcome {
-    let sent = http.post(format!("{provider}/send")).json(command).send().await;
+    let sent = http
+        .post(format!("{provider}/send"))
+        .json(command)
+        .send()
+        .await;
     let Ok(res) = sent else {
         // A timeout or a cut connection: it may or may not have acted.
         return Outcome::Unknown;
@@ -276,7 +283,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         'poll: loop {
             let res = motor
                 .get(format!("{base}/v1/executor/commands"))
-                .query(&[("instance", instance.as_str()), ("wait", "5"), ("limit", "20")])
+                .query(&[
+                    ("instance", instance.as_str()),
+                    ("wait", "5"),
+                    ("limit", "20"),
+                ])
                 .bearer_auth(&token)
                 .send()
                 .await;
@@ -317,10 +328,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let claimed: Value = res.json().await?;
                 let lease = claimed["reserva"].as_str().unwrap_or_default().to_owned();
                 let command = &claimed["comando"];
-                let outcome = call_provider(&to_provider, &provider_url, &json!({
-                    "command_id": id, "tipo": command["tipo"], "chat": command["chat"],
-                    "contenido": command["contenido"], "parametros": command["parametros"],
-                }))
+                let outcome = call_provider(
+                    &to_provider,
+                    &provider_url,
+                    &json!({
+                        "command_id": id, "tipo": command["tipo"], "chat": command["chat"],
+                        "contenido": command["contenido"], "parametros": command["parametros"],
+                    }),
+                )
                 .await;
                 let body = report_body(command, &lease, &outcome);
                 let res = motor
@@ -333,10 +348,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 if res.status() != 200 {
                     // 409: the lease ran out and the sweeper made it
                     // ambiguo first; Motor keeps that answer.
-                    eprintln!("report {id} {status}: {} {}", res.status(), res.text().await?);
+                    eprintln!(
+                        "report {id} {status}: {} {}",
+                        res.status(),
+                        res.text().await?
+                    );
                     continue;
                 }
-                println!("{}", json!({"command_id": id, "tipo": command["tipo"], "status": status}));
+                println!(
+                    "{}",
+                    json!({"command_id": id, "tipo": command["tipo"], "status": status})
+                );
                 if status != "en_cola" {
                     finished += 1;
                     if exit_after.is_some_and(|n| finished >= n) {

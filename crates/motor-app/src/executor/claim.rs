@@ -52,7 +52,11 @@ pub async fn claim(
     // order of every command write: instance, then command), so a relink
     // cannot slip between the check and the claim.
     let generation = match current.expected_generation {
-        Some(_) => Some(ledger::lock_instance(&mut tx, current.instance_id).await?.generation),
+        Some(_) => Some(
+            ledger::lock_instance(&mut tx, current.instance_id)
+                .await?
+                .generation,
+        ),
         None => None,
     };
     let now = time::now_millis();

@@ -40,20 +40,16 @@ impl PollQuery {
         let max_wait = config.max_wait.as_secs();
         let wait = match wait {
             None => 0,
-            Some(raw) => parse_u64(raw)
-                .filter(|w| *w <= max_wait)
-                .ok_or_else(|| {
-                    FieldError::invalid("wait", format!("must be whole seconds, 0 to {max_wait}"))
-                })?,
+            Some(raw) => parse_u64(raw).filter(|w| *w <= max_wait).ok_or_else(|| {
+                FieldError::invalid("wait", format!("must be whole seconds, 0 to {max_wait}"))
+            })?,
         };
         let limit = match limit {
             None => DEFAULT_LIMIT,
             Some(raw) => parse_u64(raw)
                 .and_then(|l| i64::try_from(l).ok())
                 .filter(|l| (1..=MAX_LIMIT).contains(l))
-                .ok_or_else(|| {
-                    FieldError::invalid("limit", format!("must be 1 to {MAX_LIMIT}"))
-                })?,
+                .ok_or_else(|| FieldError::invalid("limit", format!("must be 1 to {MAX_LIMIT}")))?,
         };
         Ok(Self {
             wait: Duration::from_secs(wait),

@@ -8,9 +8,7 @@ use motor_domain::{command::RawOptions, time};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use super::{
-    claim, executor_key, ledger, operation, post, report, send, stored, types_for,
-};
+use super::{claim, executor_key, ledger, operation, post, report, send, stored, types_for};
 use crate::util::TestMotor;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -28,7 +26,10 @@ async fn each_report_records_its_status_and_its_event_in_the_same_commit() {
     assert_eq!(claimed["comando"]["contenido"], json!({"texto": "hola"}));
     assert_eq!(claimed["comando"]["tipo"], "mensaje");
     assert_eq!(claimed["comando"]["reclamos"], 1);
-    assert_eq!(claimed["reservado_hasta"], claimed["comando"]["reservado_hasta"]);
+    assert_eq!(
+        claimed["reservado_hasta"],
+        claimed["comando"]["reservado_hasta"]
+    );
     let lease = claimed["reserva"].as_str().unwrap().to_owned();
     let (status, body) = report(
         &m,
@@ -61,8 +62,14 @@ async fn each_report_records_its_status_and_its_event_in_the_same_commit() {
         json!({"reserva": claimed["reserva"], "status": "completado"}),
     )
     .await;
-    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("completado")));
-    assert_eq!(types_for(&ledger(pool, instance).await, id), ["command.accepted"]);
+    assert_eq!(
+        (status, body["status"].as_str()),
+        (StatusCode::OK, Some("completado"))
+    );
+    assert_eq!(
+        types_for(&ledger(pool, instance).await, id),
+        ["command.accepted"]
+    );
 
     // fallido at the server → command.failed with its codes.
     let id = send(pool, t.app, instance, "chau", RawOptions::default()).await;
@@ -77,8 +84,14 @@ async fn each_report_records_its_status_and_its_event_in_the_same_commit() {
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let events = ledger(pool, instance).await;
-    assert_eq!(types_for(&events, id), ["command.accepted", "command.failed"]);
-    let failed = events.iter().find(|e| e["type"] == "command.failed").unwrap();
+    assert_eq!(
+        types_for(&events, id),
+        ["command.accepted", "command.failed"]
+    );
+    let failed = events
+        .iter()
+        .find(|e| e["type"] == "command.failed")
+        .unwrap();
     assert_eq!(failed["data"]["stage"], "servidor");
     assert_eq!(failed["data"]["server_code"], "131026");
     assert_eq!(failed["data"]["error_code"], "rechazado");
@@ -96,7 +109,10 @@ async fn each_report_records_its_status_and_its_event_in_the_same_commit() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["stage"], "frontera");
     let events = ledger(pool, instance).await;
-    assert_eq!(types_for(&events, id), ["command.accepted", "command.ambiguous"]);
+    assert_eq!(
+        types_for(&events, id),
+        ["command.accepted", "command.ambiguous"]
+    );
     // A finished command takes no second report, even under its lease.
     let (status, _) = report(
         &m,
@@ -136,7 +152,9 @@ async fn a_deferral_waits_for_next_try_and_is_claimed_again_under_a_new_lease() 
     // The long-poll answers it once due (it waits for next_try).
     let res = m
         .http
-        .get(m.url(&format!("/v1/executor/commands?instance={instance}&wait=10")))
+        .get(m.url(&format!(
+            "/v1/executor/commands?instance={instance}&wait=10"
+        )))
         .bearer_auth(&exec)
         .send()
         .await
@@ -176,23 +194,57 @@ async fn bad_reports_name_the_field_and_unknown_or_foreign_commands_are_404() {
     let lease = claimed["reserva"].clone();
     let cases = [
         (json!({"status": "completado"}), "body.reserva"),
-        (json!({"reserva": "nope", "status": "completado"}), "body.reserva"),
+        (
+            json!({"reserva": "nope", "status": "completado"}),
+            "body.reserva",
+        ),
         (json!({"reserva": lease}), "body.status"),
         (json!({"reserva": lease, "status": "hecho"}), "body.status"),
-        (json!({"reserva": lease, "status": "completado"}), "body.status"),
-        (json!({"reserva": lease, "status": "enviado", "chat": "1", "aceptado_en": "2026-10-24T15:10:01Z"}), "body.provider_message_id"),
-        (json!({"reserva": lease, "status": "enviado", "provider_message_id": "w", "chat": "1", "aceptado_en": "ayer"}), "body.aceptado_en"),
-        (json!({"reserva": lease, "status": "enviado", "provider_message_id": "w", "chat": "1", "aceptado_en": "2026-10-24T15:10:01Z", "next_try": "2026-10-24T15:10:01Z"}), "body.next_try"),
-        (json!({"reserva": lease, "status": "fallido", "error_code": "x", "stage": "frontera"}), "body.stage"),
-        (json!({"reserva": lease, "status": "fallido", "error_code": "x", "stage": "previa", "server_code": "1"}), "body.server_code"),
-        (json!({"reserva": lease, "status": "fallido", "stage": "previa"}), "body.error_code"),
-        (json!({"reserva": lease, "status": "en_cola"}), "body.next_try"),
-        (json!({"reserva": lease, "status": "ambiguo", "extra": 1}), "body.extra"),
+        (
+            json!({"reserva": lease, "status": "completado"}),
+            "body.status",
+        ),
+        (
+            json!({"reserva": lease, "status": "enviado", "chat": "1", "aceptado_en": "2026-10-24T15:10:01Z"}),
+            "body.provider_message_id",
+        ),
+        (
+            json!({"reserva": lease, "status": "enviado", "provider_message_id": "w", "chat": "1", "aceptado_en": "ayer"}),
+            "body.aceptado_en",
+        ),
+        (
+            json!({"reserva": lease, "status": "enviado", "provider_message_id": "w", "chat": "1", "aceptado_en": "2026-10-24T15:10:01Z", "next_try": "2026-10-24T15:10:01Z"}),
+            "body.next_try",
+        ),
+        (
+            json!({"reserva": lease, "status": "fallido", "error_code": "x", "stage": "frontera"}),
+            "body.stage",
+        ),
+        (
+            json!({"reserva": lease, "status": "fallido", "error_code": "x", "stage": "previa", "server_code": "1"}),
+            "body.server_code",
+        ),
+        (
+            json!({"reserva": lease, "status": "fallido", "stage": "previa"}),
+            "body.error_code",
+        ),
+        (
+            json!({"reserva": lease, "status": "en_cola"}),
+            "body.next_try",
+        ),
+        (
+            json!({"reserva": lease, "status": "ambiguo", "extra": 1}),
+            "body.extra",
+        ),
         (json!({"reserva": lease, "status": 5}), "body.status"),
     ];
     for (body, field) in cases {
         let (status, answer) = report(&m, &exec, id, body.clone()).await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body} → {answer}");
+        assert_eq!(
+            status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{body} → {answer}"
+        );
         assert_eq!(answer["error"]["campo"], field, "{body} → {answer}");
     }
     assert_eq!(stored(pool, id).await.status.as_str(), "ejecutando");
@@ -217,13 +269,7 @@ async fn bad_reports_name_the_field_and_unknown_or_foreign_commands_are_404() {
         assert_eq!(status, StatusCode::NOT_FOUND, "{path} → {answer}");
     }
     // A key restricted to another instance of the app does not see it.
-    let restricted = crate::util::key(
-        pool,
-        t.app,
-        &["commands:execute"],
-        &[t.instances[1]],
-    )
-    .await;
+    let restricted = crate::util::key(pool, t.app, &["commands:execute"], &[t.instances[1]]).await;
     let (status, _) = claim(&m, &restricted, id).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
@@ -237,7 +283,12 @@ async fn every_executor_route_needs_commands_execute() {
     let writer = crate::util::key(
         &m.db.pool,
         t.app,
-        &["commands:write", "commands:read", "events:write", "events:read"],
+        &[
+            "commands:write",
+            "commands:read",
+            "events:write",
+            "events:read",
+        ],
         &[],
     )
     .await;
@@ -274,12 +325,18 @@ async fn of_a_claim_and_a_cancel_racing_exactly_one_wins() {
     let exec = executor_key(&m, t.app).await;
     let (mut claims_won, mut cancels_won) = (0, 0);
     for round in 0..20 {
-        let id = send(pool, t.app, instance, &format!("r{round}"), RawOptions::default()).await;
+        let id = send(
+            pool,
+            t.app,
+            instance,
+            &format!("r{round}"),
+            RawOptions::default(),
+        )
+        .await;
         // Two executors and the app's cancel, all at once.
         let cancel = async {
             let mut tx = pool.begin().await.unwrap();
-            let done =
-                motor_store::commands::cancel(&mut tx, t.app, id, time::now_millis()).await;
+            let done = motor_store::commands::cancel(&mut tx, t.app, id, time::now_millis()).await;
             tx.commit().await.unwrap();
             done.is_ok()
         };
@@ -330,7 +387,10 @@ async fn a_claim_after_expires_at_fails_the_command_instead() {
     let (status, body) = claim(&m, &exec, id).await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     assert!(
-        body["error"]["message"].as_str().unwrap().contains("comando_vencido"),
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("comando_vencido"),
         "{body}"
     );
     let command = stored(pool, id).await;
@@ -339,7 +399,10 @@ async fn a_claim_after_expires_at_fails_the_command_instead() {
     assert_eq!(command.stage.map(|s| s.as_str()), Some("previa"));
     assert_eq!(command.claims, 0, "nobody ever held it");
     let events = ledger(pool, instance).await;
-    assert_eq!(types_for(&events, id), ["command.accepted", "command.failed"]);
+    assert_eq!(
+        types_for(&events, id),
+        ["command.accepted", "command.failed"]
+    );
     let (status, _) = claim(&m, &exec, id).await;
     assert_eq!(status, StatusCode::CONFLICT);
 }

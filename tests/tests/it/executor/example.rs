@@ -16,7 +16,7 @@ use motor_domain::command::{CommandId, RawOptions};
 use serde_json::Value;
 
 use super::{ledger, operation, send, stored, types_for};
-use crate::util::{motor_bin, topic_prefix, MotorProcess, TestDb, Tenant};
+use crate::util::{motor_bin, topic_prefix, MotorProcess, Tenant, TestDb};
 
 fn example_bin() -> PathBuf {
     if let Ok(path) = std::env::var("MOTOR_EXECUTOR_EXAMPLE") {
@@ -46,7 +46,16 @@ async fn the_example_executor_runs_every_command_to_an_end_recorded_in_the_ledge
     let token = crate::util::key(pool, t.app, &["commands:execute"], &[]).await;
     let mut ids: Vec<CommandId> = Vec::new();
     for n in 0..14 {
-        ids.push(send(pool, t.app, instance, &format!("m{n}"), RawOptions::default()).await);
+        ids.push(
+            send(
+                pool,
+                t.app,
+                instance,
+                &format!("m{n}"),
+                RawOptions::default(),
+            )
+            .await,
+        );
     }
     ids.push(operation(pool, t.app, instance, "grupos").await);
     ids.push(operation(pool, t.app, instance, "pausar").await);
@@ -57,9 +66,22 @@ async fn the_example_executor_runs_every_command_to_an_end_recorded_in_the_ledge
             .args(["--url", &base, "--token", &token, "--instance"])
             .arg(instance.to_string())
             .args([
-                "--refuse", "0.15", "--busy", "0.2", "--timeout", "0.1", "--late", "0.1",
-                "--provider-timeout-ms", "300", "--seed", "11", "--exit-after", "16",
-                "--idle-exit", "20",
+                "--refuse",
+                "0.15",
+                "--busy",
+                "0.2",
+                "--timeout",
+                "0.1",
+                "--late",
+                "0.1",
+                "--provider-timeout-ms",
+                "300",
+                "--seed",
+                "11",
+                "--exit-after",
+                "16",
+                "--idle-exit",
+                "20",
             ])
             .stderr(Stdio::inherit())
             .output()
@@ -69,7 +91,11 @@ async fn the_example_executor_runs_every_command_to_an_end_recorded_in_the_ledge
         .await
         .expect("the example finished")
         .unwrap();
-    assert!(output.status.success(), "example failed: {:?}", output.status);
+    assert!(
+        output.status.success(),
+        "example failed: {:?}",
+        output.status
+    );
 
     // Its reports, in order; the last of each command is final.
     let mut last: HashMap<String, String> = HashMap::new();
@@ -90,7 +116,11 @@ async fn the_example_executor_runs_every_command_to_an_end_recorded_in_the_ledge
         assert_eq!(command.status.as_str(), reported, "{id}");
         *seen.entry(command.status.as_str()).or_default() += 1;
         let accepted = command.kind.appends_accepted();
-        let mut want: Vec<&str> = if accepted { vec!["command.accepted"] } else { vec![] };
+        let mut want: Vec<&str> = if accepted {
+            vec!["command.accepted"]
+        } else {
+            vec![]
+        };
         match reported.as_str() {
             "enviado" => want.push("message.sent"),
             "fallido" => want.push("command.failed"),
@@ -103,14 +133,20 @@ async fn the_example_executor_runs_every_command_to_an_end_recorded_in_the_ledge
     // The seed makes the run the same every time: each case happened.
     eprintln!("final: {seen:?}, deferrals: {deferred}");
     for status in ["enviado", "fallido", "ambiguo", "completado"] {
-        assert!(seen.contains_key(status), "no command ended {status}: {seen:?}");
+        assert!(
+            seen.contains_key(status),
+            "no command ended {status}: {seen:?}"
+        );
     }
     assert!(deferred > 0, "no deferral happened");
     // A deferred command was claimed again.
     let reclaimed = reclaimed(pool, &ids).await;
     assert!(reclaimed > 0);
     // The executor said its instance was up.
-    let up = events.iter().find(|e| e["type"] == "state.changed").expect("state.changed");
+    let up = events
+        .iter()
+        .find(|e| e["type"] == "state.changed")
+        .expect("state.changed");
     assert_eq!(up["data"]["estado"], "conectada");
 }
 

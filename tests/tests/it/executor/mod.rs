@@ -107,7 +107,13 @@ pub async fn claim(m: &TestMotor, token: &str, id: CommandId) -> (StatusCode, Va
 }
 
 pub async fn report(m: &TestMotor, token: &str, id: CommandId, body: Value) -> (StatusCode, Value) {
-    post(m, token, &format!("/v1/executor/commands/{id}/report"), body).await
+    post(
+        m,
+        token,
+        &format!("/v1/executor/commands/{id}/report"),
+        body,
+    )
+    .await
 }
 
 /// The command as stored.
@@ -121,13 +127,12 @@ pub async fn stored(pool: &Pool, id: CommandId) -> motor_store::commands::Comman
 /// The instance's ledger, in seq order: (seq, type, command_id, data,
 /// generation).
 pub async fn ledger(pool: &Pool, instance: InstanceId) -> Vec<Value> {
-    let rows: Vec<(String,)> = sqlx::query_as(
-        "SELECT envelope::text FROM events WHERE instance_id = $1 ORDER BY seq",
-    )
-    .bind(uuid::Uuid::from(instance))
-    .fetch_all(pool)
-    .await
-    .unwrap();
+    let rows: Vec<(String,)> =
+        sqlx::query_as("SELECT envelope::text FROM events WHERE instance_id = $1 ORDER BY seq")
+            .bind(uuid::Uuid::from(instance))
+            .fetch_all(pool)
+            .await
+            .unwrap();
     rows.into_iter()
         .map(|(e,)| serde_json::from_str(&e).unwrap())
         .collect()

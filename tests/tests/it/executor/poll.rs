@@ -52,7 +52,10 @@ async fn a_waiting_long_poll_returns_when_a_command_is_committed() {
     assert_eq!(ids(&page), [id.to_string()]);
     assert_eq!(page["commands"][0]["tipo"], "mensaje");
     assert_eq!(page["commands"][0]["instance_id"], instance.to_string());
-    assert!(took >= Duration::from_millis(500), "answered before the commit: {took:?}");
+    assert!(
+        took >= Duration::from_millis(500),
+        "answered before the commit: {took:?}"
+    );
     assert!(took < Duration::from_secs(5), "woke late: {took:?}");
 }
 
@@ -101,20 +104,39 @@ async fn the_long_poll_answers_only_claimable_commands_in_acceptance_order() {
     for (query, status, field) in [
         ("".to_owned(), 422, Some("query.instance")),
         ("instance=x".to_owned(), 422, Some("query.instance")),
-        (format!("instance={instance}&wait=31"), 422, Some("query.wait")),
-        (format!("instance={instance}&wait=-1"), 422, Some("query.wait")),
-        (format!("instance={instance}&limit=0"), 422, Some("query.limit")),
-        (format!("instance={instance}&limit=101"), 422, Some("query.limit")),
+        (
+            format!("instance={instance}&wait=31"),
+            422,
+            Some("query.wait"),
+        ),
+        (
+            format!("instance={instance}&wait=-1"),
+            422,
+            Some("query.wait"),
+        ),
+        (
+            format!("instance={instance}&limit=0"),
+            422,
+            Some("query.limit"),
+        ),
+        (
+            format!("instance={instance}&limit=101"),
+            422,
+            Some("query.limit"),
+        ),
         (format!("instance={}", other.instances[0]), 404, None),
-        (format!("instance={}", motor_domain::InstanceId::new()), 404, None),
+        (
+            format!("instance={}", motor_domain::InstanceId::new()),
+            404,
+            None,
+        ),
     ] {
         let (got, body) = poll(&m, &exec, &query).await;
         assert_eq!(got.as_u16(), status, "{query} → {body}");
         assert_eq!(body["error"]["campo"].as_str(), field, "{query} → {body}");
     }
     // A key restricted to another instance: 403.
-    let restricted =
-        crate::util::key(pool, t.app, &["commands:execute"], &[t.instances[1]]).await;
+    let restricted = crate::util::key(pool, t.app, &["commands:execute"], &[t.instances[1]]).await;
     let (got, _) = poll(&m, &restricted, &format!("instance={instance}")).await;
     assert_eq!(got, StatusCode::FORBIDDEN);
 }

@@ -50,16 +50,30 @@ async fn a_state_change_appends_state_changed_and_a_relink_bumps_the_generation(
         json!({"estado": "conectada", "revinculada": true}),
     )
     .await;
-    assert_eq!((body["generation"].as_i64(), body["seq"].as_i64()), (Some(2), Some(3)), "{body}");
+    assert_eq!(
+        (body["generation"].as_i64(), body["seq"].as_i64()),
+        (Some(2), Some(3)),
+        "{body}"
+    );
     let events = ledger(pool, instance).await;
     let shape: Vec<(&str, i64, &Value)> = events
         .iter()
-        .map(|e| (e["type"].as_str().unwrap(), e["generation"].as_i64().unwrap(), &e["data"]))
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap(),
+                e["generation"].as_i64().unwrap(),
+                &e["data"],
+            )
+        })
         .collect();
     assert_eq!(
         shape,
         [
-            ("state.changed", 1, &json!({"estado": "conectada", "revinculada": false})),
+            (
+                "state.changed",
+                1,
+                &json!({"estado": "conectada", "revinculada": false})
+            ),
             (
                 "state.changed",
                 1,
@@ -85,14 +99,27 @@ async fn a_state_change_appends_state_changed_and_a_relink_bumps_the_generation(
     for (body, field) in [
         (json!({}), "body.estado"),
         (json!({"estado": "online"}), "body.estado"),
-        (json!({"estado": "pausada", "revinculada": true}), "body.revinculada"),
+        (
+            json!({"estado": "pausada", "revinculada": true}),
+            "body.revinculada",
+        ),
         (json!({"estado": "pausada", "motivo": ""}), "body.motivo"),
-        (json!({"estado": "pausada", "command_id": "x"}), "body.command_id"),
-        (json!({"estado": "pausada", "command_id": foreign.to_string()}), "body.command_id"),
+        (
+            json!({"estado": "pausada", "command_id": "x"}),
+            "body.command_id",
+        ),
+        (
+            json!({"estado": "pausada", "command_id": foreign.to_string()}),
+            "body.command_id",
+        ),
         (json!({"estado": "pausada", "otro": 1}), "body.otro"),
     ] {
         let (status, answer) = post(&m, &exec, &path, body.clone()).await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body} → {answer}");
+        assert_eq!(
+            status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{body} → {answer}"
+        );
         assert_eq!(answer["error"]["campo"], field, "{body} → {answer}");
     }
     // Another app's instance: 404.
@@ -131,7 +158,10 @@ async fn a_command_bound_to_the_old_generation_fails_at_its_claim() {
         json!({"estado": "conectada", "revinculada": true}),
     )
     .await;
-    assert_eq!((status, body["generation"].as_i64()), (StatusCode::OK, Some(2)));
+    assert_eq!(
+        (status, body["generation"].as_i64()),
+        (StatusCode::OK, Some(2))
+    );
 
     let (status, body) = claim(&m, &exec, bound).await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
@@ -140,8 +170,14 @@ async fn a_command_bound_to_the_old_generation_fails_at_its_claim() {
     assert_eq!(command.error_code.as_deref(), Some("generacion_cambiada"));
     assert_eq!(command.stage.map(|s| s.as_str()), Some("previa"));
     let events = ledger(pool, instance).await;
-    assert_eq!(types_for(&events, bound), ["command.accepted", "command.failed"]);
-    let failed = events.iter().find(|e| e["type"] == "command.failed").unwrap();
+    assert_eq!(
+        types_for(&events, bound),
+        ["command.accepted", "command.failed"]
+    );
+    let failed = events
+        .iter()
+        .find(|e| e["type"] == "command.failed")
+        .unwrap();
     assert_eq!(failed["generation"], 2);
     // Accepted under generation 1, its acceptance keeps it.
     let accepted = events

@@ -52,8 +52,14 @@ async fn a_command_past_expires_at_becomes_fallido_and_never_reaches_a_claim() {
     assert_eq!(command.stage.map(|s| s.as_str()), Some("previa"));
     assert_eq!(command.claims, 0);
     let events = ledger(pool, instance).await;
-    assert_eq!(types_for(&events, id), ["command.accepted", "command.failed"]);
-    let failed = events.iter().find(|e| e["type"] == "command.failed").unwrap();
+    assert_eq!(
+        types_for(&events, id),
+        ["command.accepted", "command.failed"]
+    );
+    let failed = events
+        .iter()
+        .find(|e| e["type"] == "command.failed")
+        .unwrap();
     assert_eq!(failed["data"]["error_code"], "comando_vencido");
     // No executor gets it now: not answered, not claimable.
     let res = m
@@ -74,7 +80,14 @@ async fn a_lease_that_runs_out_makes_the_command_ambiguo() {
     let t = m.tenant(1).await;
     let (pool, instance) = (&m.db.pool, t.instances[0]);
     let exec = executor_key(&m, t.app).await;
-    let id = send(pool, t.app, instance, "sin respuesta", RawOptions::default()).await;
+    let id = send(
+        pool,
+        t.app,
+        instance,
+        "sin respuesta",
+        RawOptions::default(),
+    )
+    .await;
     let (status, claimed) = claim(&m, &exec, id).await;
     assert_eq!(status, StatusCode::OK);
     // The executor went silent. Leases last 30 s: bring this one's end
@@ -90,7 +103,10 @@ async fn a_lease_that_runs_out_makes_the_command_ambiguo() {
     assert_eq!(command.error_code.as_deref(), Some("reserva_vencida"));
     assert_eq!(command.lease_until, None);
     let events = ledger(pool, instance).await;
-    assert_eq!(types_for(&events, id), ["command.accepted", "command.ambiguous"]);
+    assert_eq!(
+        types_for(&events, id),
+        ["command.accepted", "command.ambiguous"]
+    );
     // The executor's late report is refused: Motor keeps ambiguo, and
     // never sends it again by itself.
     let (status, _) = report(
