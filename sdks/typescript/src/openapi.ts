@@ -478,6 +478,107 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/executor/commands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Long-polls an instance's claimable commands.
+         * @description Answers the instance's commands that an executor may claim now
+         *     (`aceptado`, or `en_cola` with `next_try` due; not expired), oldest
+         *     first, as the `{prefix}.commands` records describe them. With none,
+         *     waits up to `wait` seconds for one (woken when one is committed or
+         *     falls due), then answers an empty list. Answering is not claiming.
+         */
+        get: operations["poll_commands"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executor/commands/{id}/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claims a command: `aceptado`/`en_cola` → `ejecutando` with a lease.
+         * @description A compare-and-set: of two claims, or a claim and a cancel, exactly one
+         *     wins; the others get a 409. The answer carries the command's full
+         *     content and the lease token (`reserva`) its report must present before
+         *     `reservado_hasta`. A command whose `expires_at` passed is failed
+         *     instead (`comando_vencido`) and one whose `generacion_esperada` is no
+         *     longer the instance's generation too (`generacion_cambiada`): 409, and
+         *     nobody runs it.
+         */
+        post: operations["claim_command"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executor/commands/{id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reports a claimed command's outcome under its lease.
+         * @description `enviado` appends `message.sent`, `fallido` `command.failed`,
+         *     `ambiguo` `command.ambiguous`, in the transaction that records it;
+         *     `completado` appends nothing; `en_cola` defers the command to
+         *     `next_try` (it is claimable again then). The lease token travels in
+         *     the body as `reserva`. 409 when the lease is not the command's
+         *     current one or the command is no longer `ejecutando`.
+         */
+        post: operations["report_command"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executor/instances/{id}/state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reports an instance's connection state.
+         * @description A change appends `state.changed` (`estado`, `estado_anterior`,
+         *     `revinculada`, `motivo`; `command_id` when a control command caused
+         *     it). `revinculada: true` (with `conectada`) bumps the instance's
+         *     `generation` in the same transaction: the event is the first of the
+         *     new generation, earlier events keep theirs, and commands bound to the
+         *     old one (`generacion_esperada`) are refused. The same state again
+         *     without a relink appends nothing (`seq` is `null`).
+         */
+        post: operations["report_state"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/instances/{id}/events": {
         parameters: {
             query?: never;
@@ -761,6 +862,97 @@ export interface components {
              * @description Set only while a rotation retires this key.
              */
             vence_en: string | null;
+        };
+        /** @description A command with everything an executor needs to run it. */
+        ComandoEjecutor: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            instance_id: string;
+            /** @description `mensaje` for a send; a remote operation's family; a control kind. */
+            tipo: string;
+            /**
+             * @description `aceptado`, `en_cola`, `ejecutando`, `enviado`, `completado`,
+             *     `fallido`, `ambiguo` or `cancelado`.
+             */
+            status: string;
+            /** @description A send's destination; `null` for other kinds. */
+            chat?: string | null;
+            /** @description A send's content, as the producer gave it; `null` for other kinds. */
+            contenido?: Record<string, never> | null;
+            /** @description Another kind's parameters; `null` for a send. */
+            parametros?: Record<string, never> | null;
+            /** Format: date-time */
+            next_try?: string | null;
+            error_code?: string | null;
+            /** @description `previa`, `servidor` or `frontera`. */
+            stage?: string | null;
+            server_code?: string | null;
+            provider_message_id?: string | null;
+            /** Format: date-time */
+            aceptado_en?: string | null;
+            /** Format: date-time */
+            expires_at?: string | null;
+            correlation_id?: string | null;
+            /** Format: int64 */
+            generacion_esperada?: number | null;
+            /**
+             * Format: int64
+             * @description The instance's generation when the command was accepted.
+             */
+            generation: number;
+            /**
+             * Format: int32
+             * @description How many times an executor claimed it.
+             */
+            reclamos: number;
+            /**
+             * Format: date-time
+             * @description The current lease's end, while `ejecutando`.
+             */
+            reservado_hasta?: string | null;
+            /** Format: date-time */
+            creado_en: string;
+            /** Format: date-time */
+            actualizado_en: string;
+        };
+        /**
+         * @description A claimable command, as the `{prefix}.commands` record describes it:
+         *     claim it for its content.
+         */
+        ComandoPendiente: {
+            /** Format: uuid */
+            command_id: string;
+            /** Format: uuid */
+            instance_id: string;
+            tipo: string;
+            /**
+             * Format: date-time
+             * @description When it became claimable; `null` for an `aceptado` command.
+             */
+            next_try?: string | null;
+        };
+        /** @description A claim's answer: the command, now `ejecutando`, and its lease. */
+        ComandoReclamado: {
+            /**
+             * Format: uuid
+             * @description The lease token: send it as `reserva` in the report.
+             */
+            reserva: string;
+            /**
+             * Format: date-time
+             * @description Report before this, or the sweeper makes the command `ambiguo`
+             *     (stage `frontera`, `error_code` `reserva_vencida`).
+             */
+            reservado_hasta: string;
+            comando: components["schemas"]["ComandoEjecutor"];
+        };
+        /**
+         * @description The long-poll's answer: the instance's claimable commands in
+         *     acceptance order; empty when none appeared within `wait`.
+         */
+        ComandosPendientes: {
+            commands: components["schemas"]["ComandoPendiente"][];
         };
         CreateApp: {
             nombre: string;
@@ -1090,6 +1282,25 @@ export interface components {
              */
             campo?: string | null;
         };
+        /** @description What a state report did. */
+        EstadoInstancia: {
+            /** Format: uuid */
+            instance_id: string;
+            estado: string;
+            /** @description The state before; `null` when none had been reported. */
+            estado_anterior?: string | null;
+            /**
+             * Format: int64
+             * @description The instance's generation now.
+             */
+            generation: number;
+            /**
+             * Format: int64
+             * @description The `state.changed` event's seq; `null` when nothing changed (the
+             *     same state again without a relink appends nothing).
+             */
+            seq?: number | null;
+        };
         EventBatch: components["schemas"]["NewEvent"][];
         /** @description An app's catalogue of event types: `null` = any type is accepted. */
         EventCatalogue: {
@@ -1232,6 +1443,55 @@ export interface components {
             pendientes_sin_trabajo: components["schemas"]["EntregaSinTrabajo"][];
             carriles_detenidos: components["schemas"]["CarrilDetenido"][];
             outbox_atrasado?: null | components["schemas"]["OutboxAtrasado"];
+        };
+        /**
+         * @description An executor's report of a command's outcome. Every field is a string
+         *     so that each is judged by the rules of the `status` it comes with: a
+         *     field the status does not take is a 422 naming it.
+         */
+        ReporteComando: {
+            /**
+             * Format: uuid
+             * @description The lease token the claim answered.
+             */
+            reserva?: string | null;
+            /**
+             * @description `enviado` (sends: `provider_message_id`, `chat`, `aceptado_en`),
+             *     `completado` (every other kind), `fallido` (`error_code`, `stage`
+             *     `previa`/`servidor`, `server_code` with `servidor`, optional
+             *     `provider_message_id`), `ambiguo` (optional `error_code`, `stage`
+             *     `frontera`), `en_cola` (a deferral: `next_try`).
+             */
+            status?: string | null;
+            provider_message_id?: string | null;
+            chat?: string | null;
+            /** Format: date-time */
+            aceptado_en?: string | null;
+            error_code?: string | null;
+            stage?: string | null;
+            server_code?: string | null;
+            /** Format: date-time */
+            next_try?: string | null;
+        };
+        /** @description An instance's connection state, as its executor saw it change. */
+        ReporteEstado: {
+            /**
+             * @description `vinculando`, `conectada`, `desconectada`, `pausada`,
+             *     `desvinculada` or `archivada`.
+             */
+            estado?: string | null;
+            /**
+             * @description The instance was linked again (a new session, perhaps another
+             *     number): bumps its `generation`. Only with `conectada`.
+             */
+            revinculada?: boolean | null;
+            /** @description Why, in 1–300 characters. */
+            motivo?: string | null;
+            /**
+             * Format: uuid
+             * @description The control command whose effect this is (one of the instance's).
+             */
+            command_id?: string | null;
         };
         RetryDlq: {
             /** Format: uuid */
@@ -3553,6 +3813,310 @@ export interface operations {
                 };
             };
             /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    poll_commands: {
+        parameters: {
+            query: {
+                /** @description The instance whose commands to wait for */
+                instance: string;
+                /** @description Seconds to wait for a command, 0–30 (default 0) */
+                wait?: number;
+                /** @description 1–100, default 10 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComandosPendientes"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    claim_command: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Command id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Claimed: now `ejecutando` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComandoReclamado"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not claimable: claimed, finished, cancelled, not due yet, expired or for another generation */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    report_command: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Command id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReporteComando"];
+            };
+        };
+        responses: {
+            /** @description Recorded: the command as it is now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComandoEjecutor"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Lease lost, or the command is no longer `ejecutando` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    report_state: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Instance id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReporteEstado"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EstadoInstancia"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             503: {
                 headers: {
                     [name: string]: unknown;
