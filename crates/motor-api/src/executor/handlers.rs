@@ -153,6 +153,18 @@ pub(super) async fn poll_commands(
 ) -> Result<Json<DuePage>, ApiError> {
     caller.require(Scope::CommandsExecute)?;
     let Query(params) = query.map_err(|e| FieldError::invalid("query", e.body_text()))?;
+    // A misspelt `wait` would answer at once, silently: refuse it.
+    if let Some(name) = params
+        .keys()
+        .find(|k| !["instance", "wait", "limit"].contains(&k.as_str()))
+    {
+        let field = if name.is_empty() {
+            "query".to_owned()
+        } else {
+            format!("query.{name}")
+        };
+        return Err(FieldError::invalid(field, "is not a parameter of this route").into());
+    }
     let raw = params
         .get("instance")
         .ok_or_else(|| FieldError::invalid("query.instance", "is required"))?;
