@@ -78,6 +78,7 @@ pub fn config(db: &TestDb, prefix: &str) -> Config {
         streams_max_connections: 10_000,
         streams_buffer: 4_096,
         streams_heartbeat_ms: None,
+        executor_lease_secs: 30,
         metrics_sample_ms: 1000,
         reconcile: Default::default(),
     }

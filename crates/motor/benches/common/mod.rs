@@ -94,6 +94,7 @@ impl BenchDb {
             streams_max_connections: 10_000,
             streams_buffer: 4_096,
             streams_heartbeat_ms: None,
+            executor_lease_secs: 30,
             metrics_sample_ms: 15_000,
             reconcile: Default::default(),
         }
