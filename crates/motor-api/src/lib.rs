@@ -12,7 +12,8 @@
 //! commands: send, submit, read, list, cancel), `subscriptions` (manage, rotate, test — `probe` —, with the
 //! validation `rules` and the operator's `admin` view), `deliveries` (list,
 //! detail, manual `retry`), `replays`, `streams` (SSE and WebSocket over the
-//! ledger), `admin` (apps, instances, keys, settings, alerts, event types,
+//! ledger), `executor` (claim, report, long-poll and instance state for
+//! executors), `admin` (apps, instances, keys, settings, alerts, event types,
 //! and the `operator` API), `console` (server-rendered operator pages), `stream_page` (the
 //! example page that follows an instance in a browser),
 //! `health` (`/healthz`, `/readyz`, `/metrics`). `openapi` holds only the
@@ -31,6 +32,7 @@ pub mod console;
 pub mod deliveries;
 pub mod error;
 pub mod events;
+pub mod executor;
 pub mod extract;
 pub mod health;
 pub mod openapi;
@@ -72,6 +74,9 @@ pub struct AppState {
     pub api_keys: Arc<auth::ApiKeys>,
     /// The event streams of this process and their live tail.
     pub streams: streams::Hub,
+    /// The executor API's knobs and the bell its long-polls wait on
+    /// (ring it after committing a command).
+    pub executor: motor_app::executor::ExecutorState,
 }
 
 impl FromRef<AppState> for Pool {
@@ -93,6 +98,7 @@ fn api() -> OpenApiRouter<AppState> {
         .merge(admin::router())
         .merge(subscriptions::router())
         .merge(replays::router())
+        .merge(executor::router())
         .merge(openapi::router())
 }
 

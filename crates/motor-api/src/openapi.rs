@@ -138,6 +138,7 @@ impl Modify for CommonAnswers {
         (name = "commands", description = "Commands: what an app asks for (scopes `commands:write`, `commands:read`)"),
         (name = "subscriptions", description = "Webhook subscriptions (scope `subscriptions:manage`)"),
         (name = "deliveries", description = "Deliveries and their attempts (scope `events:read`)"),
+        (name = "executor", description = "Executors: claim, report and long-poll commands, report instance state (scope `commands:execute`)"),
         (name = "admin", description = "The operator API (`MOTOR_ADMIN_TOKEN`)"),
     )
 )]

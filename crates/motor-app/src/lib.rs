@@ -9,7 +9,8 @@
 //! producer's commands: send, submit, read, list, cancel),
 //! `subscriptions` (and `probe`, the `/test` attempt), `deliveries` (read,
 //! search, manual retry), `dlq`, `replays`, `events` (append, with its
-//! group-commit `intake`, and read the ledger) and `reconcile`. `access`
+//! group-commit `intake`, and read the ledger), `executor` (claim, report,
+//! long-poll and instance state for executors) and `reconcile`. `access`
 //! holds who may touch what.
 //!
 //! Neighbours: `motor-domain` (the rules and parsers), `motor-store`
@@ -25,6 +26,7 @@ pub mod dlq;
 pub mod error;
 pub mod event_types;
 pub mod events;
+pub mod executor;
 pub mod instances;
 pub mod keys;
 pub mod reconcile;

@@ -36,6 +36,7 @@ pub mod envelope;
 pub mod error;
 pub mod event;
 pub mod ids;
+pub mod instance_state;
 pub mod keyring;
 pub mod ledger;
 pub mod operator;

@@ -2,7 +2,7 @@
 //! ends with one only when it cannot start.
 
 use motor_bus::BusError;
-use motor_store::{group_commit::GroupCommitError, StoreError};
+use motor_store::{commands::CommandError, group_commit::GroupCommitError, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -10,6 +10,10 @@ pub enum EngineError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Postgres(#[from] sqlx::Error),
+    /// A command transition of the sweeper failed (a database error: the
+    /// sweeper skips commands that changed meanwhile).
+    #[error(transparent)]
+    Command(#[from] CommandError),
     #[error(transparent)]
     Bus(#[from] BusError),
     /// A group commit this call was part of failed, or its worker stopped

@@ -11,7 +11,8 @@
 //!   (`chain`) in a task of its own; delivered records are group-committed
 //!   (`recorder`); first attempts a commit of this process hands over start
 //!   at once (`LocalRoles`).
-//! - `sweeper`: lane heads whose job was lost or whose lease expired get a
+//! - `sweeper`: expired commands and command leases that ran out end
+//!   (`fallido`, `ambiguo`); lane heads whose job was lost or whose lease expired get a
 //!   fresh job; `retention` deletes old `entregada` deliveries and redacts
 //!   old content.
 //! - `reconcile`: reports stuck work and keeps `reconciliacion` alerts.
@@ -37,4 +38,7 @@ pub use error::{EngineError, Result};
 pub use reconcile::{reconcile_once, run as run_reconcile, ReconcileConfig};
 pub use relay::{run as run_relay, RelayConfig};
 pub use sampler::{run as run_sampler, sample_once, SamplerConfig};
-pub use sweeper::{purge_once, redact_once, run as run_sweeper, sweep_once, SweeperConfig};
+pub use sweeper::{
+    purge_once, redact_once, run as run_sweeper, sweep_commands_once, sweep_once, CommandSweep,
+    SweeperConfig,
+};

@@ -3,17 +3,21 @@
 //! (an expired lease after a crash, a lost wake-up, a park that raced the
 //! head's finish, a broker that forgot its topics) and writes fresh jobs
 //! for them through the outbox. A duplicate job is harmless: the claim
-//! drops it. It also runs retention (`crate::retention`) every
-//! `purge_every`.
+//! drops it. Each pass also ends the commands no executor will finish
+//! ([`sweep_commands_once`]): those whose `expires_at` passed before a
+//! claim become `fallido` (`comando_vencido`), those whose lease ran out
+//! while `ejecutando` become `ambiguo` (`frontera`). It also runs retention
+//! (`crate::retention`) every `purge_every`.
 
 use std::{sync::Arc, time::Duration};
 
 use motor_metrics::Metrics;
 use motor_store::{
+    commands,
     deliveries::{self, LaneHints},
     Pool,
 };
-use sqlx::PgConnection;
+use sqlx::{Connection, PgConnection};
 use tokio_util::sync::CancellationToken;
 
 use crate::{retention, Result};
@@ -74,6 +78,7 @@ pub async fn run(
                 conn = Some(motor_store::connect_own(&pool, SWEEPER_APP_NAME).await?);
             }
             let conn = conn.as_mut().expect("connected above");
+            sweep_commands_once(&config, conn).await?;
             sweep_once(&config, conn, &mut hints).await
         };
         match pass.await {
@@ -151,6 +156,44 @@ pub async fn sweep_once(
         );
     }
     Ok(written)
+}
+
+/// What one pass over commands did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CommandSweep {
+    /// Commands expired: `fallido`, `comando_vencido`, `command.failed`.
+    pub expired: usize,
+    /// Leases that ran out: `ambiguo`, `frontera`, `command.ambiguous`.
+    pub ambiguous: usize,
+}
+
+/// Ends up to a batch each of expired commands and of commands whose
+/// lease ran out, each job in its own transaction on `conn` (every
+/// change is the store's compare-and-set, so a claim or a report that
+/// got there first wins and the command is skipped).
+pub async fn sweep_commands_once(
+    config: &SweeperConfig,
+    conn: &mut PgConnection,
+) -> Result<CommandSweep> {
+    let now = motor_domain::time::now_millis();
+    let mut tx = conn.begin().await?;
+    let expired = commands::expire_due(&mut tx, now, config.batch).await?;
+    tx.commit().await?;
+    let mut tx = conn.begin().await?;
+    let ambiguous = commands::expire_leases(&mut tx, now, config.batch).await?;
+    tx.commit().await?;
+    let sweep = CommandSweep {
+        expired: expired.len(),
+        ambiguous: ambiguous.len(),
+    };
+    if sweep != CommandSweep::default() {
+        tracing::info!(
+            expired = sweep.expired,
+            ambiguous = sweep.ambiguous,
+            "sweeper ended commands no executor will finish"
+        );
+    }
+    Ok(sweep)
 }
 
 /// A pass slower than this is logged with where its time went.

@@ -8,7 +8,8 @@
 //! stream, redact), `outbox` (the relay's shards), `deliveries` (fan-out,
 //! claim, finish, sweep, reads), `subscriptions` and `lifecycle` (a change of
 //! state and what it does: the one reactivation), `replays`, `idempotency`
-//! (producer `Idempotency-Key`), `commands` (commands and every change of
+//! (producer `Idempotency-Key`), `instance_state` (executor-reported state),
+//! `commands` (commands and every change of
 //! their status, each with its ledger event), `operator` (apps, instances, keys),
 //! `operator_view` (the operator's cross-app reads), `settings`, `alerts`,
 //! `health` (disabling on sustained failure), `throttle` (`Retry-After`
@@ -25,6 +26,7 @@ pub mod deliveries;
 pub mod group_commit;
 pub mod health;
 pub mod idempotency;
+pub mod instance_state;
 pub mod ledger;
 pub mod lifecycle;
 pub mod observe;
@@ -39,11 +41,11 @@ pub mod subscription_stats;
 pub mod subscriptions;
 pub mod throttle;
 
-use std::time::Duration;
+use std::{str::FromStr, time::Duration};
 
 use sqlx::{
     migrate::Migrator,
-    postgres::{types::PgInterval, PgPoolOptions},
+    postgres::{types::PgInterval, PgConnectOptions, PgPoolOptions},
     Executor, PgConnection, PgPool,
 };
 

@@ -130,6 +130,12 @@ pub struct Config {
           value_parser = clap::value_parser!(u32).range(16..=1_000_000))]
     pub streams_buffer: u32,
 
+    /// Seconds an executor holds a command it claimed: it must report
+    /// within them, or the sweeper makes the command `ambiguo`.
+    #[arg(long, env = "MOTOR_EXECUTOR_LEASE_SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u32).range(1..=3600))]
+    pub executor_lease_secs: u32,
+
     /// Milliseconds between stream heartbeats (production: 15000). For tests.
     #[arg(long, env = "MOTOR_STREAMS_HEARTBEAT_MS", hide = true)]
     pub streams_heartbeat_ms: Option<u64>,
@@ -191,6 +197,14 @@ impl Config {
             streams.heartbeat = Duration::from_millis(ms.max(1));
         }
         streams
+    }
+
+    /// The executor API's knobs.
+    pub fn executor(&self) -> motor_app::executor::ExecutorConfig {
+        motor_app::executor::ExecutorConfig {
+            lease: Duration::from_secs(self.executor_lease_secs.into()),
+            ..Default::default()
+        }
     }
 
     pub fn bus(&self) -> BusConfig {

@@ -225,6 +225,10 @@ pub async fn run_with_resolver(
             instance_apps: Arc::default(),
             api_keys: Arc::default(),
             streams: streams.clone(),
+            executor: motor_app::executor::ExecutorState {
+                bell: Default::default(),
+                config: config.executor(),
+            },
         };
         let app = motor_api::router(state);
         let shutdown = shutdown.clone();

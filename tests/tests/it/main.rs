@@ -11,6 +11,7 @@ mod commands;
 mod contracts;
 mod deliveries;
 mod dispatch;
+mod executor;
 mod failover;
 mod health;
 mod ingest;

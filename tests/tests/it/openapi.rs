@@ -124,6 +124,10 @@ fn the_document_is_openapi_3_1_and_names_every_route() {
         "POST /v1/admin/subscriptions/{id}/pause",
         "POST /v1/admin/subscriptions/{id}/reactivate",
         "GET /v1/admin/reconciliacion",
+        "GET /v1/executor/commands",
+        "POST /v1/executor/commands/{id}/claim",
+        "POST /v1/executor/commands/{id}/report",
+        "POST /v1/executor/instances/{id}/state",
     ]
     .into_iter()
     .map(String::from)

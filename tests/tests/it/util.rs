@@ -93,6 +93,7 @@ pub fn config(db: &TestDb, prefix: &str) -> Config {
         streams_max_connections: 10_000,
         streams_buffer: 4_096,
         streams_heartbeat_ms: None,
+        executor_lease_secs: 30,
         metrics_sample_ms: 1000,
         metrics_top_instances: motor_metrics::DEFAULT_TOP_INSTANCES,
         metrics_top_types: motor_metrics::DEFAULT_TOP_TYPES,

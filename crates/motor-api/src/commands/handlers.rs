@@ -69,8 +69,12 @@ async fn read_body(body: Body) -> Result<axum::body::Bytes, ApiError> {
         .map_err(|_| ApiError::BodyTooLarge(MAX_BODY_BYTES))
 }
 
-/// 202 with the command and where to read it.
-fn accepted(submitted: commands::Submitted) -> Response {
+/// 202 with the command and where to read it; a new command wakes this
+/// process's executor long-polls waiting on its instance.
+fn accepted(state: &AppState, submitted: commands::Submitted) -> Response {
+    if submitted.created {
+        state.executor.bell.ring(submitted.command.instance_id);
+    }
     let location = format!("/v1/commands/{}", submitted.command.id);
     (
         StatusCode::ACCEPTED,
@@ -121,7 +125,7 @@ pub(super) async fn send_message(
     )
     .await
     .map_err(located)?;
-    Ok(accepted(submitted))
+    Ok(accepted(&state, submitted))
 }
 
 /// Submits any other command (a remote operation or instance control),
@@ -166,7 +170,7 @@ pub(super) async fn submit_command(
     )
     .await
     .map_err(located)?;
-    Ok(accepted(submitted))
+    Ok(accepted(&state, submitted))
 }
 
 /// Lists an instance's commands, newest first.

@@ -11,14 +11,17 @@
 //! and the reports that append nothing take only the command's row.
 //!
 //! - `insert`: a new command, its Idempotency-Key resolved first;
+//! - `due`: what an executor may claim now (the long-poll's read);
 //! - `transition`: cancel, claim, report (and deferral);
 //! - `sweep`: expiry (`comando_vencido`) and leases that ran out;
 //! - here: the stored [`Command`], reads and the module's errors.
 
+mod due;
 mod insert;
 mod sweep;
 mod transition;
 
+pub use due::due;
 pub use insert::{find_repeat, insert, Accepted};
 pub use sweep::{expire_due, expire_leases};
 pub use transition::{cancel, claim, report, Claimed};

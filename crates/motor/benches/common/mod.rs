@@ -96,6 +96,7 @@ impl BenchDb {
             streams_max_connections: 10_000,
             streams_buffer: 4_096,
             streams_heartbeat_ms: None,
+            executor_lease_secs: 30,
             metrics_sample_ms: 15_000,
             metrics_top_instances: motor_metrics::DEFAULT_TOP_INSTANCES,
             metrics_top_types: motor_metrics::DEFAULT_TOP_TYPES,
