@@ -9,7 +9,7 @@ use motor_store::{operator as store, Pool};
 use crate::Result;
 
 pub async fn create(pool: &Pool, app: AppId, name: &str) -> Result<Instance> {
-    let name = parse_name(name, "body.nombre")?;
+    let name = parse_name(name, "nombre")?;
     Ok(store::create_instance(pool, app, &name).await?)
 }
 

@@ -25,11 +25,11 @@ pub struct NewKey {
 }
 
 pub async fn create(pool: &Pool, app: AppId, input: NewKey) -> Result<CreatedKey> {
-    let name = parse_name(&input.name, "body.nombre")?;
-    let scopes = parse_scopes(&input.scopes, "body.scopes")?;
+    let name = parse_name(&input.name, "nombre")?;
+    let scopes = parse_scopes(&input.scopes, "scopes")?;
     if input.instances.len() > MAX_KEY_INSTANCES {
         return Err(FieldError::invalid(
-            "body.instancias",
+            "instancias",
             format!("at most {MAX_KEY_INSTANCES} instances"),
         )
         .into());
@@ -37,7 +37,7 @@ pub async fn create(pool: &Pool, app: AppId, input: NewKey) -> Result<CreatedKey
     let mut instances: Vec<InstanceId> = Vec::with_capacity(input.instances.len());
     for (i, raw) in input.instances.iter().enumerate() {
         let id = raw.parse().map_err(|_| {
-            FieldError::invalid(format!("body.instancias[{i}]"), "must be an instance id")
+            FieldError::invalid(format!("instancias[{i}]"), "must be an instance id")
         })?;
         if !instances.contains(&id) {
             instances.push(id);
@@ -45,11 +45,9 @@ pub async fn create(pool: &Pool, app: AppId, input: NewKey) -> Result<CreatedKey
     }
     store::get_app(pool, app).await?;
     match store::create_key(pool, app, &name, &scopes, &instances).await {
-        Err(StoreError::NotFound(_)) => Err(FieldError::invalid(
-            "body.instancias",
-            "every instance must belong to this app",
-        )
-        .into()),
+        Err(StoreError::NotFound(_)) => {
+            Err(FieldError::invalid("instancias", "every instance must belong to this app").into())
+        }
         other => Ok(other?),
     }
 }

@@ -187,18 +187,18 @@ pub fn parse_max_per_second(n: i64) -> Result<i64, FieldError> {
         Ok(n)
     } else {
         Err(FieldError::invalid(
-            "body.max_por_segundo",
+            "max_por_segundo",
             "must be a whole number from 1 to 10000, or null (no limit)",
         ))
     }
 }
 
 pub fn parse_subscription_name(raw: &str) -> Result<String, FieldError> {
-    parse_name(raw, "body.nombre")
+    parse_name(raw, "nombre")
 }
 
 pub fn parse_url(raw: &str) -> Result<Destination, FieldError> {
-    Destination::parse(raw, "body.url")
+    Destination::parse(raw, "url")
 }
 
 /// Up to 200 instance ids, repeats dropped. Whether they belong to the app
@@ -206,14 +206,14 @@ pub fn parse_url(raw: &str) -> Result<Destination, FieldError> {
 pub fn parse_instances(raw: &[String]) -> Result<Vec<InstanceId>, FieldError> {
     if raw.len() > MAX_INSTANCES {
         return Err(FieldError::invalid(
-            "body.instancias",
+            "instancias",
             format!("at most {MAX_INSTANCES} instances, got {}", raw.len()),
         ));
     }
     let mut out: Vec<InstanceId> = Vec::with_capacity(raw.len());
     for (i, s) in raw.iter().enumerate() {
         let id: InstanceId = s.parse().map_err(|_| {
-            FieldError::invalid(format!("body.instancias[{i}]"), "must be an instance id")
+            FieldError::invalid(format!("instancias[{i}]"), "must be an instance id")
         })?;
         if !out.contains(&id) {
             out.push(id);
@@ -226,14 +226,13 @@ pub fn parse_instances(raw: &[String]) -> Result<Vec<InstanceId>, FieldError> {
 pub fn parse_types(raw: &[String]) -> Result<Vec<EventType>, FieldError> {
     if raw.len() > MAX_TYPES {
         return Err(FieldError::invalid(
-            "body.tipos",
+            "tipos",
             format!("at most {MAX_TYPES} event types, got {}", raw.len()),
         ));
     }
     let mut out: Vec<EventType> = Vec::with_capacity(raw.len());
     for (i, s) in raw.iter().enumerate() {
-        let t =
-            EventType::parse(s).map_err(|m| FieldError::invalid(format!("body.tipos[{i}]"), m))?;
+        let t = EventType::parse(s).map_err(|m| FieldError::invalid(format!("tipos[{i}]"), m))?;
         if !out.contains(&t) {
             out.push(t);
         }
@@ -254,7 +253,7 @@ pub fn check_catalogue(
         .position(|t| !catalogue.iter().any(|c| c == t.as_str()))
     {
         Some(i) => Err(FieldError::invalid(
-            format!("body.tipos[{i}]"),
+            format!("tipos[{i}]"),
             "not in this app's catalogue of event types",
         )),
         None => Ok(()),
@@ -264,9 +263,8 @@ pub fn check_catalogue(
 /// A signing profile by its wire spelling, exactly: `mw-v1`, `t-v1` or
 /// `standard-webhooks`.
 pub fn parse_signature(raw: &str) -> Result<SigningProfile, FieldError> {
-    SigningProfile::parse(raw).ok_or_else(|| {
-        FieldError::invalid("body.firma", "must be mw-v1, t-v1 or standard-webhooks")
-    })
+    SigningProfile::parse(raw)
+        .ok_or_else(|| FieldError::invalid("firma", "must be mw-v1, t-v1 or standard-webhooks"))
 }
 
 /// A `PATCH` may set `activa` or `pausada`; suspension and deletion belong
@@ -274,10 +272,7 @@ pub fn parse_signature(raw: &str) -> Result<SigningProfile, FieldError> {
 pub fn parse_state_patch(raw: &str) -> Result<SubscriptionState, FieldError> {
     match SubscriptionState::parse(raw) {
         Some(e @ (SubscriptionState::Active | SubscriptionState::Paused)) => Ok(e),
-        _ => Err(FieldError::invalid(
-            "body.estado",
-            "must be activa or pausada",
-        )),
+        _ => Err(FieldError::invalid("estado", "must be activa or pausada")),
     }
 }
 
@@ -292,16 +287,10 @@ mod tests {
     #[test]
     fn instances_boundaries() {
         assert_eq!(parse_instances(&ids(200)).unwrap().len(), 200);
-        assert_eq!(
-            parse_instances(&ids(201)).unwrap_err().field,
-            "body.instancias"
-        );
+        assert_eq!(parse_instances(&ids(201)).unwrap_err().field, "instancias");
         let mut bad = ids(5);
         bad[3] = "x".into();
-        assert_eq!(
-            parse_instances(&bad).unwrap_err().field,
-            "body.instancias[3]"
-        );
+        assert_eq!(parse_instances(&bad).unwrap_err().field, "instancias[3]");
         let one = ids(1);
         let twice = vec![one[0].clone(), one[0].clone()];
         assert_eq!(parse_instances(&twice).unwrap().len(), 1);
@@ -313,10 +302,10 @@ mod tests {
         assert_eq!(parse_types(&tipos).unwrap().len(), 50);
         let mut over = tipos.clone();
         over.push("t.50".into());
-        assert_eq!(parse_types(&over).unwrap_err().field, "body.tipos");
+        assert_eq!(parse_types(&over).unwrap_err().field, "tipos");
         assert_eq!(
             parse_types(&["a".into(), "".into()]).unwrap_err().field,
-            "body.tipos[1]"
+            "tipos[1]"
         );
     }
 
@@ -329,7 +318,7 @@ mod tests {
             check_catalogue(&tipos, Some(&["a".into()]))
                 .unwrap_err()
                 .field,
-            "body.tipos[1]"
+            "tipos[1]"
         );
     }
 
@@ -344,7 +333,7 @@ mod tests {
             SubscriptionState::Paused
         );
         for bad in ["suspendida", "eliminada", "Activa", ""] {
-            assert_eq!(parse_state_patch(bad).unwrap_err().field, "body.estado");
+            assert_eq!(parse_state_patch(bad).unwrap_err().field, "estado");
         }
         for m in SuspensionReason::ALL {
             assert_eq!(SuspensionReason::parse(m.as_str()), Some(m));
@@ -390,11 +379,7 @@ mod tests {
             assert_eq!(parse_signature(p.as_str()).unwrap(), p);
         }
         for bad in ["", "MW-V1", "mw_v1", " t-v1", "standard_webhooks", "v1"] {
-            assert_eq!(
-                parse_signature(bad).unwrap_err().field,
-                "body.firma",
-                "{bad:?}"
-            );
+            assert_eq!(parse_signature(bad).unwrap_err().field, "firma", "{bad:?}");
         }
     }
 }

@@ -153,8 +153,9 @@ pub(crate) async fn search(
     let (status, results) = match op::search(&state.pool, &params).await {
         Ok(list) => (StatusCode::OK, OperatorDeliveryList::from(list)),
         Err(e) => {
-            let e = ApiError::from(e);
-            // Bad input: the field named, the form kept.
+            // Bad input: the field named (the search's parameters are the
+            // page's query), the form kept.
+            let e = ApiError::in_query(e);
             let message = match &e {
                 ApiError::Field(f) => format!("{}: {}", f.field, f.message),
                 other => other.to_string(),

@@ -21,7 +21,7 @@ use axum::{
     Json,
 };
 use motor_domain::{
-    stream::{cursor_field, Start, StreamQuery},
+    stream::{cursor_field, Start, StreamQuery, DESDE, LAST_EVENT_ID},
     FieldError, Scope,
 };
 use motor_store::ledger::stream as ledger;
@@ -113,18 +113,22 @@ async fn get_stream(
 ) -> Result<Response, ApiError> {
     caller.require(Scope::EventsRead)?;
     let instance = caller.instance(&state, &id).await?;
-    let Query(params) = query.map_err(|e| FieldError::invalid("query", e.body_text()))?;
+    let Query(params) = query.map_err(crate::extract::rejected_query)?;
     let last_event_id = match headers.get("last-event-id") {
         None => None,
         Some(raw) => Some(raw.to_str().map_err(|_| {
-            FieldError::invalid("header.Last-Event-ID", "must be a cursor (an integer >= 0)")
+            ApiError::in_header(FieldError::invalid(
+                LAST_EVENT_ID,
+                "must be a cursor (an integer >= 0)",
+            ))
         })?),
     };
     let query = StreamQuery::parse(
-        params.get("desde").map(String::as_str),
+        params.get(DESDE).map(String::as_str),
         last_event_id,
         params.get("types").map(String::as_str),
-    )?;
+    )
+    .map_err(cursor_error)?;
     let wants_socket = headers
         .get(header::UPGRADE)
         .and_then(|v| v.to_str().ok())
@@ -152,11 +156,10 @@ async fn get_stream(
             ledger::first_resumable(&state.pool, instance, last, cutoff).await?
         }
         Start::After(cursor) if cursor > last => {
-            return Err(FieldError::invalid(
+            return Err(cursor_error(FieldError::invalid(
                 cursor_field(last_event_id),
                 format!("cursor {cursor} is past this instance's last event ({last})"),
-            )
-            .into())
+            )))
         }
         Start::After(cursor) => {
             let cutoff = cutoff(&state).await?;
@@ -178,6 +181,16 @@ async fn get_stream(
         }
         None => sse::response(follower),
     })
+}
+
+/// A bad stream request: the `Last-Event-ID` header's cursor, or one of
+/// the query's parameters (`desde`, `types`).
+fn cursor_error(e: FieldError) -> ApiError {
+    if e.field == LAST_EVENT_ID {
+        ApiError::in_header(e)
+    } else {
+        ApiError::in_query(e)
+    }
 }
 
 /// Events received before this are past the resumption window.

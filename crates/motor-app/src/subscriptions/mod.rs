@@ -174,7 +174,7 @@ pub async fn list(pool: &Pool, access: &Access, states: Option<&str>) -> Result<
         ],
         Some(raw) => comma_list(
             raw,
-            "query.estado",
+            "estado",
             "must be a comma list of activa, pausada, suspendida, eliminada",
             SubscriptionState::parse,
         )?,
