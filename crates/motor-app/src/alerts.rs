@@ -29,3 +29,9 @@ pub async fn list(pool: &Pool, state: Option<&str>, app: Option<&str>) -> Result
 pub async fn close(pool: &Pool, id: uuid::Uuid) -> Result<Alert> {
     Ok(alerts::close(pool, id).await?)
 }
+
+/// The newest `limit` alerts of every app, open ones only when `open` is
+/// `Some(true)`, closed ones when `Some(false)` (the console's lists).
+pub async fn newest(pool: &Pool, open: Option<bool>, limit: i64) -> Result<Vec<Alert>> {
+    Ok(alerts::list(pool, open, None, limit.clamp(1, MAX_ALERTS)).await?)
+}

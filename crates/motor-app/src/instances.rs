@@ -2,7 +2,7 @@
 
 use motor_domain::{
     operator::{parse_name, Instance},
-    AppId,
+    AppId, InstanceId,
 };
 use motor_store::{operator as store, Pool};
 
@@ -17,4 +17,10 @@ pub async fn create(pool: &Pool, app: AppId, name: &str) -> Result<Instance> {
 pub async fn list(pool: &Pool, app: AppId) -> Result<Vec<Instance>> {
     store::get_app(pool, app).await?;
     Ok(store::list_instances(pool, app).await?)
+}
+
+/// The app an instance belongs to and whether it is the app's system
+/// instance (written by Motor only); `None` for an unknown instance.
+pub async fn owner(pool: &Pool, instance: InstanceId) -> Result<Option<(AppId, bool)>> {
+    Ok(store::instance_owner(pool, instance).await?)
 }

@@ -3,6 +3,7 @@
 
 use motor_domain::{
     operator::{parse_name, parse_scopes, ApiKeyInfo, CreatedKey},
+    principal::Principal,
     AppId, FieldError, InstanceId,
 };
 use motor_store::{operator as store, Pool, StoreError};
@@ -60,4 +61,10 @@ pub async fn list(pool: &Pool, app: AppId) -> Result<Vec<ApiKeyInfo>> {
 
 pub async fn revoke(pool: &Pool, app: AppId, key_id: &str) -> Result<()> {
     Ok(store::revoke_key(pool, app, key_id).await?)
+}
+
+/// The live (not revoked) key whose token hashes to `token_hash`: who a
+/// request with that bearer token acts as.
+pub async fn authenticate(pool: &Pool, token_hash: &[u8]) -> Result<Option<Principal>> {
+    Ok(store::authenticate(pool, token_hash).await?)
 }

@@ -8,7 +8,8 @@
 //! `alerts`, `event_types` (the operator's administration),
 //! `subscriptions` (and `probe`, the `/test` attempt), `deliveries` (read,
 //! search, manual retry), `dlq`, `replays`, `events` (append, with its
-//! group-commit `intake`, and read the ledger) and `reconcile`. `access`
+//! group-commit `intake`, and read the ledger), `streams` (where a
+//! stream opens) and `reconcile`. `access`
 //! holds who may touch what.
 //!
 //! Neighbours: `motor-domain` (the rules and parsers), `motor-store`
@@ -28,6 +29,7 @@ pub mod keys;
 pub mod reconcile;
 pub mod replays;
 pub mod settings;
+pub mod streams;
 pub mod subscriptions;
 
 mod parse;

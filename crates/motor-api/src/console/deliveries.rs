@@ -224,14 +224,8 @@ pub(crate) async fn detail(
     };
     let retried = params.get("reintentadas").map(String::as_str);
     let mut body = detail_body(&detail, retried, &session.csrf);
-    let siblings = read::get(&state.pool, None, DeliveryId::from_uuid(uuid))
-        .await
-        .ok()
-        .flatten();
-    if let Some(of) = siblings {
-        if let Ok(list) = read::siblings(&state.pool, &of).await {
-            body = html! { (body) (siblings_table(&list)) };
-        }
+    if let Ok(list) = op::siblings(&state.pool, DeliveryId::from_uuid(uuid)).await {
+        body = html! { (body) (siblings_table(&list)) };
     }
     page("Entrega", "/console/deliveries", Some(&session.csrf), body).into_response()
 }

@@ -20,11 +20,14 @@ use axum::{
     response::{IntoResponse, Response},
     Json,
 };
+use motor_app::{
+    streams::{self, Opening},
+    AppError,
+};
 use motor_domain::{
-    stream::{cursor_field, Start, StreamQuery, DESDE, LAST_EVENT_ID},
+    stream::{StreamQuery, CURSOR_PARAMETER, LAST_EVENT_ID},
     FieldError, Scope,
 };
-use motor_store::ledger::stream as ledger;
 use serde::Serialize;
 use serde_json::json;
 use utoipa::ToSchema;
@@ -124,7 +127,7 @@ async fn get_stream(
         })?),
     };
     let query = StreamQuery::parse(
-        params.get(DESDE).map(String::as_str),
+        params.get(CURSOR_PARAMETER).map(String::as_str),
         last_event_id,
         params.get("types").map(String::as_str),
     )
@@ -146,29 +149,15 @@ async fn get_stream(
     // Subscribe first, then read where the ledger ends: every later event
     // comes live, every earlier one from the catch-up.
     let live = hub.follow(instance).await?;
-    let last = ledger::last_seq(&state.pool, instance)
-        .await?
-        .ok_or(ApiError::NotFound("instance"))?;
-    let position = match query.start {
-        Start::Now => last,
-        Start::FirstResumable => {
-            let cutoff = cutoff(&state).await?;
-            ledger::first_resumable(&state.pool, instance, last, cutoff).await?
-        }
-        Start::After(cursor) if cursor > last => {
-            return Err(cursor_error(FieldError::invalid(
-                cursor_field(last_event_id),
-                format!("cursor {cursor} is past this instance's last event ({last})"),
-            )))
-        }
-        Start::After(cursor) => {
-            let cutoff = cutoff(&state).await?;
-            if !ledger::is_resumable(&state.pool, instance, cursor, last, cutoff).await? {
-                let primer = ledger::first_resumable(&state.pool, instance, last, cutoff).await?;
-                return Ok(expired(cursor, primer));
-            }
-            cursor
-        }
+    let (position, last) = match streams::open(&state.pool, instance, query.start, last_event_id)
+        .await
+        .map_err(cursor_error)?
+    {
+        Opening::From { position, last } => (position, last),
+        Opening::Expired {
+            cursor,
+            first_resumable,
+        } => return Ok(expired(cursor, first_resumable)),
     };
     let types = query.types.iter().map(|t| t.as_str().to_owned()).collect();
     let follower = follow::Follower::new(hub.clone(), instance, types, position, last, live, slot);
@@ -185,18 +174,11 @@ async fn get_stream(
 
 /// A bad stream request: the `Last-Event-ID` header's cursor, or one of
 /// the query's parameters (`desde`, `types`).
-fn cursor_error(e: FieldError) -> ApiError {
-    if e.field == LAST_EVENT_ID {
-        ApiError::in_header(e)
-    } else {
-        ApiError::in_query(e)
+fn cursor_error(e: impl Into<AppError>) -> ApiError {
+    match e.into() {
+        AppError::Invalid(e) if e.field == LAST_EVENT_ID => ApiError::in_header(e),
+        e => ApiError::in_query(e),
     }
-}
-
-/// Events received before this are past the resumption window.
-async fn cutoff(state: &AppState) -> Result<motor_domain::time::Timestamp, ApiError> {
-    let settings = motor_store::settings::load(&state.pool).await?;
-    Ok(chrono::Utc::now() - settings.stream_window())
 }
 
 fn expired(cursor: i64, primer: i64) -> Response {

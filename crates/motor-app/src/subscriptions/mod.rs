@@ -19,7 +19,11 @@ use motor_domain::{
     },
     FieldError,
 };
-use motor_store::{lifecycle, operator_view, settings, subscriptions as store, Pool};
+use motor_store::{
+    lifecycle,
+    operator_view::{self, OpSubscription},
+    settings, subscriptions as store, Pool,
+};
 
 use crate::{
     access::{check_destination, check_types, refuse_deleted},
@@ -373,6 +377,12 @@ pub async fn set_state(
         ..Default::default()
     };
     update(pool, sealing, &Access::whole_app(app), id, change).await
+}
+
+/// Every subscription of every app with its backlog, for the operator's
+/// console.
+pub async fn overview(pool: &Pool) -> Result<Vec<OpSubscription>> {
+    Ok(operator_view::subscriptions(pool).await?)
 }
 
 #[cfg(test)]
