@@ -101,11 +101,24 @@ impl Location {
     /// A parser's or an operation's error, its field (if it names one)
     /// put under this place: `nombre` becomes `body.nombre`, `[2].type`
     /// `body[2].type`, the whole input `body`.
+    ///
+    /// A field already named under this place (`body.contrato` from a
+    /// parser written before fields were bare) is left as it is, so a
+    /// merge of such a parser cannot answer `body.body.contrato`; new
+    /// parsers name the field bare.
     pub fn error(self, e: impl Into<AppError>) -> ApiError {
         match e.into() {
+            AppError::Invalid(field) if self.holds(&field.field) => ApiError::Field(field),
             AppError::Invalid(field) => ApiError::Field(field.located(self.as_str())),
             other => answer(other),
         }
+    }
+
+    /// Whether `field` is already named under this place.
+    fn holds(self, field: &str) -> bool {
+        field
+            .strip_prefix(self.as_str())
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
     }
 }
 
@@ -377,6 +390,19 @@ mod tests {
         let big = ApiError::in_body(AppError::from(FieldError::too_large("data", "big")));
         assert_eq!(big.status_code(), StatusCode::PAYLOAD_TOO_LARGE);
         assert_eq!(big.to_json()["error"]["campo"], "body.data");
+        // A field already under its place is not put there twice.
+        assert_eq!(
+            field(ApiError::in_body(e("body.contrato"))).as_deref(),
+            Some("body.contrato")
+        );
+        assert_eq!(
+            field(ApiError::in_query(e("query"))).as_deref(),
+            Some("query")
+        );
+        assert_eq!(
+            field(ApiError::in_body(e("bodyguard"))).as_deref(),
+            Some("body.bodyguard")
+        );
         // Errors without a field pass unchanged.
         let missing = ApiError::in_body(AppError::NotFound("app"));
         assert_eq!(missing.status_code(), StatusCode::NOT_FOUND);
