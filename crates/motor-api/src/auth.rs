@@ -9,7 +9,6 @@ use axum::{
 use std::time::{Duration, Instant};
 
 use motor_domain::{apikey, principal::Principal, AppId, InstanceId, Scope};
-use motor_store::operator;
 
 use crate::{error::ApiError, extract::path_id, AppState};
 
@@ -111,7 +110,7 @@ impl InstanceApps {
         if let Some(app) = self.known.lock().expect("not poisoned").get(&instance) {
             return Ok(Some(*app));
         }
-        let app = operator::instance_owner(pool, instance).await?;
+        let app = motor_app::instances::owner(pool, instance).await?;
         if let Some(app) = app {
             let mut known = self.known.lock().expect("not poisoned");
             if known.len() >= Self::CAPACITY {
@@ -165,7 +164,7 @@ impl ApiKeys {
             known.revocations
         };
         let found = Instant::now();
-        let principal = operator::authenticate(pool, token_hash).await?;
+        let principal = motor_app::keys::authenticate(pool, token_hash).await?;
         let mut known = self.known.lock().expect("not poisoned");
         match &principal {
             Some(principal) if known.revocations == revocations => {

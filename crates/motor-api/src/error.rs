@@ -1,6 +1,14 @@
 //! The API's one error type: a status, a stable code, a message meant for
 //! the caller and, for input errors, the field at fault. Database text and
 //! internal details never reach the response; they are logged instead.
+//!
+//! Parsers and operations name a field bare (`nombre`, `limit`,
+//! `tipos[3]`); the API says where in the request it travelled when it
+//! maps their error: [`ApiError::in_body`], [`ApiError::in_query`],
+//! [`ApiError::in_header`] (or [`Location::error`]) give `body.nombre`,
+//! `query.limit`, `header.Idempotency-Key`. The plain `From`s take the
+//! field as already located: use them only for operations that read no
+//! request field.
 
 use axum::{
     http::StatusCode,
@@ -24,6 +32,8 @@ pub enum ApiError {
     NotFound(&'static str),
     #[error("{0}")]
     Conflict(String),
+    /// A field error whose field is already named as the client sees it
+    /// (`body.url`); see [`Location`].
     #[error(transparent)]
     Field(#[from] FieldError),
     #[error("request body larger than {0} bytes")]
@@ -69,7 +79,65 @@ pub struct ErrorDetail {
     pub field: Option<String>,
 }
 
+/// Where in a request a field travelled: the first word of its `campo`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Location {
+    Body,
+    Query,
+    Path,
+    Header,
+}
+
+impl Location {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Location::Body => "body",
+            Location::Query => "query",
+            Location::Path => "path",
+            Location::Header => "header",
+        }
+    }
+
+    /// A parser's or an operation's error, its field (if it names one)
+    /// put under this place: `nombre` becomes `body.nombre`, `[2].type`
+    /// `body[2].type`, the whole input `body`.
+    ///
+    /// A field already named under this place (`body.contrato` from a
+    /// parser written before fields were bare) is left as it is, so a
+    /// merge of such a parser cannot answer `body.body.contrato`; new
+    /// parsers name the field bare.
+    pub fn error(self, e: impl Into<AppError>) -> ApiError {
+        match e.into() {
+            AppError::Invalid(field) if self.holds(&field.field) => ApiError::Field(field),
+            AppError::Invalid(field) => ApiError::Field(field.located(self.as_str())),
+            other => answer(other),
+        }
+    }
+
+    /// Whether `field` is already named under this place.
+    fn holds(self, field: &str) -> bool {
+        field
+            .strip_prefix(self.as_str())
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+    }
+}
+
 impl ApiError {
+    /// An error about the JSON body: `campo` is `body.<field>`.
+    pub fn in_body(e: impl Into<AppError>) -> Self {
+        Location::Body.error(e)
+    }
+
+    /// An error about the query string: `campo` is `query.<field>`.
+    pub fn in_query(e: impl Into<AppError>) -> Self {
+        Location::Query.error(e)
+    }
+
+    /// An error about a header: `campo` is `header.<name>`.
+    pub fn in_header(e: impl Into<AppError>) -> Self {
+        Location::Header.error(e)
+    }
+
     pub fn status_code(&self) -> StatusCode {
         match self {
             ApiError::MalformedJson(_) => StatusCode::BAD_REQUEST,
@@ -144,16 +212,23 @@ const RETRY_AFTER_SECONDS: u32 = 1;
 /// The one mapping of the application's errors to answers: a field error
 /// is a 422 (413 when too large) naming the field, then 403, 404, 409,
 /// 503 with `Retry-After`, and 500 for anything else (logged, not shown).
+/// A field error's name is taken as it is: an operation that reads the
+/// request's fields goes through [`Location::error`] instead, which puts
+/// the name under its place first.
 impl From<AppError> for ApiError {
     fn from(e: AppError) -> Self {
-        match e {
-            AppError::Invalid(e) => ApiError::Field(e),
-            AppError::Forbidden(message) => ApiError::Forbidden(message),
-            AppError::NotFound(what) => ApiError::NotFound(what),
-            AppError::Conflict(message) => ApiError::Conflict(message),
-            AppError::Unavailable => ApiError::Unavailable(RETRY_AFTER_SECONDS),
-            AppError::Internal(source) => ApiError::Internal(source),
-        }
+        answer(e)
+    }
+}
+
+fn answer(e: AppError) -> ApiError {
+    match e {
+        AppError::Invalid(e) => ApiError::Field(e),
+        AppError::Forbidden(message) => ApiError::Forbidden(message),
+        AppError::NotFound(what) => ApiError::NotFound(what),
+        AppError::Conflict(message) => ApiError::Conflict(message),
+        AppError::Unavailable => ApiError::Unavailable(RETRY_AFTER_SECONDS),
+        AppError::Internal(source) => ApiError::Internal(source),
     }
 }
 
@@ -264,6 +339,67 @@ mod tests {
         assert_eq!(e.to_json()["error"]["message"], "subscription not found");
         let answer = ApiError::from(AppError::Unavailable).into_response();
         assert_eq!(answer.headers()[axum::http::header::RETRY_AFTER], "1");
+    }
+
+    #[test]
+    fn a_bare_field_is_put_under_where_it_travelled() {
+        let field = |e: ApiError| e.field().map(str::to_owned);
+        // A parser names the field alone; the API adds its place.
+        let bare = motor_domain::operator::parse_name(" ", "nombre").unwrap_err();
+        assert_eq!(bare.field, "nombre");
+        assert_eq!(
+            field(ApiError::in_body(bare)).as_deref(),
+            Some("body.nombre")
+        );
+        let e = |name: &str| FieldError::invalid(name, "bad");
+        assert_eq!(
+            field(ApiError::in_query(e("limit"))).as_deref(),
+            Some("query.limit")
+        );
+        assert_eq!(
+            field(ApiError::in_header(e("Idempotency-Key"))).as_deref(),
+            Some("header.Idempotency-Key")
+        );
+        assert_eq!(
+            field(Location::Path.error(e("id"))).as_deref(),
+            Some("path.id")
+        );
+        // Nested fields and indexes keep their whole path after the place.
+        assert_eq!(
+            field(ApiError::in_body(e("destino.url"))).as_deref(),
+            Some("body.destino.url")
+        );
+        assert_eq!(
+            field(ApiError::in_body(e("[3].type"))).as_deref(),
+            Some("body[3].type")
+        );
+        assert_eq!(
+            field(ApiError::in_body(e("instancias[0]"))).as_deref(),
+            Some("body.instancias[0]")
+        );
+        let whole = e(motor_domain::error::WHOLE_INPUT);
+        assert_eq!(field(ApiError::in_body(whole)).as_deref(), Some("body"));
+        // Through the application error, with its kind kept.
+        let big = ApiError::in_body(AppError::from(FieldError::too_large("data", "big")));
+        assert_eq!(big.status_code(), StatusCode::PAYLOAD_TOO_LARGE);
+        assert_eq!(big.to_json()["error"]["campo"], "body.data");
+        // A field already under its place is not put there twice.
+        assert_eq!(
+            field(ApiError::in_body(e("body.contrato"))).as_deref(),
+            Some("body.contrato")
+        );
+        assert_eq!(
+            field(ApiError::in_query(e("query"))).as_deref(),
+            Some("query")
+        );
+        assert_eq!(
+            field(ApiError::in_body(e("bodyguard"))).as_deref(),
+            Some("body.bodyguard")
+        );
+        // Errors without a field pass unchanged.
+        let missing = ApiError::in_body(AppError::NotFound("app"));
+        assert_eq!(missing.status_code(), StatusCode::NOT_FOUND);
+        assert_eq!(missing.field(), None);
     }
 
     #[test]

@@ -2,7 +2,10 @@
 //! text): JSON bodies with the failing field named, path ids, body limits.
 
 use axum::body::{Body, Bytes};
-use motor_domain::FieldError;
+use motor_domain::{
+    error::{field_path, WHOLE_INPUT},
+    FieldError,
+};
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
@@ -30,6 +33,12 @@ pub async fn read_body(body: Body) -> Result<Bytes, ApiError> {
         .map_err(|_| ApiError::BodyTooLarge(MAX_BODY_BYTES))
 }
 
+/// A query string axum could not read into its parameters: a 422 naming
+/// `query`.
+pub fn rejected_query(e: axum::extract::rejection::QueryRejection) -> ApiError {
+    ApiError::in_query(FieldError::invalid(WHOLE_INPUT, e.body_text()))
+}
+
 /// Deserialises a JSON body into `T`; a wrong type or a missing or unknown
 /// field is a 422 naming `body.<path>`, bad syntax a 400.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
@@ -45,19 +54,24 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             if inner.is_syntax() || inner.is_eof() {
                 return Err(ApiError::MalformedJson(inner.to_string()));
             }
-            let mut field = match e.path().to_string().as_str() {
-                "." | "" => "body".to_owned(),
-                path if path.starts_with('[') => format!("body{path}"),
-                path => format!("body.{path}"),
+            // serde_path_to_error's path is the field inside the body
+            // (`.` for the body itself); a missing field is reported at its
+            // parent, so name the field.
+            let path = e.path().to_string();
+            let mut field = match path.as_str() {
+                "." | "" => WHOLE_INPUT.to_owned(),
+                path => path.to_owned(),
             };
-            // A missing field is reported at its parent; name the field.
             let message = inner.to_string();
             if let Some(rest) = message.strip_prefix("missing field `") {
                 if let Some(name) = rest.split('`').next() {
-                    field = format!("{field}.{name}");
+                    field = field_path(&field, name);
                 }
             }
-            Err(motor_domain::FieldError::invalid(field, strip_position(&inner.to_string())).into())
+            Err(ApiError::in_body(FieldError::invalid(
+                field,
+                strip_position(&message),
+            )))
         }
     }
 }

@@ -85,7 +85,7 @@ impl Access {
         let owned = store::owned_instances(&mut *conn, self.app, instancias).await?;
         match instancias.iter().position(|i| !owned.contains(i)) {
             Some(i) => Err(FieldError::invalid(
-                format!("body.instancias[{i}]"),
+                format!("instancias[{i}]"),
                 "not an instance of this app",
             )
             .into()),
@@ -118,11 +118,8 @@ pub(crate) async fn check_destination(
 ) -> Result<()> {
     let global = settings::load(&mut *conn).await?.allowed_destinations;
     let app = operator::get_app(&mut *conn, app).await?;
-    app.destination_policy.check(url, "body.url")?;
-    Ok(url.check_allowed(
-        global.iter().chain(app.allowed_destinations.iter()),
-        "body.url",
-    )?)
+    app.destination_policy.check(url, "url")?;
+    Ok(url.check_allowed(global.iter().chain(app.allowed_destinations.iter()), "url")?)
 }
 
 /// Every type must be in the app's catalogue, when it has one.

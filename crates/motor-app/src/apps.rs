@@ -34,16 +34,16 @@ pub struct AppChange {
 
 fn parse_contract(raw: Option<String>) -> Result<Option<Contract>> {
     Ok(raw
-        .map(|c| Contract::parse_field(&c, "body.contrato"))
+        .map(|c| Contract::parse_field(&c, motor_domain::contract::FIELD))
         .transpose()?)
 }
 
 pub async fn create(pool: &Pool, input: NewApp) -> Result<App> {
-    let name = parse_name(&input.name, "body.nombre")?;
-    let destinations = parse_destinations(&input.allowed_destinations, "body.destinos_permitidos")?;
+    let name = parse_name(&input.name, "nombre")?;
+    let destinations = parse_destinations(&input.allowed_destinations, "destinos_permitidos")?;
     let policy = input
         .destination_policy
-        .map(|p| DestinationPolicy::parse_field(&p, "body.politica_destinos"))
+        .map(|p| DestinationPolicy::parse_field(&p, "politica_destinos"))
         .transpose()?
         .unwrap_or_default();
     let contract = parse_contract(input.contract)?.unwrap_or_default();
@@ -59,17 +59,14 @@ pub async fn get(pool: &Pool, app: AppId) -> Result<App> {
 }
 
 pub async fn update(pool: &Pool, app: AppId, input: AppChange) -> Result<App> {
-    let name = input
-        .name
-        .map(|n| parse_name(&n, "body.nombre"))
-        .transpose()?;
+    let name = input.name.map(|n| parse_name(&n, "nombre")).transpose()?;
     let destinations = input
         .allowed_destinations
-        .map(|d| parse_destinations(&d, "body.destinos_permitidos"))
+        .map(|d| parse_destinations(&d, "destinos_permitidos"))
         .transpose()?;
     let policy = input
         .destination_policy
-        .map(|p| DestinationPolicy::parse_field(&p, "body.politica_destinos"))
+        .map(|p| DestinationPolicy::parse_field(&p, "politica_destinos"))
         .transpose()?;
     let contract = parse_contract(input.contract)?;
     Ok(store::update_app(

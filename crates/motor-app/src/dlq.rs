@@ -40,7 +40,7 @@ pub struct RetrySelection {
 /// The DLQ's groups, largest first; `app` narrows it to one app (a raw
 /// app id, checked here).
 pub async fn summary(pool: &Pool, app: Option<&str>) -> Result<Vec<DlqGroup>> {
-    let app = uuid_field(app, "query.app_id")?;
+    let app = uuid_field(app, "app_id")?;
     Ok(operator_view::dlq(pool, app).await?)
 }
 
@@ -55,17 +55,17 @@ fn uuid_field(raw: Option<&str>, field: &'static str) -> Result<Option<Uuid>, Fi
 
 /// Checks a retry request; nothing is read or written before it passes.
 pub fn parse_retry(input: &RetrySelection) -> Result<(DlqSelection, String), FieldError> {
-    motor_domain::operator::refuse_nul(&input.reason, "body.motivo")?;
+    motor_domain::operator::refuse_nul(&input.reason, "motivo")?;
     let reason = input.reason.trim();
     let chars = reason.chars().count();
     if chars == 0 || chars > MAX_REASON_CHARS {
         return Err(FieldError::invalid(
-            "body.motivo",
+            "motivo",
             format!("must be 1 to {MAX_REASON_CHARS} characters"),
         ));
     }
-    let subscription = uuid_field(input.subscription_id.as_deref(), "body.suscripcion_id")?;
-    let app = uuid_field(input.app_id.as_deref(), "body.app_id")?;
+    let subscription = uuid_field(input.subscription_id.as_deref(), "suscripcion_id")?;
+    let app = uuid_field(input.app_id.as_deref(), "app_id")?;
     let last_errors = input
         .last_errors
         .iter()
@@ -73,13 +73,13 @@ pub fn parse_retry(input: &RetrySelection) -> Result<(DlqSelection, String), Fie
         .map(|raw| {
             LastError::parse(raw.trim())
                 .map(|e| e.to_string())
-                .ok_or_else(|| FieldError::invalid("body.ultimo_error", "unknown error code"))
+                .ok_or_else(|| FieldError::invalid("ultimo_error", "unknown error code"))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let ids = input.delivery_ids.as_deref().unwrap_or_default();
     if input.delivery_ids.is_some() && (ids.is_empty() || ids.len() > MAX_RETRY as usize) {
         return Err(FieldError::invalid(
-            "body.delivery_ids",
+            "delivery_ids",
             format!("must list 1 to {MAX_RETRY} delivery ids"),
         ));
     }
@@ -88,12 +88,12 @@ pub fn parse_retry(input: &RetrySelection) -> Result<(DlqSelection, String), Fie
         .map(|raw| {
             raw.trim()
                 .parse()
-                .map_err(|_| FieldError::invalid("body.delivery_ids", "must be uuids"))
+                .map_err(|_| FieldError::invalid("delivery_ids", "must be uuids"))
         })
         .collect::<Result<Vec<Uuid>, _>>()?;
     if subscription.is_none() && app.is_none() && delivery_ids.is_empty() {
         return Err(FieldError::invalid(
-            "body.suscripcion_id",
+            "suscripcion_id",
             "name a subscription, an app or delivery_ids (the whole DLQ is never retried at once)",
         ));
     }

@@ -27,15 +27,14 @@ pub async fn set(
         Some(raw) => {
             if raw.len() > MAX_CATALOGUE_TYPES {
                 return Err(FieldError::invalid(
-                    "body.tipos",
+                    "tipos",
                     format!("at most {MAX_CATALOGUE_TYPES} event types"),
                 )
                 .into());
             }
             let mut out: Vec<String> = Vec::with_capacity(raw.len());
             for (i, t) in raw.iter().enumerate() {
-                EventType::parse(t)
-                    .map_err(|m| FieldError::invalid(format!("body.tipos[{i}]"), m))?;
+                EventType::parse(t).map_err(|m| FieldError::invalid(format!("tipos[{i}]"), m))?;
                 if !out.contains(t) {
                     out.push(t.clone());
                 }

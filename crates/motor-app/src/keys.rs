@@ -3,6 +3,7 @@
 
 use motor_domain::{
     operator::{parse_name, parse_scopes, ApiKeyInfo, CreatedKey},
+    principal::Principal,
     AppId, FieldError, InstanceId,
 };
 use motor_store::{operator as store, Pool, StoreError};
@@ -25,11 +26,11 @@ pub struct NewKey {
 }
 
 pub async fn create(pool: &Pool, app: AppId, input: NewKey) -> Result<CreatedKey> {
-    let name = parse_name(&input.name, "body.nombre")?;
-    let scopes = parse_scopes(&input.scopes, "body.scopes")?;
+    let name = parse_name(&input.name, "nombre")?;
+    let scopes = parse_scopes(&input.scopes, "scopes")?;
     if input.instances.len() > MAX_KEY_INSTANCES {
         return Err(FieldError::invalid(
-            "body.instancias",
+            "instancias",
             format!("at most {MAX_KEY_INSTANCES} instances"),
         )
         .into());
@@ -37,7 +38,7 @@ pub async fn create(pool: &Pool, app: AppId, input: NewKey) -> Result<CreatedKey
     let mut instances: Vec<InstanceId> = Vec::with_capacity(input.instances.len());
     for (i, raw) in input.instances.iter().enumerate() {
         let id = raw.parse().map_err(|_| {
-            FieldError::invalid(format!("body.instancias[{i}]"), "must be an instance id")
+            FieldError::invalid(format!("instancias[{i}]"), "must be an instance id")
         })?;
         if !instances.contains(&id) {
             instances.push(id);
@@ -45,11 +46,9 @@ pub async fn create(pool: &Pool, app: AppId, input: NewKey) -> Result<CreatedKey
     }
     store::get_app(pool, app).await?;
     match store::create_key(pool, app, &name, &scopes, &instances).await {
-        Err(StoreError::NotFound(_)) => Err(FieldError::invalid(
-            "body.instancias",
-            "every instance must belong to this app",
-        )
-        .into()),
+        Err(StoreError::NotFound(_)) => {
+            Err(FieldError::invalid("instancias", "every instance must belong to this app").into())
+        }
         other => Ok(other?),
     }
 }
@@ -62,4 +61,10 @@ pub async fn list(pool: &Pool, app: AppId) -> Result<Vec<ApiKeyInfo>> {
 
 pub async fn revoke(pool: &Pool, app: AppId, key_id: &str) -> Result<()> {
     Ok(store::revoke_key(pool, app, key_id).await?)
+}
+
+/// The live (not revoked) key whose token hashes to `token_hash`: who a
+/// request with that bearer token acts as.
+pub async fn authenticate(pool: &Pool, token_hash: &[u8]) -> Result<Option<Principal>> {
+    Ok(store::authenticate(pool, token_hash).await?)
 }

@@ -10,7 +10,8 @@
 //! `subscriptions` (and `probe`, the `/test` attempt), `deliveries` (read,
 //! search, manual retry), `dlq`, `replays`, `events` (append, with its
 //! group-commit `intake`, and read the ledger), `executor` (claim, report,
-//! long-poll and instance state for executors) and `reconcile`. `access`
+//! long-poll and instance state for executors), `streams` (where a stream
+//! opens) and `reconcile`. `access`
 //! holds who may touch what.
 //!
 //! Neighbours: `motor-domain` (the rules and parsers), `motor-store`
@@ -32,6 +33,7 @@ pub mod keys;
 pub mod reconcile;
 pub mod replays;
 pub mod settings;
+pub mod streams;
 pub mod subscriptions;
 
 mod parse;

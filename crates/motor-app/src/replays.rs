@@ -101,9 +101,7 @@ async fn check_instances(
             }
             match operator::instance_app(&mut *conn, *instance_id).await? {
                 Some(app) if app == access.app => Ok(()),
-                _ => Err(
-                    FieldError::invalid("body.instancia_id", "not an instance of this app").into(),
-                ),
+                _ => Err(FieldError::invalid("instancia_id", "not an instance of this app").into()),
             }
         }
         Selection::Events(ids) => {

@@ -54,13 +54,13 @@ fn check(value: &str, max: usize, field: &str) -> Result<(), FieldError> {
 
 impl BrokerCredentials {
     /// The request's `credenciales` object: `usuario` and `clave` together,
-    /// or `token` alone. Fields are named `body.credenciales.<field>`.
+    /// or `token` alone. Fields are named `credenciales.<field>`.
     pub fn parse(
         user: Option<&str>,
         password: Option<&str>,
         token: Option<&str>,
     ) -> Result<Self, FieldError> {
-        const BASE: &str = "body.credenciales";
+        const BASE: &str = "credenciales";
         match (user, password, token) {
             (Some(u), Some(c), None) => {
                 check(u, MAX_USER_CHARS, &format!("{BASE}.usuario"))?;
@@ -98,11 +98,11 @@ impl BrokerCredentials {
     pub fn check_fits(&self, destination: &Destination) -> Result<(), FieldError> {
         match (destination, self) {
             (Destination::Webhook(_), _) => Err(FieldError::invalid(
-                "body.credenciales",
+                "credenciales",
                 "only broker destinations (amqp, nats) take credentials",
             )),
             (Destination::Amqp(_), BrokerCredentials::Token(_)) => Err(FieldError::invalid(
-                "body.credenciales.token",
+                "credenciales.token",
                 "RabbitMQ takes usuario and clave",
             )),
             _ => Ok(()),
@@ -175,16 +175,13 @@ mod tests {
         assert!(BrokerCredentials::parse(Some("u"), Some("p"), None).is_ok());
         assert!(BrokerCredentials::parse(None, None, Some("t")).is_ok());
         let field = |u, c, t| BrokerCredentials::parse(u, c, t).unwrap_err().field;
-        assert_eq!(
-            field(Some(""), Some("p"), None),
-            "body.credenciales.usuario"
-        );
-        assert_eq!(field(Some("u"), Some(""), None), "body.credenciales.clave");
-        assert_eq!(field(Some("u"), None, None), "body.credenciales.clave");
-        assert_eq!(field(None, Some("p"), None), "body.credenciales.usuario");
-        assert_eq!(field(Some("u"), None, Some("t")), "body.credenciales.token");
-        assert_eq!(field(None, None, None), "body.credenciales");
-        assert_eq!(field(None, None, Some("")), "body.credenciales.token");
+        assert_eq!(field(Some(""), Some("p"), None), "credenciales.usuario");
+        assert_eq!(field(Some("u"), Some(""), None), "credenciales.clave");
+        assert_eq!(field(Some("u"), None, None), "credenciales.clave");
+        assert_eq!(field(None, Some("p"), None), "credenciales.usuario");
+        assert_eq!(field(Some("u"), None, Some("t")), "credenciales.token");
+        assert_eq!(field(None, None, None), "credenciales");
+        assert_eq!(field(None, None, Some("")), "credenciales.token");
     }
 
     #[test]
@@ -206,17 +203,14 @@ mod tests {
     fn fits_only_brokers() {
         let user = BrokerCredentials::parse(Some("u"), Some("p"), None).unwrap();
         let token = BrokerCredentials::parse(None, None, Some("t")).unwrap();
-        let web = Destination::parse("https://h.io/", "body.url").unwrap();
-        let amqp = Destination::parse("amqp://h.io/?exchange=x", "body.url").unwrap();
-        let nats = Destination::parse("nats://h.io/s", "body.url").unwrap();
-        assert_eq!(
-            user.check_fits(&web).unwrap_err().field,
-            "body.credenciales"
-        );
+        let web = Destination::parse("https://h.io/", "url").unwrap();
+        let amqp = Destination::parse("amqp://h.io/?exchange=x", "url").unwrap();
+        let nats = Destination::parse("nats://h.io/s", "url").unwrap();
+        assert_eq!(user.check_fits(&web).unwrap_err().field, "credenciales");
         assert!(user.check_fits(&amqp).is_ok() && user.check_fits(&nats).is_ok());
         assert_eq!(
             token.check_fits(&amqp).unwrap_err().field,
-            "body.credenciales.token"
+            "credenciales.token"
         );
         assert!(token.check_fits(&nats).is_ok());
     }

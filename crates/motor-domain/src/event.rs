@@ -1,9 +1,10 @@
 //! Events as producers send them, parsed into values that cannot be wrong.
 //!
 //! Input arrives as JSON: one event object or an array of up to
-//! [`MAX_BATCH`]. Every rule names the field it concerns (`body[3].type`), so
-//! a producer knows exactly what to fix; nothing is written unless the whole
-//! request is valid.
+//! [`MAX_BATCH`]. Every rule names the field it concerns (`[3].type` in a
+//! batch, `type` for a lone event; the API shows them as `body[3].type`),
+//! so a producer knows exactly what to fix; nothing is written unless the
+//! whole request is valid.
 
 pub mod cap;
 
@@ -13,7 +14,11 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 pub use crate::envelope::Origin;
-use crate::{error::FieldError, time, time::Timestamp};
+use crate::{
+    error::{field_path, FieldError, WHOLE_INPUT},
+    time,
+    time::Timestamp,
+};
 
 /// Largest batch accepted in one request.
 pub const MAX_BATCH: usize = 500;
@@ -84,13 +89,13 @@ impl EventBatch {
             Value::Array(items) => {
                 if items.is_empty() {
                     return Err(FieldError::invalid(
-                        "body",
+                        WHOLE_INPUT,
                         "a batch needs at least one event",
                     ));
                 }
                 if items.len() > MAX_BATCH {
                     return Err(FieldError::too_large(
-                        "body",
+                        WHOLE_INPUT,
                         format!(
                             "a batch holds at most {MAX_BATCH} events, got {}",
                             items.len()
@@ -100,11 +105,11 @@ impl EventBatch {
                 items
                     .iter()
                     .enumerate()
-                    .map(|(i, item)| NewEvent::parse(item, &format!("body[{i}]")))
+                    .map(|(i, item)| NewEvent::parse(item, &format!("[{i}]")))
                     .collect::<Result<Vec<_>, _>>()
                     .map(EventBatch::Many)
             }
-            other => NewEvent::parse(other, "body").map(EventBatch::One),
+            other => NewEvent::parse(other, WHOLE_INPUT).map(EventBatch::One),
         }
     }
 
@@ -138,18 +143,20 @@ const FIELDS: [&str; 6] = [
 ];
 
 impl NewEvent {
-    /// Parses one event object; `path` prefixes the field names in errors.
+    /// Parses one event object; `path` is where it sits in the input (`[3]`
+    /// in a batch, [`WHOLE_INPUT`] alone), the parent of the fields its
+    /// errors name.
     pub fn parse(value: &Value, path: &str) -> Result<Self, FieldError> {
         let Value::Object(obj) = value else {
             return Err(FieldError::invalid(path, "must be an event object"));
         };
         if let Some(unknown) = obj.keys().find(|k| !FIELDS.contains(&k.as_str())) {
             return Err(FieldError::invalid(
-                format!("{path}.{unknown}"),
+                field_path(path, unknown),
                 "unknown field; an event has type, data, occurred_at, origin, command_id, source_id",
             ));
         }
-        let field = |name: &str| format!("{path}.{name}");
+        let field = |name: &str| field_path(path, name);
 
         let event_type = match obj.get("type") {
             None | Some(Value::Null) => {
@@ -222,7 +229,7 @@ fn optional_str<'a>(
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
         Some(_) => Err(FieldError::invalid(
-            format!("{path}.{name}"),
+            field_path(path, name),
             "must be a string",
         )),
     }
@@ -236,11 +243,11 @@ fn optional_id(
     let Some(s) = optional_str(obj, name, path)? else {
         return Ok(None);
     };
-    crate::operator::refuse_nul(s, &format!("{path}.{name}"))?;
+    crate::operator::refuse_nul(s, &field_path(path, name))?;
     let chars = s.chars().count();
     if chars == 0 || chars > MAX_ID_CHARS {
         return Err(FieldError::invalid(
-            format!("{path}.{name}"),
+            field_path(path, name),
             format!("must be 1 to {MAX_ID_CHARS} characters"),
         ));
     }
@@ -276,7 +283,7 @@ mod tests {
         let event = NewEvent::parse(
             &json!({"type": "t", "data": [], "occurred_at": "2026-10-24T15:10:01Z",
                     "origin": "history", "command_id": "c-1", "source_id": "wamid.1"}),
-            "body",
+            WHOLE_INPUT,
         )
         .unwrap();
         assert_eq!(event.origin, Origin::History);
@@ -293,16 +300,16 @@ mod tests {
         let ok = "t".repeat(MAX_TYPE_CHARS);
         assert!(EventBatch::parse(&json!({"type": ok, "data": 1})).is_ok());
         let long = "t".repeat(MAX_TYPE_CHARS + 1);
-        assert_eq!(err(json!({"type": long, "data": 1})).field, "body.type");
-        assert_eq!(err(json!({"type": "", "data": 1})).field, "body.type");
-        assert_eq!(err(json!({"type": 5, "data": 1})).field, "body.type");
-        assert_eq!(err(json!({"data": 1})).field, "body.type");
+        assert_eq!(err(json!({"type": long, "data": 1})).field, "type");
+        assert_eq!(err(json!({"type": "", "data": 1})).field, "type");
+        assert_eq!(err(json!({"type": 5, "data": 1})).field, "type");
+        assert_eq!(err(json!({"data": 1})).field, "type");
     }
 
     #[test]
     fn data_is_required_and_bounded() {
-        assert_eq!(err(json!({"type": "t"})).field, "body.data");
-        assert_eq!(err(json!({"type": "t", "data": null})).field, "body.data");
+        assert_eq!(err(json!({"type": "t"})).field, "data");
+        assert_eq!(err(json!({"type": "t", "data": null})).field, "data");
         // A JSON string's compact form is its length plus two quotes; the
         // envelope around it must fit in 256 KiB too.
         let room = MAX_DATA_BYTES - cap::envelope_overhead("t", Origin::Live, None);
@@ -312,26 +319,26 @@ mod tests {
         let e = err(json!({"type": "t", "data": over}));
         assert_eq!(
             (e.field.as_str(), e.kind),
-            ("body.data", FieldErrorKind::TooLarge)
+            ("data", FieldErrorKind::TooLarge)
         );
     }
 
     #[test]
     fn batch_errors_name_the_element() {
         let e = err(json!([{"type": "a", "data": 1}, {"type": "b", "data": 1, "origin": "x"}]));
-        assert_eq!(e.field, "body[1].origin");
+        assert_eq!(e.field, "[1].origin");
         let e = err(json!([{"type": "a", "data": 1}, 7]));
-        assert_eq!(e.field, "body[1]");
+        assert_eq!(e.field, "[1]");
         let e = err(json!([{"type": "a", "data": 1, "extra": true}]));
-        assert_eq!(e.field, "body[0].extra");
-        assert_eq!(err(json!([])).field, "body");
+        assert_eq!(e.field, "[0].extra");
+        assert_eq!(err(json!([])).field, WHOLE_INPUT);
         assert_eq!(
             err(json!({"type": "a", "data": 1, "occurred_at": "ayer"})).field,
-            "body.occurred_at"
+            "occurred_at"
         );
         assert_eq!(
             err(json!({"type": "a", "data": 1, "source_id": ""})).field,
-            "body.source_id"
+            "source_id"
         );
     }
 
@@ -344,7 +351,7 @@ mod tests {
         let e = err(over);
         assert_eq!(
             (e.field.as_str(), e.kind),
-            ("body", FieldErrorKind::TooLarge)
+            (WHOLE_INPUT, FieldErrorKind::TooLarge)
         );
     }
 

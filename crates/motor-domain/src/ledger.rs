@@ -21,13 +21,14 @@ impl LedgerQuery {
         limit: Option<&str>,
         types: Option<&str>,
     ) -> Result<Self, FieldError> {
-        let after_seq =
-            match after_seq {
-                None => 0,
-                Some(s) => s.parse::<i64>().ok().filter(|n| *n >= 0).ok_or_else(|| {
-                    FieldError::invalid("query.after_seq", "must be an integer >= 0")
-                })?,
-            };
+        let after_seq = match after_seq {
+            None => 0,
+            Some(s) => s
+                .parse::<i64>()
+                .ok()
+                .filter(|n| *n >= 0)
+                .ok_or_else(|| FieldError::invalid("after_seq", "must be an integer >= 0"))?,
+        };
         let limit = match limit {
             None => DEFAULT_LIMIT,
             Some(s) => s
@@ -36,7 +37,7 @@ impl LedgerQuery {
                 .filter(|n| (1..=MAX_LIMIT).contains(n))
                 .ok_or_else(|| {
                     FieldError::invalid(
-                        "query.limit",
+                        "limit",
                         format!("must be an integer from 1 to {MAX_LIMIT}"),
                     )
                 })?,
@@ -47,7 +48,7 @@ impl LedgerQuery {
                 let parts: Vec<&str> = s.split(',').collect();
                 if parts.len() > MAX_TYPES {
                     return Err(FieldError::invalid(
-                        "query.types",
+                        "types",
                         format!("at most {MAX_TYPES} types, got {}", parts.len()),
                     ));
                 }
@@ -55,7 +56,7 @@ impl LedgerQuery {
                     .into_iter()
                     .map(|t| {
                         EventType::parse(t)
-                            .map_err(|m| FieldError::invalid("query.types", format!("{t:?}: {m}")))
+                            .map_err(|m| FieldError::invalid("types", format!("{t:?}: {m}")))
                     })
                     .collect::<Result<_, _>>()?
             }
@@ -88,7 +89,7 @@ mod tests {
         for bad in ["0", "501", "-1", "x", ""] {
             assert_eq!(
                 LedgerQuery::parse(None, Some(bad), None).unwrap_err().field,
-                "query.limit"
+                "limit"
             );
         }
     }
@@ -99,7 +100,7 @@ mod tests {
             LedgerQuery::parse(Some("-1"), None, None)
                 .unwrap_err()
                 .field,
-            "query.after_seq"
+            "after_seq"
         );
         let q = LedgerQuery::parse(Some("7"), None, Some("a.b,c")).unwrap();
         assert_eq!(q.after_seq, 7);
@@ -114,13 +115,13 @@ mod tests {
             LedgerQuery::parse(None, None, Some(&twenty_one))
                 .unwrap_err()
                 .field,
-            "query.types"
+            "types"
         );
         assert_eq!(
             LedgerQuery::parse(None, None, Some("a,,b"))
                 .unwrap_err()
                 .field,
-            "query.types"
+            "types"
         );
     }
 }

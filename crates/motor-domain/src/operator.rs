@@ -132,19 +132,14 @@ mod tests {
 
     #[test]
     fn names() {
-        assert_eq!(parse_name("  Acme ", "body.nombre").unwrap(), "Acme");
+        assert_eq!(parse_name("  Acme ", "nombre").unwrap(), "Acme");
         assert!(parse_name(&"a".repeat(120), "n").is_ok());
         assert_eq!(
-            parse_name(&"a".repeat(121), "body.nombre")
-                .unwrap_err()
-                .field,
-            "body.nombre"
+            parse_name(&"a".repeat(121), "nombre").unwrap_err().field,
+            "nombre"
         );
         assert!(parse_name("   ", "n").is_err());
-        assert_eq!(
-            parse_name("a\0b", "body.nombre").unwrap_err().field,
-            "body.nombre"
-        );
+        assert_eq!(parse_name("a\0b", "nombre").unwrap_err().field, "nombre");
     }
 
     #[test]
@@ -176,27 +171,21 @@ mod tests {
         ] {
             assert!(parse_destination(bad, "d").is_err(), "{bad}");
         }
-        let e = parse_destinations(
-            &["ok.com".into(), "bad/".into()],
-            "body.destinos_permitidos",
-        )
-        .unwrap_err();
-        assert_eq!(e.field, "body.destinos_permitidos[1]");
+        let e = parse_destinations(&["ok.com".into(), "bad/".into()], "destinos_permitidos")
+            .unwrap_err();
+        assert_eq!(e.field, "destinos_permitidos[1]");
     }
 
     #[test]
     fn scopes() {
-        let s = parse_scopes(&["events:read".into(), "events:read".into()], "body.scopes").unwrap();
+        let s = parse_scopes(&["events:read".into(), "events:read".into()], "scopes").unwrap();
         assert_eq!(s, vec![Scope::EventsRead]);
+        assert_eq!(parse_scopes(&[], "scopes").unwrap_err().field, "scopes");
         assert_eq!(
-            parse_scopes(&[], "body.scopes").unwrap_err().field,
-            "body.scopes"
-        );
-        assert_eq!(
-            parse_scopes(&["events:read".into(), "root".into()], "body.scopes")
+            parse_scopes(&["events:read".into(), "root".into()], "scopes")
                 .unwrap_err()
                 .field,
-            "body.scopes[1]"
+            "scopes[1]"
         );
     }
 }

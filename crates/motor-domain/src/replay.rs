@@ -65,15 +65,15 @@ impl ReplayRequest {
     /// Either a range (`instancia_id` + `desde_seq` + `hasta_seq`, at most
     /// [`MAX_RANGE_EVENTS`], `desde_seq <= hasta_seq`) or `event_ids` (1 to
     /// [`MAX_EVENT_IDS`]), never both; `motivo` 1–300 characters. Each
-    /// failure names its field (`body.event_ids` when both forms are sent,
-    /// `body` when neither is).
+    /// failure names its field (`event_ids` when both forms are sent,
+    /// [`WHOLE_INPUT`](crate::error::WHOLE_INPUT) when neither is).
     pub fn parse(raw: RawReplay<'_>) -> Result<Self, FieldError> {
-        crate::operator::refuse_nul(raw.reason, "body.motivo")?;
+        crate::operator::refuse_nul(raw.reason, "motivo")?;
         let reason = raw.reason.trim();
         let chars = reason.chars().count();
         if chars == 0 || chars > MAX_REASON_CHARS {
             return Err(FieldError::invalid(
-                "body.motivo",
+                "motivo",
                 format!("must be 1 to {MAX_REASON_CHARS} characters"),
             ));
         }
@@ -81,12 +81,12 @@ impl ReplayRequest {
         let selection =
             match (raw.event_ids, ranged) {
                 (Some(_), true) => return Err(FieldError::invalid(
-                    "body.event_ids",
+                    "event_ids",
                     "send either event_ids or instancia_id with desde_seq and hasta_seq, not both",
                 )),
                 (None, false) => {
                     return Err(FieldError::invalid(
-                        "body",
+                        crate::error::WHOLE_INPUT,
                         "send event_ids, or instancia_id with desde_seq and hasta_seq",
                     ))
                 }
@@ -111,7 +111,7 @@ impl ReplayRequest {
 fn parse_event_ids(raw: &[String]) -> Result<Vec<EventId>, FieldError> {
     if raw.is_empty() || raw.len() > MAX_EVENT_IDS {
         return Err(FieldError::invalid(
-            "body.event_ids",
+            "event_ids",
             format!(
                 "must hold 1 to {MAX_EVENT_IDS} event ids, got {}",
                 raw.len()
@@ -120,9 +120,10 @@ fn parse_event_ids(raw: &[String]) -> Result<Vec<EventId>, FieldError> {
     }
     let mut out: Vec<EventId> = Vec::with_capacity(raw.len());
     for (i, s) in raw.iter().enumerate() {
-        let id: EventId = s.trim().parse().map_err(|_| {
-            FieldError::invalid(format!("body.event_ids[{i}]"), "must be an event id")
-        })?;
+        let id: EventId = s
+            .trim()
+            .parse()
+            .map_err(|_| FieldError::invalid(format!("event_ids[{i}]"), "must be an event id"))?;
         if !out.contains(&id) {
             out.push(id);
         }
@@ -137,7 +138,7 @@ fn parse_range(
 ) -> Result<Selection, FieldError> {
     let required = |field: &str| {
         FieldError::invalid(
-            format!("body.{field}"),
+            field,
             "is required with instancia_id, desde_seq and hasta_seq",
         )
     };
@@ -145,22 +146,22 @@ fn parse_range(
         .ok_or_else(|| required("instancia_id"))?
         .trim()
         .parse()
-        .map_err(|_| FieldError::invalid("body.instancia_id", "must be an instance id"))?;
+        .map_err(|_| FieldError::invalid("instancia_id", "must be an instance id"))?;
     let from_seq = from_seq.ok_or_else(|| required("desde_seq"))?;
     let to_seq = to_seq.ok_or_else(|| required("hasta_seq"))?;
     if from_seq < 1 {
-        return Err(FieldError::invalid("body.desde_seq", "must be at least 1"));
+        return Err(FieldError::invalid("desde_seq", "must be at least 1"));
     }
     if to_seq < from_seq {
         return Err(FieldError::invalid(
-            "body.hasta_seq",
+            "hasta_seq",
             "must not be lower than desde_seq",
         ));
     }
     // Both are >= 1, so the difference cannot overflow.
     if to_seq - from_seq >= MAX_RANGE_EVENTS {
         return Err(FieldError::invalid(
-            "body.hasta_seq",
+            "hasta_seq",
             format!("a range spans at most {MAX_RANGE_EVENTS} events"),
         ));
     }
@@ -173,7 +174,7 @@ fn parse_range(
 
 /// The `Idempotency-Key` header: required, 1–200 characters.
 pub fn parse_idempotency_key(raw: Option<&str>) -> Result<String, FieldError> {
-    let field = "header.Idempotency-Key";
+    let field = "Idempotency-Key";
     let key = raw.ok_or_else(|| FieldError::invalid(field, "is required"))?;
     let chars = key.chars().count();
     if chars == 0 || chars > MAX_IDEMPOTENCY_KEY_CHARS {
@@ -214,11 +215,11 @@ mod tests {
         assert!(range(1, 10_000).is_ok());
         assert!(range(5, 5).is_ok());
         assert!(range(i64::MAX - 9_999, i64::MAX).is_ok());
-        assert_eq!(field(range(1, 10_001)), "body.hasta_seq");
-        assert_eq!(field(range(1, i64::MAX)), "body.hasta_seq");
-        assert_eq!(field(range(6, 5)), "body.hasta_seq");
-        assert_eq!(field(range(0, 5)), "body.desde_seq");
-        assert_eq!(field(range(i64::MIN, 5)), "body.desde_seq");
+        assert_eq!(field(range(1, 10_001)), "hasta_seq");
+        assert_eq!(field(range(1, i64::MAX)), "hasta_seq");
+        assert_eq!(field(range(6, 5)), "hasta_seq");
+        assert_eq!(field(range(0, 5)), "desde_seq");
+        assert_eq!(field(range(i64::MIN, 5)), "desde_seq");
     }
 
     #[test]
@@ -228,17 +229,14 @@ mod tests {
             reason: "m",
             ..RawReplay::default()
         };
-        assert_eq!(field(ReplayRequest::parse(only_instance)), "body.desde_seq");
+        assert_eq!(field(ReplayRequest::parse(only_instance)), "desde_seq");
         let no_instance = RawReplay {
             from_seq: Some(1),
             to_seq: Some(2),
             reason: "m",
             ..RawReplay::default()
         };
-        assert_eq!(
-            field(ReplayRequest::parse(no_instance)),
-            "body.instancia_id"
-        );
+        assert_eq!(field(ReplayRequest::parse(no_instance)), "instancia_id");
         let bad = RawReplay {
             instance_id: Some("nope"),
             from_seq: Some(1),
@@ -246,7 +244,7 @@ mod tests {
             reason: "m",
             ..RawReplay::default()
         };
-        assert_eq!(field(ReplayRequest::parse(bad)), "body.instancia_id");
+        assert_eq!(field(ReplayRequest::parse(bad)), "instancia_id");
     }
 
     #[test]
@@ -260,11 +258,11 @@ mod tests {
         };
         assert!(parse(&ids(500)).is_ok());
         assert!(parse(&ids(1)).is_ok());
-        assert_eq!(field(parse(&ids(501))), "body.event_ids");
-        assert_eq!(field(parse(&[])), "body.event_ids");
+        assert_eq!(field(parse(&ids(501))), "event_ids");
+        assert_eq!(field(parse(&[])), "event_ids");
         let mut bad = ids(3);
         bad[2] = "x".into();
-        assert_eq!(field(parse(&bad)), "body.event_ids[2]");
+        assert_eq!(field(parse(&bad)), "event_ids[2]");
         let one = ids(1);
         let twice = [one[0].clone(), one[0].clone()];
         let Selection::Events(got) = parse(&twice).unwrap().selection else {
@@ -283,19 +281,22 @@ mod tests {
             event_ids: Some(&list),
             reason: "m",
         };
-        assert_eq!(field(ReplayRequest::parse(both)), "body.event_ids");
+        assert_eq!(field(ReplayRequest::parse(both)), "event_ids");
         let half = RawReplay {
             from_seq: Some(1),
             event_ids: Some(&list),
             reason: "m",
             ..RawReplay::default()
         };
-        assert_eq!(field(ReplayRequest::parse(half)), "body.event_ids");
+        assert_eq!(field(ReplayRequest::parse(half)), "event_ids");
         let neither = RawReplay {
             reason: "m",
             ..RawReplay::default()
         };
-        assert_eq!(field(ReplayRequest::parse(neither)), "body");
+        assert_eq!(
+            field(ReplayRequest::parse(neither)),
+            crate::error::WHOLE_INPUT
+        );
     }
 
     #[test]
@@ -311,9 +312,9 @@ mod tests {
         };
         assert!(with("a").is_ok());
         assert!(with(&"ñ".repeat(300)).is_ok());
-        assert_eq!(field(with(&"ñ".repeat(301))), "body.motivo");
-        assert_eq!(field(with("")), "body.motivo");
-        assert_eq!(field(with("   ")), "body.motivo");
+        assert_eq!(field(with(&"ñ".repeat(301))), "motivo");
+        assert_eq!(field(with("")), "motivo");
+        assert_eq!(field(with("   ")), "motivo");
         assert_eq!(with("  x  ").unwrap().reason, "x");
     }
 
@@ -321,7 +322,7 @@ mod tests {
     fn idempotency_keys_are_required_and_bounded() {
         assert_eq!(
             parse_idempotency_key(None).unwrap_err().field,
-            "header.Idempotency-Key"
+            "Idempotency-Key"
         );
         assert!(parse_idempotency_key(Some("")).is_err());
         assert!(parse_idempotency_key(Some("k")).is_ok());

@@ -176,10 +176,13 @@ impl Change {
 }
 
 /// Parses a `PATCH` body: an object with any of the known keys. Errors
-/// name the key as `body.<key>`.
+/// name the key itself (`webhooks.timeout_segundos`).
 pub fn parse_patch(body: &Value) -> Result<Vec<Change>, FieldError> {
     let Value::Object(obj) = body else {
-        return Err(FieldError::invalid("body", "must be an object of settings"));
+        return Err(FieldError::invalid(
+            crate::error::WHOLE_INPUT,
+            "must be an object of settings",
+        ));
     };
     parse_object(obj)
 }
@@ -187,11 +190,11 @@ pub fn parse_patch(body: &Value) -> Result<Vec<Change>, FieldError> {
 fn parse_object(obj: &Map<String, Value>) -> Result<Vec<Change>, FieldError> {
     let mut out = Vec::new();
     for (key, value) in obj {
-        match parse_one(key, value, "body")? {
+        match parse_one(key, value, crate::error::WHOLE_INPUT)? {
             Some(change) => out.push(change),
             None => {
                 return Err(FieldError::invalid(
-                    format!("body.{key}"),
+                    key,
                     format!("unknown setting; known: {}", KEYS.join(", ")),
                 ))
             }
@@ -202,7 +205,7 @@ fn parse_object(obj: &Map<String, Value>) -> Result<Vec<Change>, FieldError> {
 
 /// `Ok(None)` for an unknown key.
 fn parse_one(key: &str, value: &Value, prefix: &str) -> Result<Option<Change>, FieldError> {
-    let field = format!("{prefix}.{key}");
+    let field = crate::error::field_path(prefix, key);
     if key == ALLOWED_DESTINATIONS {
         let Value::Array(items) = value else {
             return Err(FieldError::invalid(
@@ -320,19 +323,16 @@ mod tests {
         ] {
             assert!(parse_patch(&json!({ key: min })).is_ok());
             assert!(parse_patch(&json!({ key: max })).is_ok());
-            assert_eq!(field(json!({ key: min - 1 })), format!("body.{key}"));
-            assert_eq!(field(json!({ key: max + 1 })), format!("body.{key}"));
-            assert_eq!(field(json!({ key: "10" })), format!("body.{key}"));
-            assert_eq!(field(json!({ key: 10.5 })), format!("body.{key}"));
+            assert_eq!(field(json!({ key: min - 1 })), key);
+            assert_eq!(field(json!({ key: max + 1 })), key);
+            assert_eq!(field(json!({ key: "10" })), key);
+            assert_eq!(field(json!({ key: 10.5 })), key);
             // A whole number written with a fraction is that number.
             assert_eq!(
                 parse_patch(&json!({ key: max as f64 })).unwrap(),
                 vec![Change::Int(key, max)]
             );
-            assert_eq!(
-                field(json!({ key: (max + 1) as f64 })),
-                format!("body.{key}")
-            );
+            assert_eq!(field(json!({ key: (max + 1) as f64 })), key);
         }
     }
 
@@ -350,21 +350,21 @@ mod tests {
         );
         assert_eq!(
             field(json!({"webhooks.destinos_permitidos": ["ok.io", "*.io"]})),
-            "body.webhooks.destinos_permitidos[1]"
+            "webhooks.destinos_permitidos[1]"
         );
         assert_eq!(
             field(json!({"webhooks.destinos_permitidos": "a.io"})),
-            "body.webhooks.destinos_permitidos"
+            "webhooks.destinos_permitidos"
         );
-        assert_eq!(field(json!({"webhooks.otro": 1})), "body.webhooks.otro");
-        assert_eq!(field(json!([1])), "body");
+        assert_eq!(field(json!({"webhooks.otro": 1})), "webhooks.otro");
+        assert_eq!(field(json!([1])), crate::error::WHOLE_INPUT);
         assert_eq!(
             parse_patch(&json!({"brokers.nats_sin_jetstream": true})).unwrap(),
             vec![Change::Bool(NATS_WITHOUT_JETSTREAM, true)]
         );
         assert_eq!(
             field(json!({"brokers.nats_sin_jetstream": 1})),
-            "body.brokers.nats_sin_jetstream"
+            "brokers.nats_sin_jetstream"
         );
     }
 
@@ -393,7 +393,7 @@ mod tests {
         ] {
             assert_eq!(
                 field(json!({CONTENT_RETENTION_DAYS: bad})),
-                format!("body.{CONTENT_RETENTION_DAYS}")
+                CONTENT_RETENTION_DAYS
             );
         }
         let mut s = Settings::default();

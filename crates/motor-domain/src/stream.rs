@@ -4,6 +4,12 @@
 
 use crate::{error::FieldError, event::EventType, ledger::LedgerQuery};
 
+/// The two inputs a cursor comes from: the `desde` parameter and the
+/// `Last-Event-ID` header a browser's `EventSource` sends on reconnect
+/// (the API names them `query.desde` and `header.Last-Event-ID`).
+pub const CURSOR_PARAMETER: &str = "desde";
+pub const LAST_EVENT_ID: &str = "Last-Event-ID";
+
 /// Where a stream starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Start {
@@ -36,10 +42,10 @@ impl StreamQuery {
     ) -> Result<Self, FieldError> {
         let types = LedgerQuery::parse(None, None, types)?.types;
         let desde = desde
-            .map(|raw| parse_cursor(raw, "query.desde"))
+            .map(|raw| parse_cursor(raw, CURSOR_PARAMETER))
             .transpose()?;
         let start = match last_event_id {
-            Some(raw) => parse_cursor(raw, "header.Last-Event-ID")?,
+            Some(raw) => parse_cursor(raw, LAST_EVENT_ID)?,
             None => desde.unwrap_or(Start::Now),
         };
         Ok(Self { start, types })
@@ -55,9 +61,9 @@ impl StreamQuery {
 /// (a cursor past the last event).
 pub fn cursor_field(last_event_id: Option<&str>) -> &'static str {
     if last_event_id.is_some() {
-        "header.Last-Event-ID"
+        LAST_EVENT_ID
     } else {
-        "query.desde"
+        CURSOR_PARAMETER
     }
 }
 
@@ -85,15 +91,12 @@ mod tests {
         // The header wins: EventSource keeps the first URL.
         assert_eq!(start(Some("5"), Some("42")), Ok(Start::After(42)));
         for bad in ["-1", "x", "", "1.5", "99999999999999999999"] {
-            assert_eq!(start(Some(bad), None).unwrap_err().field, "query.desde");
-            assert_eq!(
-                start(None, Some(bad)).unwrap_err().field,
-                "header.Last-Event-ID"
-            );
+            assert_eq!(start(Some(bad), None).unwrap_err().field, CURSOR_PARAMETER);
+            assert_eq!(start(None, Some(bad)).unwrap_err().field, LAST_EVENT_ID);
             // The header wins over a good `desde`, not over a bad one.
             assert_eq!(
                 start(Some(bad), Some("42")).unwrap_err().field,
-                "query.desde"
+                CURSOR_PARAMETER
             );
         }
     }
@@ -108,7 +111,7 @@ mod tests {
             StreamQuery::parse(None, None, Some(&many))
                 .unwrap_err()
                 .field,
-            "query.types"
+            "types"
         );
     }
 }

@@ -193,18 +193,18 @@ pub fn parse_max_per_second(n: i64) -> Result<i64, FieldError> {
         Ok(n)
     } else {
         Err(FieldError::invalid(
-            "body.max_por_segundo",
+            "max_por_segundo",
             "must be a whole number from 1 to 10000, or null (no limit)",
         ))
     }
 }
 
 pub fn parse_subscription_name(raw: &str) -> Result<String, FieldError> {
-    parse_name(raw, "body.nombre")
+    parse_name(raw, "nombre")
 }
 
 pub fn parse_url(raw: &str) -> Result<Destination, FieldError> {
-    Destination::parse(raw, "body.url")
+    Destination::parse(raw, "url")
 }
 
 /// Up to 200 instance ids, repeats dropped. Whether they belong to the app
@@ -212,14 +212,14 @@ pub fn parse_url(raw: &str) -> Result<Destination, FieldError> {
 pub fn parse_instances(raw: &[String]) -> Result<Vec<InstanceId>, FieldError> {
     if raw.len() > MAX_INSTANCES {
         return Err(FieldError::invalid(
-            "body.instancias",
+            "instancias",
             format!("at most {MAX_INSTANCES} instances, got {}", raw.len()),
         ));
     }
     let mut out: Vec<InstanceId> = Vec::with_capacity(raw.len());
     for (i, s) in raw.iter().enumerate() {
         let id: InstanceId = s.parse().map_err(|_| {
-            FieldError::invalid(format!("body.instancias[{i}]"), "must be an instance id")
+            FieldError::invalid(format!("instancias[{i}]"), "must be an instance id")
         })?;
         if !out.contains(&id) {
             out.push(id);
@@ -232,14 +232,13 @@ pub fn parse_instances(raw: &[String]) -> Result<Vec<InstanceId>, FieldError> {
 pub fn parse_types(raw: &[String]) -> Result<Vec<EventType>, FieldError> {
     if raw.len() > MAX_TYPES {
         return Err(FieldError::invalid(
-            "body.tipos",
+            "tipos",
             format!("at most {MAX_TYPES} event types, got {}", raw.len()),
         ));
     }
     let mut out: Vec<EventType> = Vec::with_capacity(raw.len());
     for (i, s) in raw.iter().enumerate() {
-        let t =
-            EventType::parse(s).map_err(|m| FieldError::invalid(format!("body.tipos[{i}]"), m))?;
+        let t = EventType::parse(s).map_err(|m| FieldError::invalid(format!("tipos[{i}]"), m))?;
         if !out.contains(&t) {
             out.push(t);
         }
@@ -260,7 +259,7 @@ pub fn check_catalogue(
         .position(|t| !catalogue.iter().any(|c| c == t.as_str()))
     {
         Some(i) => Err(FieldError::invalid(
-            format!("body.tipos[{i}]"),
+            format!("tipos[{i}]"),
             "not in this app's catalogue of event types",
         )),
         None => Ok(()),
@@ -270,15 +269,14 @@ pub fn check_catalogue(
 /// A signing profile by its wire spelling, exactly: `mw-v1`, `t-v1` or
 /// `standard-webhooks`.
 pub fn parse_signature(raw: &str) -> Result<SigningProfile, FieldError> {
-    SigningProfile::parse(raw).ok_or_else(|| {
-        FieldError::invalid("body.firma", "must be mw-v1, t-v1 or standard-webhooks")
-    })
+    SigningProfile::parse(raw)
+        .ok_or_else(|| FieldError::invalid("firma", "must be mw-v1, t-v1 or standard-webhooks"))
 }
 
 /// A contract by its wire spelling, exactly (`motor`, `visito`, `asixto`,
 /// `standard-webhooks`); anything else names `body.contrato`.
 pub fn parse_contract(raw: &str) -> Result<Contract, FieldError> {
-    Contract::parse_field(raw, "body.contrato")
+    Contract::parse_field(raw, crate::contract::FIELD)
 }
 
 /// A `PATCH` may set `activa` or `pausada`; suspension and deletion belong
@@ -286,10 +284,7 @@ pub fn parse_contract(raw: &str) -> Result<Contract, FieldError> {
 pub fn parse_state_patch(raw: &str) -> Result<SubscriptionState, FieldError> {
     match SubscriptionState::parse(raw) {
         Some(e @ (SubscriptionState::Active | SubscriptionState::Paused)) => Ok(e),
-        _ => Err(FieldError::invalid(
-            "body.estado",
-            "must be activa or pausada",
-        )),
+        _ => Err(FieldError::invalid("estado", "must be activa or pausada")),
     }
 }
 
@@ -304,16 +299,10 @@ mod tests {
     #[test]
     fn instances_boundaries() {
         assert_eq!(parse_instances(&ids(200)).unwrap().len(), 200);
-        assert_eq!(
-            parse_instances(&ids(201)).unwrap_err().field,
-            "body.instancias"
-        );
+        assert_eq!(parse_instances(&ids(201)).unwrap_err().field, "instancias");
         let mut bad = ids(5);
         bad[3] = "x".into();
-        assert_eq!(
-            parse_instances(&bad).unwrap_err().field,
-            "body.instancias[3]"
-        );
+        assert_eq!(parse_instances(&bad).unwrap_err().field, "instancias[3]");
         let one = ids(1);
         let twice = vec![one[0].clone(), one[0].clone()];
         assert_eq!(parse_instances(&twice).unwrap().len(), 1);
@@ -325,10 +314,10 @@ mod tests {
         assert_eq!(parse_types(&tipos).unwrap().len(), 50);
         let mut over = tipos.clone();
         over.push("t.50".into());
-        assert_eq!(parse_types(&over).unwrap_err().field, "body.tipos");
+        assert_eq!(parse_types(&over).unwrap_err().field, "tipos");
         assert_eq!(
             parse_types(&["a".into(), "".into()]).unwrap_err().field,
-            "body.tipos[1]"
+            "tipos[1]"
         );
     }
 
@@ -341,7 +330,7 @@ mod tests {
             check_catalogue(&tipos, Some(&["a".into()]))
                 .unwrap_err()
                 .field,
-            "body.tipos[1]"
+            "tipos[1]"
         );
     }
 
@@ -356,7 +345,7 @@ mod tests {
             SubscriptionState::Paused
         );
         for bad in ["suspendida", "eliminada", "Activa", ""] {
-            assert_eq!(parse_state_patch(bad).unwrap_err().field, "body.estado");
+            assert_eq!(parse_state_patch(bad).unwrap_err().field, "estado");
         }
         for m in SuspensionReason::ALL {
             assert_eq!(SuspensionReason::parse(m.as_str()), Some(m));
@@ -370,7 +359,7 @@ mod tests {
         }
         for bad in ["Motor", "visito ", "", "stripe", "standard_webhooks"] {
             let e = parse_contract(bad).unwrap_err();
-            assert_eq!(e.field, "body.contrato", "{bad:?}");
+            assert_eq!(e.field, "contrato", "{bad:?}");
             assert!(e
                 .message
                 .contains("motor, visito, asixto, standard-webhooks"));
@@ -417,11 +406,7 @@ mod tests {
             assert_eq!(parse_signature(p.as_str()).unwrap(), p);
         }
         for bad in ["", "MW-V1", "mw_v1", " t-v1", "standard_webhooks", "v1"] {
-            assert_eq!(
-                parse_signature(bad).unwrap_err().field,
-                "body.firma",
-                "{bad:?}"
-            );
+            assert_eq!(parse_signature(bad).unwrap_err().field, "firma", "{bad:?}");
         }
     }
 }

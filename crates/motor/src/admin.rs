@@ -1,7 +1,10 @@
 //! `motor admin`: the operator's operations from the shell. It runs the
 //! application layer's functions (`motor_app`), as the API does, and
 //! prints what the API would answer: its wire shapes, and on failure its
-//! error body (fields named as in the request body, `body.nombre`).
+//! error body. The operations name a bad field bare (`scopes[0]`); the
+//! body says where the API would have it (`campo`: `body.scopes[0]`, so a
+//! script reads both doors alike) and adds the shell's own name for it
+//! (`opcion`: `--scope`).
 
 use clap::Subcommand;
 use motor_api::{
@@ -13,10 +16,11 @@ use motor_api::{
         keys::{CreatedKeyOut, KeyList},
         settings::SettingsOut,
     },
+    error::Location,
     ApiError,
 };
 use motor_app::{alerts, apps, event_types, instances, keys, settings, AppError};
-use motor_domain::AppId;
+use motor_domain::{settings::KEYS, AppId};
 use motor_store::Pool;
 use serde::Serialize;
 
@@ -171,9 +175,109 @@ pub enum KeyCommand {
     },
 }
 
-/// Runs one admin command; the JSON to print, or the API's error body.
-pub async fn run(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value, ApiError> {
-    Ok(execute(pool, command).await?)
+/// A refused command: the API's error, and the flag or argument of this
+/// command the field came from.
+#[derive(Debug)]
+pub struct AdminError {
+    pub api: ApiError,
+    /// `--scope`, `KEY`, ...; `None` when the error names no field.
+    pub option: Option<String>,
+}
+
+impl AdminError {
+    /// The API's error body with `opcion` beside `campo`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut body = self.api.to_json();
+        if let Some(option) = &self.option {
+            body["error"]["opcion"] = option.as_str().into();
+        }
+        body
+    }
+}
+
+/// Runs one admin command; the JSON to print, or the error to print.
+pub async fn run(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value, AdminError> {
+    let inputs = Inputs::of(&command);
+    execute(pool, command).await.map_err(|e| inputs.refused(e))
+}
+
+/// Where a command's fields travel in its API twin (the body, or the query
+/// of `GET /v1/admin/alerts`), and the shell's name for each.
+struct Inputs {
+    place: Location,
+    options: Options,
+}
+
+enum Options {
+    /// A field's first name and its flag.
+    Flags(&'static [(&'static str, &'static str)]),
+    /// `settings set KEY VALUE`: the field is the key.
+    Setting,
+}
+
+impl Inputs {
+    fn of(command: &AdminCommand) -> Self {
+        const APP: &[(&str, &str)] = &[
+            ("nombre", "--nombre"),
+            ("destinos_permitidos", "--destino"),
+            ("politica_destinos", "--politica-destinos"),
+        ];
+        const KEY: &[(&str, &str)] = &[
+            ("nombre", "--nombre"),
+            ("scopes", "--scope"),
+            ("instancias", "--instancia"),
+        ];
+        let (place, options) = match command {
+            AdminCommand::App(_) => (Location::Body, Options::Flags(APP)),
+            AdminCommand::Instance(_) => {
+                (Location::Body, Options::Flags(&[("nombre", "--nombre")]))
+            }
+            AdminCommand::Key(_) => (Location::Body, Options::Flags(KEY)),
+            AdminCommand::Settings(_) => (Location::Body, Options::Setting),
+            AdminCommand::Alert(_) => (
+                Location::Query,
+                Options::Flags(&[("estado", "--estado"), ("app_id", "--app")]),
+            ),
+            AdminCommand::EventTypes(_) => (Location::Body, Options::Flags(&[("tipos", "--tipo")])),
+        };
+        Self { place, options }
+    }
+
+    /// The API's error (the field under the twin's place) and the shell's
+    /// name for the field.
+    fn refused(&self, e: AppError) -> AdminError {
+        let option = match &e {
+            AppError::Invalid(field) => self.option(&field.field),
+            _ => None,
+        };
+        AdminError {
+            api: self.place.error(e),
+            option,
+        }
+    }
+
+    /// The flag or argument a bare field came from: `scopes[0]` from
+    /// `--scope`; a setting's bad value from `VALUE`, an unknown one from
+    /// `KEY`.
+    fn option(&self, field: &str) -> Option<String> {
+        match &self.options {
+            Options::Setting => Some(
+                if KEYS.iter().any(|k| field.starts_with(k)) {
+                    "VALUE"
+                } else {
+                    "KEY"
+                }
+                .to_owned(),
+            ),
+            Options::Flags(flags) => {
+                let first = field.split(['.', '[']).next().unwrap_or_default();
+                flags
+                    .iter()
+                    .find(|(name, _)| *name == first)
+                    .map(|(_, flag)| (*flag).to_owned())
+            }
+        }
+    }
 }
 
 async fn execute(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value, AppError> {
@@ -288,4 +392,89 @@ fn setting_value(raw: &str) -> serde_json::Value {
 
 fn json(value: impl Serialize) -> Result<serde_json::Value, AppError> {
     serde_json::to_value(value).map_err(AppError::internal)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use motor_domain::{operator::parse_scopes, settings::parse_patch, FieldError};
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn command(args: &[&str]) -> AdminCommand {
+        let cli = Cli::try_parse_from(["motor", "admin"].iter().chain(args)).unwrap();
+        let Command::Admin(command) = cli.command else {
+            panic!("not an admin command")
+        };
+        command
+    }
+
+    fn refused(args: &[&str], e: impl Into<AppError>) -> serde_json::Value {
+        Inputs::of(&command(args)).refused(e.into()).to_json()["error"].clone()
+    }
+
+    #[test]
+    fn a_refused_field_is_named_by_its_flag_and_as_the_api_names_it() {
+        let app = AppId::new().to_string();
+        let args = [
+            "key", "create", "--app", &app, "--nombre", "k", "--scope", "root",
+        ];
+        // The operation's parser names the field bare.
+        let bare = parse_scopes(&["root".into()], "scopes").unwrap_err();
+        assert_eq!(bare.field, "scopes[0]");
+        let error = refused(&args, bare);
+        assert_eq!(error["opcion"], "--scope");
+        assert_eq!(error["campo"], "body.scopes[0]");
+        assert_eq!(error["code"], "validacion");
+
+        let bad_name = FieldError::invalid("nombre", "must be 1 to 120 characters");
+        let error = refused(
+            &["instance", "create", "--app", &app, "--nombre", " "],
+            bad_name,
+        );
+        assert_eq!(
+            (&error["opcion"], &error["campo"]),
+            (&"--nombre".into(), &"body.nombre".into())
+        );
+
+        let bad_destination = FieldError::invalid("destinos_permitidos[1]", "bad");
+        let error = refused(&["app", "create", "--nombre", "a"], bad_destination);
+        assert_eq!(error["opcion"], "--destino");
+
+        // `alert list` is the API's GET with a query.
+        let bad_state = FieldError::invalid("estado", "must be abierta or cerrada");
+        let error = refused(&["alert", "list", "--estado", "rota"], bad_state);
+        assert_eq!(
+            (&error["opcion"], &error["campo"]),
+            (&"--estado".into(), &"query.estado".into())
+        );
+    }
+
+    #[test]
+    fn a_setting_names_its_key_or_value() {
+        let set = |key: &str, value: &str| {
+            let patch = serde_json::json!({ key: setting_value(value) });
+            refused(
+                &["settings", "set", key, value],
+                parse_patch(&patch).unwrap_err(),
+            )
+        };
+        let error = set("webhooks.timeout_segundos", "61");
+        assert_eq!(error["opcion"], "VALUE");
+        assert_eq!(error["campo"], "body.webhooks.timeout_segundos");
+        let error = set("webhooks.nope", "1");
+        assert_eq!(error["opcion"], "KEY");
+        assert_eq!(error["campo"], "body.webhooks.nope");
+    }
+
+    #[test]
+    fn an_error_without_a_field_has_no_option() {
+        let error = refused(&["app", "list"], AppError::NotFound("app"));
+        assert_eq!(error["code"], "no_encontrado");
+        assert!(
+            error.get("opcion").is_none() && error.get("campo").is_none(),
+            "{error}"
+        );
+    }
 }

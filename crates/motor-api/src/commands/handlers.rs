@@ -194,7 +194,9 @@ pub(super) async fn list_commands(
     caller.require(Scope::CommandsRead)?;
     let instance = caller.instance(&state, &id).await?;
     let Query(params) = query.map_err(|e| FieldError::invalid("query", e.body_text()))?;
-    let page = commands::list(&state.pool, &caller.0, instance, &params).await?;
+    let page = commands::list(&state.pool, &caller.0, instance, &params)
+        .await
+        .map_err(ApiError::in_query)?;
     Ok(Json(CommandList {
         commands: page.commands.into_iter().map(CommandView::from).collect(),
         pagina: page.page,

@@ -145,16 +145,20 @@ async fn run_retry(
     if fields.get("confirmar").map(String::as_str) != Some("si") {
         return Err(confirm_page(session, action, what, fields, None));
     }
+    // The form's fields travel in the POST's body: `body.motivo`.
     let selection = RetrySelection::from(&input);
     if let Err(e) = dlq::parse_retry(&selection) {
-        let text = format!("{}: {}", e.field, e.message);
+        let text = message(&ApiError::in_body(e));
         return Err(confirm_page(session, action, what, fields, Some(&text)));
     }
     let key = format!("console-{}", uuid::Uuid::now_v7());
     dlq::retry(&state.pool, &key, &selection)
         .await
         .map(RetryDlqResult::from)
-        .map_err(|e| confirm_page(session, action, what, fields, Some(&message(&e.into()))))
+        .map_err(|e| {
+            let text = message(&ApiError::in_body(e));
+            confirm_page(session, action, what, fields, Some(&text))
+        })
 }
 
 pub(crate) async fn retry_delivery(

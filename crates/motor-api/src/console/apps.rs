@@ -104,7 +104,7 @@ pub(crate) async fn set_destinations(
             },
         )
         .await
-        .map_err(ApiError::from),
+        .map_err(ApiError::in_body),
         Err(_) => Err(ApiError::NotFound("app")),
     };
     let e = match result {

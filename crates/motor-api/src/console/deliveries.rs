@@ -153,8 +153,9 @@ pub(crate) async fn search(
     let (status, results) = match op::search(&state.pool, &params).await {
         Ok(list) => (StatusCode::OK, OperatorDeliveryList::from(list)),
         Err(e) => {
-            let e = ApiError::from(e);
-            // Bad input: the field named, the form kept.
+            // Bad input: the field named (the search's parameters are the
+            // page's query), the form kept.
+            let e = ApiError::in_query(e);
             let message = match &e {
                 ApiError::Field(f) => format!("{}: {}", f.field, f.message),
                 other => other.to_string(),
@@ -223,14 +224,8 @@ pub(crate) async fn detail(
     };
     let retried = params.get("reintentadas").map(String::as_str);
     let mut body = detail_body(&detail, retried, &session.csrf);
-    let siblings = read::get(&state.pool, None, DeliveryId::from_uuid(uuid))
-        .await
-        .ok()
-        .flatten();
-    if let Some(of) = siblings {
-        if let Ok(list) = read::siblings(&state.pool, &of).await {
-            body = html! { (body) (siblings_table(&list)) };
-        }
+    if let Ok(list) = op::siblings(&state.pool, DeliveryId::from_uuid(uuid)).await {
+        body = html! { (body) (siblings_table(&list)) };
     }
     page("Entrega", "/console/deliveries", Some(&session.csrf), body).into_response()
 }

@@ -211,7 +211,7 @@ pub(crate) async fn post_new(
         };
         subscriptions::create(&state.pool, &state.sealing, &access, input)
             .await
-            .map_err(ApiError::from)
+            .map_err(ApiError::in_body)
     }
     .await;
     match created {
@@ -314,7 +314,7 @@ pub(crate) async fn subscription_action(
                             Ok(Redirect::to(&format!("{back}?hecho=guardada")).into_response())
                         }
                         Err(e) => {
-                            return edit_failed(&state, &session, id, &fields, &e.into()).await
+                            return edit_failed(&state, &session, id, &fields, &ApiError::in_body(e)).await
                         }
                     }
                 }
@@ -366,7 +366,8 @@ pub(crate) async fn subscription_action(
     };
     match result {
         Ok(r) => r,
-        Err(e) => failed(&session, &e.into(), Some(&back)),
+        // A reactivation checks the stored url again: `body.url`, as the API.
+        Err(e) => failed(&session, &ApiError::in_body(e), Some(&back)),
     }
 }
 

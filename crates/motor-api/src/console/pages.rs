@@ -7,12 +7,10 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use maud::{html, Markup, PreEscaped};
+use motor_app::{alerts, subscriptions};
 use motor_domain::alert::Alert;
 use motor_metrics::StateLabel;
-use motor_store::{
-    alerts,
-    operator_view::{self, OpSubscription},
-};
+use motor_store::operator_view::OpSubscription;
 
 use super::{
     chart::{line_chart, Series},
@@ -51,7 +49,7 @@ pub(crate) async fn overview(State(state): State<AppState>, headers: HeaderMap) 
         Ok(s) => s,
         Err(r) => return *r,
     };
-    let open = match alerts::list(&state.pool, Some(true), None, 20).await {
+    let open = match alerts::newest(&state.pool, Some(true), 20).await {
         Ok(a) => a,
         Err(e) => return internal(e),
     };
@@ -182,7 +180,7 @@ pub(crate) async fn alerts(State(state): State<AppState>, headers: HeaderMap) ->
         Ok(s) => s,
         Err(r) => return *r,
     };
-    let list = match alerts::list(&state.pool, None, None, 200).await {
+    let list = match alerts::newest(&state.pool, None, 200).await {
         Ok(a) => a,
         Err(e) => return internal(e),
     };
@@ -195,7 +193,7 @@ pub(crate) async fn subscriptions(State(state): State<AppState>, headers: Header
         Ok(s) => s,
         Err(r) => return *r,
     };
-    let list = match operator_view::subscriptions(&state.pool).await {
+    let list = match subscriptions::overview(&state.pool).await {
         Ok(l) => l,
         Err(e) => return internal(e),
     };

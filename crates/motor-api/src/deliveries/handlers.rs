@@ -7,7 +7,7 @@ use axum::{
     Json,
 };
 use motor_app::deliveries;
-use motor_domain::{delivery::DeliveryId, FieldError, Scope};
+use motor_domain::{delivery::DeliveryId, Scope};
 
 use super::{AttemptView, DeliveryDetail, DeliveryList, DeliveryView};
 use crate::{auth::Caller, error::ApiError, extract::path_id, AppState};
@@ -31,8 +31,10 @@ pub(super) async fn list_deliveries(
     query: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Result<Json<DeliveryList>, ApiError> {
     caller.require(Scope::EventsRead)?;
-    let Query(params) = query.map_err(|e| FieldError::invalid("query", e.body_text()))?;
-    let page = deliveries::list(&state.pool, &caller.0, &params).await?;
+    let Query(params) = query.map_err(crate::extract::rejected_query)?;
+    let page = deliveries::list(&state.pool, &caller.0, &params)
+        .await
+        .map_err(ApiError::in_query)?;
     Ok(Json(DeliveryList {
         entregas: page
             .deliveries

@@ -59,7 +59,9 @@ pub(crate) async fn retry_delivery(
     } else {
         parse_json(&bytes)?
     };
-    let delivery = retry::retry(&state.pool, &caller.0, id, &key, input.motivo.as_deref()).await?;
+    let delivery = retry::retry(&state.pool, &caller.0, id, &key, input.motivo.as_deref())
+        .await
+        .map_err(ApiError::in_body)?;
     Ok((StatusCode::ACCEPTED, Json(DeliveryView::from(delivery))))
 }
 

@@ -28,15 +28,15 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
         return Ok(None);
     };
     let invalid = || {
-        FieldError::invalid(
-            "header.Idempotency-Key",
+        ApiError::in_header(FieldError::invalid(
+            "Idempotency-Key",
             format!("must be 1 to {MAX_IDEMPOTENCY_KEY_CHARS} printable characters"),
-        )
+        ))
     };
     let key = raw.to_str().map_err(|_| invalid())?;
     let chars = key.chars().count();
     if chars == 0 || chars > MAX_IDEMPOTENCY_KEY_CHARS {
-        return Err(invalid().into());
+        return Err(invalid());
     }
     Ok(Some(key.to_owned()))
 }
@@ -72,7 +72,8 @@ pub(super) async fn append_events(
     let answer = state
         .ledger
         .append(caller.0.app_id, instance, key.as_deref(), &value)
-        .await?;
+        .await
+        .map_err(ApiError::in_body)?;
     if let Some(appended) = &answer.appended {
         count(&state, caller.0.app_id, instance, appended, started);
     }
@@ -138,7 +139,7 @@ pub(super) async fn list_events(
 ) -> Result<Response, ApiError> {
     caller.require(Scope::EventsRead)?;
     let instance = caller.instance(&state, &id).await?;
-    let Query(params) = query.map_err(|e| FieldError::invalid("query", e.body_text()))?;
+    let Query(params) = query.map_err(crate::extract::rejected_query)?;
     let page = events::read_page(
         &state.pool,
         instance,
@@ -146,7 +147,8 @@ pub(super) async fn list_events(
         params.get("limit").map(String::as_str),
         params.get("types").map(String::as_str),
     )
-    .await?;
+    .await
+    .map_err(ApiError::in_query)?;
     Ok(json_response(
         StatusCode::OK,
         format!(

@@ -33,7 +33,9 @@ pub async fn create_replay(
         event_ids: input.event_ids,
         reason: input.motivo,
     };
-    let stored = replays::create(pool, access, requested_by, id, idempotency_key, input).await?;
+    let stored = replays::create(pool, access, requested_by, id, idempotency_key, input)
+        .await
+        .map_err(ApiError::in_body)?;
     Ok(stored.into())
 }
 
@@ -41,13 +43,13 @@ pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<String, ApiError> {
     let raw = match headers.get("idempotency-key") {
         None => None,
         Some(value) => Some(value.to_str().map_err(|_| {
-            FieldError::invalid(
-                "header.Idempotency-Key",
+            ApiError::in_header(FieldError::invalid(
+                "Idempotency-Key",
                 "must be 1 to 200 printable characters",
-            )
+            ))
         })?),
     };
-    Ok(parse_idempotency_key(raw)?)
+    parse_idempotency_key(raw).map_err(ApiError::in_header)
 }
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -21,11 +21,14 @@ use axum::{
     response::{IntoResponse, Response},
     Json,
 };
+use motor_app::{
+    streams::{self, Opening},
+    AppError,
+};
 use motor_domain::{
-    stream::{cursor_field, Start, StreamQuery},
+    stream::{StreamQuery, CURSOR_PARAMETER, LAST_EVENT_ID},
     FieldError, Scope,
 };
-use motor_store::ledger::stream as ledger;
 use serde::Serialize;
 use serde_json::json;
 use utoipa::ToSchema;
@@ -122,18 +125,22 @@ async fn get_stream(
 ) -> Result<Response, ApiError> {
     caller.require(Scope::EventsRead)?;
     let instance = caller.instance(&state, &id).await?;
-    let Query(params) = query.map_err(|e| FieldError::invalid("query", e.body_text()))?;
+    let Query(params) = query.map_err(crate::extract::rejected_query)?;
     let last_event_id = match headers.get("last-event-id") {
         None => None,
         Some(raw) => Some(raw.to_str().map_err(|_| {
-            FieldError::invalid("header.Last-Event-ID", "must be a cursor (an integer >= 0)")
+            ApiError::in_header(FieldError::invalid(
+                LAST_EVENT_ID,
+                "must be a cursor (an integer >= 0)",
+            ))
         })?),
     };
     let query = StreamQuery::parse(
-        params.get("desde").map(String::as_str),
+        params.get(CURSOR_PARAMETER).map(String::as_str),
         last_event_id,
         params.get("types").map(String::as_str),
-    )?;
+    )
+    .map_err(cursor_error)?;
     let wants_socket = headers
         .get(header::UPGRADE)
         .and_then(|v| v.to_str().ok())
@@ -151,30 +158,15 @@ async fn get_stream(
     // Subscribe first, then read where the ledger ends: every later event
     // comes live, every earlier one from the catch-up.
     let live = hub.follow(instance).await?;
-    let last = ledger::last_seq(&state.pool, instance)
-        .await?
-        .ok_or(ApiError::NotFound("instance"))?;
-    let position = match query.start {
-        Start::Now => last,
-        Start::FirstResumable => {
-            let cutoff = cutoff(&state).await?;
-            ledger::first_resumable(&state.pool, instance, last, cutoff).await?
-        }
-        Start::After(cursor) if cursor > last => {
-            return Err(FieldError::invalid(
-                cursor_field(last_event_id),
-                format!("cursor {cursor} is past this instance's last event ({last})"),
-            )
-            .into())
-        }
-        Start::After(cursor) => {
-            let cutoff = cutoff(&state).await?;
-            if !ledger::is_resumable(&state.pool, instance, cursor, last, cutoff).await? {
-                let primer = ledger::first_resumable(&state.pool, instance, last, cutoff).await?;
-                return Ok(expired(cursor, primer));
-            }
-            cursor
-        }
+    let (position, last) = match streams::open(&state.pool, instance, query.start, last_event_id)
+        .await
+        .map_err(cursor_error)?
+    {
+        Opening::From { position, last } => (position, last),
+        Opening::Expired {
+            cursor,
+            first_resumable,
+        } => return Ok(expired(cursor, first_resumable)),
     };
     let types = query.types.iter().map(|t| t.as_str().to_owned()).collect();
     let follower = follow::Follower::new(hub.clone(), instance, types, position, last, live, slot);
@@ -189,10 +181,13 @@ async fn get_stream(
     })
 }
 
-/// Events received before this are past the resumption window.
-async fn cutoff(state: &AppState) -> Result<motor_domain::time::Timestamp, ApiError> {
-    let settings = motor_store::settings::load(&state.pool).await?;
-    Ok(chrono::Utc::now() - settings.stream_window())
+/// A bad stream request: the `Last-Event-ID` header's cursor, or one of
+/// the query's parameters (`desde`, `types`).
+fn cursor_error(e: impl Into<AppError>) -> ApiError {
+    match e.into() {
+        AppError::Invalid(e) if e.field == LAST_EVENT_ID => ApiError::in_header(e),
+        e => ApiError::in_query(e),
+    }
 }
 
 fn expired(cursor: i64, primer: i64) -> Response {

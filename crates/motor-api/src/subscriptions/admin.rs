@@ -11,7 +11,7 @@ use axum::{
     response::IntoResponse,
     Json,
 };
-use motor_domain::{AppId, FieldError};
+use motor_domain::AppId;
 
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -70,7 +70,7 @@ pub(crate) async fn list_app_subscriptions(
     query: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Json<SubscriptionList>, ApiError> {
     let access = access(&state, &app).await?;
-    let Query(query) = query.map_err(|e| FieldError::invalid("query", e.body_text()))?;
+    let Query(query) = query.map_err(crate::extract::rejected_query)?;
     Ok(Json(
         subs::list_subscriptions(&state, &access, query.estado.as_deref()).await?,
     ))

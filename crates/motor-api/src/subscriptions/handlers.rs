@@ -8,7 +8,6 @@ use axum::{
     response::IntoResponse,
     Json,
 };
-use motor_domain::FieldError;
 
 use crate::{
     auth::Caller,
@@ -54,7 +53,7 @@ pub(super) async fn list_subscriptions(
     query: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Json<SubscriptionList>, ApiError> {
     let access = manager(&caller)?;
-    let Query(query) = query.map_err(|e| FieldError::invalid("query", e.body_text()))?;
+    let Query(query) = query.map_err(crate::extract::rejected_query)?;
     Ok(Json(
         super::list_subscriptions(&state, &access, query.estado.as_deref()).await?,
     ))

@@ -30,7 +30,9 @@ pub async fn create_subscription(
     access: &Access,
     input: CreateSubscription,
 ) -> Result<SubscriptionWithSecret, ApiError> {
-    let created = ops::create(&state.pool, &state.sealing, access, input.into()).await?;
+    let created = ops::create(&state.pool, &state.sealing, access, input.into())
+        .await
+        .map_err(ApiError::in_body)?;
     Ok(created.into())
 }
 
@@ -39,7 +41,9 @@ pub async fn list_subscriptions(
     access: &Access,
     estado: Option<&str>,
 ) -> Result<SubscriptionList, ApiError> {
-    let all = ops::list(&state.pool, access, estado).await?;
+    let all = ops::list(&state.pool, access, estado)
+        .await
+        .map_err(ApiError::in_query)?;
     Ok(SubscriptionList {
         suscripciones: all.into_iter().map(Into::into).collect(),
     })
@@ -59,7 +63,9 @@ pub async fn update_subscription(
     id: SubscriptionId,
     input: UpdateSubscription,
 ) -> Result<Subscription, ApiError> {
-    Ok(ops::update(&state.pool, &state.sealing, access, id, input.into()).await?)
+    ops::update(&state.pool, &state.sealing, access, id, input.into())
+        .await
+        .map_err(ApiError::in_body)
 }
 
 pub async fn delete_subscription(

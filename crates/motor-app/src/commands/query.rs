@@ -27,7 +27,7 @@ impl ListQuery {
             None => Vec::new(),
             Some(raw) => comma_list(
                 raw,
-                "query.status",
+                "status",
                 "must be a comma list of aceptado, en_cola, ejecutando, enviado, completado, \
                  fallido, ambiguo, cancelado",
                 CommandStatus::parse,
@@ -70,7 +70,7 @@ mod tests {
         for bad in ["", "en_cola,", "pendiente", "EN_COLA", "aceptado,,fallido"] {
             assert_eq!(
                 parse(&[("status", bad)]).unwrap_err().field,
-                "query.status",
+                "status",
                 "{bad:?}"
             );
         }
@@ -83,9 +83,9 @@ mod tests {
         for bad in ["0", "201", "x", ""] {
             assert_eq!(
                 parse(&[("por_pagina", bad)]).unwrap_err().field,
-                "query.por_pagina"
+                "por_pagina"
             );
         }
-        assert_eq!(parse(&[("pagina", "0")]).unwrap_err().field, "query.pagina");
+        assert_eq!(parse(&[("pagina", "0")]).unwrap_err().field, "pagina");
     }
 }

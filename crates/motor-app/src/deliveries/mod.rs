@@ -109,3 +109,13 @@ pub async fn detail(pool: &Pool, id: DeliveryId) -> Result<DeliveryDetail> {
     let attempts = read::attempts(pool, id).await?;
     Ok(DeliveryDetail { delivery, attempts })
 }
+
+/// The other deliveries of a delivery's event to its subscription (a
+/// retry's or a replay's), newest first, at most 50; none for an unknown
+/// delivery.
+pub async fn siblings(pool: &Pool, id: DeliveryId) -> Result<Vec<Delivery>> {
+    match read::get(pool, None, id).await? {
+        Some(of) => Ok(read::siblings(pool, &of).await?),
+        None => Ok(Vec::new()),
+    }
+}

@@ -2,7 +2,8 @@
 //! parameters: an app's listing (page numbers) and the operator's search
 //! (more filters, a cursor). Both share the
 //! parsing of `estado`, of ids and of bounded numbers; every bad parameter
-//! is a 422 naming `query.<name>`, unknown parameters are ignored.
+//! is named bare (`limite`; the API says `query.limite`), unknown
+//! parameters are ignored.
 
 use std::collections::HashMap;
 
@@ -51,7 +52,7 @@ pub fn parse_search(params: &HashMap<String, String>) -> Result<SearchFilter, Fi
         None => Vec::new(),
         Some(raw) => comma_list(
             raw,
-            "query.ultimo_error",
+            "ultimo_error",
             "must be a comma list of error codes (http_503, timeout, …)",
             |s| LastError::parse(s).map(|e| e.to_string()),
         )?,
@@ -61,10 +62,7 @@ pub fn parse_search(params: &HashMap<String, String>) -> Result<SearchFilter, Fi
             .get(name)
             .map(|raw| {
                 time::parse(raw.trim()).ok_or_else(|| {
-                    FieldError::invalid(
-                        format!("query.{name}"),
-                        "must be an RFC 3339 time (2026-01-31T12:00:00Z)",
-                    )
+                    FieldError::invalid(name, "must be an RFC 3339 time (2026-01-31T12:00:00Z)")
                 })
             })
             .transpose()
@@ -74,13 +72,13 @@ pub fn parse_search(params: &HashMap<String, String>) -> Result<SearchFilter, Fi
         .get("cursor")
         .map(|raw| {
             decode_cursor(raw)
-                .ok_or_else(|| FieldError::invalid("query.cursor", "not a cursor this API gave"))
+                .ok_or_else(|| FieldError::invalid("cursor", "not a cursor this API gave"))
         })
         .transpose()?;
     let (from, until) = (ts("desde")?, ts("hasta")?);
     if let (Some(f), Some(u)) = (from, until) {
         if u <= f {
-            return Err(FieldError::invalid("query.hasta", "must be after desde"));
+            return Err(FieldError::invalid("hasta", "must be after desde"));
         }
     }
     Ok(SearchFilter {
@@ -102,7 +100,7 @@ fn states(params: &HashMap<String, String>) -> Result<Vec<DeliveryState>, FieldE
         None => Ok(Vec::new()),
         Some(raw) => comma_list(
             raw,
-            "query.estado",
+            "estado",
             "must be a comma list of pendiente, entregada, fallida",
             DeliveryState::parse,
         ),
@@ -115,7 +113,7 @@ fn uuid(params: &HashMap<String, String>, name: &'static str) -> Result<Option<U
         .map(|raw| {
             raw.trim()
                 .parse()
-                .map_err(|_| FieldError::invalid(format!("query.{name}"), "must be a uuid"))
+                .map_err(|_| FieldError::invalid(name, "must be a uuid"))
         })
         .transpose()
 }
@@ -134,10 +132,7 @@ pub(crate) fn bounded(
             .ok()
             .filter(|n| (1..=max).contains(n))
             .ok_or_else(|| {
-                FieldError::invalid(
-                    format!("query.{name}"),
-                    format!("must be an integer from 1 to {max}"),
-                )
+                FieldError::invalid(name, format!("must be an integer from 1 to {max}"))
             }),
     }
 }
@@ -194,7 +189,7 @@ mod tests {
         ] {
             assert_eq!(
                 parse(&[("estado", bad)]).unwrap_err().field,
-                "query.estado",
+                "estado",
                 "{bad:?}"
             );
         }
@@ -207,11 +202,11 @@ mod tests {
         for bad in ["0", "201", "-1", "x", ""] {
             assert_eq!(
                 parse(&[("por_pagina", bad)]).unwrap_err().field,
-                "query.por_pagina"
+                "por_pagina"
             );
         }
         for bad in ["0", "-3", "1.5", ""] {
-            assert_eq!(parse(&[("pagina", bad)]).unwrap_err().field, "query.pagina");
+            assert_eq!(parse(&[("pagina", bad)]).unwrap_err().field, "pagina");
         }
         assert_eq!(parse(&[("pagina", "7")]).unwrap().page, 7);
     }
@@ -220,11 +215,11 @@ mod tests {
     fn ids_must_be_uuids() {
         assert_eq!(
             parse(&[("suscripcion_id", "x")]).unwrap_err().field,
-            "query.suscripcion_id"
+            "suscripcion_id"
         );
         assert_eq!(
             parse(&[("instancia_id", "1")]).unwrap_err().field,
-            "query.instancia_id"
+            "instancia_id"
         );
         let id = uuid::Uuid::now_v7();
         let q = parse(&[("instancia_id", &id.to_string())]).unwrap();
@@ -233,29 +228,23 @@ mod tests {
 
     #[test]
     fn every_bad_search_parameter_is_named() {
-        assert_eq!(search_field(&[("estado", "rota")]), "query.estado");
-        assert_eq!(
-            search_field(&[("ultimo_error", "http_x")]),
-            "query.ultimo_error"
-        );
-        assert_eq!(search_field(&[("app_id", "1")]), "query.app_id");
-        assert_eq!(
-            search_field(&[("suscripcion_id", "x")]),
-            "query.suscripcion_id"
-        );
-        assert_eq!(search_field(&[("instancia_id", "x")]), "query.instancia_id");
-        assert_eq!(search_field(&[("desde", "ayer")]), "query.desde");
-        assert_eq!(search_field(&[("hasta", "2026-13-01")]), "query.hasta");
+        assert_eq!(search_field(&[("estado", "rota")]), "estado");
+        assert_eq!(search_field(&[("ultimo_error", "http_x")]), "ultimo_error");
+        assert_eq!(search_field(&[("app_id", "1")]), "app_id");
+        assert_eq!(search_field(&[("suscripcion_id", "x")]), "suscripcion_id");
+        assert_eq!(search_field(&[("instancia_id", "x")]), "instancia_id");
+        assert_eq!(search_field(&[("desde", "ayer")]), "desde");
+        assert_eq!(search_field(&[("hasta", "2026-13-01")]), "hasta");
         assert_eq!(
             search_field(&[
                 ("desde", "2026-01-02T00:00:00Z"),
                 ("hasta", "2026-01-01T00:00:00Z")
             ]),
-            "query.hasta"
+            "hasta"
         );
-        assert_eq!(search_field(&[("limite", "0")]), "query.limite");
-        assert_eq!(search_field(&[("limite", "201")]), "query.limite");
-        assert_eq!(search_field(&[("cursor", "abc")]), "query.cursor");
+        assert_eq!(search_field(&[("limite", "0")]), "limite");
+        assert_eq!(search_field(&[("limite", "201")]), "limite");
+        assert_eq!(search_field(&[("cursor", "abc")]), "cursor");
     }
 
     #[test]

@@ -34,12 +34,12 @@ pub fn parse_reason(raw: Option<&str>) -> Result<String, FieldError> {
     let Some(raw) = raw else {
         return Ok(DEFAULT_REASON.to_owned());
     };
-    motor_domain::operator::refuse_nul(raw, "body.motivo")?;
+    motor_domain::operator::refuse_nul(raw, "motivo")?;
     let reason = raw.trim();
     let chars = reason.chars().count();
     if chars == 0 || chars > MAX_REASON_CHARS {
         return Err(FieldError::invalid(
-            "body.motivo",
+            "motivo",
             format!("must be 1 to {MAX_REASON_CHARS} characters"),
         ));
     }
@@ -111,7 +111,7 @@ mod tests {
         assert_eq!(parse_reason(None).unwrap(), DEFAULT_REASON);
         assert_eq!(parse_reason(Some("  arreglado ")).unwrap(), "arreglado");
         for bad in ["", "   ", &"x".repeat(301)] {
-            assert_eq!(parse_reason(Some(bad)).unwrap_err().field, "body.motivo");
+            assert_eq!(parse_reason(Some(bad)).unwrap_err().field, "motivo");
         }
     }
 }

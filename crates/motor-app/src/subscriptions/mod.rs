@@ -21,7 +21,11 @@ use motor_domain::{
     },
     FieldError,
 };
-use motor_store::{lifecycle, settings, subscriptions as store, Pool};
+use motor_store::{
+    lifecycle,
+    operator_view::{self, OpSubscription},
+    settings, subscriptions as store, Pool,
+};
 
 use crate::{
     access::{check_destination, check_types, refuse_deleted},
@@ -181,7 +185,7 @@ pub async fn list(pool: &Pool, access: &Access, states: Option<&str>) -> Result<
         ],
         Some(raw) => comma_list(
             raw,
-            "query.estado",
+            "estado",
             "must be a comma list of activa, pausada, suspendida, eliminada",
             SubscriptionState::parse,
         )?,
@@ -384,6 +388,12 @@ pub async fn set_state(
         ..Default::default()
     };
     update(pool, sealing, &access, id, change).await
+}
+
+/// Every subscription of every app with its backlog, for the operator's
+/// console.
+pub async fn overview(pool: &Pool) -> Result<Vec<OpSubscription>> {
+    Ok(operator_view::subscriptions(pool).await?)
 }
 
 #[cfg(test)]

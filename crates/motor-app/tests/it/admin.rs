@@ -28,7 +28,7 @@ async fn apps_instances_and_keys_check_their_input() {
     };
     assert_eq!(
         field(apps::create(&pool, blank).await.unwrap_err()),
-        "body.nombre"
+        "nombre"
     );
     let bad_policy = NewApp {
         name: "a".into(),
@@ -37,7 +37,7 @@ async fn apps_instances_and_keys_check_their_input() {
     };
     assert_eq!(
         field(apps::create(&pool, bad_policy).await.unwrap_err()),
-        "body.politica_destinos"
+        "politica_destinos"
     );
 
     let acme = app(&pool, "Acme").await;
@@ -70,15 +70,15 @@ async fn apps_instances_and_keys_check_their_input() {
     )
     .await
     .unwrap_err();
-    assert_eq!(field(e), "body.instancias");
+    assert_eq!(field(e), "instancias");
     let e = keys::create(&pool, acme.id, key(vec!["x".into()], vec!["events:read"]))
         .await
         .unwrap_err();
-    assert_eq!(field(e), "body.instancias[0]");
+    assert_eq!(field(e), "instancias[0]");
     let e = keys::create(&pool, acme.id, key(vec![], vec!["events:read", "root"]))
         .await
         .unwrap_err();
-    assert_eq!(field(e), "body.scopes[1]");
+    assert_eq!(field(e), "scopes[1]");
     let created = keys::create(
         &pool,
         acme.id,
@@ -102,7 +102,7 @@ async fn a_refused_setting_changes_nothing() {
     )
     .await
     .unwrap_err();
-    assert_eq!(field(e), "body.webhooks.ventana_rotacion_minutos");
+    assert_eq!(field(e), "webhooks.ventana_rotacion_minutos");
     assert_eq!(
         settings::get(&pool).await.unwrap().timeout_seconds,
         before.timeout_seconds

@@ -89,7 +89,7 @@ async fn an_idempotency_key_answers_the_first_answer_again() {
         .append(acme.id, i.id, None, &json!({"data": 1}))
         .await
     {
-        Err(AppError::Invalid(e)) => assert_eq!(e.field, "body.type"),
+        Err(AppError::Invalid(e)) => assert_eq!(e.field, "type"),
         other => panic!("{other:?}"),
     }
     assert!(matches!(
@@ -99,7 +99,7 @@ async fn an_idempotency_key_answers_the_first_answer_again() {
         Err(AppError::NotFound("instance"))
     ));
     match events::read_page(&pool, i.id, Some("-1"), None, None).await {
-        Err(AppError::Invalid(e)) => assert_eq!(e.field, "query.after_seq"),
+        Err(AppError::Invalid(e)) => assert_eq!(e.field, "after_seq"),
         other => panic!("{other:?}"),
     }
 }

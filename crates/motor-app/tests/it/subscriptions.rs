@@ -26,7 +26,7 @@ async fn a_subscription_is_changed_under_its_rules() {
         ..Default::default()
     };
     match subscriptions::create(&pool, &sealing, &operator, refused).await {
-        Err(AppError::Invalid(e)) => assert_eq!(e.field, "body.url"),
+        Err(AppError::Invalid(e)) => assert_eq!(e.field, "url"),
         other => panic!("{other:?}"),
     }
     let input = NewSubscriptionInput {
@@ -55,7 +55,7 @@ async fn a_subscription_is_changed_under_its_rules() {
         .unwrap()
         .is_empty());
     match subscriptions::list(&pool, &operator, Some("activa,rota")).await {
-        Err(AppError::Invalid(e)) => assert_eq!(e.field, "query.estado"),
+        Err(AppError::Invalid(e)) => assert_eq!(e.field, "estado"),
         other => panic!("{other:?}"),
     }
 

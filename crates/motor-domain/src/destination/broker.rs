@@ -306,11 +306,11 @@ mod tests {
     use super::*;
 
     fn amqp(s: &str) -> Result<AmqpTarget, FieldError> {
-        parse_amqp(s, "body.url")
+        parse_amqp(s, "url")
     }
 
     fn nats(s: &str) -> Result<NatsTarget, FieldError> {
-        parse_nats(s, "body.url")
+        parse_nats(s, "url")
     }
 
     #[test]
@@ -353,7 +353,7 @@ mod tests {
             "http://h.io/?exchange=x",
             "amqp:///?exchange=x",
         ] {
-            assert_eq!(amqp(bad).expect_err(bad).field, "body.url", "{bad}");
+            assert_eq!(amqp(bad).expect_err(bad).field, "url", "{bad}");
         }
     }
 
@@ -379,7 +379,7 @@ mod tests {
             "nats://h.io/{x}",
             "amqp://h.io/a",
         ] {
-            assert_eq!(nats(bad).expect_err(bad).field, "body.url", "{bad}");
+            assert_eq!(nats(bad).expect_err(bad).field, "url", "{bad}");
         }
     }
 

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use super::*;
 
 fn url(s: &str) -> Result<WebhookUrl, FieldError> {
-    WebhookUrl::parse(s, "body.url")
+    WebhookUrl::parse(s, "url")
 }
 
 fn allowed(u: &str, list: &[&str]) -> bool {
@@ -21,7 +21,7 @@ fn length_boundaries() {
     let max = format!("https://h.io/{path}");
     assert_eq!(max.len(), MAX_URL_CHARS);
     assert!(url(&max).is_ok());
-    assert_eq!(url(&format!("{max}p")).unwrap_err().field, "body.url");
+    assert_eq!(url(&format!("{max}p")).unwrap_err().field, "url");
 }
 
 #[test]
@@ -53,7 +53,7 @@ fn refused_shapes() {
         "notaurl",
     ] {
         let e = url(bad).expect_err(bad);
-        assert_eq!(e.field, "body.url", "{bad}");
+        assert_eq!(e.field, "url", "{bad}");
     }
 }
 
@@ -151,10 +151,7 @@ fn entries() {
         "h io",
     ] {
         assert!(AllowedDestination::parse(bad).is_none(), "{bad}");
-        assert_eq!(
-            parse_allowed_entry(bad, "body.x[0]").unwrap_err().field,
-            "body.x[0]"
-        );
+        assert_eq!(parse_allowed_entry(bad, "x[0]").unwrap_err().field, "x[0]");
     }
 }
 
@@ -202,7 +199,7 @@ proptest! {
         let with_fragment = format!("https://{host}{path}#{frag}");
         let other_scheme = format!("{scheme}://{host}{path}");
         for bad in [with_user, with_password, with_fragment, other_scheme] {
-            prop_assert_eq!(url(&bad).unwrap_err().field, "body.url");
+            prop_assert_eq!(url(&bad).unwrap_err().field, "url");
         }
     }
 
@@ -287,7 +284,7 @@ fn blocked_ipv6_spellings_are_refused_in_urls() {
         "http://[2001:0:a9fe:a9fe::]/",
         "http://[::a9fe:a9fe]/",
     ] {
-        assert_eq!(url(bad).expect_err(bad).field, "body.url", "{bad}");
+        assert_eq!(url(bad).expect_err(bad).field, "url", "{bad}");
     }
 }
 
@@ -329,13 +326,13 @@ fn public_ipv4_only() {
 #[test]
 fn publica_https_admits_https_443_to_a_name_or_public_ipv4() {
     let policy = DestinationPolicy::PublicHttps;
-    let dest = |s: &str| Destination::parse(s, "body.url").unwrap();
+    let dest = |s: &str| Destination::parse(s, "url").unwrap();
     for ok in [
         "https://hooks.acme.com/motor",
         "https://hooks.acme.com:443/motor",
         "https://8.8.8.8/x",
     ] {
-        assert!(policy.check(&dest(ok), "body.url").is_ok(), "{ok}");
+        assert!(policy.check(&dest(ok), "url").is_ok(), "{ok}");
     }
     for bad in [
         "http://hooks.acme.com/motor",
@@ -347,8 +344,8 @@ fn publica_https_admits_https_443_to_a_name_or_public_ipv4() {
         "nats://nats.acme.com/s",
     ] {
         assert_eq!(
-            policy.check(&dest(bad), "body.url").unwrap_err().field,
-            "body.url",
+            policy.check(&dest(bad), "url").unwrap_err().field,
+            "url",
             "{bad}"
         );
         assert!(DestinationPolicy::Standard.check(&dest(bad), "u").is_ok());
@@ -369,7 +366,7 @@ fn entries_that_can_never_match_are_refused() {
     for bad in ["*.acme.com", "fe80::1", "2001:db8::1", "::1"] {
         assert!(parse_allowed_entry(bad, "e").is_err(), "{bad}");
         assert!(
-            crate::operator::parse_destination(bad, "body.destinos_permitidos[0]").is_err(),
+            crate::operator::parse_destination(bad, "destinos_permitidos[0]").is_err(),
             "{bad}"
         );
     }

@@ -5,7 +5,6 @@ use axum::{
     extract::{rejection::QueryRejection, Path, Query, State},
     Json,
 };
-use motor_domain::FieldError;
 
 use super::{AlertList, AlertOut, AlertQuery};
 use crate::{auth::Operator, error::ApiError, extract::path_id, AppState};
@@ -23,7 +22,7 @@ pub(super) async fn list_alerts(
     State(state): State<AppState>,
     query: Result<Query<AlertQuery>, QueryRejection>,
 ) -> Result<Json<AlertList>, ApiError> {
-    let Query(query) = query.map_err(|e| FieldError::invalid("query", e.body_text()))?;
+    let Query(query) = query.map_err(crate::extract::rejected_query)?;
     Ok(Json(super::list_alerts(&state.pool, &query).await?))
 }
 

@@ -14,7 +14,9 @@ use crate::{error::ApiError, AppState};
 pub use motor_app::alerts::MAX_ALERTS;
 
 pub async fn list_alerts(pool: &Pool, query: &AlertQuery) -> Result<AlertList, ApiError> {
-    let listed = alerts::list(pool, query.estado.as_deref(), query.app_id.as_deref()).await?;
+    let listed = alerts::list(pool, query.estado.as_deref(), query.app_id.as_deref())
+        .await
+        .map_err(ApiError::in_query)?;
     Ok(AlertList {
         alerts: listed.into_iter().map(Into::into).collect(),
     })

@@ -14,7 +14,9 @@ pub use self::dto::*;
 use crate::{error::ApiError, AppState};
 
 pub async fn create_app(pool: &Pool, input: CreateApp) -> Result<App, ApiError> {
-    Ok(apps::create(pool, input.into()).await?)
+    apps::create(pool, input.into())
+        .await
+        .map_err(ApiError::in_body)
 }
 
 pub async fn list_apps(pool: &Pool) -> Result<AppList, ApiError> {
@@ -32,7 +34,9 @@ pub async fn get_app(pool: &Pool, app: AppId) -> Result<App, ApiError> {
 }
 
 pub async fn update_app(pool: &Pool, app: AppId, input: UpdateApp) -> Result<App, ApiError> {
-    Ok(apps::update(pool, app, input.into()).await?)
+    apps::update(pool, app, input.into())
+        .await
+        .map_err(ApiError::in_body)
 }
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -28,7 +28,9 @@ pub async fn set_catalogue(
     input: EventCatalogue,
 ) -> Result<EventCatalogue, ApiError> {
     Ok(EventCatalogue {
-        tipos: event_types::set(pool, app, input.tipos).await?,
+        tipos: event_types::set(pool, app, input.tipos)
+            .await
+            .map_err(ApiError::in_body)?,
     })
 }
 

@@ -17,7 +17,9 @@ pub async fn create_instance(
     app: AppId,
     input: CreateInstance,
 ) -> Result<Instance, ApiError> {
-    Ok(instances::create(pool, app, &input.nombre).await?)
+    instances::create(pool, app, &input.nombre)
+        .await
+        .map_err(ApiError::in_body)
 }
 
 pub async fn list_instances(pool: &Pool, app: AppId) -> Result<InstanceList, ApiError> {

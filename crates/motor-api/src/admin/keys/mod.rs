@@ -20,7 +20,9 @@ pub async fn create_key(pool: &Pool, app: AppId, input: CreateKey) -> Result<Cre
         scopes: input.scopes,
         instances: input.instancias,
     };
-    Ok(keys::create(pool, app, input).await?)
+    keys::create(pool, app, input)
+        .await
+        .map_err(ApiError::in_body)
 }
 
 pub async fn list_keys(pool: &Pool, app: AppId) -> Result<KeyList, ApiError> {

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use axum::extract::{rejection::QueryRejection, Path, Query, State};
 use axum::Json;
 use motor_app::deliveries;
-use motor_domain::{delivery::DeliveryId, FieldError};
+use motor_domain::delivery::DeliveryId;
 
 use super::{OperatorDeliveryDetail, OperatorDeliveryList};
 use crate::{auth::Operator, error::ApiError, extract::path_id, AppState};
@@ -34,8 +34,11 @@ pub(crate) async fn list_all_deliveries(
     State(state): State<AppState>,
     params: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Result<Json<OperatorDeliveryList>, ApiError> {
-    let Query(params) = params.map_err(|e| FieldError::invalid("query", e.body_text()))?;
-    Ok(Json(deliveries::search(&state.pool, &params).await?.into()))
+    let Query(params) = params.map_err(crate::extract::rejected_query)?;
+    let page = deliveries::search(&state.pool, &params)
+        .await
+        .map_err(ApiError::in_query)?;
+    Ok(Json(page.into()))
 }
 
 /// One delivery of any app, with every attempt.

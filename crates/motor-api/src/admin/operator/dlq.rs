@@ -12,7 +12,6 @@ use axum::{
     Json,
 };
 use motor_app::dlq::{self, RetrySelection};
-use motor_domain::FieldError;
 
 use super::{DlqQuery, DlqSummary, RetryDlq, RetryDlqBody, RetryDlqResult};
 use crate::{
@@ -38,8 +37,10 @@ pub(crate) async fn get_dlq(
     State(state): State<AppState>,
     query: Result<Query<DlqQuery>, QueryRejection>,
 ) -> Result<Json<DlqSummary>, ApiError> {
-    let Query(query) = query.map_err(|e| FieldError::invalid("query", e.body_text()))?;
-    let groups = dlq::summary(&state.pool, query.app_id.as_deref()).await?;
+    let Query(query) = query.map_err(crate::extract::rejected_query)?;
+    let groups = dlq::summary(&state.pool, query.app_id.as_deref())
+        .await
+        .map_err(ApiError::in_query)?;
     Ok(Json(groups.into()))
 }
 
@@ -62,6 +63,8 @@ pub(crate) async fn retry_dlq(
 ) -> Result<impl IntoResponse, ApiError> {
     let key = idempotency_key(&headers)?;
     let input: RetryDlq = parse_json(&read_body(body).await?)?;
-    let replays = dlq::retry(&state.pool, &key, &RetrySelection::from(&input)).await?;
+    let replays = dlq::retry(&state.pool, &key, &RetrySelection::from(&input))
+        .await
+        .map_err(ApiError::in_body)?;
     Ok((StatusCode::ACCEPTED, Json(RetryDlqResult::from(replays))))
 }

@@ -18,7 +18,11 @@ use crate::{
 /// Sets a subscription's `estado` (`activa` or `pausada`), whatever its app.
 async fn set_state(state: &AppState, id: Uuid, wanted: &str) -> Result<Subscription, ApiError> {
     let id = SubscriptionId::from_uuid(id);
-    Ok(ops::set_state(&state.pool, &state.sealing, id, wanted).await?)
+    // A reactivation checks the stored url again; a refusal names it
+    // `body.url`, as the same change through a PATCH does.
+    ops::set_state(&state.pool, &state.sealing, id, wanted)
+        .await
+        .map_err(ApiError::in_body)
 }
 
 /// Pauses a subscription: its deliveries wait, `pendiente`, until it is

@@ -19,7 +19,10 @@ pub async fn get_settings(pool: &Pool) -> Result<SettingsOut, ApiError> {
 
 /// Validates every key first, then stores them all in one transaction.
 pub async fn update_settings(pool: &Pool, body: &Value) -> Result<SettingsOut, ApiError> {
-    Ok(settings::update(pool, body).await?.into())
+    let settings = settings::update(pool, body)
+        .await
+        .map_err(ApiError::in_body)?;
+    Ok(settings.into())
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
