@@ -516,6 +516,107 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/executor/commands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Long-polls an instance's claimable commands.
+         * @description Answers the instance's commands that an executor may claim now
+         *     (`aceptado`, or `en_cola` with `next_try` due; not expired), oldest
+         *     first, as the `{prefix}.commands` records describe them. With none,
+         *     waits up to `wait` seconds for one (woken when one is committed or
+         *     falls due), then answers an empty list. Answering is not claiming.
+         */
+        get: operations["poll_commands"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executor/commands/{id}/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claims a command: `aceptado`/`en_cola` → `ejecutando` with a lease.
+         * @description A compare-and-set: of two claims, or a claim and a cancel, exactly one
+         *     wins; the others get a 409. The answer carries the command's full
+         *     content and the lease token (`reserva`) its report must present before
+         *     `reservado_hasta`. A command whose `expires_at` passed is failed
+         *     instead (`comando_vencido`) and one whose `generacion_esperada` is no
+         *     longer the instance's generation too (`generacion_cambiada`): 409, and
+         *     nobody runs it.
+         */
+        post: operations["claim_command"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executor/commands/{id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reports a claimed command's outcome under its lease.
+         * @description `enviado` appends `message.sent`, `fallido` `command.failed`,
+         *     `ambiguo` `command.ambiguous`, in the transaction that records it;
+         *     `completado` appends nothing; `en_cola` defers the command to
+         *     `next_try` (it is claimable again then). The lease token travels in
+         *     the body as `reserva`. 409 when the lease is not the command's
+         *     current one or the command is no longer `ejecutando`.
+         */
+        post: operations["report_command"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executor/instances/{id}/state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reports an instance's connection state.
+         * @description A change appends `state.changed` (`estado`, `estado_anterior`,
+         *     `revinculada`, `motivo`; `command_id` when a control command caused
+         *     it). `revinculada: true` (with `conectada`) bumps the instance's
+         *     `generation` in the same transaction: the event is the first of the
+         *     new generation, earlier events keep theirs, and commands bound to the
+         *     old one (`generacion_esperada`) are refused. The same state again
+         *     without a relink appends nothing (`seq` is `null`).
+         */
+        post: operations["report_state"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/instances/{id}/commands": {
         parameters: {
             query?: never;
@@ -581,6 +682,12 @@ export interface paths {
          *     `motivo=<…> cursor=N` (1001 at shutdown, 1013 for a slow reader, 1011
          *     on error); the client's close is answered.
          *
+         *     **Browsers**: `EventSource` and `WebSocket` cannot send an
+         *     `Authorization` header; open the stream with `?token=` and a stream
+         *     token (`POST /v1/instances/{id}/stream-tokens`, 60 s, this instance
+         *     only). Without an `Authorization` header the token is what
+         *     authenticates; with one, the header does.
+         *
          *     **Cursor**: the `seq` of the last event received. `desde=N` or
          *     `Last-Event-ID: N` (the header wins) resumes with the event after N;
          *     `desde=0` starts at the first event still resumable; neither starts
@@ -611,6 +718,33 @@ export interface paths {
          *     with its `command.accepted`; answered only once committed.
          */
         post: operations["send_message"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/instances/{id}/stream-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issues a token that opens this instance's event stream for up to 60 s,
+         *     for a browser (`EventSource`, `WebSocket`) that cannot send an
+         *     `Authorization` header: `GET /v1/instances/{id}/events/stream?token=…`.
+         *     It reads that one instance's stream and nothing else — every other
+         *     route, and other instances' streams, refuse it. It is checked when a
+         *     stream opens: a stream already open goes on after it lapses, and a
+         *     client that reconnects later asks for a new one. Stateless (sealed with
+         *     the master key): revoking the issuing key does not recall a token
+         *     already issued; it lapses within its lifetime.
+         */
+        post: operations["create_stream_token"];
         delete?: never;
         options?: never;
         head?: never;
@@ -677,6 +811,36 @@ export interface paths {
         patch: operations["update_subscription"];
         trace?: never;
     };
+    "/v1/subscriptions/{id}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Grades the subscription's receiver against the contract: a battery of
+         *     signed requests (a valid delivery, a retry, a replay, a lower seq, a
+         *     stale and a future timestamp, a tampered body, a wrong signature, a
+         *     second valid signature, a repeated signature header, a body at the
+         *     size cap) and the answer times. The events are never in the ledger
+         *     (type `webhook.check`, a fresh instance id) and each run uses new ids.
+         *     The answer comes when the battery ends: up to twelve requests, each
+         *     within `webhooks.timeout_segundos`.
+         * @description Webhook subscriptions only: a broker subscription (`amqp://`,
+         *     `nats://`) is a 409, as are a deleted one and one whose host the
+         *     allowed destinations no longer admit (nothing is sent). A failing
+         *     receiver is a 200 with `aprobado: false`.
+         */
+        post: operations["check_subscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscriptions/{id}/replays": {
         parameters: {
             query?: never;
@@ -692,6 +856,27 @@ export interface paths {
          *     the subscription covers.
          */
         post: operations["request_replay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/replays/{replay_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How far a replay has gone: its deliveries delivered, failed and still
+         *     pending. `motor replay` polls it for its progress bar; poll it to
+         *     follow a replay from anywhere.
+         */
+        get: operations["get_replay"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -798,6 +983,7 @@ export interface components {
              * @example estandar
              */
             politica_destinos: string;
+            contrato?: null | components["schemas"]["Contrato"];
             /** Format: date-time */
             creada_en: string;
         };
@@ -831,6 +1017,71 @@ export interface components {
              */
             cabeza_desde: string;
         };
+        /** @description What the receiver answered. */
+        CheckGot: {
+            /**
+             * Format: int32
+             * @description The HTTP status, when it answered.
+             */
+            status?: number | null;
+            /**
+             * @description The sanitised transport code (`timeout`, `conexion_rechazada`, …)
+             *     when it did not.
+             */
+            error?: string | null;
+        };
+        /** @description The graded battery. */
+        CheckReport: {
+            /** @description The subscription's URL, as checked. */
+            url: string;
+            /** @description The signing profile graded (`mw-v1`, `t-v1`, `standard-webhooks`). */
+            perfil: string;
+            /** @description `true` when every check passed. */
+            aprobado: boolean;
+            comprobaciones: components["schemas"]["CheckRow"][];
+            tiempos: components["schemas"]["CheckTimings"];
+        };
+        /** @description One graded check. */
+        CheckRow: {
+            /**
+             * @description `entrega_valida`, `evento_repetido`, `reproduccion`, `seq_menor`,
+             *     `timestamp_vencido`, `timestamp_futuro`, `cuerpo_alterado`,
+             *     `firma_incorrecta`, `segunda_firma_valida`, `cabecera_repetida`,
+             *     `cuerpo_grande`, `tiempos`.
+             * @example timestamp_vencido
+             */
+            nombre: string;
+            /**
+             * @description What the contract requires: `2xx`, a status, `4xx (no 408/429)`,
+             *     or `p99 < N ms`.
+             * @example 408
+             */
+            esperado: string;
+            obtenido: components["schemas"]["CheckGot"];
+            veredicto: components["schemas"]["CheckVerdict"];
+            /** @description Why it failed, in a few words; absent when it passed. */
+            motivo?: string | null;
+            /**
+             * Format: int64
+             * @description How long the receiver took to answer this check.
+             */
+            duracion_ms?: number | null;
+        };
+        /** @description The answer times of every request the battery sent. */
+        CheckTimings: {
+            muestras: number;
+            /** Format: int64 */
+            p50_ms: number;
+            /** Format: int64 */
+            p99_ms: number;
+            /**
+             * Format: int64
+             * @description The attempt timeout (`webhooks.timeout_segundos`) the run used.
+             */
+            timeout_ms: number;
+        };
+        /** @enum {string} */
+        CheckVerdict: "ok" | "falla";
         /** @description A signing key as the API shows it: never its value. */
         Clave: {
             key_id: components["schemas"]["SigningKeyId"];
@@ -892,6 +1143,59 @@ export interface components {
             /** Format: date-time */
             actualizado_en: string;
         };
+        /** @description A command with everything an executor needs to run it. */
+        ComandoEjecutor: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            instance_id: string;
+            /** @description `mensaje` for a send; a remote operation's family; a control kind. */
+            tipo: string;
+            /**
+             * @description `aceptado`, `en_cola`, `ejecutando`, `enviado`, `completado`,
+             *     `fallido`, `ambiguo` or `cancelado`.
+             */
+            status: string;
+            /** @description A send's destination; `null` for other kinds. */
+            chat?: string | null;
+            /** @description A send's content, as the producer gave it; `null` for other kinds. */
+            contenido?: Record<string, never> | null;
+            /** @description Another kind's parameters; `null` for a send. */
+            parametros?: Record<string, never> | null;
+            /** Format: date-time */
+            next_try?: string | null;
+            error_code?: string | null;
+            /** @description `previa`, `servidor` or `frontera`. */
+            stage?: string | null;
+            server_code?: string | null;
+            provider_message_id?: string | null;
+            /** Format: date-time */
+            aceptado_en?: string | null;
+            /** Format: date-time */
+            expires_at?: string | null;
+            correlation_id?: string | null;
+            /** Format: int64 */
+            generacion_esperada?: number | null;
+            /**
+             * Format: int64
+             * @description The instance's generation when the command was accepted.
+             */
+            generation: number;
+            /**
+             * Format: int32
+             * @description How many times an executor claimed it.
+             */
+            reclamos: number;
+            /**
+             * Format: date-time
+             * @description The current lease's end, while `ejecutando`.
+             */
+            reservado_hasta?: string | null;
+            /** Format: date-time */
+            creado_en: string;
+            /** Format: date-time */
+            actualizado_en: string;
+        };
         /** @description A page of an instance's commands, newest first. */
         ComandoList: {
             commands: components["schemas"]["Comando"][];
@@ -901,6 +1205,44 @@ export interface components {
             por_pagina: number;
             /** @description Whether a next page has commands. */
             hay_mas: boolean;
+        };
+        /**
+         * @description A claimable command, as the `{prefix}.commands` record describes it:
+         *     claim it for its content.
+         */
+        ComandoPendiente: {
+            /** Format: uuid */
+            command_id: string;
+            /** Format: uuid */
+            instance_id: string;
+            tipo: string;
+            /**
+             * Format: date-time
+             * @description When it became claimable; `null` for an `aceptado` command.
+             */
+            next_try?: string | null;
+        };
+        /** @description A claim's answer: the command, now `ejecutando`, and its lease. */
+        ComandoReclamado: {
+            /**
+             * Format: uuid
+             * @description The lease token: send it as `reserva` in the report.
+             */
+            reserva: string;
+            /**
+             * Format: date-time
+             * @description Report before this, or the sweeper makes the command `ambiguo`
+             *     (stage `frontera`, `error_code` `reserva_vencida`).
+             */
+            reservado_hasta: string;
+            comando: components["schemas"]["ComandoEjecutor"];
+        };
+        /**
+         * @description The long-poll's answer: the instance's claimable commands in
+         *     acceptance order; empty when none appeared within `wait`.
+         */
+        ComandosPendientes: {
+            commands: components["schemas"]["ComandoPendiente"][];
         };
         /**
          * @description A command's kind (`tipo`).
@@ -919,6 +1261,12 @@ export interface components {
          * @enum {string}
          */
         CommandStatus: "aceptado" | "en_cola" | "ejecutando" | "enviado" | "completado" | "fallido" | "ambiguo" | "cancelado";
+        /**
+         * @description A product contract (`contrato`, docs/CONTRACTS.md): which product's
+         *     webhook document a receiver is written from.
+         * @enum {string}
+         */
+        Contrato: "motor" | "visito" | "asixto" | "standard-webhooks";
         CreateApp: {
             nombre: string;
             destinos_permitidos?: components["schemas"]["DestinationEntry"][];
@@ -927,6 +1275,7 @@ export interface components {
              *     public IPv4 addresses only, checked at create and at connect.
              */
             politica_destinos?: string | null;
+            contrato?: null | components["schemas"]["Contrato"];
         };
         CreateInstance: {
             nombre: string;
@@ -981,6 +1330,14 @@ export interface components {
              */
             motivo?: string | null;
         };
+        /** @description The optional request body. */
+        CreateStreamToken: {
+            /**
+             * Format: int64
+             * @description How long the token opens streams, 1–60 s (default 60).
+             */
+            segundos?: number | null;
+        };
         CreateSubscription: {
             /** @description 1–120 characters. */
             nombre: string;
@@ -999,6 +1356,7 @@ export interface components {
             /** @description Default `true`: per instance, in `seq` order. */
             ordenado?: boolean | null;
             firma?: null | components["schemas"]["SigningProfile"];
+            contrato?: null | components["schemas"]["Contrato"];
             credenciales?: null | components["schemas"]["Credenciales"];
             /**
              * Format: int64
@@ -1247,6 +1605,25 @@ export interface components {
              */
             campo?: string | null;
         };
+        /** @description What a state report did. */
+        EstadoInstancia: {
+            /** Format: uuid */
+            instance_id: string;
+            estado: string;
+            /** @description The state before; `null` when none had been reported. */
+            estado_anterior?: string | null;
+            /**
+             * Format: int64
+             * @description The instance's generation now.
+             */
+            generation: number;
+            /**
+             * Format: int64
+             * @description The `state.changed` event's seq; `null` when nothing changed (the
+             *     same state again without a relink appends nothing).
+             */
+            seq?: number | null;
+        };
         EventBatch: components["schemas"]["NewEvent"][];
         /** @description An app's catalogue of event types: `null` = any type is accepted. */
         EventCatalogue: {
@@ -1448,6 +1825,39 @@ export interface components {
             /** Format: date-time */
             creado_en: string;
         };
+        /** @description How far a replay has gone: `GET /v1/subscriptions/{id}/replays/{replay_id}`. */
+        ReplayStatus: {
+            /** Format: uuid */
+            replay_id: string;
+            /** Format: uuid */
+            suscripcion_id: string;
+            /**
+             * Format: int64
+             * @description How many deliveries it created.
+             */
+            entregas: number;
+            /**
+             * Format: int64
+             * @description Delivered: `entregas` less the pending and failed ones (delivered
+             *     rows may have passed `retencion.dias_entregados`).
+             */
+            entregadas: number;
+            /**
+             * Format: int64
+             * @description Ended `fallida` (in the DLQ).
+             */
+            fallidas: number;
+            /**
+             * Format: int64
+             * @description Still `pendiente` (waiting, retrying, or held by a paused or
+             *     suspended subscription).
+             */
+            pendientes: number;
+            /** @description `true` when none is pending. */
+            terminado: boolean;
+            /** Format: date-time */
+            creado_en: string;
+        };
         /** @description One reconciliation pass. */
         Report: {
             /** @description `true` when nothing is stuck. */
@@ -1456,6 +1866,55 @@ export interface components {
             pendientes_sin_trabajo: components["schemas"]["EntregaSinTrabajo"][];
             carriles_detenidos: components["schemas"]["CarrilDetenido"][];
             outbox_atrasado?: null | components["schemas"]["OutboxAtrasado"];
+        };
+        /**
+         * @description An executor's report of a command's outcome. Every field is a string
+         *     so that each is judged by the rules of the `status` it comes with: a
+         *     field the status does not take is a 422 naming it.
+         */
+        ReporteComando: {
+            /**
+             * Format: uuid
+             * @description The lease token the claim answered.
+             */
+            reserva?: string | null;
+            /**
+             * @description `enviado` (sends: `provider_message_id`, `chat`, `aceptado_en`),
+             *     `completado` (every other kind), `fallido` (`error_code`, `stage`
+             *     `previa`/`servidor`, `server_code` with `servidor`, optional
+             *     `provider_message_id`), `ambiguo` (optional `error_code`, `stage`
+             *     `frontera`), `en_cola` (a deferral: `next_try`).
+             */
+            status?: string | null;
+            provider_message_id?: string | null;
+            chat?: string | null;
+            /** Format: date-time */
+            aceptado_en?: string | null;
+            error_code?: string | null;
+            stage?: string | null;
+            server_code?: string | null;
+            /** Format: date-time */
+            next_try?: string | null;
+        };
+        /** @description An instance's connection state, as its executor saw it change. */
+        ReporteEstado: {
+            /**
+             * @description `vinculando`, `conectada`, `desconectada`, `pausada`,
+             *     `desvinculada` or `archivada`.
+             */
+            estado?: string | null;
+            /**
+             * @description The instance was linked again (a new session, perhaps another
+             *     number): bumps its `generation`. Only with `conectada`.
+             */
+            revinculada?: boolean | null;
+            /** @description Why, in 1–300 characters. */
+            motivo?: string | null;
+            /**
+             * Format: uuid
+             * @description The control command whose effect this is (one of the instance's).
+             */
+            command_id?: string | null;
         };
         RetryDlq: {
             /** Format: uuid */
@@ -1620,6 +2079,22 @@ export interface components {
             /** @description The event's envelope, JSON on one line. */
             data: string;
         };
+        /** @description A stream token: pass it as `?token=` on the instance's stream URL. */
+        StreamToken: {
+            /**
+             * @description `mst_…`; opens `GET /v1/instances/{id}/events/stream?token=…`
+             *     (Server-Sent Events or WebSocket) of this instance only.
+             */
+            token: string;
+            /** Format: uuid */
+            instancia_id: string;
+            /**
+             * Format: date-time
+             * @description After this instant the token opens nothing (a stream already open
+             *     goes on).
+             */
+            vence_en: string;
+        };
         /** @description A subscription as the API shows it. Field order is the order on the wire. */
         Subscription: {
             id: components["schemas"]["SubscriptionId"];
@@ -1645,6 +2120,7 @@ export interface components {
              *     `t-v1` or `standard-webhooks`.
              */
             firma: components["schemas"]["SigningProfile"];
+            contrato?: null | components["schemas"]["Contrato"];
             /**
              * Format: int64
              * @description At most this many attempts a second (1–10 000) across every lane
@@ -1735,6 +2211,7 @@ export interface components {
              *     when their destination no longer passes).
              */
             politica_destinos?: string | null;
+            contrato?: null | components["schemas"]["Contrato"];
         };
         UpdateSubscription: {
             nombre?: string | null;
@@ -1743,6 +2220,7 @@ export interface components {
             tipos?: components["schemas"]["EventTypeName"][] | null;
             ordenado?: boolean | null;
             firma?: null | components["schemas"]["SigningProfile"];
+            contrato?: null | components["schemas"]["Contrato"];
             /** @description `activa` or `pausada`. */
             estado?: string | null;
             /**
@@ -3909,6 +4387,310 @@ export interface operations {
             };
         };
     };
+    poll_commands: {
+        parameters: {
+            query: {
+                /** @description The instance whose commands to wait for */
+                instance: string;
+                /** @description Seconds to wait for a command, 0–30 (default 0) */
+                wait?: number;
+                /** @description 1–100, default 10 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComandosPendientes"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    claim_command: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Command id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Claimed: now `ejecutando` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComandoReclamado"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not claimable: claimed, finished, cancelled, not due yet, expired or for another generation */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    report_command: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Command id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReporteComando"];
+            };
+        };
+        responses: {
+            /** @description Recorded: the command as it is now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComandoEjecutor"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Lease lost, or the command is no longer `ejecutando` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    report_state: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Instance id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReporteEstado"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EstadoInstancia"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     list_commands: {
         parameters: {
             query?: {
@@ -4259,6 +5041,8 @@ export interface operations {
             query?: {
                 /** @description Resume after this cursor (the seq of the last event received); 0 = from the first resumable event */
                 desde?: number;
+                /** @description A stream token (`mst_…`, from `POST /v1/instances/{id}/stream-tokens`) instead of the Authorization header, for browsers; it opens this instance's stream only */
+                token?: string;
                 /** @description Comma list of up to 20 event types */
                 types?: string;
             };
@@ -4416,6 +5200,92 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    create_stream_token: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Instance id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Optional; `{}` or no body gives 60 s */
+        requestBody?: {
+            content: {
+                "application/json": null | components["schemas"]["CreateStreamToken"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamToken"];
+                };
+            };
+            /** @description The body is not JSON or not of the expected shape (`json_invalido`, `campo` `body`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`demasiado_grande`) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4790,6 +5660,69 @@ export interface operations {
             };
         };
     };
+    check_subscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckReport"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not a webhook subscription, deleted, its host no longer allowed, or no live key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     request_replay: {
         parameters: {
             query?: never;
@@ -4866,6 +5799,61 @@ export interface operations {
                 };
             };
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is out of reach or every connection busy (`no_disponible`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_replay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                replay_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayStatus"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
