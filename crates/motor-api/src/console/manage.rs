@@ -314,7 +314,14 @@ pub(crate) async fn subscription_action(
                             Ok(Redirect::to(&format!("{back}?hecho=guardada")).into_response())
                         }
                         Err(e) => {
-                            return edit_failed(&state, &session, id, &fields, &ApiError::in_body(e)).await
+                            return edit_failed(
+                                &state,
+                                &session,
+                                id,
+                                &fields,
+                                &ApiError::in_body(e),
+                            )
+                            .await
                         }
                     }
                 }
