@@ -30,17 +30,20 @@ pub struct ReplayArgs {
     #[arg(long, requires_all = ["desde", "hasta"])]
     pub instance: Option<Uuid>,
     /// The first seq of the range.
-    #[arg(long, requires = "instance")]
-    pub desde: Option<i64>,
+    #[arg(id = "desde", long = "desde", requires = "instance")]
+    pub from: Option<i64>,
     /// The last seq of the range (at most 10,000 events).
-    #[arg(long, requires = "instance")]
-    pub hasta: Option<i64>,
+    #[arg(id = "hasta", long = "hasta", requires = "instance")]
+    pub to: Option<i64>,
     /// Event ids to replay instead of a range (comma list, at most 500).
     #[arg(long, value_delimiter = ',', conflicts_with = "instance")]
     pub events: Vec<Uuid>,
     /// Why (the replay's audit keeps it; 1–300 characters).
-    #[arg(long, default_value = "replay from the terminal (motor replay)")]
-    pub motivo: String,
+    #[arg(
+        long = "motivo",
+        default_value = "replay from the terminal (motor replay)"
+    )]
+    pub reason: String,
     /// The request's Idempotency-Key; a fresh one when absent. Repeat the
     /// command with the same key to get the same replay, not a second one.
     #[arg(long)]
@@ -58,16 +61,21 @@ pub struct ReplayArgs {
 #[derive(Debug, Deserialize)]
 struct Started {
     replay_id: Uuid,
-    entregas: u64,
+    #[serde(rename = "entregas")]
+    deliveries: u64,
 }
 
 /// The API's progress of a replay.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 struct Progress {
-    entregas: u64,
-    entregadas: u64,
-    fallidas: u64,
-    pendientes: u64,
+    #[serde(rename = "entregas")]
+    deliveries: u64,
+    #[serde(rename = "entregadas")]
+    delivered: u64,
+    #[serde(rename = "fallidas")]
+    failed: u64,
+    #[serde(rename = "pendientes")]
+    pending: u64,
     terminado: bool,
 }
 
@@ -75,7 +83,7 @@ impl Progress {
     fn line(&self) -> String {
         format!(
             "delivered {} · failed {} · pending {}",
-            self.entregadas, self.fallidas, self.pendientes
+            self.delivered, self.failed, self.pending
         )
     }
 }
@@ -88,7 +96,7 @@ pub async fn run(args: ReplayArgs) -> ExitCode {
             Ok(started) => {
                 eprintln!(
                     "motor replay: replay {} started: {} deliveries to subscription {}",
-                    started.replay_id, started.entregas, args.subscription
+                    started.replay_id, started.deliveries, args.subscription
                 );
                 started.replay_id
             }
@@ -119,11 +127,11 @@ async fn start(client: &reqwest::Client, args: &ReplayArgs) -> Result<Started, R
     let body = match args.instance {
         Some(instance) => json!({
             "instancia_id": instance,
-            "desde_seq": args.desde,
-            "hasta_seq": args.hasta,
-            "motivo": args.motivo,
+            "desde_seq": args.from,
+            "hasta_seq": args.to,
+            "motivo": args.reason,
         }),
-        None => json!({"event_ids": args.events, "motivo": args.motivo}),
+        None => json!({"event_ids": args.events, "motivo": args.reason}),
     };
     let key = args
         .idempotency_key
@@ -187,8 +195,8 @@ async fn watch(client: &reqwest::Client, args: &ReplayArgs, replay: Uuid) -> Exi
             }
         };
         if last.as_ref() != Some(&progress) {
-            bar.set_length(progress.entregas);
-            bar.set_position(progress.entregadas + progress.fallidas);
+            bar.set_length(progress.deliveries);
+            bar.set_position(progress.delivered + progress.failed);
             bar.set_message(progress.line());
             if bar.is_hidden() {
                 eprintln!("motor replay: {}", progress.line());
@@ -197,7 +205,7 @@ async fn watch(client: &reqwest::Client, args: &ReplayArgs, replay: Uuid) -> Exi
         if progress.terminado {
             bar.finish();
             println!("replay {replay}: {}", progress.line());
-            return if progress.fallidas == 0 {
+            return if progress.failed == 0 {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE
@@ -229,7 +237,7 @@ mod tests {
         let Command::Replay(args) = cli.command else {
             panic!("expected replay")
         };
-        assert_eq!((args.desde, args.hasta), (Some(1), Some(9)));
+        assert_eq!((args.from, args.to), (Some(1), Some(9)));
         assert!(parse(&["--events", &format!("{SUB},{SUB}")]).is_ok());
         assert!(parse(&["--follow", SUB]).is_ok());
         let none = parse(&[]).unwrap_err().to_string();

@@ -39,7 +39,8 @@ pub struct TailArgs {
     /// Start after this cursor (a seq; 0 = from the first event still
     /// resumable). Without it: the events appended from now on.
     #[arg(long)]
-    pub desde: Option<i64>,
+    #[arg(long = "desde")]
+    pub after: Option<i64>,
     /// Print each envelope as JSON, one per line.
     #[arg(long)]
     pub json: bool,
@@ -56,7 +57,7 @@ enum Ended {
 
 pub async fn run(args: TailArgs) -> ExitCode {
     let client = reqwest::Client::new();
-    let mut cursor = args.desde;
+    let mut cursor = args.after;
     let mut backoff = Duration::from_millis(200);
     loop {
         let (ended, progressed) = follow(&client, &args, &mut cursor).await;

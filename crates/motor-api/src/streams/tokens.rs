@@ -37,7 +37,8 @@ use crate::{
 pub struct CreateStreamToken {
     /// How long the token opens streams, 1–60 s (default 60).
     #[schema(minimum = 1, maximum = 60)]
-    pub segundos: Option<i64>,
+    #[serde(rename = "segundos")]
+    pub seconds: Option<i64>,
 }
 
 /// A stream token: pass it as `?token=` on the instance's stream URL.
@@ -47,12 +48,14 @@ pub struct StreamToken {
     /// (Server-Sent Events or WebSocket) of this instance only.
     pub token: String,
     #[schema(value_type = String, format = Uuid)]
-    pub instancia_id: InstanceId,
+    #[serde(rename = "instancia_id")]
+    pub instance_id: InstanceId,
     /// After this instant the token opens nothing (a stream already open
     /// goes on).
     #[serde(with = "serde_ts")]
     #[schema(value_type = String, format = DateTime)]
-    pub vence_en: Timestamp,
+    #[serde(rename = "vence_en")]
+    pub expires_at: Timestamp,
 }
 
 /// Issues a token that opens this instance's event stream for up to 60 s,
@@ -87,7 +90,7 @@ pub(crate) async fn create_stream_token(
     } else {
         parse_json(&bytes)?
     };
-    let seconds = input.segundos.unwrap_or(MAX_LIFETIME_SECS);
+    let seconds = input.seconds.unwrap_or(MAX_LIFETIME_SECS);
     if !(1..=MAX_LIFETIME_SECS).contains(&seconds) {
         return Err(FieldError::invalid(
             "body.segundos",
@@ -104,8 +107,8 @@ pub(crate) async fn create_stream_token(
     };
     let token = StreamToken {
         token: grant.issue(&state.sealing),
-        instancia_id: instance,
-        vence_en: expires,
+        instance_id: instance,
+        expires_at: expires,
     };
     Ok((StatusCode::CREATED, Json(token)))
 }

@@ -37,19 +37,23 @@ pub struct CheckRow {
     /// `firma_incorrecta`, `segunda_firma_valida`, `cabecera_repetida`,
     /// `cuerpo_grande`, `tiempos`.
     #[schema(example = "timestamp_vencido")]
-    pub nombre: String,
+    #[serde(rename = "nombre")]
+    pub name: String,
     /// What the contract requires: `2xx`, a status, `4xx (no 408/429)`,
     /// or `p99 < N ms`.
     #[schema(example = "408")]
-    pub esperado: String,
+    #[serde(rename = "esperado")]
+    pub expected: String,
     pub obtenido: CheckGot,
     pub veredicto: CheckVerdict,
     /// Why it failed, in a few words; absent when it passed.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub motivo: Option<String>,
+    #[serde(rename = "motivo")]
+    pub reason: Option<String>,
     /// How long the receiver took to answer this check.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub duracion_ms: Option<u64>,
+    #[serde(rename = "duracion_ms")]
+    pub duration_ms: Option<u64>,
 }
 
 /// What the receiver answered.
@@ -95,15 +99,15 @@ impl From<CheckResult> for CheckRow {
     fn from(c: CheckResult) -> Self {
         let Got { status, error, .. } = c.got;
         Self {
-            nombre: c.name.to_owned(),
-            esperado: c.expected.to_string(),
+            name: c.name.to_owned(),
+            expected: c.expected.to_string(),
             obtenido: CheckGot { status, error },
             veredicto: match c.verdict {
                 Verdict::Pass => CheckVerdict::Ok,
                 Verdict::Fail => CheckVerdict::Falla,
             },
-            motivo: c.reason,
-            duracion_ms: c.duration_ms,
+            reason: c.reason,
+            duration_ms: c.duration_ms,
         }
     }
 }

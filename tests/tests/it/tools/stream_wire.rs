@@ -37,7 +37,7 @@ async fn opening(m: &TestMotor, token: &str, instance: &str, query: &str) -> Str
 }
 
 #[tokio::test]
-async fn every_stream_opens_with_its_cursor_and_desde_0_says_what_it_skipped() {
+async fn every_stream_opens_with_its_cursor_and_a_start_at_0_says_what_it_skipped() {
     let m = TestMotor::start(&[motor::serve::Role::Api]).await;
     let t = m.tenant(1).await;
     let i = t.instances[0];
