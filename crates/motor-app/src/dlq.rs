@@ -20,7 +20,7 @@ use uuid::Uuid;
 use crate::{
     access::OPERATOR,
     replays::{self, ReplayInput},
-    Access, Result,
+    Access, AppError, Result,
 };
 
 /// Most failed deliveries one retry sends again.
@@ -110,17 +110,26 @@ pub fn parse_retry(input: &RetrySelection) -> Result<(DlqSelection, String), Fie
 }
 
 /// Sends a DLQ selection again: one replay (of the selected events) per
-/// subscription, under `key` + the subscription id, so a repeat answers
-/// the same replays.
+/// subscription, under `key`, the selection's fingerprint and the
+/// subscription id, so a repeat answers the same replays and the same key
+/// with another selection is a conflict.
 pub async fn retry(pool: &Pool, key: &str, input: &RetrySelection) -> Result<Vec<StoredReplay>> {
     let (selection, reason) = parse_retry(input)?;
-    // A repeat of the key answers the replays it made (the deliveries it
-    // sent again have left the DLQ, so the selection would now be empty).
+    let request = format!("{key}:{}:", fingerprint(&selection, &reason));
+    // A repeat answers the replays it made (the deliveries it sent again
+    // have left the DLQ, so the selection would now be empty); the key
+    // used before with another selection is refused, as a replay's is.
     let mut conn = pool.acquire().await?;
-    let earlier = motor_store::replays::find_by_key_prefix(&mut conn, &format!("{key}:")).await?;
-    drop(conn);
+    let earlier = motor_store::replays::find_by_key_prefix(&mut conn, &request).await?;
     if !earlier.is_empty() {
         return Ok(earlier);
+    }
+    let other = motor_store::replays::find_by_key_prefix(&mut conn, &format!("{key}:")).await?;
+    drop(conn);
+    if !other.is_empty() {
+        return Err(AppError::conflict(
+            "this Idempotency-Key was used with a different request",
+        ));
     }
     let selected = operator_view::failed_selection(pool, &selection).await?;
     let mut by_subscription: BTreeMap<Uuid, (AppId, Vec<EventId>)> = BTreeMap::new();
@@ -139,7 +148,7 @@ pub async fn retry(pool: &Pool, key: &str, input: &RetrySelection) -> Result<Vec
             &Access::whole_app(app),
             OPERATOR,
             SubscriptionId::from_uuid(sub),
-            &format!("{key}:{sub}"),
+            &format!("{request}{sub}"),
             ReplayInput {
                 event_ids: Some(events.iter().map(|e| e.to_string()).collect()),
                 reason: reason.clone(),
@@ -150,4 +159,20 @@ pub async fn retry(pool: &Pool, key: &str, input: &RetrySelection) -> Result<Vec
         done.push(replay);
     }
     Ok(done)
+}
+
+/// A short digest of what a retry selects and why: the part of its
+/// replays' keys that tells one request under a key from another.
+fn fingerprint(selection: &DlqSelection, reason: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut errors = selection.last_errors.clone();
+    errors.sort();
+    let mut ids = selection.delivery_ids.clone();
+    ids.sort();
+    let canonical =
+        serde_json::json!([selection.subscription, selection.app, errors, ids, reason,]);
+    Sha256::digest(canonical.to_string().as_bytes())[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }

@@ -315,6 +315,11 @@ async fn the_operator_lists_retries_and_manages_across_apps() {
         again["replays"][0]["replay_id"],
         done["replays"][0]["replay_id"]
     );
+    // The same key with another request is refused, and makes nothing.
+    let other_reason = json!({"suscripcion_id": sub.to_string(), "motivo": "otra razón"});
+    let (status, refused) =
+        admin_keyed(&m, Method::POST, retry, Some(other_reason), Some("fix-1")).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{refused}");
     assert_eq!(replays(&m).await, 1);
 
     // Pause and reactivate by id, whatever the app.
