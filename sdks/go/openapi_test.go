@@ -38,6 +38,13 @@ var covered = map[string]string{
 	"get_command":         "GetCommand",
 	"list_commands":       "ListCommands",
 	"cancel_command":      "CancelCommand",
+	"check_subscription":  "CheckSubscription",
+	"get_replay":          "GetReplay",
+	"create_stream_token": "CreateStreamToken",
+	"poll_commands":       "PollCommands",
+	"claim_command":       "ClaimCommand",
+	"report_command":      "ReportCommand",
+	"report_state":        "ReportState",
 }
 
 // leftOut are operations an application's SDK does not call.
@@ -76,6 +83,20 @@ var schemaTypes = map[string]reflect.Type{
 	"ComandoList":            reflect.TypeOf(CommandList{}),
 	"NuevoMensaje":           reflect.TypeOf(messageRequest{}),
 	"NuevoComando":           reflect.TypeOf(operationRequest{}),
+	"CheckReport":            reflect.TypeOf(CheckReport{}),
+	"CheckRow":               reflect.TypeOf(CheckRow{}),
+	"CheckGot":               reflect.TypeOf(CheckGot{}),
+	"CheckTimings":           reflect.TypeOf(CheckTimings{}),
+	"ReplayStatus":           reflect.TypeOf(ReplayStatus{}),
+	"CreateStreamToken":      reflect.TypeOf(createStreamToken{}),
+	"StreamToken":            reflect.TypeOf(StreamToken{}),
+	"ComandosPendientes":     reflect.TypeOf(pendingCommands{}),
+	"ComandoPendiente":       reflect.TypeOf(PendingCommand{}),
+	"ComandoReclamado":       reflect.TypeOf(ClaimedCommand{}),
+	"ComandoEjecutor":        reflect.TypeOf(ExecutorCommand{}),
+	"ReporteComando":         reflect.TypeOf(reportWire{}),
+	"ReporteEstado":          reflect.TypeOf(StateReport{}),
+	"EstadoInstancia":        reflect.TypeOf(InstanceState{}),
 }
 
 // notJSON are object schemas that are not JSON bodies the SDK decodes.

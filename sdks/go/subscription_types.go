@@ -12,6 +12,16 @@ const (
 	SigningStandardWebhooks = "standard-webhooks"
 )
 
+// Product contracts a subscription's deliveries follow (its `contrato`):
+// body, headers and signature (docs/CONTRACTS.md). Under any but
+// ContractMotor the contract fixes the signature and `firma` is not used.
+const (
+	ContractMotor            = "motor"
+	ContractVisito           = "visito"
+	ContractAsixto           = "asixto"
+	ContractStandardWebhooks = "standard-webhooks"
+)
+
 // States of a subscription (its `estado`).
 const (
 	SubscriptionActive    = "activa"
@@ -37,7 +47,10 @@ type Subscription struct {
 	Ordered bool     `json:"ordenado"`
 	// Signing is the profile: SigningMwV1, SigningTV1 or
 	// SigningStandardWebhooks.
-	Signing      string `json:"firma"`
+	Signing string `json:"firma"`
+	// Contract is one of the Contract* constants; "" (absent from the
+	// answer) is ContractMotor.
+	Contract     string `json:"contrato,omitempty"`
 	MaxPerSecond *int64 `json:"max_por_segundo"`
 	// State is one of the Subscription* constants.
 	State string `json:"estado"`
@@ -102,7 +115,10 @@ type CreateSubscription struct {
 	// Ordered defaults to true.
 	Ordered *bool `json:"ordenado,omitempty"`
 	// Signing defaults to SigningMwV1.
-	Signing      string       `json:"firma,omitempty"`
+	Signing string `json:"firma,omitempty"`
+	// Contract is one of the Contract* constants; "" = the app's
+	// (ContractMotor unless the operator chose another).
+	Contract     string       `json:"contrato,omitempty"`
 	Credentials  *Credentials `json:"credenciales,omitempty"`
 	MaxPerSecond *int64       `json:"max_por_segundo,omitempty"`
 }
@@ -115,6 +131,9 @@ type UpdateSubscription struct {
 	Types     *[]string `json:"tipos,omitempty"`
 	Ordered   *bool     `json:"ordenado,omitempty"`
 	Signing   *string   `json:"firma,omitempty"`
+	// Contract: one of the Contract* constants; applies from the next
+	// attempt.
+	Contract *string `json:"contrato,omitempty"`
 	// State: SubscriptionActive or SubscriptionPaused (reactivates a
 	// suspended one too).
 	State *string `json:"estado,omitempty"`

@@ -197,6 +197,22 @@ func TestDeliveriesRetryAndReplay(t *testing.T) {
 	if len(ids) != 4 {
 		t.Fatalf("delivery ids of event 1: %v", ids)
 	}
+	waitFor(t, "the replay to finish", func() bool {
+		status, err := c.GetReplay(ctx(t), sub.ID, replay.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return status.Done
+	})
+	status, err := c.GetReplay(ctx(t), sub.ID, replay.ID)
+	if err != nil || status.ID != replay.ID || status.SubscriptionID != sub.ID || status.Deliveries != 2 ||
+		status.Delivered != 2 || status.Failed != 0 || status.Pending != 0 {
+		t.Fatalf("the replay's progress: %v %+v", err, status)
+	}
+	_, err = c.GetReplay(ctx(t), sub.ID, first.EventID)
+	if e := apiError(t, err); e.Status != http.StatusNotFound {
+		t.Fatalf("an unknown replay: %v", err)
+	}
 	list, err := c.ListDeliveries(ctx(t), motor.ListDeliveriesOptions{InstanceID: instance, PerPage: 2})
 	if err != nil || len(list.Deliveries) != 2 || !list.HasMore || list.PerPage != 2 || list.Page != 1 {
 		t.Fatalf("paged list: %v %+v", err, list)

@@ -1,9 +1,10 @@
 // The client: one Transport (base URL, token, fetch) shared by the
 // resources, `motor.events`, `motor.commands`, `motor.subscriptions`,
-// `motor.deliveries`.
+// `motor.deliveries`, `motor.executor`.
 import { Commands } from './commands.js';
 import { Deliveries } from './deliveries.js';
 import { Events } from './events.js';
+import { Executor } from './executor.js';
 import { Transport, type MotorOptions } from './http.js';
 import { Subscriptions } from './subscriptions.js';
 
@@ -12,6 +13,7 @@ export class Motor {
   readonly commands: Commands;
   readonly subscriptions: Subscriptions;
   readonly deliveries: Deliveries;
+  readonly executor: Executor;
 
   constructor(options: MotorOptions) {
     const http = new Transport(options);
@@ -19,5 +21,6 @@ export class Motor {
     this.commands = new Commands(http);
     this.subscriptions = new Subscriptions(http);
     this.deliveries = new Deliveries(http);
+    this.executor = new Executor(http);
   }
 }

@@ -3,7 +3,7 @@
 // docs' loops do, and follow the stream (stream.ts).
 import { segment, type Transport } from './http.js';
 import { EventStream, type StreamOptions } from './stream.js';
-import type { Envelope, LedgerPage, NewEvent } from './types.js';
+import type { Envelope, LedgerPage, NewEvent, StreamToken } from './types.js';
 
 export interface AppendOptions {
   /**
@@ -27,6 +27,12 @@ export interface ListOptions {
 
 /** A page of the ledger, typed by the caller's `data`. */
 export type Page<D = unknown> = Omit<LedgerPage, 'events'> & { events: Envelope<D>[] };
+
+export interface StreamTokenOptions {
+  /** `segundos`: how long the token opens streams, 1–60 (default 60). */
+  seconds?: number;
+  signal?: AbortSignal;
+}
 
 export class Events {
   readonly #http: Transport;
@@ -99,5 +105,19 @@ export class Events {
    */
   stream<D = unknown>(instanceId: string, options: StreamOptions = {}): EventStream<D> {
     return new EventStream<D>(this.#http, instanceId, options);
+  }
+
+  /**
+   * A short-lived token that opens this instance's stream as `?token=`
+   * (SSE or WebSocket), for a browser's EventSource, which cannot send
+   * the key. A stream already open goes on after it lapses.
+   */
+  async streamToken(instanceId: string, options: StreamTokenOptions = {}): Promise<StreamToken> {
+    const body = options.seconds === undefined ? {} : { segundos: options.seconds };
+    const { data } = await this.#http.call<StreamToken>('POST', `/v1/instances/${segment(instanceId)}/stream-tokens`, {
+      body,
+      signal: options.signal,
+    });
+    return data;
   }
 }

@@ -1,11 +1,14 @@
 // Subscriptions (scope `subscriptions:manage`) and their replays (scope
 // `deliveries:replay`): create, list, get, patch with `version_esperada`,
-// delete, rotate the secret, send a test, replay.
+// delete, rotate the secret, send a test, check the receiver, replay and
+// follow a replay's progress.
 import { segment, type Transport } from './http.js';
 import type {
+  CheckReport,
   CreateReplay,
   CreateSubscription,
   Replay,
+  ReplayStatus,
   Subscription,
   SubscriptionList,
   SubscriptionState,
@@ -76,6 +79,21 @@ export class Subscriptions {
   /** Sends a signed `webhook.test` (not in the ledger) and reports how it went. */
   async test(id: string, options: Signal = {}): Promise<TestResult> {
     return (await this.#http.call<TestResult>('POST', `/v1/subscriptions/${segment(id)}/test`, options)).data;
+  }
+
+  /**
+   * Sends the receiver-check battery to a webhook subscription's URL and
+   * grades the answers. A broker subscription, a deleted one or one with
+   * no live key is a 409.
+   */
+  async check(id: string, options: Signal = {}): Promise<CheckReport> {
+    return (await this.#http.call<CheckReport>('POST', `/v1/subscriptions/${segment(id)}/check`, options)).data;
+  }
+
+  /** How far a replay has gone: `terminado` when none of its deliveries is pending. */
+  async getReplay(id: string, replayId: string, options: Signal = {}): Promise<ReplayStatus> {
+    const path = `/v1/subscriptions/${segment(id)}/replays/${segment(replayId)}`;
+    return (await this.#http.call<ReplayStatus>('GET', path, options)).data;
   }
 
   /**

@@ -34,9 +34,20 @@ export type SigningKey = Schemas['Clave'];
 export type Credentials = Schemas['Credenciales'];
 export type SuspensionReason = Schemas['Motivo'];
 export type TestResult = Schemas['TestResult'];
+/** A subscription's product contract (`contrato`); absent from answers when `motor`. */
+export type Contract = Schemas['Contrato'];
+/** The receiver check's graded battery (`POST /v1/subscriptions/{id}/check`). */
+export type CheckReport = Schemas['CheckReport'];
+export type CheckRow = Schemas['CheckRow'];
+export type CheckVerdict = Schemas['CheckVerdict'];
+/** A short-lived token that opens one instance's stream as `?token=`. */
+export type StreamToken = Schemas['StreamToken'];
+export type CreateStreamToken = Schemas['CreateStreamToken'];
 
 export type CreateReplay = Schemas['CreateReplay'];
 export type Replay = Schemas['Replay'];
+/** How far a replay has gone (`terminado` when none is pending). */
+export type ReplayStatus = Schemas['ReplayStatus'];
 
 export type Delivery = Schemas['Entrega'];
 export type DeliveryDetail = Schemas['EntregaDetalle'];
@@ -63,5 +74,21 @@ export type CommandStage = Schemas['CommandStage'];
 export type NewMessage = Omit<Schemas['NuevoMensaje'], 'contenido'> & { contenido: Record<string, unknown> };
 /** Another command's body (`tipo`, `parametros`, and the optional fields). */
 export type NewCommand = Omit<Schemas['NuevoComando'], 'parametros'> & { parametros?: Record<string, unknown> | null };
+
+/** A claimable command as the executor's long-poll answers it. */
+export type PendingCommand = Schemas['ComandoPendiente'];
+/** A command with everything an executor needs (`reclamos`, `reservado_hasta`). */
+export type ExecutorCommand = Omit<Schemas['ComandoEjecutor'], 'contenido' | 'parametros'> & {
+  contenido: Record<string, unknown> | null;
+  parametros: Record<string, unknown> | null;
+};
+/** A claim's answer: the command, now `ejecutando`, and its lease (`reserva`). */
+export type ClaimedCommand = Omit<Schemas['ComandoReclamado'], 'comando'> & { comando: ExecutorCommand };
+/** An executor's report of a command's outcome (`ReporteComando`). */
+export type CommandReport = Schemas['ReporteComando'];
+/** An instance's connection state as its executor saw it change (`ReporteEstado`). */
+export type StateReport = Schemas['ReporteEstado'];
+/** What a state report did. */
+export type InstanceState = Schemas['EstadoInstancia'];
 
 export type Scope = Schemas['Scope'];

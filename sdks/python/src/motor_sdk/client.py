@@ -16,14 +16,18 @@ from typing import Any
 from ._transport import Transport, quote
 from ._wire import decode
 from .commands import Commands
+from .executor import Executor
 from .stream import EventStream
 from .types import (
     Delivery,
     DeliveryDetail,
     DeliveryPage,
+    CheckReport,
     Envelope,
     LedgerPage,
     Replay,
+    ReplayStatus,
+    StreamToken,
     Subscription,
     SubscriptionList,
     SubscriptionWithSecret,
@@ -68,6 +72,7 @@ class Client:
         self.commands = Commands(self._http)
         self.subscriptions = Subscriptions(self._http)
         self.deliveries = Deliveries(self._http)
+        self.executor = Executor(self._http)
 
     def __repr__(self) -> str:
         return f"Client({self._http.base_url!r})"
@@ -153,6 +158,14 @@ class Client:
                 return
             after_seq = page.next_after_seq
 
+    def stream_token(self, instance_id: str, *, segundos: int | None = None) -> StreamToken:
+        """A short-lived token (``segundos`` 1–60, default 60) that opens this
+        instance's stream as ``?token=``: for a browser's EventSource or
+        WebSocket, which cannot send the key. Scope ``events:read``."""
+        body = _present(segundos=segundos)
+        answer = self._http.call("POST", f"/v1/instances/{quote(instance_id)}/stream-tokens", body=body)
+        return decode(StreamToken, answer.json())
+
     def follow(
         self,
         instance_id: str,
@@ -198,6 +211,7 @@ class Subscriptions:
         tipos: Sequence[str] | None = None,
         ordenado: bool | None = None,
         firma: str | None = None,
+        contrato: str | None = None,
         credenciales: dict[str, str] | None = None,
         max_por_segundo: int | None = None,
     ) -> SubscriptionWithSecret:
@@ -209,6 +223,7 @@ class Subscriptions:
             tipos=_list_or_none(tipos),
             ordenado=ordenado,
             firma=_str(firma),
+            contrato=_str(contrato),
             credenciales=credenciales,
             max_por_segundo=max_por_segundo,
         )
@@ -236,6 +251,7 @@ class Subscriptions:
         tipos: Any = UNSET,
         ordenado: Any = UNSET,
         firma: Any = UNSET,
+        contrato: Any = UNSET,
         estado: Any = UNSET,
         credenciales: Any = UNSET,
         max_por_segundo: Any = UNSET,
@@ -251,6 +267,7 @@ class Subscriptions:
             "tipos": tipos if tipos in (UNSET, None) else list(tipos),
             "ordenado": ordenado,
             "firma": _str(firma),
+            "contrato": _str(contrato),
             "estado": _str(estado),
             "credenciales": credenciales,
             "max_por_segundo": max_por_segundo,
@@ -276,6 +293,20 @@ class Subscriptions:
         the receiver took it."""
         answer = self._http.call("POST", f"/v1/subscriptions/{quote(subscription_id)}/test")
         return decode(TestResult, answer.json())
+
+    def check(self, subscription_id: str) -> CheckReport:
+        """Sends the receiver-check battery to a webhook subscription's URL
+        and grades the answers. A broker subscription, a deleted one or one
+        without a live key raises :class:`~motor_sdk.errors.Conflict`."""
+        answer = self._http.call("POST", f"/v1/subscriptions/{quote(subscription_id)}/check")
+        return decode(CheckReport, answer.json())
+
+    def get_replay(self, subscription_id: str, replay_id: str) -> ReplayStatus:
+        """How far a replay has gone (``terminado`` when none is pending)."""
+        answer = self._http.call(
+            "GET", f"/v1/subscriptions/{quote(subscription_id)}/replays/{quote(replay_id)}"
+        )
+        return decode(ReplayStatus, answer.json())
 
     def replay(
         self,

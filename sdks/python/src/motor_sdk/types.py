@@ -33,6 +33,17 @@ class SigningProfile(str, enum.Enum):
     STANDARD_WEBHOOKS = "standard-webhooks"
 
 
+class Contract(str, enum.Enum):
+    """A subscription's ``contrato``: the product contract its deliveries
+    follow (body, headers and signature; docs/CONTRACTS.md). Absent from
+    an answer when ``motor``."""
+
+    MOTOR = "motor"
+    VISITO = "visito"
+    ASIXTO = "asixto"
+    STANDARD_WEBHOOKS = "standard-webhooks"
+
+
 class SubscriptionState(str, enum.Enum):
     ACTIVA = "activa"
     PAUSADA = "pausada"
@@ -138,6 +149,8 @@ class Subscription:
     fallidas: int
     creada_en: str
     actualizada_en: str
+    #: ``None`` (absent from the answer) is ``motor``.
+    contrato: str | None = None
 
 
 @dataclass(frozen=True)
@@ -171,6 +184,77 @@ class Replay:
     suscripcion_id: str
     entregas: int
     creado_en: str
+
+
+@dataclass(frozen=True)
+class ReplayStatus:
+    """How far a replay has gone: ``entregas`` split into ``entregadas``,
+    ``fallidas`` and ``pendientes``; ``terminado`` when none is pending."""
+
+    replay_id: str
+    suscripcion_id: str
+    entregas: int
+    entregadas: int
+    fallidas: int
+    pendientes: int
+    terminado: bool
+    creado_en: str
+
+
+class CheckVerdict(str, enum.Enum):
+    OK = "ok"
+    FALLA = "falla"
+
+
+@dataclass(frozen=True)
+class CheckGot:
+    """What the receiver answered: ``status``, or the sanitised transport
+    ``error`` (``timeout``, ``conexion_rechazada``, …) when it did not."""
+
+    status: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One graded check (``nombre``: ``entrega_valida``,
+    ``timestamp_vencido``, …); ``motivo`` says why it failed."""
+
+    nombre: str
+    esperado: str
+    obtenido: CheckGot
+    veredicto: str
+    motivo: str | None = None
+    duracion_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class CheckTimings:
+    muestras: int
+    p50_ms: int
+    p99_ms: int
+    timeout_ms: int
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """A receiver check's graded battery; ``aprobado`` when every check
+    passed."""
+
+    url: str
+    perfil: str
+    aprobado: bool
+    comprobaciones: list[CheckRow]
+    tiempos: CheckTimings
+
+
+@dataclass(frozen=True)
+class StreamToken:
+    """Opens one instance's stream as ``?token=`` until ``vence_en``."""
+
+    token: str = field(repr=False)
+    instancia_id: str
+    vence_en: str
 
 
 @dataclass(frozen=True)
@@ -297,3 +381,69 @@ class CommandPage:
     pagina: int
     por_pagina: int
     hay_mas: bool
+
+
+@dataclass(frozen=True)
+class PendingCommand:
+    """A claimable command as the executor's long-poll answers it
+    (``ComandoPendiente``): claim it for its content."""
+
+    command_id: str
+    instance_id: str
+    tipo: str
+    next_try: str | None = None
+
+
+@dataclass(frozen=True)
+class PendingCommands:
+    commands: list[PendingCommand]
+
+
+@dataclass(frozen=True)
+class ExecutorCommand:
+    """A command with everything an executor needs (``ComandoEjecutor``):
+    a ``Command``'s fields, ``reclamos`` and the lease's end."""
+
+    id: str
+    instance_id: str
+    tipo: str
+    status: str
+    generation: int
+    reclamos: int
+    creado_en: str
+    actualizado_en: str
+    next_try: str | None = None
+    error_code: str | None = None
+    stage: str | None = None
+    server_code: str | None = None
+    provider_message_id: str | None = None
+    aceptado_en: str | None = None
+    chat: str | None = None
+    contenido: dict[str, Any] | None = None
+    parametros: dict[str, Any] | None = None
+    expires_at: str | None = None
+    correlation_id: str | None = None
+    generacion_esperada: int | None = None
+    reservado_hasta: str | None = None
+
+
+@dataclass(frozen=True)
+class ClaimedCommand:
+    """A claim's answer: the command, now ``ejecutando``, and its lease
+    (``reserva``: send it in the report before ``reservado_hasta``)."""
+
+    reserva: str
+    reservado_hasta: str
+    comando: ExecutorCommand
+
+
+@dataclass(frozen=True)
+class InstanceState:
+    """What a state report did (``EstadoInstancia``); ``seq`` is the
+    ``state.changed`` event's, ``None`` when nothing changed."""
+
+    instance_id: str
+    estado: str
+    generation: int
+    estado_anterior: str | None = None
+    seq: int | None = None
