@@ -7,6 +7,7 @@
 mod brokers;
 mod faults;
 mod receivers;
+pub mod soak;
 
 use std::time::Duration;
 
