@@ -5,7 +5,8 @@
 //!
 //!   cargo bench -p motor --bench commands     (or scripts/bench)
 //!
-//! Phases (MOTOR_BENCH_PHASES, all by default):
+//! Phases (MOTOR_BENCH_PHASES, a comma list; unset or empty: all of them;
+//! scripts/bench passes its MOTOR_BENCH_COMMAND_PHASES):
 //! - `commands-accept`: MOTOR_BENCH_SENDERS concurrent clients POST single
 //!   sends (`POST /v1/instances/{id}/messages`, a fresh `Idempotency-Key`
 //!   each) over MOTOR_BENCH_INSTANCES instances for MOTOR_BENCH_SECONDS, as
@@ -433,10 +434,16 @@ async fn main() {
     let rate = number("MOTOR_BENCH_COMMAND_RATE", "500");
     let executed = number("MOTOR_BENCH_COMMAND_INSTANCES", "10") as usize;
     let patience = Duration::from_secs_f64(number("MOTOR_BENCH_PATIENCE", "60"));
-    let phases: Vec<String> = env_or("MOTOR_BENCH_PHASES", PHASES)
+    let phases: Vec<String> = env_or("MOTOR_BENCH_PHASES", "")
         .split(',')
         .map(|p| p.trim().to_owned())
+        .filter(|p| !p.is_empty())
         .collect();
+    let phases = if phases.is_empty() {
+        PHASES.split(',').map(str::to_owned).collect()
+    } else {
+        phases
+    };
     for p in &phases {
         assert!(
             PHASES.split(',').any(|known| known == p),
