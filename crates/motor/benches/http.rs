@@ -261,10 +261,11 @@ async fn main() {
     let (events, senders, n) = (settings.events, settings.senders, settings.instances);
     println!(
         "motor http benchmark: {} ({}), {events} events per closed-loop phase, {senders} senders, \
-         {n} instances, {} s per fixed rate; Motor log {}",
+         {n} instances, {} s per fixed rate; topic prefix {}, Motor log {}",
         binary.display(),
         db.run_id,
         settings.seconds,
+        motor.prefix,
         motor.log.display()
     );
 

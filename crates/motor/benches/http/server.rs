@@ -24,7 +24,10 @@ pub struct Motor {
     pub base: String,
     /// Motor's stderr.
     pub log: PathBuf,
-    admin_token: String,
+    /// Its topic prefix (`MOTOR_TOPIC_PREFIX`).
+    pub prefix: String,
+    /// The operator's token (`MOTOR_ADMIN_TOKEN`).
+    pub admin_token: String,
     client: reqwest::Client,
 }
 
@@ -47,11 +50,12 @@ impl Motor {
             .port();
         let log = std::env::temp_dir().join(format!("motor-bench-{}.log", db.run_id));
         let admin_token = Uuid::new_v4().simple().to_string();
+        let prefix = format!("bench{}h", db.run_id);
         let child = Command::new(binary)
             .arg("serve")
             .env("MOTOR_DATABASE_URL", &db.url)
             .env("MOTOR_KAFKA_BROKERS", &db.brokers)
-            .env("MOTOR_TOPIC_PREFIX", format!("bench{}h", db.run_id))
+            .env("MOTOR_TOPIC_PREFIX", &prefix)
             .env("MOTOR_HTTP_ADDR", format!("127.0.0.1:{port}"))
             .env("MOTOR_ADMIN_TOKEN", &admin_token)
             .env("MOTOR_MASTER_KEY", "bench-master-key-0123456789abcdef0123")
@@ -65,6 +69,7 @@ impl Motor {
             child,
             base: format!("http://127.0.0.1:{port}"),
             log,
+            prefix,
             admin_token,
             client: reqwest::Client::new(),
         };
@@ -138,7 +143,7 @@ impl Motor {
         }
     }
 
-    async fn instances(&self, app: &str, n: usize, name: &str) -> Vec<Uuid> {
+    pub async fn instances(&self, app: &str, n: usize, name: &str) -> Vec<Uuid> {
         let mut ids = Vec::with_capacity(n);
         for i in 0..n {
             let path = format!("/v1/admin/apps/{app}/instances");
@@ -149,7 +154,8 @@ impl Motor {
         ids
     }
 
-    async fn post(&self, path: &str, token: &str, body: Value) -> Value {
+    /// POSTs `body` under `token` and expects 201.
+    pub async fn post(&self, path: &str, token: &str, body: Value) -> Value {
         let response = self
             .client
             .post(format!("{}{path}", self.base))
