@@ -230,7 +230,18 @@ impl Amqp {
         for link in self.links.all() {
             if let Some(live) = link.live.lock().await.take() {
                 // Best effort: the broker may be gone already.
-                let _ = live.connection.close(200, "shutdown").await;
+                if live.connection.close(200, "shutdown").await.is_ok() {
+                    // The close-ok returns before lapin's I/O thread has
+                    // done its last I/O; were the runtime to stop
+                    // meanwhile, that thread logs two errors. A closed
+                    // connection's thread ends: wait for it, briefly.
+                    let connection = live.connection;
+                    let _ = tokio::time::timeout(
+                        Duration::from_secs(2),
+                        tokio::task::spawn_blocking(move || connection.run()),
+                    )
+                    .await;
+                }
             }
         }
     }
