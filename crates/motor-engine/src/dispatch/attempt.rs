@@ -16,7 +16,7 @@ use motor_store::deliveries::{Attempt, Claimed};
 use super::Dispatcher;
 use crate::Result;
 
-pub(super) async fn make(d: &Dispatcher, claimed: &Claimed) -> Result<(Attempt, Outcome)> {
+pub(super) async fn make(d: &Dispatcher, claimed: &mut Claimed) -> Result<(Attempt, Outcome)> {
     let settings = d.cache.settings(&d.pool).await?;
     let app = d.cache.app(&d.pool, claimed.app_id).await?;
     let signing = d
@@ -53,15 +53,17 @@ pub(super) async fn make(d: &Dispatcher, claimed: &Claimed) -> Result<(Attempt, 
     };
     // A contract whose timeout is its own (Visito's 10 s) may wait longer
     // than the lease, which the operator's setting sized: renewed first,
-    // so no other process takes the delivery while it is in flight.
+    // so no other process takes the delivery while it is in flight. The
+    // record names the lease it holds, so it keeps the new one.
     if let Some(timeout) = signing.contract.spec().attempt_timeout {
         let setting = std::time::Duration::from_secs(settings.timeout_seconds.max(1) as u64);
-        if timeout > setting
-            && motor_store::deliveries::renew(&d.pool, claimed, timeout + super::LEASE_MARGIN)
+        if timeout > setting {
+            match motor_store::deliveries::renew(&d.pool, claimed, timeout + super::LEASE_MARGIN)
                 .await?
-                .is_none()
-        {
-            return Err(crate::EngineError::Lost);
+            {
+                Some(until) => claimed.lease_until = until,
+                None => return Err(crate::EngineError::Lost),
+            }
         }
     }
     let replay_of = claimed.replay_of.map(|id| id.to_string());

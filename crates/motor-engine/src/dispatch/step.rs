@@ -103,7 +103,7 @@ impl Dispatcher {
             if !self.gate(&mut chain, &mut claimed).await? {
                 return Ok(());
             }
-            let (attempt, outcome, span) = self.attempt(&mut chain, &claimed).await?;
+            let (attempt, outcome, span) = self.attempt(&mut chain, &mut claimed).await?;
             let recorded = self
                 .settle(&mut chain, claimed, attempt, outcome, span)
                 .await?;
@@ -172,7 +172,7 @@ impl Dispatcher {
     async fn attempt(
         &self,
         chain: &mut Chain,
-        claimed: &Claimed,
+        claimed: &mut Claimed,
     ) -> Result<(Attempt, Outcome, tracing::Span)> {
         chain.attempts += 1;
         let span = observe::span(claimed);

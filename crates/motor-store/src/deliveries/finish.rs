@@ -58,7 +58,8 @@ pub enum Recorded {
         suspended: bool,
     },
     /// The delivery was no longer at this attempt (another attempt
-    /// recorded first, or it is terminal): nothing was written.
+    /// recorded first, or it is terminal), or another claim took it after
+    /// this one's lease ran out: nothing was written.
     Stale,
 }
 
@@ -103,6 +104,7 @@ pub async fn record_attempt(
         attempt.status.map(i32::from),
         decision.last_error().map(|e| e.to_string()),
         proximo,
+        claimed.lease_until,
     )
     .execute(&mut *tx)
     .await?;

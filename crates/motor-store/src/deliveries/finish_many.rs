@@ -23,7 +23,8 @@ use crate::{interval, Pool, Result};
 /// subscription's oldest due delivery nobody holds (so a backlog moves
 /// without a job and a claim per delivery; two inputs of one subscription
 /// get two different ones). One lease for the batch: the longest asked.
-/// A delivery no longer at its attempt is [`Recorded::Stale`]. A next
+/// A delivery no longer at its attempt, or claimed again by someone else
+/// after its lease ran out, is [`Recorded::Stale`]. A next
 /// delivery of an ordered lane that was parked but is not claimed gets its
 /// job in a transaction of its own (a crash in between is a lost wake-up
 /// the sweeper repairs).
@@ -57,6 +58,7 @@ pub async fn record_delivered_many(
     // Key ids never hold a comma (`whk_` and hex); one text per attempt
     // keeps the arrays one-dimensional.
     let key_ids: Vec<String> = done.iter().map(|(_, a, _)| a.key_ids.join(",")).collect();
+    let leases: Vec<_> = done.iter().map(|(c, _, _)| c.lease_until).collect();
     let lease = done
         .iter()
         .filter_map(|(_, _, n)| match n {
@@ -74,6 +76,7 @@ pub async fn record_delivered_many(
         &started,
         &durations,
         &key_ids,
+        &leases,
     )
     .fetch_all(&mut *tx)
     .await?;

@@ -1,6 +1,7 @@
 //! Recording an attempt, one test per kind of decision: fallida (DLQ,
-//! redirect, exhaustion), retry in a tier, suspension with an alert, and a
-//! second record of the same attempt.
+//! redirect, exhaustion), retry in a tier, suspension with an alert, a
+//! second record of the same attempt, and the record of a claim that lost
+//! its lease to another.
 
 use chrono::Utc;
 use motor::serve::Role;
@@ -17,8 +18,8 @@ use sqlx::Row;
 use super::{
     clear_outbox, delivery, jobs,
     lanes::{
-        attempt, claim_ok, decide, events, finish, jobs_for, one_claimed, released, row,
-        two_events, LEASE,
+        attempt, claim_ok, decide, events, finish, finish_with, jobs_for, one_claimed, released,
+        row, two_events, LEASE,
     },
 };
 use crate::util::TestMotor;
@@ -305,5 +306,73 @@ async fn recording_an_attempt_twice_is_stale_and_writes_nothing() {
         .await
         .unwrap();
     assert_eq!(outbox, 1); // only the retry job
+    m.stop().await;
+}
+
+/// A process stalled past its lease (its record waited seconds for a
+/// connection) while the sweeper's job let another claim take the
+/// delivery: the late record, success or failure, is stale — the other
+/// claim's attempt is on its way and records the outcome. Accepting it
+/// would mark the delivery `entregada` (and free its lane) while the other
+/// claim still sends it. A lease the sweeper cleared with nobody claiming
+/// since still takes the record.
+#[tokio::test]
+async fn a_record_after_another_claim_took_the_lease_is_stale() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let (_, _, first) = one_claimed(&m, true).await;
+    let d1 = first.delivery_id;
+    let expire = |pool| async move {
+        sqlx::query(
+            "UPDATE deliveries SET reservado_hasta = now() - interval '1 second' WHERE id = $1",
+        )
+        .bind(d1.as_uuid())
+        .execute(pool)
+        .await
+        .unwrap();
+    };
+    expire(&m.db.pool).await;
+    let second = claim_ok(&m.db.pool, d1, 1).await;
+    assert_ne!(first.lease_until, second.lease_until);
+
+    assert_eq!(finish(&m.db.pool, &first, 500).await, Recorded::Stale);
+    assert_eq!(finish(&m.db.pool, &first, 200).await, Recorded::Stale);
+    assert_eq!(
+        finish_with(&m.db.pool, &first, 200, Next::Claim(LEASE)).await,
+        Recorded::Stale
+    );
+    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM delivery_attempts")
+        .fetch_one(&m.db.pool)
+        .await
+        .unwrap();
+    assert_eq!(n, 0);
+    assert_eq!(
+        row(&m.db.pool, d1).await.get::<String, _>("estado"),
+        "pendiente"
+    );
+
+    // The claim that holds the lease records; the fused path too.
+    assert!(matches!(
+        finish_with(&m.db.pool, &second, 200, Next::Claim(LEASE)).await,
+        Recorded::Done {
+            state: DeliveryState::Delivered,
+            ..
+        }
+    ));
+
+    // Cleared by a requeue, nobody claiming since: the late record counts.
+    let (t, sub, late) = one_claimed(&m, true).await;
+    let _ = (t, sub);
+    sqlx::query("UPDATE deliveries SET reservado_hasta = NULL WHERE id = $1")
+        .bind(late.delivery_id.as_uuid())
+        .execute(&m.db.pool)
+        .await
+        .unwrap();
+    assert!(matches!(
+        finish(&m.db.pool, &late, 200).await,
+        Recorded::Done {
+            state: DeliveryState::Delivered,
+            ..
+        }
+    ));
     m.stop().await;
 }

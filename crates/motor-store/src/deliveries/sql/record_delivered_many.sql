@@ -1,7 +1,8 @@
 -- Group commit of delivered attempts: $1 delivery ids, $2 attempt
 -- numbers, $3 statuses, $4 start times, $5 durations (ms), $6 key ids
--- (comma-joined). One row per delivery still at its attempt (the others
--- are stale). Its transaction then claims what follows each head with
+-- (comma-joined), $7 the leases their claims hold. One row per delivery
+-- still at its attempt and not claimed by anyone else since (the others
+-- are stale; see record_attempt.sql). Its transaction then claims what follows each head with
 -- next_after_many.sql, a statement of its own so that its snapshot is
 -- taken after every head here is locked: a first attempt committed
 -- parked behind one of them before that snapshot is seen there, and one
@@ -18,8 +19,8 @@
 -- plans test's "planned young" state checks it.
 WITH input AS (
     SELECT * FROM UNNEST($1::uuid[], $2::int[], $3::int[], $4::timestamptz[], $5::int[],
-                         $6::text[])
-        AS t(id, numero, status, iniciado_en, duracion_ms, key_ids)
+                         $6::text[], $7::timestamptz[])
+        AS t(id, numero, status, iniciado_en, duracion_ms, key_ids, reserva)
 ), head AS (
     UPDATE deliveries d
     SET estado = 'entregada', intentos = i.numero, ultimo_status = i.status,
@@ -28,6 +29,7 @@ WITH input AS (
     FROM input i
     WHERE d.id = ANY ($1::uuid[]) AND d.id = i.id
       AND (d.estado = 'pendiente') IS TRUE AND d.intentos = i.numero - 1 -- see claim.sql
+      AND (d.reservado_hasta IS NULL OR d.reservado_hasta = i.reserva) -- see record_attempt.sql
     RETURNING d.id, d.subscription_id
 ), attempt AS (
     INSERT INTO delivery_attempts (delivery_id, numero, iniciado_en, duracion_ms, status,
