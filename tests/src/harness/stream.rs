@@ -28,7 +28,8 @@ pub struct StreamFollower {
 }
 
 impl StreamFollower {
-    /// Follows `instance`'s stream at `api` from its first event.
+    /// Follows `instance`'s stream at `api` (`http://host:port`) from its
+    /// first event.
     pub fn start(http: reqwest::Client, api: &str, token: &str, instance: &str) -> Self {
         let seen = Arc::new(Mutex::new(Seen::default()));
         let url = format!("{api}/v1/instances/{instance}/events/stream");

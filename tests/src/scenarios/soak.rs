@@ -293,7 +293,10 @@ pub async fn soak(minutes: u64) -> anyhow::Result<Soak> {
         .tenant()
         .instances
         .iter()
-        .map(|i| StreamFollower::start(run.http.clone(), &run.api, &run.tenant().token, i))
+        .map(|i| {
+            let api = format!("http://{}", run.api);
+            StreamFollower::start(run.http.clone(), &api, &run.tenant().token, i)
+        })
         .collect();
 
     // Steady producers until the end of the last minute.
