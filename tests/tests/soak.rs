@@ -1,7 +1,7 @@
 //! The soak, ignored by default: `scripts/soak [--minutes N]` runs it
 //! (`MOTOR_SOAK_MINUTES`, default 10). It fails when a judged series grows
-//! without bound (`scenarios::soak::leaks`) or the checker finds a
-//! violation.
+//! without bound (`scenarios::soak::leaks`), the checker finds a
+//! violation, or a stream follower missed an event of its instance.
 
 use motor_system_tests::scenarios::soak;
 
@@ -17,12 +17,20 @@ fn soak() {
         .enable_all()
         .build()
         .expect("a runtime");
-    let (report, leaks) = runtime
+    let soak::Soak {
+        report,
+        leaks,
+        streams,
+    } = runtime
         .block_on(soak::soak(minutes))
         .unwrap_or_else(|e| panic!("soak: {e:#}"));
     for leak in &leaks {
         println!("LEAK {leak}");
     }
+    for missed in &streams {
+        println!("STREAM {missed}");
+    }
     assert!(report.ok(), "{report}");
     assert!(leaks.is_empty(), "grew without bound: {leaks:?}");
+    assert!(streams.is_empty(), "a stream follower missed: {streams:?}");
 }

@@ -91,6 +91,10 @@ pub async fn run(
             Err(e) => {
                 tracing::warn!(error = %e, "sweep failed; retrying");
                 conn = None;
+                // The next connection may reach another history (a
+                // failover): start from a walk of every lane. A pass also
+                // notices a change of server by itself (`LaneHints`).
+                hints.forget();
             }
         }
         // A pass walks every lane (and one index range per unordered

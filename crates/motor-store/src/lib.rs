@@ -39,6 +39,7 @@ pub mod replays;
 pub mod settings;
 pub mod subscription_stats;
 pub mod subscriptions;
+pub mod tcp_guard;
 pub mod throttle;
 
 use std::{str::FromStr, time::Duration};
@@ -50,6 +51,7 @@ use sqlx::{
 };
 
 use crate::primary::{Hosts, SessionAttrs, Switched};
+pub use crate::tcp_guard::TcpGuard;
 
 pub use sqlx::{PgPool as Pool, Postgres, Transaction};
 
@@ -117,6 +119,19 @@ pub async fn connect_with_timeout(
     max_connections: u32,
     acquire_timeout: Duration,
 ) -> Result<PgPool> {
+    connect_guarded(url, max_connections, acquire_timeout, TcpGuard::DEFAULT).await
+}
+
+/// [`connect_with_timeout`], every connection's socket under `guard`
+/// (`MOTOR_DATABASE_TCP_TIMEOUT_SECS`; [`tcp_guard`]), as are the
+/// process's connections outside a pool ([`connect_own`]).
+pub async fn connect_guarded(
+    url: &str,
+    max_connections: u32,
+    acquire_timeout: Duration,
+    guard: TcpGuard,
+) -> Result<PgPool> {
+    tcp_guard::set_process_guard(guard);
     let hosts = Hosts::parse(url).map_err(|e| sqlx::Error::Configuration(e.into()))?;
     let (chosen, probe) = hosts.find(acquire_timeout).await?;
     let options = session(chosen.clone());
@@ -128,6 +143,7 @@ pub async fn connect_with_timeout(
         .acquire_timeout(acquire_timeout)
         .after_connect(move |conn, _| {
             Box::pin(async move {
+                tcp_guard::apply_or_log(conn, guard).await;
                 if read_write && !primary::takes_writes(conn).await? {
                     return Err(sqlx::Error::Io(std::io::Error::new(
                         std::io::ErrorKind::NotConnected,
@@ -172,6 +188,7 @@ pub async fn connect_own(pool: &PgPool, application_name: &str) -> Result<PgConn
         .clone()
         .application_name(application_name);
     let mut conn = options.connect().await?;
+    tcp_guard::apply_or_log(&mut conn, tcp_guard::process_guard()).await;
     if !primary::takes_writes(&mut conn).await? {
         return Err(StoreError::Database(sqlx::Error::Io(std::io::Error::new(
             std::io::ErrorKind::NotConnected,

@@ -7,7 +7,10 @@
 use std::{process::ExitCode, time::Duration};
 
 use motor_destinations::check::{self, CheckClient, CheckOptions, CheckProfile, ReceiverKey};
-use motor_domain::secret::{SigningKeyId, SigningSecret};
+use motor_domain::{
+    secret::{SigningKeyId, SigningSecret},
+    AppId,
+};
 
 #[derive(Debug, clap::Args)]
 pub struct CheckReceiverArgs {
@@ -29,13 +32,17 @@ pub struct CheckReceiverArgs {
     /// the real one. Generated when absent.
     #[arg(long = "key-id", value_delimiter = ',', value_parser = parse_key_id)]
     pub key_ids: Vec<SigningKeyId>,
-    /// The signing profile to grade against: mw-v1, t-v1 or
-    /// standard-webhooks.
+    /// What to grade against: Motor's contract under a signing profile
+    /// (mw-v1 — also spelled motor —, t-v1, standard-webhooks), or the
+    /// contract a receiver was written from: visito (seed 001), asixto
+    /// (seed 003), whose envelope, headers and signature the requests then
+    /// carry.
     #[arg(long, default_value = "mw-v1", value_parser = parse_profile)]
     pub profile: CheckProfile,
-    /// Seconds each request may take (Motor's attempt timeout, 1–60).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=60))]
-    pub timeout: u64,
+    /// Seconds each request may take (Motor's attempt timeout, 1–60);
+    /// by default the contract's own (visito: 10) or 10.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=60))]
+    pub timeout: Option<u64>,
     /// A URL holding `{event_id}` that answers `{"efectos": N}`: how many
     /// times the receiver applied that event. With it, every accepted check
     /// must show exactly one effect and every refused one none.
@@ -59,13 +66,7 @@ fn parse_key_id(s: &str) -> Result<SigningKeyId, String> {
 }
 
 fn parse_profile(s: &str) -> Result<CheckProfile, String> {
-    CheckProfile::parse(s).ok_or_else(|| {
-        let names: Vec<&str> = CheckProfile::all()
-            .into_iter()
-            .map(|p| p.as_str())
-            .collect();
-        format!("one of {}", names.join(", "))
-    })
+    CheckProfile::parse(s).ok_or_else(|| format!("one of {}", CheckProfile::names().join(", ")))
 }
 
 /// Runs the battery and prints the result; the exit code says whether the
@@ -119,9 +120,17 @@ fn options(args: &CheckReceiverArgs) -> Result<CheckOptions, String> {
         url: args.url.clone(),
         profile: args.profile,
         keys,
-        timeout: Duration::from_secs(args.timeout),
+        timeout: args.timeout.map(Duration::from_secs).unwrap_or_else(|| {
+            args.profile
+                .contract()
+                .spec()
+                .attempt_timeout
+                .unwrap_or(check::DEFAULT_TIMEOUT)
+        }),
         effect_url: args.effect_url.clone(),
         event_type: args.event_type.clone(),
+        // Visito's tenantId: any app will do for a receiver checked here.
+        app_id: AppId::new(),
     };
     options.validate().map_err(|e| match e {
         check::OptionsError::EffectUrl => format!("--effect-url: {e}"),
@@ -156,9 +165,22 @@ mod tests {
             panic!("expected check-receiver")
         };
         assert_eq!(args.profile.as_str(), "t-v1");
-        assert_eq!(args.timeout, 10);
-        let err = parse(&["http://x/", "--secret", SECRET, "--profile", "visito"]).unwrap_err();
+        assert_eq!(args.timeout, None);
+        for (name, contract) in [
+            ("visito", "visito"),
+            ("asixto", "asixto"),
+            ("motor", "motor"),
+            ("standard-webhooks", "motor"),
+        ] {
+            let cli = parse(&["http://x/", "--secret", SECRET, "--profile", name]).unwrap();
+            let Command::CheckReceiver(args) = cli.command else {
+                panic!("expected check-receiver")
+            };
+            assert_eq!(args.profile.contract().as_str(), contract, "{name}");
+        }
+        let err = parse(&["http://x/", "--secret", SECRET, "--profile", "visitor"]).unwrap_err();
         assert!(err.to_string().contains("--profile"), "{err}");
+        assert!(err.to_string().contains("asixto"), "{err}");
         let err = parse(&["http://x/", "--secret", "whsec_short"]).unwrap_err();
         assert!(err.to_string().contains("--secret"), "{err}");
         let err = parse(&["http://x/", "--secret", SECRET, "--timeout", "61"]).unwrap_err();

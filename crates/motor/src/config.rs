@@ -118,6 +118,14 @@ pub struct Config {
     )]
     pub database_acquire_timeout_ms: u64,
 
+    /// Seconds a Postgres connection may go unacknowledged before the
+    /// kernel closes it (TCP keepalive after a third of it idle, then
+    /// `TCP_USER_TIMEOUT`): a primary that vanishes without a reset is
+    /// noticed within about this long. 0 turns it off.
+    #[arg(long, env = "MOTOR_DATABASE_TCP_TIMEOUT_SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(0..=3600))]
+    pub database_tcp_timeout_secs: u64,
+
     /// Event streams (SSE and WebSocket) one process serves at once;
     /// beyond, 503 with `Retry-After`.
     #[arg(long, env = "MOTOR_STREAMS_MAX_CONNECTIONS", default_value_t = 10_000,

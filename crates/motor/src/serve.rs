@@ -69,10 +69,13 @@ pub async fn run_with_resolver(
     motor_store::migrate(&config.database_url)
         .await
         .context("migrating the database")?;
-    let pool = motor_store::connect_with_timeout(
+    let pool = motor_store::connect_guarded(
         &config.database_url,
         config.database_pool,
         std::time::Duration::from_millis(config.database_acquire_timeout_ms),
+        motor_store::TcpGuard {
+            timeout: std::time::Duration::from_secs(config.database_tcp_timeout_secs),
+        },
     )
     .await
     .context("connecting to postgres")?;

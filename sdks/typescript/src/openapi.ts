@@ -828,7 +828,9 @@ export interface paths {
          *     size cap) and the answer times. The events are never in the ledger
          *     (type `webhook.check`, a fresh instance id) and each run uses new ids.
          *     The answer comes when the battery ends: up to twelve requests, each
-         *     within `webhooks.timeout_segundos`.
+         *     within the contract's attempt timeout (`webhooks.timeout_segundos`
+         *     unless the contract fixes one). Rendered as the subscription's
+         *     deliveries are: its `contrato`'s body, headers and signature.
          * @description Webhook subscriptions only: a broker subscription (`amqp://`,
          *     `nats://`) is a 409, as are a deleted one and one whose host the
          *     allowed destinations no longer admit (nothing is sent). A failing
@@ -1034,7 +1036,11 @@ export interface components {
         CheckReport: {
             /** @description The subscription's URL, as checked. */
             url: string;
-            /** @description The signing profile graded (`mw-v1`, `t-v1`, `standard-webhooks`). */
+            /**
+             * @description The profile graded: the subscription's `firma` (`mw-v1`, `t-v1`,
+             *     `standard-webhooks`) under the `motor` contract, else its
+             *     `contrato` (`visito`, `asixto`, `standard-webhooks`).
+             */
             perfil: string;
             /** @description `true` when every check passed. */
             aprobado: boolean;
@@ -1046,14 +1052,16 @@ export interface components {
             /**
              * @description `entrega_valida`, `evento_repetido`, `reproduccion`, `seq_menor`,
              *     `timestamp_vencido`, `timestamp_futuro`, `cuerpo_alterado`,
-             *     `firma_incorrecta`, `segunda_firma_valida`, `cabecera_repetida`,
-             *     `cuerpo_grande`, `tiempos`.
+             *     `firma_incorrecta`, `segunda_firma_valida` (not under `visito`,
+             *     which signs with one key), `cabecera_repetida`, `cuerpo_grande`,
+             *     `tiempos`.
              * @example timestamp_vencido
              */
             nombre: string;
             /**
              * @description What the contract requires: `2xx`, a status, `4xx (no 408/429)`,
-             *     or `p99 < N ms`.
+             *     `no 2xx` (a refusal under `visito` or `asixto`, whose documents
+             *     name no code), or `p99 < N ms`.
              * @example 408
              */
             esperado: string;

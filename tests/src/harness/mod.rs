@@ -11,6 +11,7 @@ pub mod process;
 pub mod proxy;
 pub mod receiver;
 pub mod services;
+pub mod stream;
 
 use std::{
     path::PathBuf,

@@ -375,6 +375,14 @@ impl PostgresPair {
     pub fn promote(&self) {
         self.script(&["promote"]);
     }
+
+    /// After [`Self::promote`]: the old primary rewound with `pg_rewind`
+    /// and started as the promoted one's standby (`scripts/pg-pair
+    /// rejoin`), synchronous again when the pair is. The roles are then
+    /// swapped: `standby` is the primary's port, `primary` the standby's.
+    pub fn rejoin(&self) {
+        self.script(&["rejoin"]);
+    }
 }
 
 impl Drop for PostgresPair {

@@ -1,8 +1,10 @@
 //! The soak (`scripts/soak`): the matrix's mixed workload at a steady rate
 //! for N minutes on a primary and synchronous standby of its own, with a
 //! failover a quarter of the way in and a kill -9 of the dispatching
-//! process half way. Every minute it prints what would show a leak; at the
-//! end the checker judges the history and [`leaks`] judges the samples.
+//! process half way, while a follower per instance reads its ledger stream
+//! (SSE, resuming with `desde=`). Every minute it prints what would show a
+//! leak; at the end the checker judges the history, [`leaks`] judges the
+//! samples and each follower is compared with the ledger.
 
 use std::{
     collections::HashMap,
@@ -13,7 +15,8 @@ use super::{bucket, flaky, front_and_back};
 use crate::{
     check::Report,
     harness::{
-        brokers::BrokerReceiver, services::PostgresPair, Behaviour, Incoming, Run, RunConfig,
+        brokers::BrokerReceiver, services::PostgresPair, stream::StreamFollower, Behaviour,
+        Incoming, Run, RunConfig,
     },
     history::{now_us, Record, HISTORY_FILE},
 };
@@ -240,9 +243,18 @@ fn row(s: &Sample) -> String {
     r
 }
 
-/// The soak for `minutes` (at least 3); the checker's report, and the
-/// leaks [`leaks`] found in the samples.
-pub async fn soak(minutes: u64) -> anyhow::Result<(Report, Vec<String>)> {
+/// What a soak found: the checker's report, the leaks [`leaks`] found in
+/// the samples, and what the stream followers missed (each instance's
+/// ledger stream, followed over SSE through the failover and the kill,
+/// must show every event once, in seq order).
+pub struct Soak {
+    pub report: Report,
+    pub leaks: Vec<String>,
+    pub streams: Vec<String>,
+}
+
+/// The soak for `minutes` (at least 3).
+pub async fn soak(minutes: u64) -> anyhow::Result<Soak> {
     let minutes = minutes.max(3);
     let pair = PostgresPair::start_new(true);
     let mut config = RunConfig::new("soak");
@@ -274,6 +286,18 @@ pub async fn soak(minutes: u64) -> anyhow::Result<(Report, Vec<String>)> {
     run.subscribe_broker(&rabbit, true).await?;
     let nats = BrokerReceiver::nats(&format!("{}-nats", run.prefix), run.recorder.clone()).await?;
     run.subscribe_broker(&nats, false).await?;
+
+    // A stream follower per instance: SSE from the first event, resuming
+    // by itself with `desde=` whenever the stream drops.
+    let followers: Vec<StreamFollower> = run
+        .tenant()
+        .instances
+        .iter()
+        .map(|i| {
+            let api = format!("http://{}", run.api);
+            StreamFollower::start(run.http.clone(), &api, &run.tenant().token, i)
+        })
+        .collect();
 
     // Steady producers until the end of the last minute.
     let total = Duration::from_secs(minutes * 60);
@@ -347,11 +371,24 @@ pub async fn soak(minutes: u64) -> anyhow::Result<(Report, Vec<String>)> {
         p.await??;
     }
     let found = leaks(&samples);
+    let mut streams = Vec::new();
+    for follower in followers {
+        let (seen, connections) = follower.progress();
+        eprintln!(
+            "[soak] stream of {}: {seen} events so far, {connections} connections",
+            follower.instance()
+        );
+        streams.extend(follower.verify(&run.pool, Duration::from_secs(120)).await?);
+    }
     let report = run.finish(Duration::from_secs(180)).await;
     rabbit.close().await;
     nats.close().await;
     drop(pair);
-    Ok((report?, found))
+    Ok(Soak {
+        report: report?,
+        leaks: found,
+        streams,
+    })
 }
 
 #[cfg(test)]

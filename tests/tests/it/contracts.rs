@@ -610,3 +610,77 @@ async fn attempts(m: &TestMotor, sub: SubscriptionId) -> Vec<(DateTime<Utc>, Opt
     .await
     .unwrap()
 }
+
+/// `POST /v1/subscriptions/{id}/check` grades a subscription under its own
+/// contract, with nothing to choose: the Visito and Asixto receivers this
+/// file delivers to pass the battery rendered as their deliveries are
+/// (`perfil` names the contract; Visito's battery has no second-signature
+/// nor repeated-header check), and a Visito receiver behind an `asixto`
+/// subscription fails it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_check_route_grades_a_subscription_under_its_contract() {
+    let m = crate::dispatch::motor(None).await;
+    let t = m.tenant(1).await;
+    let check = |sub: SubscriptionId| {
+        let m = &m;
+        let t = &t;
+        async move {
+            let (status, report) = call(
+                m,
+                Method::POST,
+                &format!("/v1/subscriptions/{sub}/check"),
+                &t.token,
+                None,
+            )
+            .await;
+            assert_eq!(status, StatusCode::OK, "{report}");
+            report
+        }
+    };
+    let names = |report: &Value| -> Vec<String> {
+        report["comprobaciones"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["nombre"].as_str().unwrap().to_owned())
+            .collect()
+    };
+
+    let visito = Receiver::start("visito_receiver.py");
+    let created = create_ok(&m, &t, json!({"url": visito.url(), "contrato": "visito"})).await;
+    visito
+        .control("/_secreto", json!({"secreto": secret(&created["secreto"])}))
+        .await;
+    let report = check(sub_id(&created)).await;
+    assert_eq!(report["perfil"], "visito");
+    assert_eq!(report["aprobado"], true, "{report:#}");
+    let sent = names(&report);
+    assert_eq!(sent.len(), 10, "{sent:?}");
+    assert!(!sent
+        .iter()
+        .any(|n| n == "segunda_firma_valida" || n == "cabecera_repetida"));
+
+    let asixto = Receiver::start("asixto_receiver.py");
+    let created = create_ok(&m, &t, json!({"url": asixto.url(), "contrato": "asixto"})).await;
+    asixto
+        .control(
+            "/_secretos",
+            json!({"secretos": [secret(&created["secreto"])]}),
+        )
+        .await;
+    let report = check(sub_id(&created)).await;
+    assert_eq!(report["perfil"], "asixto");
+    assert_eq!(report["aprobado"], true, "{report:#}");
+    assert_eq!(names(&report).len(), 12);
+
+    // The Visito receiver behind an asixto subscription refuses what it
+    // should take.
+    let created = create_ok(&m, &t, json!({"url": visito.url(), "contrato": "asixto"})).await;
+    let report = check(sub_id(&created)).await;
+    assert_eq!(report["aprobado"], false, "{report:#}");
+    let entrega = &report["comprobaciones"][0];
+    assert_eq!(
+        (&entrega["nombre"], &entrega["veredicto"]),
+        (&json!("entrega_valida"), &json!("falla"))
+    );
+}

@@ -99,3 +99,70 @@ async fn a_lost_primary_answers_503_until_the_standby_is_promoted() {
     }
     m.stop().await;
 }
+
+/// `scripts/pg-pair rejoin`: after a failover the old primary (killed,
+/// its last WAL never sent) is rewound onto the promoted primary's
+/// history with `pg_rewind` and follows it as its synchronous standby —
+/// the pair survives a second loss.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_old_primary_rejoins_as_the_promoted_ones_synchronous_standby() {
+    let pair = PostgresPair::start_new(true);
+    let on = |server: String| async move {
+        PgConnection::connect(&format!("{server}/postgres"))
+            .await
+            .unwrap()
+    };
+    let mut old = on(pair.primary_server()).await;
+    sqlx::raw_sql("CREATE TABLE rejoin (n int); INSERT INTO rejoin SELECT generate_series(1, 10)")
+        .execute(&mut old)
+        .await
+        .unwrap();
+    drop(old);
+
+    pair.kill_primary();
+    pair.promote();
+    let mut new = on(pair.standby_server()).await;
+    sqlx::raw_sql("INSERT INTO rejoin SELECT generate_series(11, 20)")
+        .execute(&mut new)
+        .await
+        .unwrap();
+
+    pair.rejoin();
+    let state: Vec<(String, String)> = sqlx::query_as(
+        "SELECT state, sync_state FROM pg_stat_replication WHERE application_name = 'standby'",
+    )
+    .fetch_all(&mut new)
+    .await
+    .unwrap();
+    assert_eq!(state, [("streaming".to_owned(), "sync".to_owned())]);
+    // A synchronous commit returns: the rejoined standby flushed it.
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        sqlx::raw_sql("INSERT INTO rejoin VALUES (21)").execute(&mut new),
+    )
+    .await
+    .expect("the commit waits for a standby that streams")
+    .unwrap();
+    let mut rejoined = on(pair.primary_server()).await;
+    let recovering: bool = sqlx::query_scalar("SELECT pg_is_in_recovery()")
+        .fetch_one(&mut rejoined)
+        .await
+        .unwrap();
+    assert!(recovering, "the old primary is a standby now");
+    // Synchronous commit means flushed there, not yet replayed: wait.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while rows(&mut rejoined).await != 21 {
+        assert!(
+            Instant::now() < deadline,
+            "the rejoined standby never caught up"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn rows(conn: &mut PgConnection) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM rejoin")
+        .fetch_one(conn)
+        .await
+        .unwrap()
+}

@@ -164,6 +164,7 @@ pub fn config(db: &TestDb, prefix: &str) -> Config {
         master_key: None,
         database_pool: 12,
         database_acquire_timeout_ms: 10_000,
+        database_tcp_timeout_secs: 30,
         retry_schedule_ms: None,
         retry_give_up_secs: None,
         test_ladders: Vec::new(),

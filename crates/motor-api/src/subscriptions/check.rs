@@ -21,7 +21,9 @@ use crate::{auth::Caller, error::ApiError, extract::path_id, subscriptions::mana
 pub struct CheckReport {
     /// The subscription's URL, as checked.
     pub url: String,
-    /// The signing profile graded (`mw-v1`, `t-v1`, `standard-webhooks`).
+    /// The profile graded: the subscription's `firma` (`mw-v1`, `t-v1`,
+    /// `standard-webhooks`) under the `motor` contract, else its
+    /// `contrato` (`visito`, `asixto`, `standard-webhooks`).
     pub perfil: String,
     /// `true` when every check passed.
     pub aprobado: bool,
@@ -34,13 +36,15 @@ pub struct CheckReport {
 pub struct CheckRow {
     /// `entrega_valida`, `evento_repetido`, `reproduccion`, `seq_menor`,
     /// `timestamp_vencido`, `timestamp_futuro`, `cuerpo_alterado`,
-    /// `firma_incorrecta`, `segunda_firma_valida`, `cabecera_repetida`,
-    /// `cuerpo_grande`, `tiempos`.
+    /// `firma_incorrecta`, `segunda_firma_valida` (not under `visito`,
+    /// which signs with one key), `cabecera_repetida`, `cuerpo_grande`,
+    /// `tiempos`.
     #[schema(example = "timestamp_vencido")]
     #[serde(rename = "nombre")]
     pub name: String,
     /// What the contract requires: `2xx`, a status, `4xx (no 408/429)`,
-    /// or `p99 < N ms`.
+    /// `no 2xx` (a refusal under `visito` or `asixto`, whose documents
+    /// name no code), or `p99 < N ms`.
     #[schema(example = "408")]
     #[serde(rename = "esperado")]
     pub expected: String,
@@ -130,7 +134,9 @@ impl From<Timings> for CheckTimings {
 /// size cap) and the answer times. The events are never in the ledger
 /// (type `webhook.check`, a fresh instance id) and each run uses new ids.
 /// The answer comes when the battery ends: up to twelve requests, each
-/// within `webhooks.timeout_segundos`.
+/// within the contract's attempt timeout (`webhooks.timeout_segundos`
+/// unless the contract fixes one). Rendered as the subscription's
+/// deliveries are: its `contrato`'s body, headers and signature.
 ///
 /// Webhook subscriptions only: a broker subscription (`amqp://`,
 /// `nats://`) is a 409, as are a deleted one and one whose host the

@@ -1,7 +1,9 @@
 //! The `/check` run: the receiver conformance battery
 //! (`motor_destinations::check`, the same one `motor check-receiver`
-//! runs) against a registered webhook subscription, signed with its live
-//! keys under its own profile (`firma`), within `webhooks.timeout_segundos`,
+//! runs) against a registered webhook subscription, rendered and signed
+//! with its live keys as its deliveries are (its `contrato`; under `motor`
+//! its `firma`), within its attempt timeout (the contract's, else
+//! `webhooks.timeout_segundos`),
 //! through a client that connects only where a delivery may (the allowed
 //! destinations first, then the senders' resolver guard on the address
 //! actually connected to).
@@ -84,13 +86,22 @@ pub async fn run(
             "the subscription has no live signing key (sin_secreto); rotate it first",
         ));
     }
+    let profile = CheckProfile::of_subscription(sub.contract, sub.signature);
+    let timeout = profile
+        .contract()
+        .spec()
+        .attempt_timeout
+        .unwrap_or(Duration::from_secs(
+            config.timeout_seconds.clamp(1, 60) as u64
+        ));
     let options = CheckOptions {
         url: sub.url.clone(),
-        profile: CheckProfile::Signing(sub.signature),
+        profile,
         keys,
-        timeout: Duration::from_secs(config.timeout_seconds.clamp(1, 60) as u64),
+        timeout,
         effect_url: None,
         event_type: CHECK_EVENT_TYPE.into(),
+        app_id: access.app,
     };
     options
         .validate()

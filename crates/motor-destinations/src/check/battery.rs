@@ -1,17 +1,19 @@
-//! The battery itself: which request each check sends, how it is signed
-//! (always by `sign_profile`, then bent the way the check needs), and how
-//! the answer is graded. The table of checks is in the module docs.
+//! The battery itself: which request each check sends, how it is rendered
+//! and signed (always by `contract::render`, the function every delivery
+//! goes through, then bent the way the check needs), and how the answer is
+//! graded. The table of checks is in the module docs.
 
 use std::time::Duration;
 
 use bytes::Bytes;
 use chrono::{TimeDelta, Utc};
 use motor_domain::{
-    delivery::TransportFailure,
+    contract::{self, render::Replay, Environment, RenderInput, Rendered, ReplayIdentity},
+    delivery::{DeliveryId, TransportFailure},
     envelope::{Envelope, SCHEMA_VERSION},
     event::cap::MAX_ENVELOPE_BYTES,
     secret::{SigningKeyId, SigningSecret},
-    signature::{sign_profile, ProfileHeaders, SigningKey},
+    signature::SigningKey,
     time::Timestamp,
     EventId, InstanceId, Origin,
 };
@@ -23,9 +25,13 @@ use super::{
     CheckClient, CheckOptions, EFFECT_PLACEHOLDER,
 };
 
-/// How far from now the stale and the future timestamps are: twice the
-/// receivers' 300 s window, far beyond any honest clock skew.
-const CLOCK_OFFSET_SECS: i64 = 600;
+/// How far from now the stale and the future timestamps are, in windows:
+/// twice the contract's receiver window (300 s in every seed), far beyond
+/// any honest clock skew.
+const CLOCK_OFFSET_WINDOWS: u32 = 2;
+
+/// How much earlier the older event (`seq_menor`) happened.
+const OLDER_BY_SECS: i64 = 60;
 
 /// The amount the tampered body carries instead of the signed one (same
 /// length, still valid JSON: only the signature can tell).
@@ -54,9 +60,12 @@ pub(super) struct Plan {
     pub(super) name: &'static str,
     pub(super) expected: Expected,
     pub(super) event_id: EventId,
-    pub(super) body: Bytes,
-    pub(super) delivery_id: String,
-    pub(super) replay_of: Option<String>,
+    /// The event as the ledger would hold it (Motor's envelope); [`build`]
+    /// renders it under the contract.
+    pub(super) envelope: Bytes,
+    pub(super) delivery_id: DeliveryId,
+    /// On a replay, the delivery it sends again.
+    pub(super) replay_of: Option<DeliveryId>,
     pub(super) shape: Shape,
 }
 
@@ -64,6 +73,17 @@ impl Plan {
     /// Effects of its event the receiver must show after this check.
     fn expected_effects(&self) -> u64 {
         u64::from(self.expected == Expected::Success)
+    }
+
+    /// The id the receiver deduplicates by, which the effect URL is asked
+    /// about: the event id, but under a contract whose replay carries a new
+    /// id (Asixto's `id` + `replay_of`) a replay's own id — the replay is a
+    /// new delivery the receiver must apply once, not drop as a duplicate.
+    pub(super) fn effect_key(&self, options: &CheckOptions) -> String {
+        match (self.replay_of, options.profile.spec().replay) {
+            (Some(_), ReplayIdentity::NewIdWithReplayOf) => self.delivery_id.to_string(),
+            _ => self.event_id.to_string(),
+        }
     }
 }
 
@@ -101,9 +121,9 @@ pub async fn run(client: &CheckClient, options: &CheckOptions) -> Report {
             durations.push(reply.duration);
         }
         let effects = match &options.effect_url {
-            Some(template) => {
-                Some(count_effects(client, template, plan.event_id, options.timeout).await)
-            }
+            Some(template) => Some(
+                count_effects(client, template, &plan.effect_key(options), options.timeout).await,
+            ),
             None => None,
         };
         checks.push(grade(&plan, &reply, effects));
@@ -139,22 +159,34 @@ pub(super) fn receiver_keys(options: &CheckOptions, now: Timestamp) -> Vec<Signi
 }
 
 pub(super) fn plans(options: &CheckOptions) -> Vec<Plan> {
+    let profile = options.profile;
     let instance = InstanceId::new();
-    let event = |name: &'static str, seq: i64| envelope(options, instance, seq, name);
+    let now = motor_domain::time::now_millis();
+    let event = |name: &'static str, seq: i64| envelope(options, instance, seq, name, now);
+    // Seeds 001 and 003 name no refusal code: only 2xx acknowledges.
+    let refusal = |motor: Expected| {
+        if profile.motor_codes() {
+            motor
+        } else {
+            Expected::Rejected
+        }
+    };
+    let window = i64::try_from(profile.spec().receiver_window.as_secs()).unwrap_or(300);
+    let offset = window * i64::from(CLOCK_OFFSET_WINDOWS);
     let (a_id, a_body) = event("entrega_valida", 2);
-    let d1 = uuid_text();
-    let plan = |name, expected, (event_id, body): (EventId, Bytes), shape| Plan {
+    let d1 = DeliveryId::new();
+    let plan = |name, expected, (event_id, envelope): (EventId, Bytes), shape| Plan {
         name,
         expected,
         event_id,
-        body,
-        delivery_id: uuid_text(),
+        envelope,
+        delivery_id: DeliveryId::new(),
         replay_of: None,
         shape,
     };
-    vec![
+    let mut plans = vec![
         Plan {
-            delivery_id: d1.clone(),
+            delivery_id: d1,
             ..plan(
                 "entrega_valida",
                 Expected::Success,
@@ -163,7 +195,7 @@ pub(super) fn plans(options: &CheckOptions) -> Vec<Plan> {
             )
         },
         Plan {
-            delivery_id: d1.clone(),
+            delivery_id: d1,
             ..plan(
                 "evento_repetido",
                 Expected::Success,
@@ -180,59 +212,68 @@ pub(super) fn plans(options: &CheckOptions) -> Vec<Plan> {
                 Shape::Valid,
             )
         },
+        // An older event after a newer one: a lower seq (Motor's
+        // envelope), an earlier occurredAt / created (Visito's, Asixto's).
         plan(
             "seq_menor",
             Expected::Success,
-            event("seq_menor", 1),
+            envelope(
+                options,
+                instance,
+                1,
+                "seq_menor",
+                now - TimeDelta::seconds(OLDER_BY_SECS),
+            ),
             Shape::Valid,
         ),
         plan(
             "timestamp_vencido",
-            Expected::Status(408),
+            refusal(Expected::Status(408)),
             event("timestamp_vencido", 3),
-            Shape::Clock(-CLOCK_OFFSET_SECS),
+            Shape::Clock(-offset),
         ),
         plan(
             "timestamp_futuro",
-            Expected::Status(408),
+            refusal(Expected::Status(408)),
             event("timestamp_futuro", 4),
-            Shape::Clock(CLOCK_OFFSET_SECS),
+            Shape::Clock(offset),
         ),
         plan(
             "cuerpo_alterado",
-            Expected::Status(401),
+            refusal(Expected::Status(401)),
             event("cuerpo_alterado", 5),
             Shape::TamperedBody,
         ),
         plan(
             "firma_incorrecta",
-            Expected::Status(401),
+            refusal(Expected::Status(401)),
             event("firma_incorrecta", 6),
             Shape::StrangerOnly,
         ),
-        plan(
+    ];
+    if profile.signs_with_every_live_key() {
+        plans.push(plan(
             "segunda_firma_valida",
             Expected::Success,
             event("segunda_firma_valida", 7),
             Shape::StrangerFirst,
-        ),
-        plan(
+        ));
+    }
+    if profile.refuses_repeated_header() {
+        plans.push(plan(
             "cabecera_repetida",
-            Expected::Refused,
+            refusal(Expected::Refused),
             event("cabecera_repetida", 8),
             Shape::RepeatedHeader,
-        ),
-        plan(
-            "cuerpo_grande",
-            Expected::Success,
-            large_envelope(options, instance, 9),
-            Shape::Valid,
-        ),
-    ]
-}
-
-fn uuid_text() -> String {
-    EventId::new().to_string()
+        ));
+    }
+    plans.push(plan(
+        "cuerpo_grande",
+        Expected::Success,
+        large_envelope(options, instance, 9, now),
+        Shape::Valid,
+    ));
+    plans
 }
 
 /// `data` of every event: what a re-serialising receiver cannot give back
@@ -252,8 +293,8 @@ fn envelope_of(
     instance: InstanceId,
     seq: i64,
     data: Value,
+    now: Timestamp,
 ) -> (EventId, Envelope) {
-    let now = motor_domain::time::now_millis();
     let event_id = EventId::new();
     let envelope = Envelope {
         schema_version: SCHEMA_VERSION,
@@ -276,16 +317,24 @@ fn envelope(
     instance: InstanceId,
     seq: i64,
     check: &str,
+    now: Timestamp,
 ) -> (EventId, Bytes) {
-    let (id, envelope) = envelope_of(options, instance, seq, data(check));
+    let (id, envelope) = envelope_of(options, instance, seq, data(check), now);
     (id, Bytes::from(envelope.to_json()))
 }
 
-/// An envelope of exactly [`MAX_ENVELOPE_BYTES`], the most Motor sends.
-fn large_envelope(options: &CheckOptions, instance: InstanceId, seq: i64) -> (EventId, Bytes) {
+/// An envelope of exactly [`MAX_ENVELOPE_BYTES`], the most Motor accepts:
+/// under Motor's contract the body sent, under Visito's and Asixto's the
+/// largest body they are ever rendered from (theirs is a little smaller).
+fn large_envelope(
+    options: &CheckOptions,
+    instance: InstanceId,
+    seq: i64,
+    now: Timestamp,
+) -> (EventId, Bytes) {
     let mut data = data("cuerpo_grande");
     data["relleno"] = json!("");
-    let (id, mut envelope) = envelope_of(options, instance, seq, data);
+    let (id, mut envelope) = envelope_of(options, instance, seq, data, now);
     let room = MAX_ENVELOPE_BYTES.saturating_sub(envelope.to_json().len());
     envelope.data["relleno"] = json!("x".repeat(room));
     (id, Bytes::from(envelope.to_json()))
@@ -293,7 +342,8 @@ fn large_envelope(options: &CheckOptions, instance: InstanceId, seq: i64) -> (Ev
 
 pub(super) type Headers = Vec<(&'static str, String)>;
 
-/// The headers and body of one check, signed at the time it is sent.
+/// The headers and body of one check, rendered and signed under the
+/// profile's contract at the time it is sent.
 pub(super) fn build(
     options: &CheckOptions,
     plan: &Plan,
@@ -301,40 +351,47 @@ pub(super) fn build(
     stranger: &SigningKey,
 ) -> Result<(Headers, Bytes), String> {
     let now = Utc::now();
-    let profile = options.profile.signing();
-    let sign = |keys: &[SigningKey], at: Timestamp| -> Result<ProfileHeaders, String> {
-        sign_profile(profile, keys, at, &plan.delivery_id, &plan.body).map_err(|e| e.to_string())
+    let spec = options.profile.spec();
+    let original = plan.replay_of.map(|d| d.to_string());
+    let render = |keys: &[SigningKey], at: Timestamp| -> Result<Rendered, String> {
+        contract::render(
+            spec,
+            &RenderInput {
+                envelope: &plan.envelope,
+                app_id: options.app_id,
+                environment: Environment::Live,
+                delivery_id: plan.delivery_id,
+                replay: plan.replay_of.map(|_| Replay {
+                    original_delivery: original.as_deref(),
+                }),
+                keys,
+                profile: options.profile.signing(),
+                now: at,
+            },
+        )
+        .map_err(|e| e.to_string())
     };
     let with_stranger: Vec<SigningKey> = std::iter::once(stranger.clone())
         .chain(keys.iter().cloned())
         .collect();
-    let signed = match plan.shape {
-        Shape::Clock(secs) => sign(keys, now + TimeDelta::seconds(secs))?,
-        Shape::StrangerOnly => sign(std::slice::from_ref(stranger), now)?,
-        Shape::StrangerFirst => sign(&with_stranger, now)?,
-        Shape::Valid | Shape::TamperedBody | Shape::RepeatedHeader => sign(keys, now)?,
+    let rendered = match plan.shape {
+        Shape::Clock(secs) => render(keys, now + TimeDelta::seconds(secs))?,
+        Shape::StrangerOnly => render(std::slice::from_ref(stranger), now)?,
+        Shape::StrangerFirst => render(&with_stranger, now)?,
+        Shape::Valid | Shape::TamperedBody | Shape::RepeatedHeader => render(keys, now)?,
     };
-    // The same headers as every delivery (motor-destinations' attempt).
-    let mut headers: Headers = vec![
-        ("X-MW-Event-Id", plan.event_id.to_string()),
-        ("X-MW-Delivery-Id", plan.delivery_id.clone()),
-    ];
-    if let Some(original) = &plan.replay_of {
-        headers.push(("X-MW-Replay-Of", original.clone()));
-    }
-    headers.extend(signed.pairs().map(|(n, v)| (n, v.to_owned())));
-    let mut body = plan.body.clone();
+    let mut headers: Headers = rendered.headers;
+    let mut body = Bytes::from(rendered.body);
     match plan.shape {
         Shape::TamperedBody => {
-            let text =
-                String::from_utf8_lossy(&plan.body).replacen(SIGNED_AMOUNT, TAMPERED_AMOUNT, 1);
+            let text = String::from_utf8_lossy(&body).replacen(SIGNED_AMOUNT, TAMPERED_AMOUNT, 1);
             body = Bytes::from(text);
         }
         Shape::RepeatedHeader => {
             let name = options.profile.signature_header();
-            let foreign = sign(std::slice::from_ref(stranger), now)?;
+            let foreign = render(std::slice::from_ref(stranger), now)?;
             let value = foreign
-                .get(name)
+                .header(name)
                 .ok_or_else(|| format!("the profile signs without {name}"))?;
             headers.push((name, value.to_owned()));
         }
@@ -347,10 +404,10 @@ pub(super) fn build(
 async fn count_effects(
     client: &CheckClient,
     template: &str,
-    event_id: EventId,
+    key: &str,
     timeout: Duration,
 ) -> Result<u64, String> {
-    let url = template.replace(EFFECT_PLACEHOLDER, &event_id.to_string());
+    let url = template.replace(EFFECT_PLACEHOLDER, key);
     let (status, body) = client
         .get(&url, timeout)
         .await
@@ -418,6 +475,7 @@ fn status_reason(expected: Expected, status: u16) -> String {
         (Expected::Status(401), 200..=299) => "accepted a request it cannot have verified",
         (Expected::Refused, 200..=299) => "accepted a repeated signature header",
         (Expected::Refused, 408 | 429) => "a repeated header is not a reason to retry",
+        (Expected::Rejected, 200..=299) => "accepted a request the contract says to refuse",
         (Expected::Success, 401 | 403) => {
             "refused a request Motor signs (suspends the subscription)"
         }

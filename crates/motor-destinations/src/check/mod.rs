@@ -32,6 +32,32 @@
 //! | `cuerpo_grande` | I, an envelope of exactly 256 KiB (Motor's cap) | 2xx |
 //! | `tiempos` | p50 and p99 of every answer above | p99 < half the timeout |
 //!
+//! # Under another contract (`--profile visito|asixto`)
+//!
+//! Every request is rendered by `contract::render` under the profile's
+//! contract, as its deliveries are: the envelope (Visito's `eventId` …,
+//! Asixto's `id` … `data`, rendered from the same Motor envelope the
+//! ledger would hold), the header names (`X-Visito-Signature`,
+//! `Asixto-Signature`), the signature and the keys that sign. What the
+//! checks mean follows the contract's data:
+//!
+//! - `reproduccion` is rendered as a replay: Motor adds `X-MW-Replay-Of`,
+//!   Visito keeps `eventId`, Asixto sends a new `id` and `replay_of`; the
+//!   effect asked about is the id the receiver deduplicates by (Asixto's
+//!   replay: its new `id`, which must be applied once, not dropped).
+//! - `seq_menor` is an older event after a newer one: a lower `seq` and a
+//!   60 s earlier `occurred_at` (`occurredAt`, `created`).
+//! - The stale and future timestamps are twice the contract's receiver
+//!   window away.
+//! - Refusals: seeds 001 and 003 name no status but "2xx is the only
+//!   acknowledgement", so `timestamp_*`, `cuerpo_alterado`,
+//!   `firma_incorrecta` and `cabecera_repetida` expect `no 2xx` there.
+//! - `segunda_firma_valida` is not sent under Visito (it signs with the
+//!   newest key only), nor `cabecera_repetida` (seed 001 says nothing of a
+//!   repeated header; seed 003 says to refuse it).
+//! - `cuerpo_grande` renders the 256 KiB envelope: the largest body the
+//!   contract is ever rendered from.
+//!
 //! "refused" is any 4xx but 408 and 429: Motor never sends a repeated
 //! signature header, so the request is not Motor's and must not be
 //! accepted (2xx), must not look like a passing trouble (408, 429 and 5xx
@@ -54,8 +80,10 @@ mod tests;
 use std::time::Duration;
 
 use motor_domain::{
+    contract::{Contract, ContractSpec, KeyUse},
     secret::{SigningKeyId, SigningSecret},
     signature::SigningProfile,
+    AppId,
 };
 
 pub use battery::run;
@@ -65,43 +93,123 @@ pub use report::{CheckResult, Expected, Got, Report, Timings, Verdict};
 /// Motor's attempt timeout by default (`webhooks.timeout_segundos`).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// What the receiver is graded against. Today the three signing profiles;
-/// the contracts Motor will serve exactly (`visito`, `asixto`) join as
-/// variants with their own headers and battery differences.
+/// What the receiver is graded against: Motor's own contract under one of
+/// its signing profiles, or another contract Motor serves (its envelope,
+/// header names, signature and the checks whose meaning it changes; see
+/// the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CheckProfile {
+    /// `motor`'s contract (seed 000) signed under this profile: `mw-v1`
+    /// (also spelled `motor`), `t-v1`, `standard-webhooks`.
     Signing(SigningProfile),
+    /// Any other contract, rendered by `contract::render` as deliveries
+    /// are: `visito`, `asixto`, and (for a subscription under it, the
+    /// route's door) `standard-webhooks`.
+    Contract(Contract),
 }
 
 impl CheckProfile {
-    /// Every profile, in the order `--help` lists them.
+    /// Every profile `--profile` takes, in the order `--help` lists them.
     pub fn all() -> Vec<Self> {
-        SigningProfile::ALL.into_iter().map(Self::Signing).collect()
+        SigningProfile::ALL
+            .into_iter()
+            .map(Self::Signing)
+            .chain([
+                Self::Contract(Contract::Visito),
+                Self::Contract(Contract::Asixto),
+            ])
+            .collect()
     }
 
-    /// The wire spelling: `mw-v1`, `t-v1`, `standard-webhooks`.
+    /// Every spelling `--profile` takes: the three signing profiles,
+    /// `motor` (= `mw-v1`), `visito`, `asixto`.
+    pub fn names() -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = Self::all().into_iter().map(Self::as_str).collect();
+        names.insert(1, Contract::Motor.as_str());
+        names
+    }
+
+    /// The wire spelling: `mw-v1`, `t-v1`, `standard-webhooks`, `motor`
+    /// (Motor's contract as delivered by default, i.e. `mw-v1`), `visito`,
+    /// `asixto`.
     pub fn parse(s: &str) -> Option<Self> {
+        if s == Contract::Motor.as_str() {
+            return Some(Self::Signing(SigningProfile::MwV1));
+        }
         Self::all().into_iter().find(|p| p.as_str() == s)
+    }
+
+    /// The profile a registered subscription is delivered under: its
+    /// `firma` under Motor's contract, else its contract.
+    pub fn of_subscription(contract: Contract, signature: SigningProfile) -> Self {
+        match contract {
+            Contract::Motor => Self::Signing(signature),
+            other => Self::Contract(other),
+        }
     }
 
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Signing(p) => p.as_str(),
+            Self::Contract(c) => c.as_str(),
         }
     }
 
+    /// The contract whose data the battery follows.
+    pub fn contract(self) -> Contract {
+        match self {
+            Self::Signing(_) => Contract::Motor,
+            Self::Contract(c) => c,
+        }
+    }
+
+    pub(crate) fn spec(self) -> &'static ContractSpec {
+        self.contract().spec()
+    }
+
+    /// The signing profile that computes the signatures.
     pub(crate) fn signing(self) -> SigningProfile {
         match self {
             Self::Signing(p) => p,
+            Self::Contract(c) => c.spec().signature.profile,
         }
     }
 
     /// The header a receiver must find exactly once.
     pub(crate) fn signature_header(self) -> &'static str {
         match self.signing() {
-            SigningProfile::MwV1 | SigningProfile::TV1 => motor_domain::signature::HEADER_SIGNATURE,
+            SigningProfile::MwV1 => motor_domain::signature::HEADER_SIGNATURE,
+            // t-v1's one header takes the contract's name (render does the same).
+            SigningProfile::TV1 => self.spec().signature.signature_header,
             SigningProfile::StandardWebhooks => motor_domain::signature::SW_HEADER_SIGNATURE,
         }
+    }
+
+    /// Whether the status codes are Motor's own (DESIGN.md §2: a stale
+    /// timestamp is 408, a bad signature 401, a repeated header a 4xx
+    /// that asks for no retry). Seeds 001 and 003 name none but "2xx is
+    /// the only acknowledgement", so under them every refusal is graded
+    /// as "not 2xx".
+    pub(crate) fn motor_codes(self) -> bool {
+        matches!(
+            self.contract(),
+            Contract::Motor | Contract::StandardWebhooks
+        )
+    }
+
+    /// Whether a delivery may carry more than one signature (a rotation
+    /// window): not under Visito, which signs with the newest key only,
+    /// so `segunda_firma_valida` means nothing there and is not sent.
+    pub(crate) fn signs_with_every_live_key(self) -> bool {
+        self.spec().signature.keys == KeyUse::AllLive
+    }
+
+    /// Whether the contract tells receivers to refuse a repeated signature
+    /// header: Motor's (DESIGN.md §2) and Asixto's ("una cabecera repetida
+    /// no es nuestra"); seed 001 says nothing of it, so under Visito
+    /// `cabecera_repetida` is not sent.
+    pub(crate) fn refuses_repeated_header(self) -> bool {
+        self.contract() != Contract::Visito
     }
 }
 
@@ -126,6 +234,9 @@ pub struct CheckOptions {
     pub effect_url: Option<String>,
     /// The `type` of every event the battery sends.
     pub event_type: String,
+    /// The app the events belong to: Visito's `tenantId` (a registered
+    /// subscription's app; any id for a receiver checked from the CLI).
+    pub app_id: AppId,
 }
 
 /// The placeholder an effect URL must hold.

@@ -15,6 +15,9 @@ pub enum Expected {
     Status(u16),
     /// Any 4xx but 408 and 429 (see the module docs).
     Refused,
+    /// Anything but a 2xx: under a contract whose document names no
+    /// refusal code (seeds 001 and 003: "el único acuse es un 2xx").
+    Rejected,
     /// The slowest answers (p99) under this bound.
     AnswersUnder(Duration),
 }
@@ -26,6 +29,7 @@ impl Expected {
             Self::Success => (200..300).contains(&status),
             Self::Status(wanted) => status == wanted,
             Self::Refused => (400..500).contains(&status) && status != 408 && status != 429,
+            Self::Rejected => !(200..300).contains(&status),
             Self::AnswersUnder(_) => false,
         }
     }
@@ -37,6 +41,7 @@ impl fmt::Display for Expected {
             Self::Success => f.write_str("2xx"),
             Self::Status(s) => write!(f, "{s}"),
             Self::Refused => f.write_str("4xx (no 408/429)"),
+            Self::Rejected => f.write_str("no 2xx"),
             Self::AnswersUnder(d) => write!(f, "p99 < {} ms", d.as_millis()),
         }
     }

@@ -106,10 +106,24 @@ pub async fn due_lane_heads<'c>(
 /// `last_seq`, so that its drained entries are not read again when it
 /// fills; one that stays so for [`FORGET_AFTER`] passes is forgotten (a
 /// later walk finds it like a new lane).
+///
+/// "Only grows" holds within one history. A failover to a standby that
+/// had not received the last commits (asynchronous replication) rolls
+/// history back: deliveries the old primary finished are `pendiente`
+/// again at seqs below the hints, and new events take the lost seqs. A
+/// probe from a hint never sees them, so those lanes stood still until
+/// the process restarted (1,050 deliveries after 120 s in the
+/// `postgres-failover-async` scenario). So the hints are kept only while
+/// the server is the one they were learnt from: each pass reads the
+/// server's `pg_postmaster_start_time()` (a promoted standby, a restored
+/// or restarted server each have their own) and starts from no hints
+/// when it changed.
 #[derive(Debug, Default)]
 pub struct LaneHints {
     lanes: HashMap<LaneKey, Hint>,
     passes: u64,
+    /// The server the hints were learnt from (its postmaster's start).
+    server: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -139,6 +153,14 @@ impl LaneHints {
 
     pub fn is_empty(&self) -> bool {
         self.lanes.is_empty()
+    }
+
+    /// Forgets every lane: the next pass walks the whole index, as the
+    /// first one does. For a history that may have been rolled back on
+    /// the same server (a restore in place); a change of server is noticed
+    /// by the pass itself.
+    pub fn forget(&mut self) {
+        self.lanes.clear();
     }
 
     /// [`due_lane_heads`], with each known lane probed from its hint and
@@ -201,6 +223,20 @@ impl LaneHints {
         stale_after: Duration,
         limit: i64,
     ) -> Result<Vec<DeliveryId>> {
+        let mut tx = db.begin().await?;
+        let server: String = sqlx::query_scalar("SELECT pg_postmaster_start_time()::text")
+            .fetch_one(&mut *tx)
+            .await?;
+        if self.server.as_deref() != Some(server.as_str()) {
+            if self.server.is_some() && !self.lanes.is_empty() {
+                tracing::info!(
+                    lanes = self.lanes.len(),
+                    "another Postgres server (a failover or a restart): lane hints forgotten"
+                );
+            }
+            self.lanes.clear();
+            self.server = Some(server);
+        }
         let (mut subscriptions, mut instances, mut lanes, mut seqs) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (key, hint) in &self.lanes {
@@ -209,7 +245,6 @@ impl LaneHints {
             lanes.push(key.lane.clone());
             seqs.push(hint.seq);
         }
-        let mut tx = db.begin().await?;
         sqlx::query(DUE_LANE_HEADS_SETUP).execute(&mut *tx).await?;
         let rows = sqlx::query_file!(
             "src/deliveries/sql/due_lane_heads.sql",

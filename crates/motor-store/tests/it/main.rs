@@ -4,3 +4,4 @@
 
 mod commands;
 mod migrations;
+mod tcp_guard;

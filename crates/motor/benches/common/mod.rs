@@ -89,6 +89,7 @@ impl BenchDb {
             master_key: Some("bench-master-key-0123456789abcdef0123".into()),
             database_pool: 32,
             database_acquire_timeout_ms: 10_000,
+            database_tcp_timeout_secs: 30,
             retry_schedule_ms: None,
             retry_give_up_secs: None,
             test_ladders: Vec::new(),

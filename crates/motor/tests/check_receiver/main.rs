@@ -35,6 +35,21 @@ const ALL_CHECKS: [&str; 12] = [
     "tiempos",
 ];
 
+/// The checks under `--profile visito`: seed 001 signs with one key and
+/// says nothing of a repeated header, so neither of those is sent.
+const VISITO_CHECKS: [&str; 10] = [
+    "entrega_valida",
+    "evento_repetido",
+    "reproduccion",
+    "seq_menor",
+    "timestamp_vencido",
+    "timestamp_futuro",
+    "cuerpo_alterado",
+    "firma_incorrecta",
+    "cuerpo_grande",
+    "tiempos",
+];
+
 /// A secret and key id as Motor issues them.
 struct Key {
     id: String,
@@ -126,6 +141,15 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/check_receiver/fixtures")
 }
 
+/// A receiver the system tests deliver to under a contract
+/// (`tests/tests/it/contracts/`), written from its seed alone.
+fn contract_receiver(file: &str, env: &[(&str, &str)]) -> Receiver {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/tests/it/contracts")
+        .join(file);
+    Receiver::fixture("python3", path.to_str().unwrap(), env)
+}
+
 /// The example binary, built once by the cargo that runs this test (a
 /// test cannot depend on an example; `cargo test -p motor --test …` does
 /// not build them). The variables cargo set for this test are removed,
@@ -191,12 +215,17 @@ fn check(url: &str, args: &[&str]) -> Output {
 /// The names of the checks that failed, each checked to be in the report
 /// once with a reason.
 fn failed(report: &Value) -> BTreeSet<String> {
+    failed_of(report, &ALL_CHECKS)
+}
+
+/// [`failed`], for a battery of these checks.
+fn failed_of(report: &Value, all: &[&str]) -> BTreeSet<String> {
     let checks = report["comprobaciones"].as_array().unwrap();
     let names: Vec<&str> = checks
         .iter()
         .map(|c| c["nombre"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ALL_CHECKS, "{report:#}");
+    assert_eq!(names, all, "{report:#}");
     checks
         .iter()
         .filter(|c| {
@@ -215,8 +244,13 @@ fn set(names: &[&str]) -> BTreeSet<String> {
 
 /// Asserts the run failed exactly `expected` (exit 1), or passed (exit 0)
 /// when that is empty.
-fn assert_caught(who: &str, (code, report): (i32, Value), expected: &[&str]) {
-    assert_eq!(failed(&report), set(expected), "{who}: {report:#}");
+fn assert_caught(who: &str, run: (i32, Value), expected: &[&str]) {
+    assert_caught_of(who, run, &ALL_CHECKS, expected)
+}
+
+/// [`assert_caught`], for a battery of the checks `all`.
+fn assert_caught_of(who: &str, (code, report): (i32, Value), all: &[&str], expected: &[&str]) {
+    assert_eq!(failed_of(&report, all), set(expected), "{who}: {report:#}");
     assert_eq!(code, i32::from(!expected.is_empty()), "{who}: exit code");
     assert_eq!(report["aprobado"], expected.is_empty(), "{who}");
 }
@@ -411,4 +445,116 @@ fn the_table_and_the_exit_codes() {
     );
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--effect-url"));
+}
+
+/// Grades a receiver under `profile` with its effect URL.
+fn check_profile(r: &Receiver, key: &Key, profile: &str) -> (i32, Value) {
+    let effect = r.effect_url();
+    check_json(
+        &r.url(),
+        &[
+            "--secret",
+            &key.secret,
+            "--profile",
+            profile,
+            "--effect-url",
+            &effect,
+        ],
+    )
+}
+
+#[test]
+fn receivers_written_from_seeds_001_and_003_pass_their_own_contract_and_no_other() {
+    let key = Key::new();
+    let visito = contract_receiver("visito_receiver.py", &[("SECRETO", &key.secret)]);
+    let run = check_profile(&visito, &key, "visito");
+    assert_eq!(run.1["perfil"], "visito");
+    // Refusals are graded "no 2xx": seed 001 names no code (it answers 400).
+    let stale = &run.1["comprobaciones"][4];
+    assert_eq!(
+        (
+            &stale["nombre"],
+            &stale["esperado"],
+            &stale["obtenido"]["status"]
+        ),
+        (&"timestamp_vencido".into(), &"no 2xx".into(), &400.into()),
+        "{stale}"
+    );
+    assert_caught_of("visito as visito", run, &VISITO_CHECKS, &[]);
+
+    let secretos = serde_json::json!([&key.secret]).to_string();
+    let asixto = contract_receiver("asixto_receiver.py", &[("SECRETOS", &secretos)]);
+    let run = check_profile(&asixto, &key, "asixto");
+    assert_eq!(run.1["perfil"], "asixto");
+    assert_caught_of("asixto as asixto", run, &ALL_CHECKS, &[]);
+
+    // The profile matters: graded against another contract, each refuses
+    // every request Motor would sign under it (no header it reads).
+    let (code, report) = check_profile(&visito, &key, "asixto");
+    assert_eq!(code, 1);
+    let accepted = [
+        "entrega_valida",
+        "evento_repetido",
+        "reproduccion",
+        "seq_menor",
+        "segunda_firma_valida",
+        "cuerpo_grande",
+    ];
+    assert_eq!(failed(&report), set(&accepted), "visito as asixto");
+    let (code, report) = check_profile(&asixto, &key, "visito");
+    assert_eq!(code, 1);
+    assert_eq!(
+        failed_of(&report, &VISITO_CHECKS),
+        set(&accepted[..4]
+            .iter()
+            .chain(&["cuerpo_grande"])
+            .copied()
+            .collect::<Vec<_>>()),
+        "asixto as visito"
+    );
+    let (code, report) = check_profile(&visito, &key, "motor");
+    assert_eq!(code, 1);
+    assert!(
+        failed(&report).contains("entrega_valida"),
+        "visito as motor"
+    );
+}
+
+#[test]
+fn a_broken_visito_or_asixto_receiver_is_caught_by_the_right_check() {
+    let cases: [(&str, &str, &[&str]); 3] = [
+        // Skips "rechaza diferencias de más de cinco minutos".
+        (
+            "visito_receiver.py",
+            "sin_ventana",
+            &["timestamp_vencido", "timestamp_futuro"],
+        ),
+        // Refuses the replay's replay_of: the replay is never applied.
+        ("asixto_receiver.py", "sin_replay_of", &["reproduccion"]),
+        // Compares only the first v1=: loses deliveries during a rotation.
+        (
+            "asixto_receiver.py",
+            "primera_firma",
+            &["segunda_firma_valida"],
+        ),
+    ];
+    for (file, defect, expected) in cases {
+        let key = Key::new();
+        let secretos = serde_json::json!([&key.secret]).to_string();
+        let r = contract_receiver(
+            file,
+            &[
+                ("SECRETO", &key.secret),
+                ("SECRETOS", &secretos),
+                ("DEFECTO", defect),
+            ],
+        );
+        let (profile, all): (&str, &[&str]) = if file.starts_with("visito") {
+            ("visito", &VISITO_CHECKS)
+        } else {
+            ("asixto", &ALL_CHECKS)
+        };
+        let run = check_profile(&r, &key, profile);
+        assert_caught_of(&format!("{profile} {defect}"), run, all, expected);
+    }
 }

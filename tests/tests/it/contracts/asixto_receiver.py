@@ -9,8 +9,16 @@
 # Test controls (not part of the seed): POST /_secretos {"secretos": [...]}
 # sets the secrets it knows (one, or two while rotating); GET /_registro
 # answers what it accepted, what it dropped as duplicate and what it
-# refused. Prints its port on its first line.
+# refused. For `motor check-receiver --profile asixto` (crates/motor/
+# tests/check_receiver): the env SECRETOS (a JSON list) are its first
+# secrets; GET /efectos/<id> answers {"efectos": N}, how many times it
+# applied the delivery with that id; the env DEFECTO names one deliberate
+# bug the checker must catch: `sin_replay_of` refuses an envelope with
+# `replay_of` (a field list frozen before section 6), `primera_firma`
+# compares only the first v1= (what section 2's rule 4 warns about).
+# Prints its port on its first line.
 import json
+import os
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -58,8 +66,9 @@ def verificar(cabecera: str | None, cuerpo: bytes, secretos: list[str]) -> bool:
 # campos que no están en esta tabla". replay_of comes with a replay (6).
 CAMPOS = ["id", "type", "created", "environment", "data"]
 
+DEFECTO = os.environ.get("DEFECTO", "")
 lock = threading.Lock()
-secretos: list[str] = []
+secretos: list[str] = json.loads(os.environ.get("SECRETOS", "[]"))
 vistos: set[str] = set()  # ids already taken ("durante 7 días")
 aceptadas: list[dict] = []
 duplicadas: list[str] = []
@@ -77,6 +86,11 @@ class Receptor(BaseHTTPRequestHandler):
         self.wfile.write(cuerpo)
 
     def do_GET(self):
+        if self.path.startswith("/efectos/"):
+            id_ = self.path.rsplit("/", 1)[-1]
+            with lock:
+                n = sum(1 for s in aceptadas if s["id"] == id_)
+            return self.responder(200, json.dumps({"efectos": n}).encode())
         if self.path != "/_registro":
             return self.responder(404)
         with lock:
@@ -100,13 +114,21 @@ class Receptor(BaseHTTPRequestHandler):
             with lock:
                 rechazadas.append("cabecera_repetida")
             return self.responder(400)
+        cabecera = cabeceras[0] if cabeceras else None
+        if cabecera and DEFECTO == "primera_firma":
+            # The bug section 2's rule 4 warns of: only the first v1= counts.
+            partes = cabecera.split(",")
+            primera = next((i for i, p in enumerate(partes) if p.strip().startswith("v1=")), None)
+            if primera is not None:
+                cabecera = ",".join(p for i, p in enumerate(partes) if i <= primera or not p.strip().startswith("v1="))
         # Verify the raw bytes before anything reads them as JSON.
-        if not verificar(cabeceras[0] if cabeceras else None, cuerpo, conocidos):
+        if not verificar(cabecera, cuerpo, conocidos):
             with lock:
                 rechazadas.append("firma")
             return self.responder(400)
         sobre = json.loads(cuerpo)
-        esperados = CAMPOS[:4] + (["replay_of"] if "replay_of" in sobre else []) + CAMPOS[4:]
+        con_replay = "replay_of" in sobre and DEFECTO != "sin_replay_of"
+        esperados = CAMPOS[:4] + (["replay_of"] if con_replay else []) + CAMPOS[4:]
         if list(sobre.keys()) != esperados:
             with lock:
                 rechazadas.append("campos:" + ",".join(sobre.keys()))

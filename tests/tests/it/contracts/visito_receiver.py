@@ -17,10 +17,16 @@
 # broken, an event whose data has "fallar": true is answered 503 before
 # it is accepted; GET /_registro answers what it accepted, what it
 # dropped as duplicate, every request's eventId, and what it refused.
+# For `motor check-receiver --profile visito` (crates/motor/tests/
+# check_receiver): the env SECRETO is its first secret; GET
+# /efectos/<eventId> answers {"efectos": N}, how many times it applied
+# that event; the env DEFECTO=sin_ventana makes it skip the five-minute
+# check (a deliberate bug the checker must catch).
 # Prints its port on its first line.
 import hashlib
 import hmac
 import json
+import os
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,7 +35,8 @@ CAMPOS = ["eventId", "type", "schemaVersion", "tenantId", "occurredAt", "data"]
 CINCO_MINUTOS = 300
 
 lock = threading.Lock()
-estado = {"secreto": "", "roto": False}
+estado = {"secreto": os.environ.get("SECRETO", ""), "roto": False}
+DEFECTO = os.environ.get("DEFECTO", "")
 vistos: set[str] = set()
 aceptadas: list[dict] = []
 duplicadas: list[str] = []
@@ -44,7 +51,7 @@ def firma_valida(cabecera: str | None, cuerpo: bytes, secreto: str) -> bool:
     t, v1 = partes.get("t"), partes.get("v1")
     if not t or not v1 or not t.isdigit():
         return False
-    if abs(int(time.time()) - int(t)) > CINCO_MINUTOS:
+    if DEFECTO != "sin_ventana" and abs(int(time.time()) - int(t)) > CINCO_MINUTOS:
         return False
     esperada = hmac.new(secreto.encode(), t.encode() + b"." + cuerpo, hashlib.sha256).hexdigest()
     return hmac.compare_digest(v1, esperada)
@@ -66,6 +73,11 @@ class Receptor(BaseHTTPRequestHandler):
         self.responder(400)
 
     def do_GET(self):
+        if self.path.startswith("/efectos/"):
+            event_id = self.path.rsplit("/", 1)[-1]
+            with lock:
+                n = sum(1 for e in aceptadas if e["eventId"] == event_id)
+            return self.responder(200, json.dumps({"efectos": n}).encode())
         if self.path != "/_registro":
             return self.responder(404)
         with lock:

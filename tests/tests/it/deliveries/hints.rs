@@ -320,3 +320,64 @@ async fn a_hinted_pass_does_not_read_what_known_lanes_finished_before() {
     })
     .await;
 }
+
+/// The `postgres-failover-async` bug: a failover to a standby that missed
+/// the last commits rolls history back, and a lane's head moves back with
+/// it — deliveries the old primary finished are `pendiente` again below
+/// the hint. A pass probing from its hints never finds them (those lanes
+/// stood still until a restart); one without hints does. A pass forgets
+/// its hints when the server changed (`pg_postmaster_start_time()`), or
+/// when told to (`LaneHints::forget`); this runs the rollback on one
+/// server, so it tells it.
+#[tokio::test]
+async fn a_rolled_back_history_is_found_once_the_hints_are_forgotten() {
+    on_fresh_database(|url| async move {
+        let mut conn = connect(&url).await;
+        add_subscription(&mut conn, 1, true).await;
+        add_instance(&mut conn, 1).await;
+        append(&mut conn, 1, 10, &[1]).await;
+        let mut hints = LaneHints::default();
+        let all = Duration::ZERO;
+        hints.due_lane_heads(&mut conn, all, 100).await.unwrap();
+        finish(&mut conn, 1, 1, 6, 0).await;
+        let found = hints.due_lane_heads(&mut conn, all, 100).await.unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(*found[0].as_uuid(), delivery_at(&mut conn, 1, 7).await);
+
+        // The rollback: the finishes of seqs 3 to 6 never reached the
+        // standby that became the primary.
+        sqlx::query(
+            "UPDATE deliveries SET estado = 'pendiente', entregado_en = NULL,
+                                   proximo_intento = now() - interval '1 minute'
+             WHERE subscription_id = $1 AND seq BETWEEN 3 AND 6",
+        )
+        .bind(subscription(1))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+        let walked = due_lane_heads(&mut conn, all, 100).await.unwrap();
+        assert_eq!(walked.len(), 1);
+        assert_eq!(*walked[0].as_uuid(), delivery_at(&mut conn, 1, 3).await);
+        let hinted = hints.due_lane_heads(&mut conn, all, 100).await.unwrap();
+        assert_ne!(hinted, walked, "the hint stands past the rolled-back head");
+
+        hints.forget();
+        let hinted = hints.due_lane_heads(&mut conn, all, 100).await.unwrap();
+        assert_eq!(hinted, walked);
+        // And the hint now follows the head of this history.
+        let hinted = hints.due_lane_heads(&mut conn, all, 100).await.unwrap();
+        assert_eq!(hinted, walked);
+        conn.close().await.unwrap();
+    })
+    .await;
+}
+
+/// The id of subscription `s`'s delivery of seq `seq`.
+async fn delivery_at(conn: &mut PgConnection, s: u64, seq: i64) -> Uuid {
+    sqlx::query_scalar("SELECT id FROM deliveries WHERE subscription_id = $1 AND seq = $2")
+        .bind(subscription(s))
+        .bind(seq)
+        .fetch_one(conn)
+        .await
+        .unwrap()
+}
