@@ -456,8 +456,13 @@ impl Executor {
             .set("group.id", group)
             .set("enable.auto.commit", "false")
             .set("auto.offset.reset", "earliest")
+            // Tansu answers a JoinGroup after about half the session
+            // timeout: a short one lets a restarted executor rejoin soon.
+            .set("session.timeout.ms", "6000")
+            .set("heartbeat.interval.ms", "2000")
             .create()?;
         consumer.subscribe(&[topic])?;
+        let mut records = 0u64;
         loop {
             // What the record says, taken before any wait (a borrowed
             // message must not be held across one).
@@ -474,6 +479,10 @@ impl Executor {
                     continue;
                 }
             };
+            records += 1;
+            if records == 1 || records.is_multiple_of(100) {
+                eprintln!("{topic}: {records} records read");
+            }
             let instance = record["instance_id"].as_str().unwrap_or_default();
             if instances.iter().any(|i| i == instance) {
                 let due = record["next_try"]
