@@ -9,8 +9,9 @@ import (
 
 // The executor's calls (docs/COMMANDS.md, "Executors"): an executor is
 // the adapter that runs commands against the provider. Its loop is
-// PollCommands → ClaimCommand → run it → ReportCommand under the claim's
-// lease. They need scope commands:execute.
+// PollCommands → ClaimCommand → run it (HeartbeatCommand while it runs
+// long) → ReportCommand under the claim's lease. They need scope
+// commands:execute.
 
 // PendingCommand is a claimable command as the long-poll answers it:
 // claim it for its content.
@@ -80,6 +81,26 @@ type ClaimedCommand struct {
 func (c *Client) ClaimCommand(ctx context.Context, id string) (*ClaimedCommand, error) {
 	var out ClaimedCommand
 	if _, err := c.do(ctx, call{method: "POST", path: "/v1/executor/commands/" + pathID(id) + "/claim", out: &out}); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// heartbeat is a heartbeat's body (LatidoComando).
+type heartbeat struct {
+	Lease string `json:"reserva"`
+}
+
+// HeartbeatCommand extends a claimed command's lease (the claim's
+// ClaimedCommand.Lease) while the provider call runs long: the lease then
+// ends one lease length from now, never sooner than before. Send it
+// before LeaseUntil, every third of the lease or so. A 409 means the
+// lease is lost (another claim, a report, or the sweeper made the command
+// ambiguo): stop and do not report. Returns the command, LeaseUntil its
+// lease's new end.
+func (c *Client) HeartbeatCommand(ctx context.Context, id, lease string) (*ExecutorCommand, error) {
+	var out ExecutorCommand
+	if _, err := c.do(ctx, call{method: "POST", path: "/v1/executor/commands/" + pathID(id) + "/heartbeat", body: heartbeat{Lease: lease}, out: &out}); err != nil {
 		return nil, err
 	}
 	return &out, nil

@@ -44,6 +44,7 @@ var covered = map[string]string{
 	"poll_commands":       "PollCommands",
 	"claim_command":       "ClaimCommand",
 	"report_command":      "ReportCommand",
+	"heartbeat_command":   "HeartbeatCommand",
 	"report_state":        "ReportState",
 }
 
@@ -95,6 +96,7 @@ var schemaTypes = map[string]reflect.Type{
 	"ComandoReclamado":       reflect.TypeOf(ClaimedCommand{}),
 	"ComandoEjecutor":        reflect.TypeOf(ExecutorCommand{}),
 	"ReporteComando":         reflect.TypeOf(reportWire{}),
+	"LatidoComando":          reflect.TypeOf(heartbeat{}),
 	"ReporteEstado":          reflect.TypeOf(StateReport{}),
 	"EstadoInstancia":        reflect.TypeOf(InstanceState{}),
 }

@@ -53,6 +53,10 @@ pub struct Settings {
     /// stale-job pass).
     #[serde(default)]
     pub recovery_ms: u64,
+    /// An executor's lease on a claimed command (`MOTOR_EXECUTOR_LEASE_SECS`),
+    /// for the commands scenario; 0 elsewhere.
+    #[serde(default)]
+    pub command_lease_ms: u64,
 }
 
 /// How a receiver answered one request.
@@ -163,6 +167,53 @@ pub enum Record {
         detail: String,
         t_us: i64,
     },
+    /// A producer was answered 202 with command `command_id` for its
+    /// request under `key` (the Idempotency-Key) sent at `requested_us`
+    /// (the first try of that key; a retry after a cut keeps it).
+    /// `message` is the logical message (`m` in `contenido`/`parametros`,
+    /// what the fake provider logs); `resend_of` the `ambiguo` command a
+    /// person sent again as this new one.
+    CommandAccepted {
+        command_id: String,
+        instance_id: String,
+        key: String,
+        tipo: String,
+        message: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resend_of: Option<String>,
+        requested_us: i64,
+        t_us: i64,
+    },
+    /// A command request under `key` got no 202 (a cut, a 5xx): the
+    /// command may or may not exist; the producer retries with the key.
+    CommandRefused {
+        instance_id: String,
+        key: String,
+        error: String,
+        t_us: i64,
+    },
+    /// A producer asked to cancel `command_id`; Motor answered `status`
+    /// (200 cancelled, 409 too late).
+    CommandCancel {
+        command_id: String,
+        status: u16,
+        t_us: i64,
+    },
+    /// The fake provider got a call for `command_id` under the claim's
+    /// lease `reserva` and did `behaviour` (`accept`, `slow`, `late`,
+    /// `refuse`, `busy`, `timeout`); `acted` when the message went out
+    /// (`accept`, `slow`, `late`), with the `provider_message_id` it
+    /// answered. Written when the call arrives.
+    ProviderCall {
+        command_id: String,
+        reserva: String,
+        message: String,
+        behaviour: String,
+        acted: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider_message_id: Option<String>,
+        t_us: i64,
+    },
     /// Last line of a run that reached its end (everything settled or the
     /// run's time ran out).
     End { t_us: i64, settled: bool },
@@ -212,6 +263,30 @@ pub enum Row {
         duracion_ms: i64,
         status: Option<i32>,
         error: Option<String>,
+    },
+    /// A command as it ended.
+    Command {
+        id: String,
+        instance_id: String,
+        tipo: String,
+        status: String,
+        error_code: Option<String>,
+        stage: Option<String>,
+        server_code: Option<String>,
+        provider_message_id: Option<String>,
+        idempotency_key: Option<String>,
+        correlation_id: Option<String>,
+        reclamos: i32,
+        creada_us: i64,
+        actualizada_us: i64,
+    },
+    /// A ledger event that cites a command (`command_id`), with its type.
+    CommandEvent {
+        instance_id: String,
+        seq: i64,
+        event_type: String,
+        command_id: String,
+        received_us: i64,
     },
 }
 

@@ -149,6 +149,7 @@ fn meta() -> Record {
             unordered_in_flight: 8,
             late_slack_ms: 1000,
             recovery_ms: 5000,
+            command_lease_ms: 0,
         },
     }
 }
@@ -267,8 +268,10 @@ fn a_valid_history_passes_and_every_check_examined_something() {
     let report = check(&valid().history()).unwrap();
     println!("{report}");
     assert!(report.ok());
-    for invariant in Invariant::ALL {
-        assert_eq!(report.cell(invariant), "ok", "{}", invariant.name());
+    // The delivery checks (the commands' have their own history in
+    // checker_commands.rs).
+    for invariant in &Invariant::ALL[..10] {
+        assert_eq!(report.cell(*invariant), "ok", "{}", invariant.name());
     }
 }
 

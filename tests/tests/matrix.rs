@@ -49,4 +49,5 @@ matrix! {
     secret_rotation => "secret-rotation",
     suspended_reactivated => "suspended-reactivated",
     unordered_in_flight => "unordered-in-flight",
+    commands => "commands",
 }

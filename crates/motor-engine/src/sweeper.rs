@@ -78,7 +78,10 @@ pub async fn run(
                 conn = Some(motor_store::connect_own(&pool, SWEEPER_APP_NAME).await?);
             }
             let conn = conn.as_mut().expect("connected above");
-            sweep_commands_once(&config, conn).await?;
+            let swept = sweep_commands_once(&config, conn).await?;
+            metrics
+                .commands
+                .swept(swept.expired as u64, swept.ambiguous as u64);
             sweep_once(&config, conn, &mut hints).await
         };
         match pass.await {

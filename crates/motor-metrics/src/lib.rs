@@ -10,6 +10,7 @@
 //! reference table.
 
 mod breakdown;
+mod commands;
 mod history;
 mod labels;
 mod pipeline;
@@ -29,6 +30,7 @@ pub use breakdown::{
     Breakdown, InstanceOrType, Ranked, DEFAULT_TOP_INSTANCES, DEFAULT_TOP_TYPES, OTHER,
     RERANK_EVERY,
 };
+pub use commands::{Commands, Waiting, CLASSES as COMMAND_CLASSES, SWEEPS as COMMAND_SWEEPS};
 pub use history::{History, Point, HISTORY_POINTS};
 pub use labels::{
     AppLabel, ClassLabel, ConsumerLabel, ErrorLabel, InstanceLabel, KindLabel, StateLabel,
@@ -67,6 +69,8 @@ pub struct Metrics {
     pub pipeline: Pipeline,
     /// Per instance and per event type, the busiest named.
     pub breakdown: Breakdown,
+    /// The commands side: accepted, claims, reports, sweeps, long-polls.
+    pub commands: Commands,
     /// The last hour of samples (the console's charts).
     pub history: History,
 }
@@ -120,6 +124,7 @@ impl Metrics {
         );
         let pipeline = Pipeline::register(&mut registry);
         let breakdown = Breakdown::register(&mut registry, top_instances, top_types);
+        let commands = Commands::register(&mut registry);
         // So that a deploy shows on every graph: 1, labelled with the
         // version (of the workspace, which every crate shares).
         let build_info = Family::<VersionLabel, Gauge>::default();
@@ -146,6 +151,7 @@ impl Metrics {
             relay_shards_owned,
             pipeline,
             breakdown,
+            commands,
             history: History::default(),
         }
     }

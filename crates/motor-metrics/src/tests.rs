@@ -84,3 +84,39 @@ fn build_info_and_the_breakdown_render_with_their_labels() {
         assert!(text.contains(line), "missing {line:?} in\n{text}");
     }
 }
+
+#[test]
+fn the_commands_families_render_with_their_labels() {
+    let m = Metrics::default();
+    let c = &m.commands;
+    c.accepted("envio");
+    c.accepted("envio");
+    c.accepted("control");
+    c.claims.inc();
+    c.reported("enviado");
+    c.reported("en_cola");
+    c.heartbeats.inc_by(2);
+    c.swept(1, 3);
+    let waiting = c.waiting();
+    let other = c.waiting();
+    drop(other);
+    let text = m.render();
+    for line in [
+        "motor_commands_accepted_total{clase=\"envio\"} 2\n",
+        "motor_commands_accepted_total{clase=\"control\"} 1\n",
+        // Known series exist at zero before their first count.
+        "motor_commands_accepted_total{clase=\"remota\"} 0\n",
+        "motor_command_claims_total 1\n",
+        "motor_command_reports_total{estado=\"enviado\"} 1\n",
+        "motor_command_reports_total{estado=\"en_cola\"} 1\n",
+        "motor_command_heartbeats_total 2\n",
+        "motor_command_sweeps_total{tipo=\"vencido\"} 1\n",
+        "motor_command_sweeps_total{tipo=\"reserva_vencida\"} 3\n",
+        "motor_command_poll_waiters 1\n",
+        "# TYPE motor_command_poll_waiters gauge\n",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in\n{text}");
+    }
+    drop(waiting);
+    assert!(m.render().contains("motor_command_poll_waiters 0\n"));
+}

@@ -1,14 +1,33 @@
 //! A complete executor — the provider adapter a user writes — against a
-//! fake provider that runs in this same process on loopback. It reads
+//! fake provider that runs in this same process on loopback (or, with
+//! `--provider URL`, one of your own: the fault matrix's). It reads
 //! commands from the long-poll (`GET /v1/executor/commands`, the primary
-//! path: see docs/COMMANDS.md), claims each, hands it to the provider and
-//! reports what happened; it also reports its instance `conectada` when
-//! it starts.
+//! path: see docs/COMMANDS.md) — or, with `--topic`, from the
+//! `{prefix}.commands` topic, the secondary path — claims each, hands it
+//! to the provider and reports what happened; it also reports each
+//! instance `conectada` when it starts.
 //!
-//!   cargo run -p motor --example executor -- --token $TOKEN --instance $INSTANCE \
+//!   cargo run -p motor --example executor -- --token $TOKEN --instance $INSTANCE[,$OTHER…] \
 //!       [--url http://127.0.0.1:8080] [--accept 0.6] [--refuse 0.1] [--busy 0.1] \
 //!       [--timeout 0.1] [--late 0.1] [--provider-timeout-ms 500] [--seed N] \
-//!       [--exit-after N] [--idle-exit SECONDS]
+//!       [--exit-after N] [--idle-exit SECONDS] [--provider URL] \
+//!       [--topic [--brokers HOST:PORT] [--prefix PREFIX] [--group ID]]
+//!
+//! Each instance has a task of its own (one instance's commands run one at
+//! a time, in order). While a provider call runs, the executor sends a
+//! heartbeat (`POST /v1/executor/commands/{id}/heartbeat`) every third of
+//! its lease, so a slow call does not let the sweeper make the command
+//! `ambiguo`; a heartbeat answered 409 means the lease is lost and the
+//! executor does not report. A report that gets no answer (Motor
+//! restarting) is sent again until the lease ends.
+//!
+//! With `--topic` it reads `{prefix}.commands` (brokers and prefix from
+//! the flags or `MOTOR_KAFKA_BROKERS`, `MOTOR_TOPIC_PREFIX`) in a consumer
+//! group (`--group`, default `motor-example-executor`), keeps the records
+//! of the instances it was given, waits for each record's `next_try` and
+//! claims it; a record of a command already claimed, cancelled or
+//! finished gets a 409 and is skipped. Offsets are committed after each
+//! record is handled.
 //!
 //! The fake provider answers each request by a roll against the rates
 //! (what is left after the five goes to `accept`):
@@ -34,7 +53,10 @@
 use std::{
     collections::HashMap,
     net::SocketAddr,
-    sync::{Arc, Mutex},
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        Arc, Mutex,
+    },
     time::{Duration, Instant},
 };
 
@@ -215,6 +237,271 @@ fn report_body(command: &Value, lease: &str, outcome: &Outcome) -> Value {
     }
 }
 
+/// What every instance's task shares.
+struct Executor {
+    base: String,
+    token: String,
+    provider_url: String,
+    motor: reqwest::Client,
+    to_provider: reqwest::Client,
+    /// Final reports made (deferrals do not count), and when a command was
+    /// last seen.
+    finished: AtomicUsize,
+    last_seen: Mutex<Instant>,
+}
+
+impl Executor {
+    /// Claims command `id`, runs it against the provider (sending
+    /// heartbeats meanwhile) and reports the outcome. Nothing when the
+    /// claim is refused (another executor has it, it was cancelled, it
+    /// expired) or the lease was lost.
+    async fn run(&self, id: &str) {
+        *self.last_seen.lock().unwrap() = Instant::now();
+        let res = self
+            .motor
+            .post(format!("{}/v1/executor/commands/{id}/claim", self.base))
+            .bearer_auth(&self.token)
+            .send()
+            .await;
+        let claimed: Value = match res {
+            Ok(res) if res.status() == 200 => match res.json().await {
+                Ok(claimed) => claimed,
+                Err(e) => {
+                    eprintln!("claim {id}: unreadable answer ({e})");
+                    return;
+                }
+            },
+            Ok(res) => {
+                // Another executor got it, it was cancelled or it expired
+                // meanwhile: not ours to run.
+                eprintln!("claim {id}: {}", res.status());
+                return;
+            }
+            Err(e) => {
+                // If Motor did commit the claim, its lease runs out and
+                // the sweeper makes it ambiguo: never run it blind.
+                eprintln!("claim {id}: no answer ({e})");
+                return;
+            }
+        };
+        let lease = claimed["reserva"].as_str().unwrap_or_default().to_owned();
+        let until = claimed["reservado_hasta"]
+            .as_str()
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| t.with_timezone(&Utc));
+        // A third of the lease between heartbeats.
+        let beat = until
+            .and_then(|u| (u - Utc::now()).to_std().ok())
+            .map_or(Duration::from_secs(10), |left| {
+                (left / 3).max(Duration::from_millis(200))
+            });
+        let command = &claimed["comando"];
+        let payload = json!({
+            "command_id": id, "reserva": lease, "tipo": command["tipo"],
+            "chat": command["chat"], "contenido": command["contenido"],
+            "parametros": command["parametros"],
+        });
+        let call = call_provider(&self.to_provider, &self.provider_url, &payload);
+        tokio::pin!(call);
+        let outcome = loop {
+            tokio::select! {
+                outcome = &mut call => break outcome,
+                _ = tokio::time::sleep(beat) => {
+                    if !self.heartbeat(id, &lease).await {
+                        eprintln!("heartbeat {id}: the lease is lost; not reporting");
+                        return;
+                    }
+                }
+            }
+        };
+        let body = report_body(command, &lease, &outcome);
+        let status = body["status"].as_str().unwrap_or_default().to_owned();
+        if !self.report(id, &body, until).await {
+            return;
+        }
+        println!(
+            "{}",
+            json!({"command_id": id, "tipo": command["tipo"], "status": status})
+        );
+        if status != "en_cola" {
+            self.finished.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Extends the lease; false once it is lost (409). A heartbeat that
+    /// gets no answer is not a loss: the next one may.
+    async fn heartbeat(&self, id: &str, lease: &str) -> bool {
+        let res = self
+            .motor
+            .post(format!("{}/v1/executor/commands/{id}/heartbeat", self.base))
+            .bearer_auth(&self.token)
+            .json(&json!({ "reserva": lease }))
+            .send()
+            .await;
+        !matches!(res, Ok(res) if res.status() == 409)
+    }
+
+    /// Sends the report until Motor answers it (up to the lease's end and
+    /// a little more: a report after the lease's end is still taken until
+    /// the sweeper acts). Whether it was recorded.
+    async fn report(&self, id: &str, body: &Value, until: Option<chrono::DateTime<Utc>>) -> bool {
+        let give_up = until.unwrap_or_else(Utc::now) + chrono::Duration::seconds(2);
+        let status = body["status"].as_str().unwrap_or_default();
+        loop {
+            let res = self
+                .motor
+                .post(format!("{}/v1/executor/commands/{id}/report", self.base))
+                .bearer_auth(&self.token)
+                .json(body)
+                .send()
+                .await;
+            match res {
+                Ok(res) if res.status() == 200 => return true,
+                Ok(res) if !res.status().is_server_error() => {
+                    // 409: the lease ran out and the sweeper made it
+                    // ambiguo first (or an earlier try of this report was
+                    // recorded and its answer lost); Motor keeps that.
+                    let code = res.status();
+                    eprintln!(
+                        "report {id} {status}: {code} {}",
+                        res.text().await.unwrap_or_default()
+                    );
+                    return false;
+                }
+                other => {
+                    if Utc::now() > give_up {
+                        eprintln!("report {id} {status}: gave up ({other:?})");
+                        return false;
+                    }
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            }
+        }
+    }
+
+    /// Says the instance is up (an executor reports state changes),
+    /// trying until Motor answers.
+    async fn connected(&self, instance: &str) {
+        for _ in 0..50 {
+            let res = self
+                .motor
+                .post(format!(
+                    "{}/v1/executor/instances/{instance}/state",
+                    self.base
+                ))
+                .bearer_auth(&self.token)
+                .json(&json!({"estado": "conectada", "motivo": "executor started"}))
+                .send()
+                .await;
+            match res {
+                Ok(res) => {
+                    eprintln!("state conectada {instance}: {}", res.status());
+                    return;
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+            }
+        }
+    }
+
+    /// The long-poll loop of one instance.
+    async fn poll(&self, instance: &str) {
+        loop {
+            let res = self
+                .motor
+                .get(format!("{}/v1/executor/commands", self.base))
+                .query(&[("instance", instance), ("wait", "5"), ("limit", "20")])
+                .bearer_auth(&self.token)
+                .send()
+                .await;
+            let page: Value = match res {
+                Ok(res) if res.status() == 200 => res.json().await.unwrap_or(Value::Null),
+                Ok(res) => {
+                    eprintln!(
+                        "long-poll answered {}: {}",
+                        res.status(),
+                        res.text().await.unwrap_or_default()
+                    );
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+                Err(e) => {
+                    eprintln!("long-poll failed ({e}); retrying");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+            };
+            for pointer in page["commands"].as_array().cloned().unwrap_or_default() {
+                self.run(pointer["command_id"].as_str().unwrap_or_default())
+                    .await;
+            }
+        }
+    }
+
+    /// The `{prefix}.commands` loop: records of `instances` (keyed by
+    /// instance, so one instance's arrive in order), each claimed once its
+    /// `next_try` is due.
+    async fn consume(
+        self: Arc<Self>,
+        brokers: &str,
+        topic: &str,
+        group: &str,
+        instances: &[String],
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        use rdkafka::{
+            consumer::{CommitMode, Consumer, StreamConsumer},
+            ClientConfig, Message, Offset, TopicPartitionList,
+        };
+        let consumer: StreamConsumer = ClientConfig::new()
+            .set("bootstrap.servers", brokers)
+            .set("group.id", group)
+            .set("enable.auto.commit", "false")
+            .set("auto.offset.reset", "earliest")
+            // Tansu answers a JoinGroup after about half the session
+            // timeout: a short one lets a restarted executor rejoin soon.
+            .set("session.timeout.ms", "6000")
+            .set("heartbeat.interval.ms", "2000")
+            .create()?;
+        consumer.subscribe(&[topic])?;
+        let mut records = 0u64;
+        loop {
+            // What the record says, taken before any wait (a borrowed
+            // message must not be held across one).
+            let received = consumer.recv().await.map(|message| {
+                let record: Value = serde_json::from_slice(message.payload().unwrap_or_default())
+                    .unwrap_or_default();
+                (record, message.partition(), message.offset())
+            });
+            let (record, partition, offset) = match received {
+                Ok(taken) => taken,
+                Err(e) => {
+                    eprintln!("{topic}: {e}");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+            };
+            records += 1;
+            if records == 1 || records.is_multiple_of(100) {
+                eprintln!("{topic}: {records} records read");
+            }
+            let instance = record["instance_id"].as_str().unwrap_or_default();
+            if instances.iter().any(|i| i == instance) {
+                let due = record["next_try"]
+                    .as_str()
+                    .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+                    .and_then(|t| (t.with_timezone(&Utc) - Utc::now()).to_std().ok());
+                if let Some(wait) = due {
+                    tokio::time::sleep(wait).await;
+                }
+                self.run(record["command_id"].as_str().unwrap_or_default())
+                    .await;
+            }
+            let mut done = TopicPartitionList::new();
+            done.add_partition_offset(topic, partition, Offset::Offset(offset + 1))?;
+            consumer.commit(&done, CommitMode::Async)?;
+        }
+    }
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let flag = |name: &str| {
@@ -232,7 +519,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let base = flag("--url").unwrap_or_else(|| "http://127.0.0.1:8080".into());
     let token = flag("--token").ok_or("--token is required")?;
-    let instance = flag("--instance").ok_or("--instance is required")?;
+    let instances: Vec<String> = flag("--instance")
+        .ok_or("--instance is required")?
+        .split(',')
+        .map(str::to_owned)
+        .collect();
     let rates = Rates {
         refuse: rate("--refuse")?,
         busy: rate("--busy")?,
@@ -251,6 +542,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let seed: u64 = flag("--seed").map(|v| v.parse()).transpose()?.unwrap_or(7);
     let exit_after: Option<usize> = flag("--exit-after").map(|v| v.parse()).transpose()?;
     let idle_exit: Option<u64> = flag("--idle-exit").map(|v| v.parse()).transpose()?;
+    let external_provider = flag("--provider");
+    let topic = args.iter().any(|a| a == "--topic");
+    let brokers = flag("--brokers")
+        .or_else(|| std::env::var("MOTOR_KAFKA_BROKERS").ok())
+        .unwrap_or_else(|| "127.0.0.1:9092".into());
+    let prefix = flag("--prefix")
+        .or_else(|| std::env::var("MOTOR_TOPIC_PREFIX").ok())
+        .unwrap_or_else(|| "motor".into());
+    let group = flag("--group").unwrap_or_else(|| "motor-example-executor".into());
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -264,109 +564,51 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             seen: Mutex::default(),
             acted: Mutex::default(),
         });
-        let provider_url = format!("http://{}", start_provider(provider.clone()).await?);
-        eprintln!("fake provider on {provider_url}");
-        let motor = reqwest::Client::new();
-        let to_provider = reqwest::Client::builder().timeout(patience).build()?;
-
-        // The instance is up: say so (an executor reports state changes).
-        let res = motor
-            .post(format!("{base}/v1/executor/instances/{instance}/state"))
-            .bearer_auth(&token)
-            .json(&json!({"estado": "conectada", "motivo": "executor started"}))
-            .send()
-            .await?;
-        eprintln!("state conectada: {}", res.status());
-
-        let mut finished = 0usize;
-        let mut idle_since = Instant::now();
-        'poll: loop {
-            let res = motor
-                .get(format!("{base}/v1/executor/commands"))
-                .query(&[
-                    ("instance", instance.as_str()),
-                    ("wait", "5"),
-                    ("limit", "20"),
-                ])
-                .bearer_auth(&token)
-                .send()
-                .await;
-            let page: Value = match res {
-                Ok(res) if res.status() == 200 => res.json().await?,
-                Ok(res) => {
-                    eprintln!("long-poll answered {}: {}", res.status(), res.text().await?);
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                    continue;
+        let provider_url = match external_provider {
+            Some(url) => url,
+            None => format!("http://{}", start_provider(provider.clone()).await?),
+        };
+        eprintln!("provider on {provider_url}");
+        let executor = Arc::new(Executor {
+            base,
+            token,
+            provider_url,
+            motor: reqwest::Client::new(),
+            to_provider: reqwest::Client::builder().timeout(patience).build()?,
+            finished: AtomicUsize::new(0),
+            last_seen: Mutex::new(Instant::now()),
+        });
+        for instance in &instances {
+            executor.connected(instance).await;
+        }
+        let mut tasks = tokio::task::JoinSet::new();
+        if topic {
+            let executor = executor.clone();
+            let topic = format!("{prefix}.commands");
+            let instances = instances.clone();
+            tasks.spawn(async move {
+                if let Err(e) = executor.consume(&brokers, &topic, &group, &instances).await {
+                    eprintln!("{topic}: {e}");
                 }
-                Err(e) => {
-                    eprintln!("long-poll failed ({e}); retrying");
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                    continue;
-                }
-            };
-            let due = page["commands"].as_array().cloned().unwrap_or_default();
-            if due.is_empty() {
-                if idle_exit.is_some_and(|s| idle_since.elapsed() >= Duration::from_secs(s)) {
-                    break 'poll;
-                }
-                continue;
-            }
-            idle_since = Instant::now();
-            for pointer in due {
-                let id = pointer["command_id"].as_str().unwrap_or_default();
-                let res = motor
-                    .post(format!("{base}/v1/executor/commands/{id}/claim"))
-                    .bearer_auth(&token)
-                    .send()
-                    .await?;
-                if res.status() != 200 {
-                    // Another executor got it, it was cancelled or it
-                    // expired meanwhile: not ours to run.
-                    eprintln!("claim {id}: {}", res.status());
-                    continue;
-                }
-                let claimed: Value = res.json().await?;
-                let lease = claimed["reserva"].as_str().unwrap_or_default().to_owned();
-                let command = &claimed["comando"];
-                let outcome = call_provider(
-                    &to_provider,
-                    &provider_url,
-                    &json!({
-                        "command_id": id, "tipo": command["tipo"], "chat": command["chat"],
-                        "contenido": command["contenido"], "parametros": command["parametros"],
-                    }),
-                )
-                .await;
-                let body = report_body(command, &lease, &outcome);
-                let res = motor
-                    .post(format!("{base}/v1/executor/commands/{id}/report"))
-                    .bearer_auth(&token)
-                    .json(&body)
-                    .send()
-                    .await?;
-                let status = body["status"].as_str().unwrap_or_default();
-                if res.status() != 200 {
-                    // 409: the lease ran out and the sweeper made it
-                    // ambiguo first; Motor keeps that answer.
-                    eprintln!(
-                        "report {id} {status}: {} {}",
-                        res.status(),
-                        res.text().await?
-                    );
-                    continue;
-                }
-                println!(
-                    "{}",
-                    json!({"command_id": id, "tipo": command["tipo"], "status": status})
-                );
-                if status != "en_cola" {
-                    finished += 1;
-                    if exit_after.is_some_and(|n| finished >= n) {
-                        break 'poll;
-                    }
-                }
+            });
+        } else {
+            for instance in instances {
+                let executor = executor.clone();
+                tasks.spawn(async move { executor.poll(&instance).await });
             }
         }
+        // Until told to stop (or for ever).
+        loop {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let done = exit_after.is_some_and(|n| executor.finished.load(Ordering::SeqCst) >= n);
+            let idle = idle_exit.is_some_and(|s| {
+                executor.last_seen.lock().unwrap().elapsed() >= Duration::from_secs(s)
+            });
+            if done || idle || tasks.is_empty() {
+                break;
+            }
+        }
+        tasks.abort_all();
         let seen = provider.seen.lock().unwrap();
         eprintln!(
             "provider: {} requests, {} distinct commands, acted on {}",

@@ -144,6 +144,25 @@ pub struct Config {
           value_parser = clap::value_parser!(u32).range(1..=3600))]
     pub executor_lease_secs: u32,
 
+    /// The longest `wait` (seconds) an executor's long-poll
+    /// (`GET /v1/executor/commands`) may ask for; more is a 422 naming
+    /// `query.wait`. Keep it below every proxy's idle timeout in front of
+    /// Motor.
+    #[arg(long, env = "MOTOR_EXECUTOR_POLL_MAX_WAIT_SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u32).range(1..=300))]
+    pub executor_poll_max_wait_secs: u32,
+
+    /// The most commands one long-poll answer may carry (its `limit`).
+    #[arg(long, env = "MOTOR_EXECUTOR_POLL_MAX_LIMIT", default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub executor_poll_max_limit: u32,
+
+    /// Milliseconds between a waiting long-poll's reads when nothing woke
+    /// it: how soon it sees commands committed by another process.
+    #[arg(long, env = "MOTOR_EXECUTOR_POLL_RECHECK_MS", default_value_t = 250,
+          value_parser = clap::value_parser!(u32).range(10..=10_000))]
+    pub executor_poll_recheck_ms: u32,
+
     /// Milliseconds between stream heartbeats (production: 15000). For tests.
     #[arg(long, env = "MOTOR_STREAMS_HEARTBEAT_MS", hide = true)]
     pub streams_heartbeat_ms: Option<u64>,
@@ -211,7 +230,9 @@ impl Config {
     pub fn executor(&self) -> motor_app::executor::ExecutorConfig {
         motor_app::executor::ExecutorConfig {
             lease: Duration::from_secs(self.executor_lease_secs.into()),
-            ..Default::default()
+            max_wait: Duration::from_secs(self.executor_poll_max_wait_secs.into()),
+            max_limit: self.executor_poll_max_limit.into(),
+            recheck: Duration::from_millis(self.executor_poll_recheck_ms.into()),
         }
     }
 

@@ -131,3 +131,41 @@ func TestExecutorReportsTheInstancesState(t *testing.T) {
 		t.Fatalf("an unknown state: %v", err)
 	}
 }
+
+// A long provider call keeps its lease with heartbeats; once the command
+// is reported the lease is gone and a heartbeat is a 409.
+func TestExecutorHeartbeatExtendsTheLeaseUntilItIsLost(t *testing.T) {
+	c, instance := client(t), newInstance(t)
+	msg := motor.Message{Chat: "5491122334455@s.whatsapp.net", Content: map[string]string{"texto": "largo"}}
+	sent, err := c.SendMessage(ctx(t), instance, "go-exec-heartbeat", msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := c.ClaimCommand(ctx(t), sent.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	beat, err := c.HeartbeatCommand(ctx(t), sent.ID, claimed.Lease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if beat.Status != motor.CommandExecuting || beat.LeaseUntil == nil || !beat.LeaseUntil.After(claimed.LeaseUntil) {
+		t.Fatalf("the lease is extended: claim %v, heartbeat %+v", claimed.LeaseUntil, beat)
+	}
+	_, err = c.HeartbeatCommand(ctx(t), sent.ID, "00000000-0000-0000-0000-000000000000")
+	if e := apiError(t, err); e.Status != http.StatusConflict {
+		t.Fatalf("another lease: %v", err)
+	}
+	_, err = c.HeartbeatCommand(ctx(t), sent.ID, "")
+	if e := apiError(t, err); e.Status != http.StatusUnprocessableEntity || e.Field != "body.reserva" {
+		t.Fatalf("no lease: %v", err)
+	}
+	if _, err := c.ReportCommand(ctx(t), sent.ID, motor.Report{Lease: claimed.Lease, Status: motor.CommandAmbiguous}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.HeartbeatCommand(ctx(t), sent.ID, claimed.Lease)
+	if e := apiError(t, err); e.Status != http.StatusConflict {
+		t.Fatalf("a heartbeat after the report: %v", err)
+	}
+}

@@ -6,6 +6,7 @@ Then the instance's state reports."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from datetime import datetime, timezone
 
@@ -95,6 +96,29 @@ def test_a_deferral_and_a_failure(client):
         "403",
     )
     assert [ev.command_id for ev in client.list_events(inst, types=["command.failed"]).events] == [other.id]
+
+
+def test_heartbeat_extends_the_lease_until_it_is_lost(client):
+    inst = new_instance()
+    executor = client.executor
+    sent = client.commands.send(inst, CHAT, {"texto": "largo"}, idempotency_key=f"beat-{uuid.uuid4()}")
+    claimed = executor.claim(sent.id)
+    time.sleep(0.02)
+    beat = executor.heartbeat(sent.id, reserva=claimed.reserva)
+    assert beat.status == CommandStatus.EJECUTANDO
+
+    def at(text):
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+    assert at(beat.reservado_hasta) > at(claimed.reservado_hasta)
+    with pytest.raises(Conflict):
+        executor.heartbeat(sent.id, reserva=str(uuid.uuid4()))
+    with pytest.raises(ValidationFailed) as e:
+        executor.heartbeat(sent.id, reserva="not-a-lease")
+    assert e.value.field == "body.reserva"
+    executor.report(sent.id, reserva=claimed.reserva, status="ambiguo")
+    with pytest.raises(Conflict):  # reported: the lease is gone
+        executor.heartbeat(sent.id, reserva=claimed.reserva)
 
 
 def test_report_state(client):

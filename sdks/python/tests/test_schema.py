@@ -75,6 +75,7 @@ REQUESTS = {
     "NuevoComando": Commands.submit,
     "CreateStreamToken": Client.stream_token,
     "ReporteComando": Executor.report,
+    "LatidoComando": Executor.heartbeat,
     "ReporteEstado": Executor.report_state,
 }
 
@@ -106,6 +107,7 @@ ROUTES = {
     "poll_commands": (Executor.poll, {"instance": "instance_id"}),
     "claim_command": (Executor.claim, {"id": "command_id"}),
     "report_command": (Executor.report, {"id": "command_id"}),
+    "heartbeat_command": (Executor.heartbeat, {"id": "command_id"}),
     "report_state": (Executor.report_state, {"id": "instance_id"}),
 }
 #: Parameters a method deliberately does not take, and why.

@@ -1,6 +1,7 @@
 // The executor's calls (scope `commands:execute`; docs/COMMANDS.md,
 // "Executors"): the adapter that runs commands against the provider.
-// Its loop is poll → claim → run it → report under the claim's lease:
+// Its loop is poll → claim → run it (heartbeat while it runs long) →
+// report under the claim's lease:
 //
 //   for (;;) {
 //     for (const pending of await motor.executor.poll(instanceId, { wait: 20 })) {
@@ -53,6 +54,22 @@ export class Executor {
    */
   async claim(id: string, options: Signal = {}): Promise<ClaimedCommand> {
     return (await this.#http.call<ClaimedCommand>('POST', `/v1/executor/commands/${segment(id)}/claim`, options)).data;
+  }
+
+  /**
+   * Extends the claim's lease (`reserva`) while the provider call runs
+   * long: it then ends one lease length from now, never sooner than
+   * before. Send it before `reservado_hasta`, every third of the lease or
+   * so. A 409 means the lease is lost (another claim, a report, or the
+   * sweeper made the command `ambiguo`): stop and do not report. Answers
+   * the command, `reservado_hasta` its lease's new end.
+   */
+  async heartbeat(id: string, reserva: string, options: Signal = {}): Promise<ExecutorCommand> {
+    const { data } = await this.#http.call<ExecutorCommand>('POST', `/v1/executor/commands/${segment(id)}/heartbeat`, {
+      body: { reserva },
+      signal: options.signal,
+    });
+    return data;
   }
 
   /**

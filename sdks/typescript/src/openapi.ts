@@ -566,6 +566,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/executor/commands/{id}/heartbeat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Extends a claimed command's lease (a heartbeat).
+         * @description An executor whose provider call takes long sends this before
+         *     `reservado_hasta`, with the claim's `reserva`: the lease then ends one
+         *     lease length (`MOTOR_EXECUTOR_LEASE_SECS`) from now, never sooner than
+         *     before. The status does not change and nothing is appended. 409 once
+         *     the lease is lost — another token, or the command is no longer
+         *     `ejecutando` (reported, or the sweeper made it `ambiguo` when the
+         *     lease ran out): the executor must not report then.
+         */
+        post: operations["heartbeat_command"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/executor/commands/{id}/report": {
         parameters: {
             query?: never;
@@ -1698,6 +1724,17 @@ export interface components {
             keys: components["schemas"]["ApiKeyInfo"][];
         };
         LastErrorCode: string;
+        /**
+         * @description An executor's heartbeat: still working on the command, under this
+         *     lease.
+         */
+        LatidoComando: {
+            /**
+             * Format: uuid
+             * @description The lease token the claim answered.
+             */
+            reserva?: string | null;
+        };
         /** @description A page of the ledger. */
         LedgerPage: {
             events: components["schemas"]["Envelope"][];
@@ -4508,6 +4545,98 @@ export interface operations {
             };
             /** @description Not claimable: claimed, finished, cancelled, not due yet, expired or for another generation */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    heartbeat_command: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Command id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LatidoComando"];
+            };
+        };
+        responses: {
+            /** @description Extended: the command, `reservado_hasta` its lease's new end */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComandoEjecutor"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Lease lost: another token, or the command is no longer `ejecutando` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

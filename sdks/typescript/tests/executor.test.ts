@@ -75,6 +75,22 @@ describe('executor', () => {
     assert.deepEqual(events.events.map((e) => e.command_id), [sent.id]);
   });
 
+  it('extends a lease with heartbeats until it is lost', async () => {
+    const sent = await client.commands.send(instance, { chat: CHAT, contenido: { texto: 'largo' } }, { idempotencyKey: `beat-${randomUUID()}` });
+    const claimed = await client.executor.claim(sent.id);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const beat = await client.executor.heartbeat(sent.id, claimed.reserva);
+    assert.equal(beat.status, 'ejecutando');
+    assert.ok(beat.reservado_hasta != null);
+    assert.ok(Date.parse(beat.reservado_hasta) > Date.parse(claimed.reservado_hasta), 'the lease is extended');
+    assert.equal((await apiError(client.executor.heartbeat(sent.id, randomUUID()))).status, 409);
+    const missing = await apiError(client.executor.heartbeat(sent.id, 'not-a-lease'));
+    assert.equal(missing.status, 422);
+    assert.equal(missing.field, 'body.reserva');
+    await client.executor.report(sent.id, { reserva: claimed.reserva, status: 'ambiguo' });
+    assert.equal((await apiError(client.executor.heartbeat(sent.id, claimed.reserva))).status, 409);
+  });
+
   it("reports the instance's state", async () => {
     const own = await newInstance('sdk-ts-executor-state');
     const first = await client.executor.reportState(own, { estado: 'conectada', motivo: 'ts sdk' });

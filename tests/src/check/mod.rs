@@ -7,8 +7,10 @@
 //! Motor made.
 //!
 //! Neighbours: `model` indexes the history; `delivery`, `timing` and
-//! `transport` hold the checks.
+//! `transport` hold the delivery checks, `commands` the commands' (which
+//! index the history on their own).
 
+mod commands;
 mod delivery;
 mod model;
 mod timing;
@@ -51,10 +53,25 @@ pub enum Invariant {
     Exhaustion,
     /// Every request carried signatures that verified.
     Signatures,
+    /// Every command answered 202 exists under its key; one key, one
+    /// command.
+    CmdDurable,
+    /// Every command ended in one terminal status with exactly that
+    /// status's terminal event.
+    CmdTerminal,
+    /// A command's events in the ledger in the order of its transitions,
+    /// and commands accepted one after the other in that order.
+    CmdLedger,
+    /// No command reached the provider twice (but after a "busy"), and a
+    /// message went out twice only as a person's resend of an `ambiguo`
+    /// one.
+    CmdOnce,
+    /// The fake provider's log agrees with each command's end.
+    CmdProvider,
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 10] = [
+    pub const ALL: [Invariant; 15] = [
         Invariant::Durable,
         Invariant::NoLoss,
         Invariant::LaneOrder,
@@ -65,6 +82,11 @@ impl Invariant {
         Invariant::RetryNotLate,
         Invariant::Exhaustion,
         Invariant::Signatures,
+        Invariant::CmdDurable,
+        Invariant::CmdTerminal,
+        Invariant::CmdLedger,
+        Invariant::CmdOnce,
+        Invariant::CmdProvider,
     ];
 
     pub fn name(self) -> &'static str {
@@ -79,6 +101,11 @@ impl Invariant {
             Invariant::RetryNotLate => "retry_not_late",
             Invariant::Exhaustion => "exhaustion",
             Invariant::Signatures => "signatures",
+            Invariant::CmdDurable => "cmd_durable",
+            Invariant::CmdTerminal => "cmd_terminal",
+            Invariant::CmdLedger => "cmd_ledger",
+            Invariant::CmdOnce => "cmd_once",
+            Invariant::CmdProvider => "cmd_provider",
         }
     }
 }
@@ -216,5 +243,8 @@ pub fn check(history: &History) -> anyhow::Result<Report> {
     report.add(Invariant::RetryNotLate, late);
     report.add(Invariant::Exhaustion, timing::exhaustion(&model));
     report.add(Invariant::Signatures, transport::signatures(&model));
+    for (invariant, verdict) in commands::check(history) {
+        report.add(invariant, verdict);
+    }
     Ok(report)
 }

@@ -243,7 +243,14 @@ impl Model {
                     })
                 }
                 Record::End { .. } => m.ended = true,
-                Record::Process { .. } | Record::ProduceFailed { .. } | Record::Action { .. } => {}
+                // Commands are judged from the history itself (`commands`).
+                Record::Process { .. }
+                | Record::ProduceFailed { .. }
+                | Record::Action { .. }
+                | Record::CommandAccepted { .. }
+                | Record::CommandRefused { .. }
+                | Record::CommandCancel { .. }
+                | Record::ProviderCall { .. } => {}
             }
         }
         if m.settings.is_none() {
@@ -347,6 +354,7 @@ impl Model {
                     error: error.clone(),
                     line: line.clone(),
                 }),
+            Row::Command { .. } | Row::CommandEvent { .. } => {}
         }
     }
 

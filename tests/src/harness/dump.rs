@@ -1,5 +1,6 @@
-//! The dump: Motor's subscriptions, events, replays, deliveries and
-//! attempts, read (only read) from the run's database once it is over.
+//! The dump: Motor's subscriptions, events, replays, deliveries,
+//! attempts, commands and the events that cite a command, read (only
+//! read) from the run's database once it is over.
 
 use sqlx::PgPool;
 
@@ -111,6 +112,61 @@ pub async fn dump(pool: &PgPool) -> anyhow::Result<Vec<Row>> {
             duracion_ms: duracion_ms as i64,
             status,
             error,
+        });
+    }
+    type CommandRow = (
+        String,
+        String,
+        String,
+        String,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        i32,
+        i64,
+        i64,
+    );
+    let commands: Vec<CommandRow> = sqlx::query_as(&format!(
+        "SELECT id::text, instance_id::text, tipo, status, error_code, stage, server_code,          provider_message_id, idempotency_key, correlation_id, reclamos, {}, {} FROM commands          ORDER BY instance_id, creado_en, id",
+        us("creado_en"),
+        us("actualizado_en")
+    ))
+    .fetch_all(pool)
+    .await?;
+    for c in commands {
+        rows.push(Row::Command {
+            id: c.0,
+            instance_id: c.1,
+            tipo: c.2,
+            status: c.3,
+            error_code: c.4,
+            stage: c.5,
+            server_code: c.6,
+            provider_message_id: c.7,
+            idempotency_key: c.8,
+            correlation_id: c.9,
+            reclamos: c.10,
+            creada_us: c.11,
+            actualizada_us: c.12,
+        });
+    }
+    let cited: Vec<(String, i64, String, String, i64)> = sqlx::query_as(&format!(
+        "SELECT instance_id::text, seq, type, envelope::jsonb->>'command_id', {} FROM events \
+         WHERE envelope::jsonb->>'command_id' IS NOT NULL ORDER BY instance_id, seq",
+        us("recibido_en")
+    ))
+    .fetch_all(pool)
+    .await?;
+    for (instance_id, seq, event_type, command_id, received_us) in cited {
+        rows.push(Row::CommandEvent {
+            instance_id,
+            seq,
+            event_type,
+            command_id,
+            received_us,
         });
     }
     Ok(rows)

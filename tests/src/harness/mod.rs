@@ -6,8 +6,10 @@
 
 mod api;
 pub mod brokers;
+pub mod commands;
 mod dump;
 pub mod process;
+pub mod provider;
 pub mod proxy;
 pub mod receiver;
 pub mod services;
@@ -73,6 +75,9 @@ pub struct RunConfig {
     pub timeout_secs: u64,
     pub late_slack_ms: u64,
     pub recovery_ms: u64,
+    /// `MOTOR_EXECUTOR_LEASE_SECS` (None: Motor's default; the history's
+    /// `command_lease_ms` is then 0).
+    pub command_lease_secs: Option<u64>,
     /// Postgres server (no database name) the run's database lives on.
     pub pg_server: String,
     /// Brokers Motor is given.
@@ -88,6 +93,7 @@ impl RunConfig {
             timeout_secs: 2,
             late_slack_ms: 8000,
             recovery_ms: 20_000,
+            command_lease_secs: None,
             pg_server: pg_server(),
             brokers: shared_brokers(),
         }
@@ -172,6 +178,7 @@ impl Run {
             unordered_in_flight: 8,
             late_slack_ms: config.late_slack_ms,
             recovery_ms: config.recovery_ms,
+            command_lease_ms: config.command_lease_secs.unwrap_or(0) * 1000,
         };
         recorder.record(&Record::Meta {
             scenario: config.scenario.clone(),
@@ -202,6 +209,9 @@ impl Run {
         ];
         if let Some(secs) = config.give_up_secs {
             vars.push(("MOTOR_RETRY_GIVE_UP_SECS", secs.to_string()));
+        }
+        if let Some(secs) = config.command_lease_secs {
+            vars.push(("MOTOR_EXECUTOR_LEASE_SECS", secs.to_string()));
         }
         let vars: Vec<(String, String)> = vars.into_iter().map(|(k, v)| (k.into(), v)).collect();
         // `motor migrate` creates the database and applies the migrations.

@@ -84,24 +84,65 @@ pub struct Env {
     pub pids: Arc<Mutex<Vec<u32>>>,
 }
 
-/// One `motor serve --roles …` process.
+/// The example executor (`crates/motor/examples/executor.rs`):
+/// `$MOTOR_EXECUTOR_BIN`, or `examples/executor` beside the `motor`
+/// binary (`cargo build -p motor --example executor`; `scripts/faults`
+/// builds it).
+pub fn executor_bin() -> PathBuf {
+    if let Ok(path) = std::env::var("MOTOR_EXECUTOR_BIN") {
+        return PathBuf::from(path);
+    }
+    let motor = motor_bin();
+    let candidate = motor
+        .parent()
+        .expect("the motor binary sits in a directory")
+        .join("examples/executor");
+    assert!(
+        candidate.is_file(),
+        "no example executor at {}: build it with `cargo build -p motor --example executor` \
+         (same CARGO_TARGET_DIR) or set MOTOR_EXECUTOR_BIN",
+        candidate.display()
+    );
+    candidate
+}
+
+/// One `motor serve --roles …` process, or another program of the run
+/// (the example executor) started the same way.
 pub struct MotorProcess {
     pub name: String,
     pub roles: String,
     child: Child,
     env: Env,
+    /// What a restart runs again: the program and its arguments.
+    program: PathBuf,
+    args: Vec<String>,
 }
 
 impl MotorProcess {
     pub fn spawn(env: &Env, name: &str, roles: &str, extra: &[(&str, String)]) -> Self {
+        let args = ["serve", "--roles", roles].map(str::to_owned).to_vec();
+        Self::spawn_program(env, name, roles, motor_bin(), args, extra)
+    }
+
+    /// Starts `program args…` as process `name` (`roles` says what it is,
+    /// for the history), with the run's environment, its stderr in
+    /// `motor-<name>.log`.
+    pub fn spawn_program(
+        env: &Env,
+        name: &str,
+        roles: &str,
+        program: PathBuf,
+        args: Vec<String>,
+        extra: &[(&str, String)],
+    ) -> Self {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(env.log_dir.join(format!("motor-{name}.log")))
             .expect("process log");
-        let mut command = Command::new(motor_bin());
+        let mut command = Command::new(&program);
         command
-            .args(["serve", "--roles", roles])
+            .args(&args)
             .envs(env.vars.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .envs(extra.iter().map(|(k, v)| (*k, v.as_str())))
             .stdin(Stdio::null())
@@ -121,6 +162,8 @@ impl MotorProcess {
             roles: roles.into(),
             child,
             env: env.clone(),
+            program,
+            args,
         }
     }
 
@@ -140,10 +183,12 @@ impl MotorProcess {
         if self.running() {
             self.kill9();
         }
-        *self = Self::spawn(
+        *self = Self::spawn_program(
             &self.env.clone(),
             &self.name.clone(),
             &self.roles.clone(),
+            self.program.clone(),
+            self.args.clone(),
             &[],
         );
     }

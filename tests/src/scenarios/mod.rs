@@ -5,6 +5,7 @@
 //! `scripts/faults` runs.
 
 mod brokers;
+mod commands;
 mod faults;
 mod receivers;
 pub mod soak;
@@ -13,7 +14,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-pub use self::{brokers::*, faults::*, receivers::*};
+pub use self::{brokers::*, commands::*, faults::*, receivers::*};
 use crate::{
     check::Report,
     harness::{Behaviour, Incoming, Receiver, Run, RunConfig},
@@ -35,7 +36,7 @@ impl Size {
 }
 
 /// Every scenario by name (what `scripts/faults` and the matrix test run).
-pub const ALL: [&str; 23] = [
+pub const ALL: [&str; 24] = [
     "kill9-api",
     "kill9-relay",
     "kill9-dispatch",
@@ -59,6 +60,7 @@ pub const ALL: [&str; 23] = [
     "secret-rotation",
     "suspended-reactivated",
     "unordered-in-flight",
+    "commands",
 ];
 
 /// Runs scenario `name` on a runtime of its own (two workers: the
@@ -108,6 +110,7 @@ pub async fn run(name: &str, size: Size) -> anyhow::Result<Report> {
         "secret-rotation" => secret_rotation(size).await,
         "suspended-reactivated" => suspended_reactivated(size).await,
         "unordered-in-flight" => unordered_in_flight(size).await,
+        "commands" => commands(size).await,
         other => anyhow::bail!("no scenario {other}"),
     }
 }

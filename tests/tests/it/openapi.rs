@@ -127,6 +127,7 @@ fn the_document_is_openapi_3_1_and_names_every_route() {
         "GET /v1/executor/commands",
         "POST /v1/executor/commands/{id}/claim",
         "POST /v1/executor/commands/{id}/report",
+        "POST /v1/executor/commands/{id}/heartbeat",
         "POST /v1/executor/instances/{id}/state",
     ]
     .into_iter()

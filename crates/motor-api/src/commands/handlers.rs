@@ -14,7 +14,7 @@ use axum::{
 };
 use motor_app::{commands, AppError};
 use motor_domain::{
-    command::{CommandId, IdempotencyKey, RawOperation, RawSend},
+    command::{CommandId, IdempotencyKey, KindClass, RawOperation, RawSend},
     time, FieldError, Scope,
 };
 
@@ -74,6 +74,14 @@ async fn read_body(body: Body) -> Result<axum::body::Bytes, ApiError> {
 fn accepted(state: &AppState, submitted: commands::Submitted) -> Response {
     if submitted.created {
         state.executor.bell.ring(submitted.command.instance_id);
+        state
+            .metrics
+            .commands
+            .accepted(match submitted.command.kind.class() {
+                KindClass::Send => "envio",
+                KindClass::Remote => "remota",
+                KindClass::Control => "control",
+            });
     }
     let location = format!("/v1/commands/{}", submitted.command.id);
     (

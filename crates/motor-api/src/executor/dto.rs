@@ -105,6 +105,17 @@ pub struct ClaimAnswer {
     pub comando: ExecutorCommand,
 }
 
+/// An executor's heartbeat: still working on the command, under this
+/// lease.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = LatidoComando)]
+pub struct HeartbeatInput {
+    /// The lease token the claim answered.
+    #[schema(format = Uuid)]
+    pub reserva: Option<String>,
+}
+
 /// An executor's report of a command's outcome. Every field is a string
 /// so that each is judged by the rules of the `status` it comes with: a
 /// field the status does not take is a 422 naming it.

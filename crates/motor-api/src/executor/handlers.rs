@@ -14,7 +14,8 @@ use motor_app::{executor, Access, AppError};
 use motor_domain::{command::RawReport, instance_state::RawStateReport, FieldError, Scope};
 
 use super::dto::{
-    ClaimAnswer, DueCommand, DuePage, ExecutorCommand, ReportInput, StateAnswer, StateInput,
+    ClaimAnswer, DueCommand, DuePage, ExecutorCommand, HeartbeatInput, ReportInput, StateAnswer,
+    StateInput,
 };
 use crate::{
     auth::Caller,
@@ -68,6 +69,7 @@ pub(super) async fn claim_command(
         state.executor.config.lease,
     )
     .await?;
+    state.metrics.commands.claims.inc();
     let command = ExecutorCommand::from(&claimed.command);
     Ok(Json(ClaimAnswer {
         reserva: claimed.lease.to_string(),
@@ -125,6 +127,50 @@ pub(super) async fn report_command(
     )
     .await
     .map_err(|e| located("body", e))?;
+    state.metrics.commands.reported(command.status.as_str());
+    Ok(Json(ExecutorCommand::from(&command)))
+}
+
+/// Extends a claimed command's lease (a heartbeat).
+///
+/// An executor whose provider call takes long sends this before
+/// `reservado_hasta`, with the claim's `reserva`: the lease then ends one
+/// lease length (`MOTOR_EXECUTOR_LEASE_SECS`) from now, never sooner than
+/// before. The status does not change and nothing is appended. 409 once
+/// the lease is lost — another token, or the command is no longer
+/// `ejecutando` (reported, or the sweeper made it `ambiguo` when the
+/// lease ran out): the executor must not report then.
+#[utoipa::path(post, path = "/v1/executor/commands/{id}/heartbeat", tag = "executor",
+    security(("api_key" = ["commands:execute"])),
+    params(("id" = String, Path, format = Uuid, description = "Command id")),
+    request_body = HeartbeatInput,
+    responses(
+        (status = 200, body = ExecutorCommand, description = "Extended: the command, `reservado_hasta` its lease's new end"),
+        (status = 400, body = crate::error::ErrorBody), (status = 401, body = crate::error::ErrorBody),
+        (status = 403, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
+        (status = 409, body = crate::error::ErrorBody, description = "Lease lost: another token, or the command is no longer `ejecutando`"),
+        (status = 413, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
+        (status = 503, body = crate::error::ErrorBody),
+    ))]
+pub(super) async fn heartbeat_command(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Body,
+) -> Result<Json<ExecutorCommand>, ApiError> {
+    caller.require(Scope::CommandsExecute)?;
+    let id = executor::command_id(&id)?;
+    let input: HeartbeatInput = parse_json(&read_body(body).await?)?;
+    let command = executor::heartbeat(
+        &state.pool,
+        &Access::from(&caller.0),
+        id,
+        input.reserva.as_deref(),
+        state.executor.config.lease,
+    )
+    .await
+    .map_err(|e| located("body", e))?;
+    state.metrics.commands.heartbeats.inc();
     Ok(Json(ExecutorCommand::from(&command)))
 }
 
@@ -179,6 +225,7 @@ pub(super) async fn poll_commands(
     )
     .map_err(|e| located("query", e.into()))?;
     let stop = state.streams.shutdown().clone();
+    let _waiting = state.metrics.commands.waiting();
     let due = executor::poll(
         &state.pool,
         &state.executor.bell,

@@ -17,5 +17,6 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(handlers::poll_commands))
         .routes(routes!(handlers::claim_command))
         .routes(routes!(handlers::report_command))
+        .routes(routes!(handlers::heartbeat_command))
         .routes(routes!(handlers::report_state))
 }

@@ -110,12 +110,7 @@ pub async fn report(
     lease: Option<&str>,
     raw: RawReport<'_>,
 ) -> Result<Command> {
-    let lease = lease.ok_or_else(|| {
-        FieldError::invalid("reserva", "is required: the lease token the claim answered")
-    })?;
-    let lease: Uuid = lease
-        .parse()
-        .map_err(|_| FieldError::invalid("reserva", "must be the uuid the claim answered"))?;
+    let lease = parse_lease(lease)?;
     let mut tx = pool.begin().await?;
     let current = commands::get(&mut *tx, Some(access.app), id)
         .await
@@ -133,4 +128,41 @@ pub async fn report(
         bell.ring(command.instance_id);
     }
     Ok(command)
+}
+
+/// An executor's heartbeat on command `id` held under `lease` (the claim's
+/// token, as text): the lease now ends `extend` from now, never sooner
+/// than it did. Bad input names `reserva`; unknown or another app's
+/// command 404; another token, or a command no longer `ejecutando` (it was
+/// reported, or the sweeper ended the lease first: the command is
+/// `ambiguo`), 409 — the executor has lost it and must not report.
+pub async fn heartbeat(
+    pool: &Pool,
+    access: &Access,
+    id: CommandId,
+    lease: Option<&str>,
+    extend: Duration,
+) -> Result<Command> {
+    let lease = parse_lease(lease)?;
+    let mut conn = pool.acquire().await?;
+    let current = commands::get(&mut *conn, Some(access.app), id)
+        .await
+        .map_err(command_error)?
+        .ok_or(AppError::NotFound("command"))?;
+    if check_instance(access, current.instance_id).is_err() {
+        return Err(AppError::NotFound("command"));
+    }
+    commands::extend_lease(&mut conn, access.app, id, lease, extend, time::now_millis())
+        .await
+        .map_err(command_error)
+}
+
+/// The lease token a report or heartbeat presents (`reserva`).
+fn parse_lease(lease: Option<&str>) -> Result<Uuid> {
+    let lease = lease.ok_or_else(|| {
+        FieldError::invalid("reserva", "is required: the lease token the claim answered")
+    })?;
+    Ok(lease
+        .parse()
+        .map_err(|_| FieldError::invalid("reserva", "must be the uuid the claim answered"))?)
 }

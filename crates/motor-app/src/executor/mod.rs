@@ -25,7 +25,7 @@ use motor_domain::{command::CommandId, InstanceId};
 use motor_store::commands::CommandError;
 
 pub use bell::Bell;
-pub use claim::{claim, report, ClaimedCommand};
+pub use claim::{claim, heartbeat, report, ClaimedCommand};
 pub use poll::{poll, PollQuery};
 pub use state::report_state;
 
@@ -44,10 +44,15 @@ pub struct ExecutorConfig {
     /// A claim's lease: an executor must report within it, or the sweeper
     /// makes the command `ambiguo`.
     pub lease: Duration,
-    /// The longest `wait` a long-poll may ask for.
+    /// The longest `wait` a long-poll may ask for
+    /// (`MOTOR_EXECUTOR_POLL_MAX_WAIT_SECS`).
     pub max_wait: Duration,
+    /// The most commands one long-poll answer carries, the largest
+    /// `limit` (`MOTOR_EXECUTOR_POLL_MAX_LIMIT`).
+    pub max_limit: i64,
     /// How often a waiting long-poll reads again when nothing woke it
-    /// (commands committed by another process).
+    /// (commands committed by another process;
+    /// `MOTOR_EXECUTOR_POLL_RECHECK_MS`).
     pub recheck: Duration,
 }
 
@@ -56,6 +61,7 @@ impl Default for ExecutorConfig {
         Self {
             lease: Duration::from_secs(30),
             max_wait: Duration::from_secs(30),
+            max_limit: poll::MAX_LIMIT,
             recheck: Duration::from_millis(250),
         }
     }

@@ -17,7 +17,8 @@ use motor_store::{commands, Pool};
 use super::{command_error, Bell, ExecutorConfig};
 use crate::{Access, Result};
 
-/// Most commands one answer carries.
+/// Most commands one answer carries, unless the settings say otherwise
+/// ([`ExecutorConfig::max_limit`]).
 pub const MAX_LIMIT: i64 = 100;
 const DEFAULT_LIMIT: i64 = 10;
 
@@ -30,8 +31,9 @@ pub struct PollQuery {
 
 impl PollQuery {
     /// `wait` in whole seconds, 0 to `config.max_wait` (default 0: answer
-    /// at once); `limit` 1 to [`MAX_LIMIT`] (default 10). Errors name the
-    /// parameter (bare: `wait`, `limit`).
+    /// at once); `limit` 1 to `config.max_limit` (default 10, or the
+    /// maximum if that is lower). Errors name the parameter (bare: `wait`,
+    /// `limit`).
     pub fn parse(
         wait: Option<&str>,
         limit: Option<&str>,
@@ -44,12 +46,13 @@ impl PollQuery {
                 FieldError::invalid("wait", format!("must be whole seconds, 0 to {max_wait}"))
             })?,
         };
+        let max_limit = config.max_limit.max(1);
         let limit = match limit {
-            None => DEFAULT_LIMIT,
+            None => DEFAULT_LIMIT.min(max_limit),
             Some(raw) => parse_u64(raw)
                 .and_then(|l| i64::try_from(l).ok())
-                .filter(|l| (1..=MAX_LIMIT).contains(l))
-                .ok_or_else(|| FieldError::invalid("limit", format!("must be 1 to {MAX_LIMIT}")))?,
+                .filter(|l| (1..=max_limit).contains(l))
+                .ok_or_else(|| FieldError::invalid("limit", format!("must be 1 to {max_limit}")))?,
         };
         Ok(Self {
             wait: Duration::from_secs(wait),
@@ -129,5 +132,24 @@ mod tests {
             let e = PollQuery::parse(wait, limit, &config).unwrap_err();
             assert_eq!(e.field, field, "{wait:?} {limit:?}");
         }
+    }
+
+    #[test]
+    fn the_bounds_are_the_settings() {
+        let config = ExecutorConfig {
+            max_wait: Duration::from_secs(120),
+            max_limit: 5,
+            ..ExecutorConfig::default()
+        };
+        let q = PollQuery::parse(Some("120"), Some("5"), &config).unwrap();
+        assert_eq!((q.wait, q.limit), (Duration::from_secs(120), 5));
+        // The default limit never exceeds the maximum.
+        assert_eq!(PollQuery::parse(None, None, &config).unwrap().limit, 5);
+        let e = PollQuery::parse(Some("121"), None, &config).unwrap_err();
+        assert_eq!(e.field, "wait");
+        assert!(e.message.contains("0 to 120"), "{}", e.message);
+        let e = PollQuery::parse(None, Some("6"), &config).unwrap_err();
+        assert_eq!(e.field, "limit");
+        assert!(e.message.contains("1 to 5"), "{}", e.message);
     }
 }

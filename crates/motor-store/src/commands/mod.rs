@@ -12,7 +12,8 @@
 //!
 //! - `insert`: a new command, its Idempotency-Key resolved first;
 //! - `due`: what an executor may claim now (the long-poll's read);
-//! - `transition`: cancel, claim, report (and deferral);
+//! - `transition`: cancel, claim, report (and deferral), the lease's
+//!   extension (an executor's heartbeat);
 //! - `sweep`: expiry (`comando_vencido`) and leases that ran out;
 //! - here: the stored [`Command`], reads and the module's errors.
 
@@ -24,7 +25,7 @@ mod transition;
 pub use due::due;
 pub use insert::{find_repeat, insert, Accepted};
 pub use sweep::{expire_due, expire_leases};
-pub use transition::{cancel, claim, report, Claimed};
+pub use transition::{cancel, claim, extend_lease, report, Claimed};
 
 use motor_domain::{
     command::{CommandId, CommandKind, CommandStatus, IllegalTransition, Stage},

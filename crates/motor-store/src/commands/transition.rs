@@ -314,3 +314,54 @@ async fn why_not(conn: &mut PgConnection, change: &Change<'_>) -> CommandError {
         _ => illegal,
     }
 }
+
+/// An executor still working on a command of `app` it holds under `lease`
+/// extends that lease to `now + extend` (never shortening it): a long
+/// provider call does not let the sweeper make the command `ambiguo`.
+/// The status does not change and nothing is appended. Refused with
+/// [`CommandError::LeaseLost`] under another token or once the command
+/// is no longer `ejecutando` (reported, or the sweeper's lease end came
+/// first). A heartbeat after
+/// the lease's end but before the sweeper ran is still taken, as a report
+/// is.
+pub async fn extend_lease(
+    conn: &mut PgConnection,
+    app: AppId,
+    id: CommandId,
+    lease: Uuid,
+    extend: Duration,
+    now: Timestamp,
+) -> Result<Command, CommandError> {
+    let until = chrono::TimeDelta::from_std(extend)
+        .ok()
+        .and_then(|extend| now.checked_add_signed(extend))
+        .unwrap_or(chrono::DateTime::<chrono::Utc>::MAX_UTC);
+    let row = sqlx::query_as!(
+        CommandRow,
+        "UPDATE commands
+         SET reservado_hasta = GREATEST(reservado_hasta, $4), actualizado_en = $5
+         WHERE id = $1 AND app_id = $2 AND status = 'ejecutando' AND reserva = $3
+         RETURNING id, app_id, instance_id, tipo AS kind, chat, contenido AS content,
+                   parametros AS parameters, status, next_try, error_code, stage, server_code,
+                   provider_message_id, aceptado_en AS accepted_at, expires_at, correlation_id,
+                   generacion_esperada AS expected_generation, generation, idempotency_key,
+                   reclamos AS claims, reservado_hasta AS lease_until, creado_en AS created_at,
+                   actualizado_en AS updated_at",
+        Uuid::from(id),
+        Uuid::from(app),
+        lease,
+        until,
+        now,
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    if let Some(row) = row {
+        return Ok(Command::try_from(row)?);
+    }
+    // Another token, or no longer `ejecutando`: either way the lease is
+    // gone.
+    match super::get(&mut *conn, Some(app), id).await? {
+        None => Err(CommandError::NotFound),
+        Some(_) => Err(CommandError::LeaseLost),
+    }
+}

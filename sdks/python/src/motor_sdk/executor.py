@@ -1,7 +1,8 @@
 """An executor's calls (scope ``commands:execute``; docs/COMMANDS.md,
 "Executors"): the adapter that runs commands against the provider. Its
-loop is ``poll`` → ``claim`` → run it → ``report`` under the claim's lease
-(``reserva``); ``report_state`` records the instance's connection state.
+loop is ``poll`` → ``claim`` → run it (``heartbeat`` while it runs long) →
+``report`` under the claim's lease (``reserva``); ``report_state`` records
+the instance's connection state.
 
     executor = client.executor
     while True:
@@ -45,6 +46,19 @@ class Executor:
         another generation raises :class:`~motor_sdk.errors.Conflict`."""
         answer = self._http.call("POST", f"/v1/executor/commands/{quote(command_id)}/claim")
         return decode(ClaimedCommand, answer.json())
+
+    def heartbeat(self, command_id: str, *, reserva: str) -> ExecutorCommand:
+        """Extends the claim's lease while the provider call runs long: it
+        then ends one lease length from now, never sooner than before. Send
+        it before ``reservado_hasta``, every third of the lease or so. A
+        :class:`~motor_sdk.errors.Conflict` means the lease is lost (another
+        claim, a report, or the sweeper made the command ``ambiguo``): stop
+        and do not report. Returns the command, ``reservado_hasta`` its
+        lease's new end."""
+        answer = self._http.call(
+            "POST", f"/v1/executor/commands/{quote(command_id)}/heartbeat", body={"reserva": reserva}
+        )
+        return decode(ExecutorCommand, answer.json())
 
     def report(
         self,

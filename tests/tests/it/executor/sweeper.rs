@@ -1,6 +1,7 @@
 //! The sweeper's two command jobs, with the sweeper role running: a
 //! command past `expires_at` ends `fallido` before any claim, a lease
-//! that runs out ends `ambiguo`.
+//! that runs out ends `ambiguo`; a heartbeat extends a lease until then,
+//! and is refused after.
 
 use std::time::{Duration, Instant};
 
@@ -11,9 +12,9 @@ use motor_domain::{
 };
 use motor_store::Pool;
 use reqwest::StatusCode;
-use serde_json::json;
+use serde_json::{json, Value};
 
-use super::{claim, executor_key, ledger, report, send, stored, types_for};
+use super::{claim, executor_key, ledger, post, report, send, stored, types_for};
 use crate::util::TestMotor;
 
 async fn wait_for(pool: &Pool, id: CommandId, status: CommandStatus) {
@@ -119,4 +120,107 @@ async fn a_lease_that_runs_out_makes_the_command_ambiguo() {
     .await;
     assert_eq!(status, StatusCode::CONFLICT);
     assert_eq!(claim(&m, &exec, id).await.0, StatusCode::CONFLICT);
+}
+
+async fn heartbeat(m: &TestMotor, token: &str, id: CommandId, body: Value) -> (StatusCode, Value) {
+    post(
+        m,
+        token,
+        &format!("/v1/executor/commands/{id}/heartbeat"),
+        body,
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_heartbeat_extends_the_lease_and_is_refused_once_the_lease_is_lost() {
+    let m = TestMotor::start(&[Role::Api, Role::Sweeper]).await;
+    let t = m.tenant(1).await;
+    let other = m.tenant(1).await;
+    let (pool, instance) = (&m.db.pool, t.instances[0]);
+    let exec = executor_key(&m, t.app).await;
+    let foreign = executor_key(&m, other.app).await;
+    let id = send(pool, t.app, instance, "lento", RawOptions::default()).await;
+    let (status, claimed) = claim(&m, &exec, id).await;
+    assert_eq!(status, StatusCode::OK);
+    let lease = claimed["reserva"].clone();
+    // The provider call has taken most of the lease: its end is near.
+    sqlx::query(
+        "UPDATE commands SET reservado_hasta = now() + interval '500 milliseconds' WHERE id = $1",
+    )
+    .bind(uuid::Uuid::from(id))
+    .execute(pool)
+    .await
+    .unwrap();
+    let before = time::now_millis();
+    let (status, beat) = heartbeat(&m, &exec, id, json!({ "reserva": lease })).await;
+    assert_eq!(status, StatusCode::OK, "{beat}");
+    assert_eq!(beat["status"], "ejecutando");
+    let command = stored(pool, id).await;
+    let until = command.lease_until.expect("still leased");
+    // One lease length (30 s) from the heartbeat, as answered.
+    assert!(
+        until >= before + chrono::TimeDelta::seconds(29),
+        "lease until {until}"
+    );
+    assert_eq!(beat["reservado_hasta"], time::format(&until));
+    assert_eq!(command.status, CommandStatus::Executing);
+
+    // Refusals: the field named, another token 409, another app's 404.
+    for (body, field) in [
+        (json!({}), "body.reserva"),
+        (json!({"reserva": "nope"}), "body.reserva"),
+        (json!({"reserva": lease, "extra": 1}), "body.extra"),
+    ] {
+        let (status, answer) = heartbeat(&m, &exec, id, body.clone()).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {answer}");
+        assert_eq!(answer["error"]["campo"], field, "{body}: {answer}");
+    }
+    let stranger = json!({ "reserva": uuid::Uuid::new_v4().to_string() });
+    assert_eq!(
+        heartbeat(&m, &exec, id, stranger).await.0,
+        StatusCode::CONFLICT
+    );
+    assert_eq!(
+        heartbeat(&m, &foreign, id, json!({ "reserva": lease }))
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+
+    // The executor goes silent and the lease runs out: the sweeper makes
+    // the command ambiguo, and a heartbeat then is a 409 that changes
+    // nothing.
+    sqlx::query("UPDATE commands SET reservado_hasta = now() - interval '1 second' WHERE id = $1")
+        .bind(uuid::Uuid::from(id))
+        .execute(pool)
+        .await
+        .unwrap();
+    wait_for(pool, id, CommandStatus::Ambiguous).await;
+    let (status, body) = heartbeat(&m, &exec, id, json!({ "reserva": lease })).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["error"]["code"], "conflicto");
+    let command = stored(pool, id).await;
+    assert_eq!(command.status, CommandStatus::Ambiguous);
+    assert_eq!(command.lease_until, None);
+
+    // The metrics counted the claim, the one heartbeat taken and the
+    // sweeper's ending.
+    let text = m
+        .http
+        .get(m.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for line in [
+        "motor_command_claims_total 1\n",
+        "motor_command_heartbeats_total 1\n",
+        "motor_command_sweeps_total{tipo=\"reserva_vencida\"} 1\n",
+        "motor_command_poll_waiters 0\n",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in\n{text}");
+    }
 }
