@@ -51,10 +51,15 @@ pub enum Invariant {
     Exhaustion,
     /// Every request carried signatures that verified.
     Signatures,
+    /// A `cancelada` delivery (a contract that cancels on deactivation)
+    /// is an accepted end, not a loss; after its cancel committed, its
+    /// receiver sees at most the one request that was in flight, arriving
+    /// within an attempt's timeout of the cancel.
+    Cancel,
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 10] = [
+    pub const ALL: [Invariant; 11] = [
         Invariant::Durable,
         Invariant::NoLoss,
         Invariant::LaneOrder,
@@ -65,6 +70,7 @@ impl Invariant {
         Invariant::RetryNotLate,
         Invariant::Exhaustion,
         Invariant::Signatures,
+        Invariant::Cancel,
     ];
 
     pub fn name(self) -> &'static str {
@@ -79,6 +85,7 @@ impl Invariant {
             Invariant::RetryNotLate => "retry_not_late",
             Invariant::Exhaustion => "exhaustion",
             Invariant::Signatures => "signatures",
+            Invariant::Cancel => "cancel",
         }
     }
 }
@@ -216,5 +223,6 @@ pub fn check(history: &History) -> anyhow::Result<Report> {
     report.add(Invariant::RetryNotLate, late);
     report.add(Invariant::Exhaustion, timing::exhaustion(&model));
     report.add(Invariant::Signatures, transport::signatures(&model));
+    report.add(Invariant::Cancel, delivery::cancel(&model));
     Ok(report)
 }
