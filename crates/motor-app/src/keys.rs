@@ -85,7 +85,9 @@ fn parse_expiry(raw: &str) -> Result<Timestamp, FieldError> {
     if at <= chrono::Utc::now() {
         return Err(FieldError::invalid("vence_en", "must be in the future"));
     }
-    Ok(at)
+    // Postgres keeps microseconds: the creation's answer shows what a
+    // listing will.
+    Ok(chrono::SubsecRound::trunc_subsecs(at, 6))
 }
 
 /// The app's keys (never their tokens); 404 for an unknown app.

@@ -173,7 +173,7 @@ pub fn cancel(m: &Model) -> Verdict {
         let after: Vec<_> = m.requests_of(&d.id).filter(|r| r.arrived_us > at).collect();
         let late = after.iter().find(|r| r.arrived_us > at + timeout_us);
         if after.len() > 1 || late.is_some() {
-            let first = late.copied().unwrap_or(after[1]);
+            let first = late.copied().unwrap_or_else(|| after[1]);
             let mut lines = vec![d.line.clone()];
             lines.extend(after.iter().map(|r| r.line.clone()));
             v.violations.push(violation(

@@ -25,7 +25,7 @@ use crate::{
     dispatch::{states, wait_state},
     replays::replay_ok,
     subscriptions::{assert_field, call, create},
-    util::{key, serve_loopback, Tenant, TestDb, TestMotor, ADMIN_TOKEN, ALL_ROLES},
+    util::{key, serve_loopback, Tenant, TestMotor, ADMIN_TOKEN},
 };
 
 const WAIT: Duration = Duration::from_secs(90);
@@ -454,10 +454,9 @@ async fn revoking_the_bound_key_cancels_a_visito_subscriptions_pending_deliverie
 /// not in the future, or not a time, is a 422 naming it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_expired_key_is_refused_and_cancels_its_visito_subscriptions() {
-    let m = TestMotor::start_configured(TestDb::new().await, &ALL_ROLES, |c| {
-        c.retry_schedule_ms = Some(vec![60_000]);
-    })
-    .await;
+    // Its visito@1 ladder waits 1 min after the first 503: the deliveries
+    // stay pending meanwhile.
+    let m = crate::dispatch::motor(None).await;
     let t = m.tenant(1).await;
     let keys = format!("/v1/admin/apps/{}/keys", t.app);
     for (bad, _) in [("2001-01-01T00:00:00Z", "past"), ("mañana", "not a time")] {
@@ -473,7 +472,8 @@ async fn an_expired_key_is_refused_and_cancels_its_visito_subscriptions() {
             "body.vence_en",
         );
     }
-    let expires = chrono::Utc::now() + chrono::Duration::seconds(4);
+    let expires =
+        chrono::SubsecRound::trunc_subsecs(chrono::Utc::now(), 0) + chrono::Duration::seconds(5);
     let expires_text = motor_domain::time::format(&expires);
     let (status, created) = call(
         &m,
