@@ -101,7 +101,9 @@ mod tests {
     #[test]
     fn the_first_selected_type_without_its_scope_is_named() {
         let m = map();
-        let table: [(&[&str], &[&str], Option<(&str, &str)>); 8] = [
+        // (selected types, scopes held, the first type lacking and its scope)
+        type Row<'a> = (&'a [&'a str], &'a [&'a str], Option<(&'a str, &'a str)>);
+        let table: [Row; 8] = [
             (&["message.created"], &["conversations:read"], None),
             (
                 &["message.created", "message.delivery.updated"],

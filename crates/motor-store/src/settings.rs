@@ -77,7 +77,7 @@ pub async fn set_event_catalogue(
 ) -> Result<()> {
     match tipos {
         Some(tipos) => {
-            let map = (!read_scopes.is_empty()).then(|| sqlx::types::Json(read_scopes));
+            let map = (!read_scopes.is_empty()).then_some(sqlx::types::Json(read_scopes));
             sqlx::query!(
                 "INSERT INTO app_event_types (app_id, tipos, permisos_lectura) VALUES ($1, $2, $3)
                  ON CONFLICT (app_id) DO UPDATE
