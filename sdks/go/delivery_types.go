@@ -7,6 +7,9 @@ const (
 	DeliveryPending   = "pendiente"
 	DeliveryDelivered = "entregada"
 	DeliveryFailed    = "fallida"
+	// DeliveryCancelled: its subscription's contract cancels on
+	// deactivation (visito); CancelReason says why.
+	DeliveryCancelled = "cancelada"
 )
 
 // Delivery is one (event, subscription) delivery as listed.
@@ -20,7 +23,8 @@ type Delivery struct {
 	EventID          string `json:"event_id"`
 	Seq              int64  `json:"seq"`
 	Type             string `json:"type"`
-	// State is DeliveryPending, DeliveryDelivered or DeliveryFailed.
+	// State is DeliveryPending, DeliveryDelivered, DeliveryFailed or
+	// DeliveryCancelled.
 	State         string     `json:"estado"`
 	Attempts      int        `json:"intentos"`
 	NextAttemptAt *time.Time `json:"proximo_intento_en"`
@@ -30,6 +34,10 @@ type Delivery struct {
 	CreatedAt time.Time `json:"creada_en"`
 	// ReplayOf is the delivery a replay or a manual retry sends again.
 	ReplayOf *string `json:"replay_of"`
+	// CancelReason is why it ended cancelada (suscripcion_pausada,
+	// suscripcion_suspendida, suscripcion_eliminada, clave_revocada,
+	// clave_vencida); nil otherwise.
+	CancelReason *string `json:"motivo,omitempty"`
 }
 
 // DeliveryDetail is one delivery with its attempts.

@@ -255,6 +255,9 @@ pub enum Row {
         creada_us: i64,
         actualizada_us: i64,
         entregada_us: Option<i64>,
+        /// When it ended `cancelada` (absent before that state existed).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cancelada_us: Option<i64>,
     },
     Attempt {
         delivery_id: String,

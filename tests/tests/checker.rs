@@ -66,6 +66,7 @@ impl Doc {
     ) {
         let (estado, error, at) = match end {
             Some(("entregada", at)) => ("entregada", None, at),
+            Some(("cancelada", at)) => ("cancelada", None, at),
             Some((error, at)) => ("fallida", Some(error.to_owned()), at),
             None => ("pendiente", None, 0),
         };
@@ -83,6 +84,7 @@ impl Doc {
             creada_us: ms(0),
             actualizada_us: ms(at),
             entregada_us: (estado == "entregada").then(|| ms(at)),
+            cancelada_us: (estado == "cancelada").then(|| ms(at)),
         });
     }
 
@@ -197,6 +199,18 @@ fn valid() -> Doc {
         d.delivery(&id, "many", "k", seq, Some(("entregada", wave + 41)));
         d.request(&id, "many", "k", seq, wave, wave + 40, 204, Some(1), 100);
     }
+    // A subscription that cancels on deactivation, paused at 50: c1 was
+    // delivered, c2's request was in flight (it arrives, unrecorded), c3
+    // never went out.
+    d.sub("gone", false, "c");
+    for seq in 1..=3 {
+        d.event("c", seq);
+    }
+    d.delivery("c1", "gone", "c", 1, Some(("entregada", 21)));
+    d.request("c1", "gone", "c", 1, 10, 20, 204, Some(1), 100);
+    d.delivery("c2", "gone", "c", 2, Some(("cancelada", 50)));
+    d.request("c2", "gone", "c", 2, 51, 60, 204, None, 100);
+    d.delivery("c3", "gone", "c", 3, Some(("cancelada", 50)));
     d
 }
 
@@ -774,4 +788,34 @@ fn a_starved_receiver_that_noted_its_answer_late_does_not_make_a_retry_early() {
     // Written at 40 ms, the same retry is early.
     set_answering(&mut d, "d1", 0, 40, 60);
     caught(&d, Invariant::RetryNotEarly);
+}
+
+#[test]
+fn a_cancelled_delivery_sent_after_its_cancel() {
+    // c3 was cancelled at 50 with nothing in flight; a request of it
+    // arrives at 2000, past an attempt's timeout (1 s): a new attempt.
+    let mut d = valid();
+    d.request("c3", "gone", "c", 3, 2000, 2001, 204, None, 100);
+    caught(&d, Invariant::Cancel);
+}
+
+#[test]
+fn a_cancelled_delivery_sent_twice_after_its_cancel() {
+    // c2's request in flight is allowed; a second one is not, however soon.
+    let mut d = valid();
+    d.request("c2", "gone", "c", 2, 70, 80, 204, None, 100);
+    caught(&d, Invariant::Cancel);
+}
+
+#[test]
+fn a_cancelled_delivery_is_not_a_loss() {
+    // c3 never went out and never will: an accepted end (the valid
+    // history), where a `pendiente` one on an active subscription is not.
+    let report = check(&valid().history()).unwrap();
+    assert!(report.violations(Invariant::NoLoss).is_empty(), "{report}");
+    let mut d = valid();
+    d.rows
+        .retain(|r| !matches!(r, Row::Delivery { id, .. } if id == "c3"));
+    d.delivery("c3", "gone", "c", 3, None);
+    caught(&d, Invariant::NoLoss);
 }

@@ -7,6 +7,7 @@
 use motor_domain::{
     destination::Destination,
     principal::Principal,
+    read_scope,
     subscription::{check_catalogue, Subscription, SubscriptionState},
     AppId, EventType, FieldError, InstanceId,
 };
@@ -24,6 +25,12 @@ pub const OPERATOR: &str = "operador";
 pub struct Access {
     pub app: AppId,
     pub restriction: Vec<InstanceId>,
+    /// The API key calling (`None`: the operator). A subscription it
+    /// creates or changes is bound to it.
+    pub key_id: Option<String>,
+    /// The read scopes the calling key holds (`None`: the operator, who
+    /// needs none).
+    pub read_scopes: Option<Vec<String>>,
 }
 
 impl From<&Principal> for Access {
@@ -31,6 +38,8 @@ impl From<&Principal> for Access {
         Self {
             app: p.app_id,
             restriction: p.instances.clone(),
+            key_id: Some(p.key_id.clone()),
+            read_scopes: Some(p.read_scopes.clone()),
         }
     }
 }
@@ -48,6 +57,8 @@ impl Access {
         Self {
             app,
             restriction: Vec::new(),
+            key_id: None,
+            read_scopes: None,
         }
     }
 
@@ -90,6 +101,30 @@ impl Access {
             )
             .into()),
             None => Ok(()),
+        }
+    }
+}
+
+impl Access {
+    /// Seed 001's rule: a key needs the read scope the app's catalogue
+    /// maps to every type the subscription selects (`tipos`; empty = every
+    /// type, so every mapped one) — 403 naming the first type it lacks.
+    /// The operator needs none.
+    pub(crate) async fn check_read_scopes(
+        &self,
+        conn: &mut PgConnection,
+        tipos: &[String],
+    ) -> Result<()> {
+        let Some(held) = &self.read_scopes else {
+            return Ok(());
+        };
+        let map = settings::read_scope_map(&mut *conn, self.app).await?;
+        match read_scope::missing(tipos, &map, held) {
+            None => Ok(()),
+            Some((t, scope)) => Err(AppError::forbidden(format!(
+                "the event type {t} needs the read scope {scope}, which this key lacks \
+                 (permisos_lectura)"
+            ))),
         }
     }
 }

@@ -1,7 +1,10 @@
 //! An app's closed catalogue of event types (`None` leaves it open: any
-//! type is accepted).
+//! type is accepted), and the read scope it may map each type to
+//! (`permisos_lectura`, seed 001's permission model).
 
-use motor_domain::{event::EventType, AppId, FieldError};
+use std::collections::BTreeMap;
+
+use motor_domain::{event::EventType, read_scope, AppId, FieldError};
 use motor_store::{operator, settings as store, Pool};
 
 use crate::Result;
@@ -9,19 +12,33 @@ use crate::Result;
 /// Most types in an app's catalogue.
 pub const MAX_CATALOGUE_TYPES: usize = 1000;
 
-pub async fn get(pool: &Pool, app: AppId) -> Result<Option<Vec<String>>> {
-    operator::get_app(pool, app).await?;
-    Ok(store::event_catalogue(pool, app).await?)
+/// An app's catalogue: its types (`None`: open) and each type's read
+/// scope, for the types that have one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Catalogue {
+    pub types: Option<Vec<String>>,
+    pub read_scopes: BTreeMap<String, String>,
 }
 
-/// Replaces the app's catalogue (duplicates dropped, order kept).
-/// Existing subscriptions are not re-checked: a type is refused at create
-/// or change, never at delivery.
+pub async fn get(pool: &Pool, app: AppId) -> Result<Catalogue> {
+    operator::get_app(pool, app).await?;
+    Ok(Catalogue {
+        types: store::event_catalogue(pool, app).await?,
+        read_scopes: store::read_scope_map(pool, app).await?,
+    })
+}
+
+/// Replaces the app's catalogue (duplicates dropped, order kept) and its
+/// read scopes: each names a type of the catalogue (so it needs a closed
+/// one), errors name `permisos_lectura.<type>`. Existing subscriptions are
+/// not re-checked: a type or a scope is refused at create or change,
+/// never at delivery.
 pub async fn set(
     pool: &Pool,
     app: AppId,
     types: Option<Vec<String>>,
-) -> Result<Option<Vec<String>>> {
+    read_scopes: BTreeMap<String, String>,
+) -> Result<Catalogue> {
     let types = match types {
         None => None,
         Some(raw) => {
@@ -42,7 +59,24 @@ pub async fn set(
             Some(out)
         }
     };
+    for (t, scope) in &read_scopes {
+        let field = format!("{}.{t}", read_scope::FIELD);
+        match &types {
+            None => {
+                return Err(FieldError::invalid(
+                    read_scope::FIELD,
+                    "read scopes need a closed catalogue: send tipos",
+                )
+                .into())
+            }
+            Some(types) if !types.contains(t) => {
+                return Err(FieldError::invalid(field, "not a type of tipos").into())
+            }
+            Some(_) => {}
+        }
+        read_scope::parse(scope, &field)?;
+    }
     operator::get_app(pool, app).await?;
-    store::set_event_catalogue(pool, app, types.as_deref()).await?;
-    Ok(types)
+    store::set_event_catalogue(pool, app, types.as_deref(), &read_scopes).await?;
+    Ok(Catalogue { types, read_scopes })
 }

@@ -17,9 +17,11 @@ use std::{fmt, time::Duration};
 use serde_json::Value;
 
 use crate::{
+    delivery::CancelReason,
     error::FieldError,
     event::cap::{MAX_ENVELOPE_BYTES, METADATA},
     signature::SigningProfile,
+    subscription::{SubscriptionState, SuspensionReason},
 };
 
 pub mod ladder;
@@ -349,6 +351,56 @@ static STANDARD_WEBHOOKS: ContractSpec = ContractSpec {
     },
     receiver_window: Duration::from_secs(300),
 };
+
+impl Contract {
+    /// The wire names of the contracts whose [`Deactivation`] is
+    /// [`Deactivation::Cancel`]: what the store's statements filter
+    /// subscriptions by, so the rule stays in the table.
+    pub fn cancelling() -> Vec<&'static str> {
+        Self::ALL
+            .into_iter()
+            .filter(|c| c.spec().deactivation == Deactivation::Cancel)
+            .map(Contract::as_str)
+            .collect()
+    }
+}
+
+impl Deactivation {
+    /// What a subscription going `from` → `to` does to its `pendiente`
+    /// deliveries: `None` = nothing (they stay, and go out when it is
+    /// `activa`), `Some(reason)` = they end `cancelada` with that reason.
+    ///
+    /// Under [`Deactivation::Cancel`], leaving `activa` cancels (paused,
+    /// suspended — by `suspension`: a revoked or expired bound key names
+    /// itself — or deleted), and coming back to `activa` cancels too:
+    /// what reached it while it was not active (events fanned out before
+    /// the pause committed, or while it was paused) is not sent
+    /// ("Reactivar no reenvía eventos cancelados").
+    pub fn on_state_change(
+        self,
+        from: SubscriptionState,
+        to: SubscriptionState,
+        suspension: Option<SuspensionReason>,
+    ) -> Option<CancelReason> {
+        use SubscriptionState::{Active, Deleted, Paused, Suspended};
+        if self == Deactivation::Accumulate || from == to {
+            return None;
+        }
+        let suspended = || match suspension {
+            Some(SuspensionReason::KeyRevoked) => CancelReason::KeyRevoked,
+            Some(SuspensionReason::KeyExpired) => CancelReason::KeyExpired,
+            _ => CancelReason::SubscriptionSuspended,
+        };
+        match (from, to) {
+            (_, Paused) => Some(CancelReason::SubscriptionPaused),
+            (_, Suspended) => Some(suspended()),
+            (_, Deleted) => Some(CancelReason::SubscriptionDeleted),
+            (Paused, Active) => Some(CancelReason::SubscriptionPaused),
+            (Suspended, Active) => Some(suspended()),
+            (Active | Deleted, Active) => None,
+        }
+    }
+}
 
 impl ContractSpec {
     /// The door's check of an event's `data` for this contract: its

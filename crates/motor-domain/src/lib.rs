@@ -42,6 +42,7 @@ pub mod ledger;
 pub mod operator;
 pub mod outbox;
 pub mod principal;
+pub mod read_scope;
 pub mod reconcile;
 pub mod replay;
 pub mod scope;

@@ -43,6 +43,10 @@ pub struct ApiKeyInfo {
     pub instances: Vec<InstanceId>,
     pub created_at: Timestamp,
     pub revoked_at: Option<Timestamp>,
+    /// When it stops working (`vence_en`); `None` = never.
+    pub expires_at: Option<Timestamp>,
+    /// `permisos_lectura`.
+    pub read_scopes: Vec<String>,
 }
 
 /// The answer to creating a key: the only time its token is shown.
@@ -52,6 +56,8 @@ pub struct CreatedKey {
     pub token: String,
     pub scopes: Vec<Scope>,
     pub instances: Vec<InstanceId>,
+    pub expires_at: Option<Timestamp>,
+    pub read_scopes: Vec<String>,
 }
 
 /// Refuses text with a NUL character, which a Postgres `text` column

@@ -12,6 +12,9 @@ pub struct Principal {
     pub scopes: Vec<Scope>,
     /// Empty = every instance of the app.
     pub instances: Vec<InstanceId>,
+    /// The app's own read scopes the key holds (`permisos_lectura`,
+    /// [`crate::read_scope`]).
+    pub read_scopes: Vec<String>,
 }
 
 impl Principal {
@@ -43,6 +46,7 @@ mod tests {
             app_id: AppId::new(),
             scopes: vec![Scope::EventsRead],
             instances: vec![],
+            read_scopes: vec![],
         };
         assert!(p.may_access(a) && p.may_access(b));
         p.instances = vec![a];

@@ -71,10 +71,16 @@ pub enum SuspensionReason {
     /// Every attempt failed for `webhooks.desactivar_tras_horas` and at
     /// least `webhooks.desactivar_tras_fallos` attempts in a row.
     SustainedFailures,
+    /// The API key it is bound to was revoked, under a contract that
+    /// cancels on deactivation (Visito).
+    KeyRevoked,
+    /// The API key it is bound to passed its `vence_en`, under a contract
+    /// that cancels on deactivation.
+    KeyExpired,
 }
 
 impl SuspensionReason {
-    pub const ALL: [SuspensionReason; 7] = [
+    pub const ALL: [SuspensionReason; 9] = [
         SuspensionReason::Rejected401,
         SuspensionReason::Rejected403,
         SuspensionReason::DestinationNotAllowed,
@@ -82,6 +88,8 @@ impl SuspensionReason {
         SuspensionReason::NoSecret,
         SuspensionReason::CredentialsRejected,
         SuspensionReason::SustainedFailures,
+        SuspensionReason::KeyRevoked,
+        SuspensionReason::KeyExpired,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -93,6 +101,8 @@ impl SuspensionReason {
             SuspensionReason::NoSecret => "sin_secreto",
             SuspensionReason::CredentialsRejected => "rechazo_credenciales",
             SuspensionReason::SustainedFailures => "fallos_sostenidos",
+            SuspensionReason::KeyRevoked => "clave_revocada",
+            SuspensionReason::KeyExpired => "clave_vencida",
         }
     }
 

@@ -61,6 +61,7 @@ pub async fn sample_once(pool: &Pool, metrics: &Metrics) -> Result<()> {
     let backlog = observe::backlog(pool, motor_metrics::TOP_SUBSCRIPTIONS as i64).await?;
     s.dlq_size.set(backlog.dlq);
     s.pending.set(backlog.pending);
+    s.cancelled.set(backlog.cancelled);
     s.outbox_depth.set(backlog.outbox_depth);
     s.outbox_oldest_seconds.set(backlog.outbox_oldest_seconds);
     s.oldest_pending_seconds.clear();

@@ -82,6 +82,7 @@ pub async fn run(
             metrics
                 .commands
                 .swept(swept.expired as u64, swept.ambiguous as u64);
+            lapse_keys_once(conn).await?;
             sweep_once(&config, conn, &mut hints).await
         };
         match pass.await {
@@ -124,6 +125,21 @@ pub async fn run(
     }
     tracing::info!("sweeper stopped");
     Ok(())
+}
+
+/// API keys past their `vence_en` (and revocations another process made
+/// while it failed half-way): under a contract that cancels on
+/// deactivation, the subscriptions bound to them are suspended and their
+/// pending deliveries cancelled, each in its own transaction on `conn`.
+/// How many it suspended.
+pub async fn lapse_keys_once(conn: &mut PgConnection) -> Result<usize> {
+    let mut tx = conn.begin().await?;
+    let n = motor_store::subscriptions::suspend_for_lapsed_keys(&mut tx, None).await?;
+    tx.commit().await?;
+    if n > 0 {
+        tracing::info!(suspended = n, "subscriptions of lapsed API keys suspended");
+    }
+    Ok(n)
 }
 
 /// The sweeper's connection's `application_name`.

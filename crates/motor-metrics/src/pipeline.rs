@@ -61,6 +61,8 @@ pub struct Sampled {
     pub dlq_size: Gauge,
     /// Deliveries `pendiente`, all apps.
     pub pending: Gauge,
+    /// Deliveries `cancelada`, all apps.
+    pub cancelled: Gauge,
     /// Age of the oldest `pendiente` delivery of the subscriptions with the
     /// oldest ones ([`TOP_SUBSCRIPTIONS`] at most).
     pub oldest_pending_seconds: Family<SubscriptionLabel, Seconds>,
@@ -162,6 +164,11 @@ impl Pipeline {
             "deliveries_pending",
             "Deliveries pendiente, all apps (sampled).",
             s.pending.clone(),
+        );
+        r.register(
+            "deliveries_cancelled",
+            "Deliveries cancelada (a contract that cancels on deactivation), all apps (sampled).",
+            s.cancelled.clone(),
         );
         r.register(
             "oldest_pending_age_seconds",

@@ -33,6 +33,7 @@
 //!   at the receiver's pace without a job and a claim per delivery; the
 //!   jobs of what a chain already claimed find nothing.
 
+mod cancel;
 mod claim;
 mod fan_out;
 mod finish;
@@ -51,6 +52,7 @@ use motor_domain::{
 use sqlx::PgConnection;
 use uuid::Uuid;
 
+pub use cancel::cancel_pending;
 pub use claim::{claim, claim_freed, renew, Claim, Claimed, Skip};
 pub(crate) use fan_out::{hand_over, FannedOut};
 pub use fan_out::{AfterCommit, Handed};

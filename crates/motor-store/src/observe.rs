@@ -16,6 +16,8 @@ pub struct Backlog {
     pub dlq: i64,
     /// Deliveries `pendiente`.
     pub pending: i64,
+    /// Deliveries `cancelada` (kept like `entregada` ones).
+    pub cancelled: i64,
     /// The subscriptions with the oldest `pendiente` deliveries, oldest
     /// first: (subscription, age of its oldest one in seconds).
     pub oldest_pending: Vec<(Uuid, f64)>,
@@ -40,6 +42,7 @@ pub async fn backlog(pool: &PgPool, top: i64) -> Result<Backlog> {
                                        AND r.subscription_id = d.subscription_id
                                        AND r.creado_en > d.creado_en)) AS "dlq!",
                   (SELECT count(*) FROM deliveries WHERE estado = 'pendiente') AS "pending!",
+                  (SELECT count(*) FROM deliveries WHERE estado = 'cancelada') AS "cancelled!",
                   (SELECT count(*) FROM outbox) AS "outbox_depth!",
                   COALESCE(EXTRACT(EPOCH FROM now() - (SELECT creado_en FROM outbox ORDER BY id LIMIT 1)), 0)::float8
                       AS "outbox_oldest!""#,
@@ -62,6 +65,7 @@ pub async fn backlog(pool: &PgPool, top: i64) -> Result<Backlog> {
     Ok(Backlog {
         dlq: counts.dlq,
         pending: counts.pending,
+        cancelled: counts.cancelled,
         oldest_pending: oldest
             .into_iter()
             .map(|r| (r.subscription_id, r.age.max(0.0)))

@@ -223,6 +223,8 @@ pub async fn create_key(
     nombre: &str,
     scopes: &[Scope],
     instancias: &[InstanceId],
+    expires_at: Option<Timestamp>,
+    read_scopes: &[String],
 ) -> Result<CreatedKey> {
     let issued = IssuedKey::generate();
     let scope_names: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
@@ -230,8 +232,9 @@ pub async fn create_key(
     let row = sqlx::query_scalar!(
         "WITH app AS (SELECT id FROM apps WHERE id = $2),
               owned AS (SELECT count(*) AS n FROM instances WHERE app_id = $2 AND id = ANY($6))
-         INSERT INTO api_keys (key_id, app_id, nombre, token_hash, scopes, instancias)
-         SELECT $1, app.id, $3, $4, $5, $6 FROM app, owned
+         INSERT INTO api_keys (key_id, app_id, nombre, token_hash, scopes, instancias, vence_en,
+                               permisos_lectura)
+         SELECT $1, app.id, $3, $4, $5, $6, $7, $8 FROM app, owned
          WHERE owned.n = cardinality($6::uuid[])
          RETURNING key_id",
         &issued.key_id,
@@ -240,6 +243,8 @@ pub async fn create_key(
         issued.token_hash(),
         &scope_names as &[&str],
         &instance_ids,
+        expires_at,
+        read_scopes,
     )
     .fetch_optional(db)
     .await?;
@@ -251,12 +256,15 @@ pub async fn create_key(
         token: issued.token,
         scopes: scopes.to_vec(),
         instances: instancias.to_vec(),
+        expires_at,
+        read_scopes: read_scopes.to_vec(),
     })
 }
 
 pub async fn list_keys(db: impl PgExecutor<'_>, app: AppId) -> Result<Vec<ApiKeyInfo>> {
     let rows = sqlx::query!(
-        "SELECT key_id, nombre, scopes, instancias, creado_en, revocado_en
+        "SELECT key_id, nombre, scopes, instancias, creado_en, revocado_en, vence_en,
+                permisos_lectura
          FROM api_keys WHERE app_id = $1 ORDER BY creado_en, key_id",
         Uuid::from(app),
     )
@@ -271,31 +279,42 @@ pub async fn list_keys(db: impl PgExecutor<'_>, app: AppId) -> Result<Vec<ApiKey
             instances: instances_of(row.instancias),
             created_at: row.creado_en,
             revoked_at: row.revocado_en,
+            expires_at: row.vence_en,
+            read_scopes: row.permisos_lectura,
         })
         .collect())
 }
 
-/// Revokes a key of the app; revoking twice is not an error.
-pub async fn revoke_key(db: impl PgExecutor<'_>, app: AppId, key_id: &str) -> Result<()> {
+/// Revokes a key of the app; revoking twice is not an error. Under a
+/// contract that cancels on deactivation, the subscriptions bound to it
+/// are suspended (`clave_revocada`) and their pending deliveries
+/// cancelled, in the same transaction
+/// ([`crate::subscriptions::suspend_for_lapsed_keys`]).
+pub async fn revoke_key(pool: &crate::Pool, app: AppId, key_id: &str) -> Result<()> {
+    let mut tx = pool.begin().await?;
     let found = sqlx::query!(
         "UPDATE api_keys SET revocado_en = COALESCE(revocado_en, now())
          WHERE app_id = $1 AND key_id = $2",
         Uuid::from(app),
         key_id,
     )
-    .execute(db)
+    .execute(&mut *tx)
     .await?;
     if found.rows_affected() == 0 {
         return Err(StoreError::NotFound("key"));
     }
+    crate::subscriptions::suspend_for_lapsed_keys(&mut tx, Some(key_id)).await?;
+    tx.commit().await?;
     Ok(())
 }
 
-/// The live (not revoked) key whose token hashes to `token_hash`.
+/// The live (not revoked, not past its `vence_en`) key whose token hashes
+/// to `token_hash`.
 pub async fn authenticate(db: impl PgExecutor<'_>, token_hash: &[u8]) -> Result<Option<Principal>> {
     let row = sqlx::query!(
-        "SELECT key_id, app_id, scopes, instancias FROM api_keys
-         WHERE token_hash = $1 AND revocado_en IS NULL",
+        "SELECT key_id, app_id, scopes, instancias, permisos_lectura FROM api_keys
+         WHERE token_hash = $1 AND revocado_en IS NULL
+           AND (vence_en IS NULL OR vence_en > now())",
         token_hash,
     )
     .fetch_optional(db)
@@ -305,6 +324,7 @@ pub async fn authenticate(db: impl PgExecutor<'_>, token_hash: &[u8]) -> Result<
         app_id: AppId::from_uuid(row.app_id),
         scopes: parse_scopes(row.scopes),
         instances: instances_of(row.instancias),
+        read_scopes: row.permisos_lectura,
     }))
 }
 

@@ -48,19 +48,44 @@ pub async fn event_catalogue(db: impl PgExecutor<'_>, app: AppId) -> Result<Opti
     .await?)
 }
 
-/// Sets (or, with `None`, removes) the app's catalogue.
+/// The read scope the app's catalogue maps each type to (`permisos_lectura`,
+/// `crate::read_scope`); empty when none or no catalogue.
+pub async fn read_scope_map(
+    db: impl PgExecutor<'_>,
+    app: AppId,
+) -> Result<std::collections::BTreeMap<String, String>> {
+    let map: Option<serde_json::Value> = sqlx::query_scalar!(
+        "SELECT permisos_lectura FROM app_event_types WHERE app_id = $1",
+        Uuid::from(app)
+    )
+    .fetch_optional(db)
+    .await?
+    .flatten();
+    // Only `set_event_catalogue` writes it, from such a map.
+    Ok(map
+        .and_then(|m| serde_json::from_value(m).ok())
+        .unwrap_or_default())
+}
+
+/// Sets (or, with `None`, removes) the app's catalogue, with the read
+/// scope of each type (empty: none).
 pub async fn set_event_catalogue(
     db: impl PgExecutor<'_>,
     app: AppId,
     tipos: Option<&[String]>,
+    read_scopes: &std::collections::BTreeMap<String, String>,
 ) -> Result<()> {
     match tipos {
         Some(tipos) => {
+            let map = (!read_scopes.is_empty()).then_some(sqlx::types::Json(read_scopes));
             sqlx::query!(
-                "INSERT INTO app_event_types (app_id, tipos) VALUES ($1, $2)
-                 ON CONFLICT (app_id) DO UPDATE SET tipos = EXCLUDED.tipos, actualizado_en = now()",
+                "INSERT INTO app_event_types (app_id, tipos, permisos_lectura) VALUES ($1, $2, $3)
+                 ON CONFLICT (app_id) DO UPDATE
+                 SET tipos = EXCLUDED.tipos, permisos_lectura = EXCLUDED.permisos_lectura,
+                     actualizado_en = now()",
                 Uuid::from(app),
                 tipos,
+                map as _,
             )
             .execute(db)
             .await?;

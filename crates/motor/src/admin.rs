@@ -76,6 +76,13 @@ pub enum AlertCommand {
     Close { id: uuid::Uuid },
 }
 
+/// `--permiso-lectura <type>=<scope>`.
+fn type_and_scope(raw: &str) -> Result<(String, String), String> {
+    raw.split_once('=')
+        .map(|(t, s)| (t.to_owned(), s.to_owned()))
+        .ok_or_else(|| format!("{raw:?} is not <type>=<read scope>"))
+}
+
 #[derive(Debug, Subcommand)]
 pub enum EventTypesCommand {
     /// Prints the app's catalogue (`null`: any type is accepted).
@@ -89,6 +96,10 @@ pub enum EventTypesCommand {
         app: AppId,
         #[arg(long = "tipo")]
         tipos: Vec<String>,
+        /// `<type>=<read scope>`: the read scope a key needs to subscribe
+        /// to that type (message.created=conversations:read); repeatable.
+        #[arg(long = "permiso-lectura", value_parser = type_and_scope)]
+        permisos_lectura: Vec<(String, String)>,
     },
     /// Opens the catalogue again: any type is accepted.
     Open {
@@ -163,6 +174,12 @@ pub enum KeyCommand {
         /// Restricts the key to this instance; repeatable.
         #[arg(long = "instancia")]
         instancias: Vec<String>,
+        /// When the key stops working (RFC 3339, in the future).
+        #[arg(long = "vence-en")]
+        vence_en: Option<String>,
+        /// A read scope of the app's (conversations:read); repeatable.
+        #[arg(long = "permiso-lectura")]
+        permisos_lectura: Vec<String>,
     },
     List {
         #[arg(long)]
@@ -226,6 +243,8 @@ impl Inputs {
             ("nombre", "--nombre"),
             ("scopes", "--scope"),
             ("instancias", "--instancia"),
+            ("vence_en", "--vence-en"),
+            ("permisos_lectura", "--permiso-lectura"),
         ];
         let (place, options) = match command {
             AdminCommand::App(_) => (Location::Body, Options::Flags(APP)),
@@ -238,7 +257,13 @@ impl Inputs {
                 Location::Query,
                 Options::Flags(&[("estado", "--estado"), ("app_id", "--app")]),
             ),
-            AdminCommand::EventTypes(_) => (Location::Body, Options::Flags(&[("tipos", "--tipo")])),
+            AdminCommand::EventTypes(_) => (
+                Location::Body,
+                Options::Flags(&[
+                    ("tipos", "--tipo"),
+                    ("permisos_lectura", "--permiso-lectura"),
+                ]),
+            ),
         };
         Self { place, options }
     }
@@ -331,11 +356,15 @@ async fn execute(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value
                 nombre,
                 scopes,
                 instancias,
+                vence_en,
+                permisos_lectura,
             } => {
                 let input = keys::NewKey {
                     name: nombre,
                     scopes,
                     instances: instancias,
+                    expires_at: vence_en,
+                    read_scopes: permisos_lectura,
                 };
                 json(CreatedKeyOut::from(keys::create(pool, app, input).await?))
             }
@@ -367,15 +396,25 @@ async fn execute(pool: &Pool, command: AdminCommand) -> Result<serde_json::Value
             AlertCommand::Close { id } => json(AlertOut::from(alerts::close(pool, id).await?)),
         },
         AdminCommand::EventTypes(cmd) => match cmd {
-            EventTypesCommand::Get { app } => json(EventCatalogue {
-                tipos: event_types::get(pool, app).await?,
-            }),
-            EventTypesCommand::Set { app, tipos } => json(EventCatalogue {
-                tipos: event_types::set(pool, app, Some(tipos)).await?,
-            }),
-            EventTypesCommand::Open { app } => json(EventCatalogue {
-                tipos: event_types::set(pool, app, None).await?,
-            }),
+            EventTypesCommand::Get { app } => {
+                json(EventCatalogue::from(event_types::get(pool, app).await?))
+            }
+            EventTypesCommand::Set {
+                app,
+                tipos,
+                permisos_lectura,
+            } => json(EventCatalogue::from(
+                event_types::set(
+                    pool,
+                    app,
+                    Some(tipos),
+                    permisos_lectura.into_iter().collect(),
+                )
+                .await?,
+            )),
+            EventTypesCommand::Open { app } => json(EventCatalogue::from(
+                event_types::set(pool, app, None, Default::default()).await?,
+            )),
         },
     }
 }

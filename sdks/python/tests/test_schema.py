@@ -57,6 +57,7 @@ ENUMS = {
     "SigningProfile": t.SigningProfile,
     "SubscriptionState": t.SubscriptionState,
     "DeliveryState": t.DeliveryState,
+    "MotivoCancelacion": t.CancelReason,
     "Motivo": t.SuspensionReason,
     "CommandStatus": t.CommandStatus,
     "CommandStage": t.CommandStage,

@@ -994,6 +994,13 @@ export interface components {
             creada_en: string;
             /** Format: date-time */
             revocada_en?: string | null;
+            /**
+             * Format: date-time
+             * @description When it stops working; absent: never.
+             */
+            vence_en?: string | null;
+            /** @description The app's read scopes it holds; absent when none. */
+            permisos_lectura?: string[];
         };
         /** @description An app (tenant). */
         App: {
@@ -1322,6 +1329,22 @@ export interface components {
              *     them); each must be the app's (422 otherwise).
              */
             instancias?: string[];
+            /**
+             * Format: date-time
+             * @description When the key stops working (RFC 3339, in the future; absent:
+             *     never). Past it the key is refused with 401 like a revoked one, and
+             *     the subscriptions bound to it under a contract that cancels on
+             *     deactivation (`visito`) are suspended (`clave_vencida`) with their
+             *     pending deliveries `cancelada`.
+             */
+            vence_en?: string | null;
+            /**
+             * @description The app's own read scopes the key holds (`conversations:read`,
+             *     1-100 of a-z 0-9 _ . - in parts joined by `:`): a subscription it
+             *     creates or changes needs the read scope the app's catalogue maps
+             *     to each type it selects (403 naming the type).
+             */
+            permisos_lectura?: string[];
         };
         CreateReplay: {
             /**
@@ -1405,6 +1428,13 @@ export interface components {
             token: string;
             scopes: components["schemas"]["Scope"][];
             instancias: string[];
+            /**
+             * Format: date-time
+             * @description When it stops working; absent: never.
+             */
+            vence_en?: string | null;
+            /** @description The app's read scopes it holds; absent when none. */
+            permisos_lectura?: string[];
         };
         /**
          * @description A broker's login: `usuario` and `clave` (RabbitMQ, NATS) or `token`
@@ -1430,7 +1460,7 @@ export interface components {
          * @description The state of one (event, subscription) delivery.
          * @enum {string}
          */
-        DeliveryState: "pendiente" | "entregada" | "fallida";
+        DeliveryState: "pendiente" | "entregada" | "fallida" | "cancelada";
         /** @description `host` or `host:port` (also `[ipv6]`, `[ipv6]:port`); no scheme, path or wildcard. */
         DestinationEntry: string;
         /** @description One group of the DLQ. */
@@ -1510,6 +1540,7 @@ export interface components {
              *     (or whose live delivery was purged).
              */
             replay_of?: string | null;
+            motivo?: null | components["schemas"]["MotivoCancelacion"];
         };
         /** @description One delivery with its attempts. */
         EntregaDetalle: components["schemas"]["Entrega"] & {
@@ -1544,8 +1575,13 @@ export interface components {
             type: string;
             /** @description `live` or the replay's id. */
             carril: string;
-            /** @description `pendiente`, `entregada` or `fallida`. */
+            /** @description `pendiente`, `entregada`, `fallida` or `cancelada`. */
             estado: string;
+            /**
+             * @description Why it ended `cancelada` (`suscripcion_pausada`, …); absent
+             *     otherwise.
+             */
+            motivo?: string | null;
             /** Format: int32 */
             intentos: number;
             /** Format: date-time */
@@ -1663,6 +1699,16 @@ export interface components {
         EventCatalogue: {
             /** @description Required: `null` opens the catalogue, a list closes it. */
             tipos: components["schemas"]["EventTypeName"][] | null;
+            /**
+             * @description The read scope an API key needs (in its `permisos_lectura`) to
+             *     subscribe to each type, for the types that have one:
+             *     `{"message.created": "conversations:read"}`. Each names a type of
+             *     `tipos`; absent (or empty): no type needs one. Left out of answers
+             *     when empty.
+             */
+            permisos_lectura?: {
+                [key: string]: string;
+            };
         };
         /** @description 1–200 characters, no control characters, no surrounding white space. */
         EventTypeName: string;
@@ -1746,7 +1792,12 @@ export interface components {
          * @description Why the engine suspended a subscription.
          * @enum {string}
          */
-        Motivo: "rechazo_401" | "rechazo_403" | "destino_no_permitido" | "destino_bloqueado" | "sin_secreto" | "rechazo_credenciales" | "fallos_sostenidos";
+        Motivo: "rechazo_401" | "rechazo_403" | "destino_no_permitido" | "destino_bloqueado" | "sin_secreto" | "rechazo_credenciales" | "fallos_sostenidos" | "clave_revocada" | "clave_vencida";
+        /**
+         * @description Why a delivery ended `cancelada`.
+         * @enum {string}
+         */
+        MotivoCancelacion: "suscripcion_pausada" | "suscripcion_suspendida" | "suscripcion_eliminada" | "clave_revocada" | "clave_vencida";
         /**
          * @description One event as a producer sends it (no other field: an unknown one is a
          *     422).
@@ -3616,7 +3667,7 @@ export interface operations {
     list_all_deliveries: {
         parameters: {
             query?: {
-                /** @description Comma list of pendiente, entregada, fallida */
+                /** @description Comma list of pendiente, entregada, fallida, cancelada */
                 estado?: string;
                 app_id?: string;
                 suscripcion_id?: string;
@@ -4221,7 +4272,7 @@ export interface operations {
     list_deliveries: {
         parameters: {
             query?: {
-                /** @description Comma list of pendiente, entregada, fallida */
+                /** @description Comma list of pendiente, entregada, fallida, cancelada */
                 estado?: string;
                 suscripcion_id?: string;
                 instancia_id?: string;

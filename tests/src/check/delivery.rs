@@ -144,6 +144,56 @@ pub fn no_loss(m: &Model) -> Verdict {
     v
 }
 
+/// The cancel rule: each `cancelada` delivery has its time, and after it
+/// at most one request of it reaches a receiver — the one in flight when
+/// the cancel committed, which arrives within an attempt's timeout (an
+/// attempt starts, then its request arrives; one arriving later started
+/// after the cancel). A `cancelada` delivery is terminal, so `no_loss`
+/// takes it as an end.
+pub fn cancel(m: &Model) -> Verdict {
+    let mut v = Verdict::default();
+    let timeout_us = m.settings().timeout_ms as i64 * 1000;
+    let mut cancelled: Vec<_> = m
+        .deliveries
+        .values()
+        .filter(|d| d.state == "cancelada")
+        .collect();
+    cancelled.sort_by_key(|d| (d.created_us, d.seq));
+    for d in cancelled {
+        v.checked += 1;
+        let Some(at) = d.cancelled_us else {
+            v.violations.push(violation(
+                Invariant::Cancel,
+                d.updated_us,
+                format!("delivery {} is cancelada without a time", d.id),
+                vec![d.line.clone()],
+            ));
+            continue;
+        };
+        let after: Vec<_> = m.requests_of(&d.id).filter(|r| r.arrived_us > at).collect();
+        let late = after.iter().find(|r| r.arrived_us > at + timeout_us);
+        if after.len() > 1 || late.is_some() {
+            let first = late.copied().unwrap_or_else(|| after[1]);
+            let mut lines = vec![d.line.clone()];
+            lines.extend(after.iter().map(|r| r.line.clone()));
+            v.violations.push(violation(
+                Invariant::Cancel,
+                first.arrived_us,
+                format!(
+                    "delivery {} ({}#{}) was cancelled, then sent {} time(s) (at most the one in flight may arrive, within {} ms)",
+                    d.id,
+                    d.instance_id,
+                    d.seq,
+                    after.len(),
+                    timeout_us / 1000
+                ),
+                lines,
+            ));
+        }
+    }
+    v
+}
+
 pub fn duplicates(m: &Model) -> Verdict {
     let mut v = Verdict::default();
     for r in &m.requests {

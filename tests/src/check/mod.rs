@@ -53,6 +53,11 @@ pub enum Invariant {
     Exhaustion,
     /// Every request carried signatures that verified.
     Signatures,
+    /// A `cancelada` delivery (a contract that cancels on deactivation)
+    /// is an accepted end, not a loss; after its cancel committed, its
+    /// receiver sees at most the one request that was in flight, arriving
+    /// within an attempt's timeout of the cancel.
+    Cancel,
     /// Every command answered 202 exists under its key; one key, one
     /// command.
     CmdDurable,
@@ -71,7 +76,7 @@ pub enum Invariant {
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 15] = [
+    pub const ALL: [Invariant; 16] = [
         Invariant::Durable,
         Invariant::NoLoss,
         Invariant::LaneOrder,
@@ -82,6 +87,7 @@ impl Invariant {
         Invariant::RetryNotLate,
         Invariant::Exhaustion,
         Invariant::Signatures,
+        Invariant::Cancel,
         Invariant::CmdDurable,
         Invariant::CmdTerminal,
         Invariant::CmdLedger,
@@ -101,6 +107,7 @@ impl Invariant {
             Invariant::RetryNotLate => "retry_not_late",
             Invariant::Exhaustion => "exhaustion",
             Invariant::Signatures => "signatures",
+            Invariant::Cancel => "cancel",
             Invariant::CmdDurable => "cmd_durable",
             Invariant::CmdTerminal => "cmd_terminal",
             Invariant::CmdLedger => "cmd_ledger",
@@ -243,6 +250,7 @@ pub fn check(history: &History) -> anyhow::Result<Report> {
     report.add(Invariant::RetryNotLate, late);
     report.add(Invariant::Exhaustion, timing::exhaustion(&model));
     report.add(Invariant::Signatures, transport::signatures(&model));
+    report.add(Invariant::Cancel, delivery::cancel(&model));
     for (invariant, verdict) in commands::check(history) {
         report.add(invariant, verdict);
     }

@@ -115,6 +115,8 @@ pub struct Delivery {
     pub created_us: i64,
     pub updated_us: i64,
     pub delivered_us: Option<i64>,
+    /// When it ended `cancelada`.
+    pub cancelled_us: Option<i64>,
     pub line: Line,
 }
 
@@ -316,6 +318,7 @@ impl Model {
                 creada_us,
                 actualizada_us,
                 entregada_us,
+                cancelada_us,
                 ..
             } => {
                 self.deliveries.insert(
@@ -332,6 +335,7 @@ impl Model {
                         created_us: *creada_us,
                         updated_us: *actualizada_us,
                         delivered_us: *entregada_us,
+                        cancelled_us: *cancelada_us,
                         line: line.clone(),
                     },
                 );

@@ -68,14 +68,16 @@ pub async fn dump(pool: &PgPool) -> anyhow::Result<Vec<Row>> {
         i64,
         i64,
         Option<i64>,
+        Option<i64>,
     );
     let deliveries: Vec<DeliveryRow> = sqlx::query_as(&format!(
         "SELECT id::text, subscription_id::text, instance_id::text, event_id::text, seq, lane, \
-         estado, intentos, ultimo_status, ultimo_error, {}, {}, {} FROM deliveries \
+         estado, intentos, ultimo_status, ultimo_error, {}, {}, {}, {} FROM deliveries \
          ORDER BY subscription_id, instance_id, lane, seq",
         us("creado_en"),
         us("actualizado_en"),
-        us("entregado_en")
+        us("entregado_en"),
+        us("cancelada_en")
     ))
     .fetch_all(pool)
     .await?;
@@ -94,6 +96,7 @@ pub async fn dump(pool: &PgPool) -> anyhow::Result<Vec<Row>> {
             creada_us: d.10,
             actualizada_us: d.11,
             entregada_us: d.12,
+            cancelada_us: d.13,
         });
     }
     type AttemptRow = (String, i32, i64, i32, Option<i32>, Option<String>);

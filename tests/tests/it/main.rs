@@ -7,6 +7,7 @@
 mod admin;
 mod auth;
 mod brokers;
+mod cancel;
 mod commands;
 mod contracts;
 mod deliveries;

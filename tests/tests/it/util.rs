@@ -371,6 +371,8 @@ pub async fn key(pool: &Pool, app: AppId, scopes: &[&str], instancias: &[Instanc
             nombre: "test key".into(),
             scopes: scopes.iter().map(|s| s.to_string()).collect(),
             instancias: instancias.iter().map(|i| i.to_string()).collect(),
+            vence_en: None,
+            permisos_lectura: vec![],
         },
     )
     .await

@@ -28,7 +28,7 @@ use crate::{
 };
 
 /// The delivery states a search can ask for.
-const STATES: [&str; 3] = ["pendiente", "entregada", "fallida"];
+const STATES: [&str; 4] = ["pendiente", "entregada", "fallida", "cancelada"];
 
 /// The HTTP statuses the error-code list offers; another (`http_418`
 /// from a DLQ link) is kept as an extra choice when it is searched.
@@ -247,6 +247,9 @@ pub(super) fn detail_body(
         table id="detalle" {
             tr { th { "Entrega" } td { code { (d.delivery_id) } } }
             tr { th { "Estado" } td id="estado" { (state_badge(&d.estado)) } }
+            @if let Some(motivo) = &d.motivo {
+                tr { th { "Motivo" } td id="motivo-cancelacion" { (motivo) } }
+            }
             tr { th { "App" } td { code { (d.app_id) } } }
             tr { th { "Suscripción" } td { (d.suscripcion) " " code { (d.suscripcion_id) } } }
             tr { th { "Instancia" } td { (d.instancia) " " code { (d.instance_id) } } }

@@ -22,7 +22,7 @@ th{background:#eef0f3}.num{text-align:right}
 .cards{display:flex;gap:1rem;flex-wrap:wrap;margin-bottom:1rem}
 .card{background:#fff;border:1px solid #e3e6ea;padding:.7rem 1rem;min-width:9rem}
 .card b{display:block;font-size:1.5rem}
-.estado-entregada,.estado-activa{color:#17803d}.estado-fallida,.estado-suspendida{color:#b42318}
+.estado-entregada,.estado-activa{color:#17803d}.estado-fallida,.estado-suspendida{color:#b42318}.estado-cancelada{color:#6b7280}
 .estado-pendiente,.estado-pausada{color:#a15c07}
 .error{background:#fde8e8;border:1px solid #b42318;padding:.6rem;margin-bottom:1rem}
 .ok{background:#e7f6ec;border:1px solid #17803d;padding:.6rem;margin-bottom:1rem}

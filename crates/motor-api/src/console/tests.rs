@@ -35,6 +35,7 @@ fn delivery(h: &str, estado: &str) -> OperatorDelivery {
         event_type: h.into(),
         carril: h.into(),
         estado: estado.into(),
+        motivo: None,
         intentos: 1,
         proximo_intento_en: Some(h.into()),
         ultimo_status: Some(410),

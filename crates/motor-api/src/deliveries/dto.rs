@@ -3,7 +3,10 @@
 //! state (the domain crate knows no OpenAPI). Field names are the JSON
 //! keys; field order is the order on the wire.
 
-use motor_domain::{delivery::DeliveryState, time};
+use motor_domain::{
+    delivery::{CancelReason, DeliveryState},
+    time,
+};
 use motor_store::deliveries::read::{AttemptRow, Delivery};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -18,6 +21,40 @@ pub enum DeliveryStateOut {
     Delivered,
     #[serde(rename = "fallida")]
     Failed,
+    /// Its subscription's contract cancels on deactivation (`visito`) and
+    /// the subscription was paused, suspended or deleted, or the API key
+    /// it is bound to was revoked or expired (`motivo`). Terminal; a
+    /// replay still sends its event.
+    #[serde(rename = "cancelada")]
+    Cancelled,
+}
+
+/// Why a delivery ended `cancelada`.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = MotivoCancelacion)]
+pub enum CancelReasonOut {
+    #[serde(rename = "suscripcion_pausada")]
+    SubscriptionPaused,
+    #[serde(rename = "suscripcion_suspendida")]
+    SubscriptionSuspended,
+    #[serde(rename = "suscripcion_eliminada")]
+    SubscriptionDeleted,
+    #[serde(rename = "clave_revocada")]
+    KeyRevoked,
+    #[serde(rename = "clave_vencida")]
+    KeyExpired,
+}
+
+impl From<CancelReason> for CancelReasonOut {
+    fn from(r: CancelReason) -> Self {
+        match r {
+            CancelReason::SubscriptionPaused => Self::SubscriptionPaused,
+            CancelReason::SubscriptionSuspended => Self::SubscriptionSuspended,
+            CancelReason::SubscriptionDeleted => Self::SubscriptionDeleted,
+            CancelReason::KeyRevoked => Self::KeyRevoked,
+            CancelReason::KeyExpired => Self::KeyExpired,
+        }
+    }
 }
 
 /// One delivery as listed. Field order is the order on the wire.
@@ -61,6 +98,9 @@ pub struct DeliveryView {
     /// (or whose live delivery was purged).
     #[schema(format = Uuid)]
     pub replay_of: Option<String>,
+    /// Why it ended `cancelada`; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub motivo: Option<CancelReasonOut>,
 }
 
 /// One attempt of a delivery.
@@ -123,6 +163,7 @@ impl From<Delivery> for DeliveryView {
             ultimo_error: d.last_error,
             creada_en: time::format(&d.created_at),
             replay_of: d.replay_of.map(|id| id.to_string()),
+            motivo: d.cancel_reason.map(Into::into),
         }
     }
 }

@@ -15,7 +15,7 @@ use crate::{auth::Caller, error::ApiError, extract::path_id, AppState};
 /// Lists the app's deliveries, newest first.
 #[utoipa::path(get, path = "/v1/deliveries", tag = "deliveries",
     security(("api_key" = ["events:read"])),
-    params(("estado" = Option<String>, Query, pattern = "^(pendiente|entregada|fallida)(,(pendiente|entregada|fallida))*$", description = "Comma list of pendiente, entregada, fallida"),
+    params(("estado" = Option<String>, Query, pattern = "^(pendiente|entregada|fallida|cancelada)(,(pendiente|entregada|fallida|cancelada))*$", description = "Comma list of pendiente, entregada, fallida, cancelada"),
            ("suscripcion_id" = Option<String>, Query, format = Uuid),
            ("instancia_id" = Option<String>, Query, format = Uuid),
            ("pagina" = Option<i64>, Query, minimum = 1, maximum = 1000000, description = "From 1, default 1"),

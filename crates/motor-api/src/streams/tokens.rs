@@ -142,6 +142,7 @@ impl FromRequestParts<AppState> for StreamCaller {
             app_id: grant.app,
             scopes: vec![Scope::EventsRead],
             instances: vec![grant.instance],
+            read_scopes: vec![],
         })))
     }
 }

@@ -101,7 +101,7 @@ fn states(params: &HashMap<String, String>) -> Result<Vec<DeliveryState>, FieldE
         Some(raw) => comma_list(
             raw,
             "estado",
-            "must be a comma list of pendiente, entregada, fallida",
+            "must be a comma list of pendiente, entregada, fallida, cancelada",
             DeliveryState::parse,
         ),
     }

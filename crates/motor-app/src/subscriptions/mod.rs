@@ -151,6 +151,12 @@ pub async fn create(
     access.check_instances(&mut tx, &new.instances).await?;
     check_destination(&mut tx, access.app, &new.url).await?;
     check_types(&mut tx, access.app, &new.event_types).await?;
+    let selected: Vec<String> = new
+        .event_types
+        .iter()
+        .map(|t| t.as_str().to_owned())
+        .collect();
+    access.check_read_scopes(&mut tx, &selected).await?;
     let id = SubscriptionId::new();
     let issued = IssuedSecret::generate();
     let sealed = seal(sealing, id, &issued);
@@ -167,6 +173,9 @@ pub async fn create(
         sealed_credentials.as_deref(),
     )
     .await?;
+    if let Some(key) = &access.key_id {
+        store::bind_key(&mut tx, id, key).await?;
+    }
     tx.commit().await?;
     Ok(WithSecret {
         subscription,
@@ -320,12 +329,18 @@ pub async fn update(
     if next == current && new_credentials.is_none() {
         return Ok(current);
     }
+    // Changing it binds it to the calling key, which needs the read scope
+    // of every type it selects, as at creation (seed 001).
+    access.check_read_scopes(&mut tx, &next.event_types).await?;
     if let Some(sealed) = &new_credentials {
         store::set_credentials(&mut tx, id, sealed.as_deref()).await?;
     }
     let saved = store::save(&mut tx, &next).await?;
+    if let Some(key) = &access.key_id {
+        store::bind_key(&mut tx, id, key).await?;
+    }
     // Reactivation's alerts, lane heads and failure streak.
-    lifecycle::state_changed(&mut tx, id, current.state, saved.state).await?;
+    lifecycle::state_changed(&mut tx, &saved, current.state, current.reason).await?;
     tx.commit().await?;
     Ok(saved)
 }
@@ -339,14 +354,14 @@ pub async fn delete(pool: &Pool, access: &Access, id: SubscriptionId) -> Result<
     if current.state == SubscriptionState::Deleted {
         return Ok(());
     }
-    let from = current.state;
+    let (from, from_reason) = (current.state, current.reason);
     let mut next = current;
     next.state = SubscriptionState::Deleted;
     next.reason = None;
     next.suspended_at = None;
     store::forget_keys(&mut tx, id).await?;
-    store::save(&mut tx, &next).await?;
-    lifecycle::state_changed(&mut tx, id, from, next.state).await?;
+    let saved = store::save(&mut tx, &next).await?;
+    lifecycle::state_changed(&mut tx, &saved, from, from_reason).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -62,6 +62,8 @@ async fn apps_instances_and_keys_check_their_input() {
         name: "k".into(),
         scopes: scopes.into_iter().map(String::from).collect(),
         instances,
+        expires_at: None,
+        read_scopes: vec![],
     };
     let e = keys::create(
         &pool,

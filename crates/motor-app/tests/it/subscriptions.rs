@@ -45,6 +45,8 @@ async fn a_subscription_is_changed_under_its_rules() {
     let restricted = Access {
         app: acme.id,
         restriction: vec![two.id],
+        key_id: None,
+        read_scopes: None,
     };
     assert!(matches!(
         subscriptions::get(&pool, &restricted, sub.id).await,

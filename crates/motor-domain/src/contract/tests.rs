@@ -151,3 +151,75 @@ fn asixto_caps_metadata_at_four_kb_at_the_door() {
         assert_eq!(c.spec().check_metadata(&over), Ok(()), "{c}");
     }
 }
+
+#[test]
+fn deactivation_is_the_tables_rule() {
+    use crate::{
+        delivery::CancelReason as R,
+        subscription::{SubscriptionState as S, SuspensionReason as M},
+    };
+    // Only Visito cancels (seed 001); the others accumulate.
+    assert_eq!(Contract::cancelling(), ["visito"]);
+    let cancel = Contract::Visito.spec().deactivation;
+    assert_eq!(cancel, Deactivation::Cancel);
+    let table: [(S, S, Option<M>, Option<R>); 12] = [
+        (S::Active, S::Paused, None, Some(R::SubscriptionPaused)),
+        (S::Active, S::Deleted, None, Some(R::SubscriptionDeleted)),
+        (S::Paused, S::Deleted, None, Some(R::SubscriptionDeleted)),
+        (S::Suspended, S::Deleted, None, Some(R::SubscriptionDeleted)),
+        (
+            S::Active,
+            S::Suspended,
+            Some(M::Rejected401),
+            Some(R::SubscriptionSuspended),
+        ),
+        (
+            S::Active,
+            S::Suspended,
+            Some(M::KeyRevoked),
+            Some(R::KeyRevoked),
+        ),
+        (
+            S::Paused,
+            S::Suspended,
+            Some(M::KeyExpired),
+            Some(R::KeyExpired),
+        ),
+        // Reactivation cancels what reached it meanwhile.
+        (S::Paused, S::Active, None, Some(R::SubscriptionPaused)),
+        (
+            S::Suspended,
+            S::Active,
+            Some(M::SustainedFailures),
+            Some(R::SubscriptionSuspended),
+        ),
+        (
+            S::Suspended,
+            S::Active,
+            Some(M::KeyRevoked),
+            Some(R::KeyRevoked),
+        ),
+        // No change, nothing.
+        (S::Active, S::Active, None, None),
+        (S::Paused, S::Paused, None, None),
+    ];
+    for (from, to, why, want) in table {
+        assert_eq!(
+            cancel.on_state_change(from, to, why),
+            want,
+            "{from:?} -> {to:?} {why:?}"
+        );
+        // Accumulate never cancels.
+        for c in [
+            Contract::Motor,
+            Contract::Asixto,
+            Contract::StandardWebhooks,
+        ] {
+            assert_eq!(
+                c.spec().deactivation.on_state_change(from, to, why),
+                None,
+                "{c}"
+            );
+        }
+    }
+}

@@ -18,7 +18,7 @@ pub use job::{time_until, DeliveryJob};
 pub use outcome::{AttemptResult, ErrorCode, LastError, Outcome, TransportFailure};
 pub use retry::{Decision, Jitter, PolicyError, RetryPolicy};
 pub use retry_after::{parse_retry_after, RETRY_AFTER_CAP};
-pub use state::DeliveryState;
+pub use state::{CancelReason, DeliveryState};
 pub use tier::Tier;
 
 /// Why the engine suspends a subscription; the same type the subscription

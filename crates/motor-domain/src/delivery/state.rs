@@ -19,13 +19,21 @@ pub enum DeliveryState {
     /// sends its event again. Terminal, and it unblocks its lane.
     #[serde(rename = "fallida")]
     Failed,
+    /// Its subscription's contract cancels on deactivation (Visito) and
+    /// the subscription was paused, suspended or deleted, or the API key it
+    /// is bound to was revoked or expired; `motivo` says which
+    /// ([`CancelReason`]). Nothing more is sent for it; a replay still
+    /// can. Terminal.
+    #[serde(rename = "cancelada")]
+    Cancelled,
 }
 
 impl DeliveryState {
-    pub const ALL: [DeliveryState; 3] = [
+    pub const ALL: [DeliveryState; 4] = [
         DeliveryState::Pending,
         DeliveryState::Delivered,
         DeliveryState::Failed,
+        DeliveryState::Cancelled,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -33,6 +41,7 @@ impl DeliveryState {
             DeliveryState::Pending => "pendiente",
             DeliveryState::Delivered => "entregada",
             DeliveryState::Failed => "fallida",
+            DeliveryState::Cancelled => "cancelada",
         }
     }
 
@@ -43,7 +52,60 @@ impl DeliveryState {
     /// Whether the delivery is done: nothing more is sent for it and the
     /// next delivery of its lane may start.
     pub const fn is_terminal(self) -> bool {
-        matches!(self, DeliveryState::Delivered | DeliveryState::Failed)
+        !matches!(self, DeliveryState::Pending)
+    }
+}
+
+/// Why a delivery ended `cancelada` (`motivo`, seed 001: "Una clave
+/// revocada/vencida/sin permisos o una suscripción desactivada/eliminada
+/// cancela entregas pendientes"). Its wire spelling is
+/// [`CancelReason::as_str`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CancelReason {
+    /// The subscription was paused (`estado: pausada`), or events reached
+    /// it while it was.
+    #[serde(rename = "suscripcion_pausada")]
+    SubscriptionPaused,
+    /// The engine suspended it (a 401/403, a destination refused, …).
+    #[serde(rename = "suscripcion_suspendida")]
+    SubscriptionSuspended,
+    #[serde(rename = "suscripcion_eliminada")]
+    SubscriptionDeleted,
+    /// The API key it is bound to was revoked.
+    #[serde(rename = "clave_revocada")]
+    KeyRevoked,
+    /// The API key it is bound to passed its `vence_en`.
+    #[serde(rename = "clave_vencida")]
+    KeyExpired,
+}
+
+impl CancelReason {
+    pub const ALL: [CancelReason; 5] = [
+        CancelReason::SubscriptionPaused,
+        CancelReason::SubscriptionSuspended,
+        CancelReason::SubscriptionDeleted,
+        CancelReason::KeyRevoked,
+        CancelReason::KeyExpired,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CancelReason::SubscriptionPaused => "suscripcion_pausada",
+            CancelReason::SubscriptionSuspended => "suscripcion_suspendida",
+            CancelReason::SubscriptionDeleted => "suscripcion_eliminada",
+            CancelReason::KeyRevoked => "clave_revocada",
+            CancelReason::KeyExpired => "clave_vencida",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        CancelReason::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+impl fmt::Display for CancelReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -60,7 +122,7 @@ mod tests {
     #[test]
     fn names_are_the_contracts() {
         let names: Vec<_> = DeliveryState::ALL.iter().map(|e| e.as_str()).collect();
-        assert_eq!(names, ["pendiente", "entregada", "fallida"]);
+        assert_eq!(names, ["pendiente", "entregada", "fallida", "cancelada"]);
         for e in DeliveryState::ALL {
             assert_eq!(DeliveryState::parse(e.as_str()), Some(e));
             assert_eq!(e.to_string(), e.as_str());
@@ -91,9 +153,33 @@ mod tests {
     }
 
     #[test]
-    fn only_delivered_and_failed_are_terminal() {
+    fn every_state_but_pending_is_terminal() {
         assert!(!DeliveryState::Pending.is_terminal());
         assert!(DeliveryState::Delivered.is_terminal());
         assert!(DeliveryState::Failed.is_terminal());
+        assert!(DeliveryState::Cancelled.is_terminal());
+    }
+
+    #[test]
+    fn cancel_reasons_are_the_wire_names() {
+        let names: Vec<_> = CancelReason::ALL.iter().map(|r| r.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "suscripcion_pausada",
+                "suscripcion_suspendida",
+                "suscripcion_eliminada",
+                "clave_revocada",
+                "clave_vencida"
+            ]
+        );
+        for r in CancelReason::ALL {
+            assert_eq!(CancelReason::parse(r.as_str()), Some(r));
+            assert_eq!(
+                serde_json::to_value(r).unwrap(),
+                serde_json::json!(r.as_str())
+            );
+        }
+        assert_eq!(CancelReason::parse("pausada"), None);
     }
 }

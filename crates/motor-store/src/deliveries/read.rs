@@ -4,7 +4,7 @@
 //! Every read answers the same [`Delivery`].
 
 use motor_domain::{
-    delivery::{DeliveryId, DeliveryState, Lane},
+    delivery::{CancelReason, DeliveryId, DeliveryState, Lane},
     subscription::SubscriptionId,
     time::Timestamp,
     AppId, EventId, InstanceId,
@@ -74,6 +74,8 @@ pub struct Delivery {
     /// live delivery (and for a replay of an event whose live delivery
     /// never existed or was purged).
     pub replay_of: Option<DeliveryId>,
+    /// Why it ended `cancelada`; `None` unless it did.
+    pub cancel_reason: Option<CancelReason>,
 }
 
 /// One recorded attempt.
@@ -110,6 +112,7 @@ struct DeliveryRow {
     created_at: Timestamp,
     delivered_at: Option<Timestamp>,
     replay_of: Option<Uuid>,
+    cancel_reason: Option<String>,
 }
 
 /// A page of the app's deliveries, newest first (creation time, then seq,
@@ -123,7 +126,8 @@ pub async fn list(db: impl PgExecutor<'_>, filter: &Filter) -> Result<Vec<Delive
                 i.nombre AS instance_name, d.event_id, d.seq, e.type AS event_type, d.lane,
                 d.estado AS state, d.intentos AS attempts, d.proximo_intento AS next_attempt,
                 d.ultimo_status AS last_status, d.ultimo_error AS last_error,
-                d.creado_en AS created_at, d.entregado_en AS delivered_at, d.replay_of
+                d.creado_en AS created_at, d.entregado_en AS delivered_at, d.replay_of,
+                d.motivo AS cancel_reason
          FROM deliveries d
          JOIN subscriptions s ON s.id = d.subscription_id
          JOIN instances i ON i.id = d.instance_id
@@ -158,7 +162,8 @@ pub async fn search(db: impl PgExecutor<'_>, filter: &SearchFilter) -> Result<Ve
                 i.nombre AS instance_name, d.event_id, d.seq, e.type AS event_type, d.lane,
                 d.estado AS state, d.intentos AS attempts, d.proximo_intento AS next_attempt,
                 d.ultimo_status AS last_status, d.ultimo_error AS last_error,
-                d.creado_en AS created_at, d.entregado_en AS delivered_at, d.replay_of
+                d.creado_en AS created_at, d.entregado_en AS delivered_at, d.replay_of,
+                d.motivo AS cancel_reason
          FROM deliveries d
          JOIN subscriptions s ON s.id = d.subscription_id
          JOIN instances i ON i.id = d.instance_id
@@ -200,7 +205,8 @@ pub async fn get(
                 i.nombre AS instance_name, d.event_id, d.seq, e.type AS event_type, d.lane,
                 d.estado AS state, d.intentos AS attempts, d.proximo_intento AS next_attempt,
                 d.ultimo_status AS last_status, d.ultimo_error AS last_error,
-                d.creado_en AS created_at, d.entregado_en AS delivered_at, d.replay_of
+                d.creado_en AS created_at, d.entregado_en AS delivered_at, d.replay_of,
+                d.motivo AS cancel_reason
          FROM deliveries d
          JOIN subscriptions s ON s.id = d.subscription_id
          JOIN instances i ON i.id = d.instance_id
@@ -223,7 +229,8 @@ pub async fn siblings(db: impl PgExecutor<'_>, of: &Delivery) -> Result<Vec<Deli
                 i.nombre AS instance_name, d.event_id, d.seq, e.type AS event_type, d.lane,
                 d.estado AS state, d.intentos AS attempts, d.proximo_intento AS next_attempt,
                 d.ultimo_status AS last_status, d.ultimo_error AS last_error,
-                d.creado_en AS created_at, d.entregado_en AS delivered_at, d.replay_of
+                d.creado_en AS created_at, d.entregado_en AS delivered_at, d.replay_of,
+                d.motivo AS cancel_reason
          FROM deliveries d
          JOIN subscriptions s ON s.id = d.subscription_id
          JOIN instances i ON i.id = d.instance_id
@@ -314,5 +321,6 @@ fn delivery(row: DeliveryRow) -> Delivery {
         created_at: row.created_at,
         delivered_at: row.delivered_at,
         replay_of: row.replay_of.map(DeliveryId::from_uuid),
+        cancel_reason: row.cancel_reason.as_deref().and_then(CancelReason::parse),
     }
 }

@@ -342,7 +342,8 @@ pub async fn requeue<'c>(
 }
 
 /// Retention: deletes up to `limit` `entregada` deliveries (with their
-/// attempts) delivered more than `days` days ago. `fallida` rows are never
+/// attempts) delivered more than `days` days ago, and up to `limit`
+/// `cancelada` ones cancelled that long ago. `fallida` rows are never
 /// deleted — they are the DLQ — and `pendiente` ones are still owed.
 /// Returns how many were deleted.
 ///
@@ -363,6 +364,11 @@ pub async fn purge_delivered<'c>(
     let deleted = sqlx::query_file_scalar!("src/deliveries/sql/purge_delivered.sql", days, limit)
         .fetch_one(&mut *tx)
         .await?;
+    // `cancelada` rows are finished the same way (seed 001 keeps every
+    // finished delivery's metadata 30 days).
+    let cancelled = sqlx::query_file_scalar!("src/deliveries/sql/purge_cancelled.sql", days, limit)
+        .fetch_one(&mut *tx)
+        .await?;
     tx.commit().await?;
-    Ok(u64::try_from(deleted).unwrap_or(0))
+    Ok(u64::try_from(deleted + cancelled).unwrap_or(0))
 }

@@ -186,6 +186,8 @@ pub async fn tenant(
             nombre: "bench".into(),
             scopes: scopes.iter().map(|s| s.to_string()).collect(),
             instancias: vec![],
+            vence_en: None,
+            permisos_lectura: vec![],
         },
     )
     .await

@@ -55,6 +55,18 @@ class DeliveryState(str, enum.Enum):
     PENDIENTE = "pendiente"
     ENTREGADA = "entregada"
     FALLIDA = "fallida"
+    CANCELADA = "cancelada"
+
+
+class CancelReason(str, enum.Enum):
+    """Why a delivery ended ``cancelada`` (its ``motivo``): its
+    subscription's contract cancels on deactivation (``visito``)."""
+
+    SUSCRIPCION_PAUSADA = "suscripcion_pausada"
+    SUSCRIPCION_SUSPENDIDA = "suscripcion_suspendida"
+    SUSCRIPCION_ELIMINADA = "suscripcion_eliminada"
+    CLAVE_REVOCADA = "clave_revocada"
+    CLAVE_VENCIDA = "clave_vencida"
 
 
 class SuspensionReason(str, enum.Enum):
@@ -67,6 +79,8 @@ class SuspensionReason(str, enum.Enum):
     SIN_SECRETO = "sin_secreto"
     RECHAZO_CREDENCIALES = "rechazo_credenciales"
     FALLOS_SOSTENIDOS = "fallos_sostenidos"
+    CLAVE_REVOCADA = "clave_revocada"
+    CLAVE_VENCIDA = "clave_vencida"
 
 
 @dataclass(frozen=True)
@@ -276,6 +290,7 @@ class Delivery:
     ultimo_status: int | None = None
     ultimo_error: str | None = None
     replay_of: str | None = None
+    motivo: str | None = None
 
 
 @dataclass(frozen=True)

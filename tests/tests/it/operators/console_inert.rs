@@ -338,7 +338,10 @@ async fn filters_are_select_lists_and_times_show_rfc3339_on_hover() {
         )
         .await
         .unwrap();
-    assert_eq!(options, json!(["", "pendiente", "entregada", "fallida"]));
+    assert_eq!(
+        options,
+        json!(["", "pendiente", "entregada", "fallida", "cancelada"])
+    );
     let codes = c
         .execute(
             "return [...document.querySelectorAll('#f-ultimo_error option')].map(o => o.value)",

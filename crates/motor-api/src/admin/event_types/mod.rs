@@ -15,9 +15,7 @@ use crate::{error::ApiError, AppState};
 pub use motor_app::event_types::MAX_CATALOGUE_TYPES;
 
 pub async fn get_catalogue(pool: &Pool, app: AppId) -> Result<EventCatalogue, ApiError> {
-    Ok(EventCatalogue {
-        tipos: event_types::get(pool, app).await?,
-    })
+    Ok(event_types::get(pool, app).await?.into())
 }
 
 /// Replaces the app's catalogue. Existing subscriptions are not re-checked:
@@ -27,11 +25,12 @@ pub async fn set_catalogue(
     app: AppId,
     input: EventCatalogue,
 ) -> Result<EventCatalogue, ApiError> {
-    Ok(EventCatalogue {
-        tipos: event_types::set(pool, app, input.tipos)
+    Ok(
+        event_types::set(pool, app, input.tipos, input.permisos_lectura)
             .await
-            .map_err(ApiError::in_body)?,
-    })
+            .map_err(ApiError::in_body)?
+            .into(),
+    )
 }
 
 pub fn router() -> OpenApiRouter<AppState> {

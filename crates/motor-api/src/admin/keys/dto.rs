@@ -23,6 +23,21 @@ pub struct CreateKey {
     #[serde(default)]
     #[schema(value_type = Vec<uuid::Uuid>, max_items = 200)]
     pub instancias: Vec<String>,
+    /// When the key stops working (RFC 3339, in the future; absent:
+    /// never). Past it the key is refused with 401 like a revoked one, and
+    /// the subscriptions bound to it under a contract that cancels on
+    /// deactivation (`visito`) are suspended (`clave_vencida`) with their
+    /// pending deliveries `cancelada`.
+    #[serde(default)]
+    #[schema(format = DateTime)]
+    pub vence_en: Option<String>,
+    /// The app's own read scopes the key holds (`conversations:read`,
+    /// 1-100 of a-z 0-9 _ . - in parts joined by `:`): a subscription it
+    /// creates or changes needs the read scope the app's catalogue maps
+    /// to each type it selects (403 naming the type).
+    #[serde(default)]
+    #[schema(max_items = 100)]
+    pub permisos_lectura: Vec<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -64,6 +79,13 @@ pub struct ApiKeyInfoOut {
     #[schema(format = DateTime)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub revocada_en: Option<String>,
+    /// When it stops working; absent: never.
+    #[schema(format = DateTime)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vence_en: Option<String>,
+    /// The app's read scopes it holds; absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub permisos_lectura: Vec<String>,
 }
 
 /// A new API key: the only time its token is shown.
@@ -75,6 +97,13 @@ pub struct CreatedKeyOut {
     pub scopes: Vec<ScopeOut>,
     #[schema(format = Uuid)]
     pub instancias: Vec<String>,
+    /// When it stops working; absent: never.
+    #[schema(format = DateTime)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vence_en: Option<String>,
+    /// The app's read scopes it holds; absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub permisos_lectura: Vec<String>,
 }
 
 impl From<Scope> for ScopeOut {
@@ -100,6 +129,8 @@ impl From<ApiKeyInfo> for ApiKeyInfoOut {
             instancias: k.instances.iter().map(ToString::to_string).collect(),
             creada_en: time::format(&k.created_at),
             revocada_en: k.revoked_at.as_ref().map(time::format),
+            vence_en: k.expires_at.as_ref().map(time::format),
+            permisos_lectura: k.read_scopes,
         }
     }
 }
@@ -111,6 +142,8 @@ impl From<CreatedKey> for CreatedKeyOut {
             token: k.token,
             scopes: k.scopes.into_iter().map(Into::into).collect(),
             instancias: k.instances.iter().map(ToString::to_string).collect(),
+            vence_en: k.expires_at.as_ref().map(time::format),
+            permisos_lectura: k.read_scopes,
         }
     }
 }

@@ -19,6 +19,8 @@ pub async fn create_key(pool: &Pool, app: AppId, input: CreateKey) -> Result<Cre
         name: input.nombre,
         scopes: input.scopes,
         instances: input.instancias,
+        expires_at: input.vence_en,
+        read_scopes: input.permisos_lectura,
     };
     keys::create(pool, app, input)
         .await

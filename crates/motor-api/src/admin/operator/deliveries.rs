@@ -15,7 +15,7 @@ use crate::{auth::Operator, error::ApiError, extract::path_id, AppState};
 #[utoipa::path(get, path = "/v1/admin/deliveries", tag = "admin",
     security(("admin_token" = [])),
     params(
-        ("estado" = Option<String>, Query, pattern = "^(pendiente|entregada|fallida)(,(pendiente|entregada|fallida))*$", description = "Comma list of pendiente, entregada, fallida"),
+        ("estado" = Option<String>, Query, pattern = "^(pendiente|entregada|fallida|cancelada)(,(pendiente|entregada|fallida|cancelada))*$", description = "Comma list of pendiente, entregada, fallida, cancelada"),
         ("app_id" = Option<String>, Query, format = Uuid),
         ("suscripcion_id" = Option<String>, Query, format = Uuid),
         ("instancia_id" = Option<String>, Query, format = Uuid),

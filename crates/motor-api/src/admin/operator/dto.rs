@@ -41,8 +41,12 @@ pub struct OperatorDelivery {
     pub event_type: String,
     /// `live` or the replay's id.
     pub carril: String,
-    /// `pendiente`, `entregada` or `fallida`.
+    /// `pendiente`, `entregada`, `fallida` or `cancelada`.
     pub estado: String,
+    /// Why it ended `cancelada` (`suscripcion_pausada`, …); absent
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub motivo: Option<String>,
     pub intentos: i32,
     #[schema(format = DateTime)]
     pub proximo_intento_en: Option<String>,
@@ -68,6 +72,7 @@ impl From<Delivery> for OperatorDelivery {
             event_type: d.event_type,
             carril: d.lane.to_string(),
             estado: d.state.as_str().to_owned(),
+            motivo: d.cancel_reason.map(|r| r.as_str().to_owned()),
             intentos: d.attempts,
             proximo_intento_en: d.next_attempt.as_ref().map(time::format),
             ultimo_status: d.last_status,

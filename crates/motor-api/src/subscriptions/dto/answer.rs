@@ -153,6 +153,14 @@ pub enum SuspensionReasonOut {
     /// least `webhooks.desactivar_tras_fallos` attempts in a row.
     #[serde(rename = "fallos_sostenidos")]
     SustainedFailures,
+    /// The API key it is bound to was revoked (a contract that cancels on
+    /// deactivation: its pending deliveries ended `cancelada`).
+    #[serde(rename = "clave_revocada")]
+    KeyRevoked,
+    /// The API key it is bound to passed its `vence_en` (as
+    /// `clave_revocada`).
+    #[serde(rename = "clave_vencida")]
+    KeyExpired,
 }
 
 /// A subscription's signing profile (`firma`).
@@ -238,6 +246,8 @@ impl From<SuspensionReason> for SuspensionReasonOut {
             SuspensionReason::NoSecret => Self::NoSecret,
             SuspensionReason::CredentialsRejected => Self::CredentialsRejected,
             SuspensionReason::SustainedFailures => Self::SustainedFailures,
+            SuspensionReason::KeyRevoked => Self::KeyRevoked,
+            SuspensionReason::KeyExpired => Self::KeyExpired,
         }
     }
 }
