@@ -75,11 +75,18 @@ async fn a_wait_longer_than_the_longest_tier_is_parked_not_held() {
         &create_ok(
             &m,
             &t,
-            json!({"url": format!("http://{addr}/largo"), "contrato": "visito"}),
+            json!({"url": format!("http://{addr}/largo"), "contrato": "visito",
+                   "tipos": ["largo"]}),
         )
         .await,
     );
-    post(&m, &t, t.instances[0], json!([{"type": "t", "data": {}}])).await;
+    post(
+        &m,
+        &t,
+        t.instances[0],
+        json!([{"type": "largo", "data": {}}]),
+    )
+    .await;
     // Its first attempt failed: parked, no lease, due 10 s after it.
     let deadline = Instant::now() + WAIT;
     while attempts(&m, long).await.is_empty() {
@@ -102,8 +109,21 @@ async fn a_wait_longer_than_the_longest_tier_is_parked_not_held() {
 
     // Meanwhile another subscription's short retries go through the one
     // slot, both before the parked delivery's due time.
-    let short = sub_id(&create_ok(&m, &t, json!({"url": format!("http://{addr}/corto")})).await);
-    post(&m, &t, t.instances[0], json!([{"type": "t", "data": {}}])).await;
+    let short = sub_id(
+        &create_ok(
+            &m,
+            &t,
+            json!({"url": format!("http://{addr}/corto"), "tipos": ["corto"]}),
+        )
+        .await,
+    );
+    post(
+        &m,
+        &t,
+        t.instances[0],
+        json!([{"type": "corto", "data": {}}]),
+    )
+    .await;
     wait_state(&m, short, "entregada", 1).await;
     let short_done = attempts(&m, short).await.last().unwrap().0;
     assert_eq!(attempts(&m, long).await.len(), 1, "the parked one waits");
