@@ -22,6 +22,14 @@ const (
 	ContractStandardWebhooks = "standard-webhooks"
 )
 
+// Environments of events and subscriptions (their `entorno`): an event
+// reaches only the subscriptions of its own. An Asixto delivery carries it
+// as `environment`.
+const (
+	EnvironmentLive = "live"
+	EnvironmentTest = "test"
+)
+
 // States of a subscription (its `estado`).
 const (
 	SubscriptionActive    = "activa"
@@ -50,7 +58,10 @@ type Subscription struct {
 	Signing string `json:"firma"`
 	// Contract is one of the Contract* constants; "" (absent from the
 	// answer) is ContractMotor.
-	Contract     string `json:"contrato,omitempty"`
+	Contract string `json:"contrato,omitempty"`
+	// Environment is EnvironmentLive ("" when absent from the answer) or
+	// EnvironmentTest, fixed at creation.
+	Environment  string `json:"entorno,omitempty"`
 	MaxPerSecond *int64 `json:"max_por_segundo"`
 	// State is one of the Subscription* constants.
 	State string `json:"estado"`
@@ -118,7 +129,10 @@ type CreateSubscription struct {
 	Signing string `json:"firma,omitempty"`
 	// Contract is one of the Contract* constants; "" = the app's
 	// (ContractMotor unless the operator chose another).
-	Contract     string       `json:"contrato,omitempty"`
+	Contract string `json:"contrato,omitempty"`
+	// Environment is EnvironmentLive (the default, "") or
+	// EnvironmentTest: it receives only events of that environment.
+	Environment  string       `json:"entorno,omitempty"`
 	Credentials  *Credentials `json:"credenciales,omitempty"`
 	MaxPerSecond *int64       `json:"max_por_segundo,omitempty"`
 }
@@ -134,6 +148,9 @@ type UpdateSubscription struct {
 	// Contract: one of the Contract* constants; applies from the next
 	// attempt.
 	Contract *string `json:"contrato,omitempty"`
+	// Environment is fixed at creation: the subscription's own changes
+	// nothing, the other one is refused (422).
+	Environment *string `json:"entorno,omitempty"`
 	// State: SubscriptionActive or SubscriptionPaused (reactivates a
 	// suspended one too).
 	State *string `json:"estado,omitempty"`

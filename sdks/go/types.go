@@ -65,6 +65,10 @@ type NewEvent struct {
 	// the instance already has is not stored again, and the stored one
 	// comes back.
 	SourceID string `json:"source_id,omitempty"`
+	// Environment (`entorno`) is EnvironmentLive (the default, "") or
+	// EnvironmentTest: the event reaches only the subscriptions of that
+	// environment.
+	Environment string `json:"entorno,omitempty"`
 }
 
 // LedgerPage is one page of an instance's ledger.

@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 
 pub use crate::envelope::Origin;
 use crate::{
+    contract::{render::ENVIRONMENT_FIELD, Environment},
     error::{field_path, FieldError, WHOLE_INPUT},
     time,
     time::Timestamp,
@@ -72,6 +73,10 @@ pub struct NewEvent {
     pub origin: Origin,
     pub command_id: Option<String>,
     pub source_id: Option<String>,
+    /// `entorno`: `live` (the default) or `test`. Kept in the ledger beside
+    /// the envelope (whose bytes do not carry it); the event reaches only
+    /// subscriptions of the same environment.
+    pub environment: Environment,
 }
 
 /// A producer request: one event or a batch. The shape of the answer follows
@@ -133,13 +138,14 @@ impl EventBatch {
     }
 }
 
-const FIELDS: [&str; 6] = [
+const FIELDS: [&str; 7] = [
     "type",
     "data",
     "occurred_at",
     "origin",
     "command_id",
     "source_id",
+    ENVIRONMENT_FIELD,
 ];
 
 impl NewEvent {
@@ -153,7 +159,8 @@ impl NewEvent {
         if let Some(unknown) = obj.keys().find(|k| !FIELDS.contains(&k.as_str())) {
             return Err(FieldError::invalid(
                 field_path(path, unknown),
-                "unknown field; an event has type, data, occurred_at, origin, command_id, source_id",
+                "unknown field; an event has type, data, occurred_at, origin, command_id, source_id, \
+                 entorno",
             ));
         }
         let field = |name: &str| field_path(path, name);
@@ -193,6 +200,10 @@ impl NewEvent {
 
         let command_id = optional_id(obj, "command_id", path)?;
         let source_id = optional_id(obj, "source_id", path)?;
+        let environment = optional_str(obj, ENVIRONMENT_FIELD, path)?
+            .map(|s| Environment::parse_field(s, &field(ENVIRONMENT_FIELD)))
+            .transpose()?
+            .unwrap_or_default();
 
         let overhead = cap::envelope_overhead(event_type.as_str(), origin, command_id.as_deref());
         let data = match cap::cap(data, overhead) {
@@ -216,6 +227,7 @@ impl NewEvent {
             origin,
             command_id,
             source_id,
+            environment,
         })
     }
 }

@@ -4,7 +4,7 @@
 //! engine asks [`Subscription::covers`] which events fan out to it.
 
 use crate::{
-    contract::Contract,
+    contract::{Contract, Environment},
     destination::Destination,
     error::FieldError,
     event::EventType,
@@ -141,6 +141,9 @@ pub struct Subscription {
     pub signature: SigningProfile,
     /// The product contract its deliveries follow (`contrato`).
     pub contract: Contract,
+    /// The environment whose events it receives (`entorno`), fixed at
+    /// creation.
+    pub environment: Environment,
     /// At most this many attempts a second (1–10 000) across every lane
     /// and every Motor process; `None` = no limit.
     pub max_per_second: Option<i64>,
@@ -158,11 +161,13 @@ pub struct Subscription {
 }
 
 impl Subscription {
-    /// Whether an event of `event_type` on `instance` fans out to this
-    /// subscription (its state decides whether it is sent now, later or
-    /// never).
-    pub fn covers(&self, instance: InstanceId, event_type: &str) -> bool {
-        (self.instances.is_empty() || self.instances.contains(&instance))
+    /// Whether an event of `event_type` on `instance` in `environment`
+    /// fans out to this subscription (its state decides whether it is sent
+    /// now, later or never): the rule the fan-out's and replays' SQL
+    /// applies. Environments never cross.
+    pub fn covers(&self, instance: InstanceId, event_type: &str, environment: Environment) -> bool {
+        self.environment == environment
+            && (self.instances.is_empty() || self.instances.contains(&instance))
             && (self.event_types.is_empty() || self.event_types.iter().any(|t| t == event_type))
     }
 }
@@ -178,6 +183,8 @@ pub struct NewSubscription {
     pub signature: SigningProfile,
     /// `None`: the app's contract.
     pub contract: Option<Contract>,
+    /// Default `live`.
+    pub environment: Environment,
     pub max_per_second: Option<i64>,
 }
 
@@ -392,6 +399,7 @@ mod tests {
             ordered: true,
             signature: SigningProfile::MwV1,
             contract: Contract::Motor,
+            environment: Environment::Live,
             max_per_second: None,
             state: SubscriptionState::Active,
             reason: None,
@@ -403,11 +411,31 @@ mod tests {
             created_at: now,
             updated_at: now,
         };
-        assert!(s.covers(a, "x") && s.covers(b, "y"));
+        let (live, test) = (Environment::Live, Environment::Test);
+        assert!(s.covers(a, "x", live) && s.covers(b, "y", live));
         s.instances = vec![a];
         s.event_types = vec!["x".into()];
-        assert!(s.covers(a, "x"));
-        assert!(!s.covers(b, "x") && !s.covers(a, "y"));
+        assert!(s.covers(a, "x", live));
+        assert!(!s.covers(b, "x", live) && !s.covers(a, "y", live));
+        // Environments never cross, whatever else matches.
+        for (subscription, event, covered) in [
+            (live, live, true),
+            (live, test, false),
+            (test, test, true),
+            (test, live, false),
+        ] {
+            s.environment = subscription;
+            assert_eq!(
+                s.covers(a, "x", event),
+                covered,
+                "{subscription:?} {event:?}"
+            );
+            s.instances = vec![];
+            s.event_types = vec![];
+            assert_eq!(s.covers(b, "y", event), covered);
+            s.instances = vec![a];
+            s.event_types = vec!["x".into()];
+        }
     }
 
     #[test]

@@ -56,10 +56,11 @@ pub use cancel::cancel_pending;
 pub use claim::{claim, claim_freed, renew, Claim, Claimed, Skip};
 pub(crate) use fan_out::{hand_over, FannedOut};
 pub use fan_out::{AfterCommit, Handed};
-pub use finish::{record_attempt, Attempt, Next, Recorded};
+pub use finish::{record_attempt, record_attempt_parking, Attempt, Next, Recorded};
 pub use finish_many::record_delivered_many;
 pub use sweep::{
-    due_lane_heads, purge_delivered, release_lane, release_lane_heads, requeue, LaneHints,
+    due_lane_heads, purge_contract, purge_delivered, release_lane, release_lane_heads, requeue,
+    LaneHints,
 };
 
 /// Delivers the system instance's newest event (just appended, under the
@@ -83,6 +84,7 @@ pub(crate) async fn fan_out_system(
          SELECT motor_uuid_v7(), s.id, s.app_id, $3, n.event_id, n.seq, 'live'
          FROM subscriptions s, newest n
          WHERE s.app_id = $1 AND s.estado = 'activa' AND s.id <> $2
+           AND s.entorno = (SELECT o.entorno FROM subscriptions o WHERE o.id = $2)
          ORDER BY s.id
          RETURNING id, subscription_id, instance_id, lane, seq, intentos AS attempts_made,
                    proximo_intento AS due",
@@ -304,7 +306,7 @@ pub fn hot_statements() -> Vec<HotStatement> {
         hot(
             "append",
             "int[], text[], text[], bytea[], jsonb[], timestamptz, uuid[], bigint[], uuid[], \
-             text[], text[], text[], uuid[], bigint[], interval",
+             text[], text[], text[], uuid[], bigint[], interval, text[]",
             include_str!("deliveries/sql/append.sql"),
         ),
         HotStatement {
@@ -335,8 +337,16 @@ pub fn hot_statements() -> Vec<HotStatement> {
             setup: BY_KEY_SETUP,
             ..hot(
                 "purge_delivered",
-                "bigint, bigint",
+                "bigint, bigint, text[]",
                 include_str!("deliveries/sql/purge_delivered.sql"),
+            )
+        },
+        HotStatement {
+            setup: BY_KEY_SETUP,
+            ..hot(
+                "purge_contract",
+                "text, interval, interval, bigint",
+                include_str!("deliveries/sql/purge_contract.sql"),
             )
         },
     ]

@@ -14,6 +14,7 @@
 //! reactivation releases them in lane order.
 
 use motor_domain::{
+    contract::Environment,
     destination::{CanonicalHost, Destination},
     event::{EventType, NewEvent, Origin},
     subscription::{SubscriptionId, SuspensionReason},
@@ -92,8 +93,8 @@ async fn disable(
     }
     // Just suspended, so suspendido_en is set.
     let row = sqlx::query!(
-        r#"SELECT app_id, nombre, url, suspendido_en AS "suspendido_en!" FROM subscriptions
-           WHERE id = $1"#,
+        r#"SELECT app_id, nombre, url, suspendido_en AS "suspendido_en!", entorno
+           FROM subscriptions WHERE id = $1"#,
         subscription.as_uuid(),
     )
     .fetch_one(&mut *conn)
@@ -126,6 +127,9 @@ async fn disable(
         origin: Origin::Live,
         command_id: None,
         source_id: None,
+        // Told in the disabled subscription's environment, to the
+        // subscriptions of that one (`fan_out_system`).
+        environment: Environment::parse(&row.entorno).unwrap_or_default(),
     };
     let system = operator::system_instance(&mut *conn, app).await?;
     ledger::append(conn, system, &[event]).await?;

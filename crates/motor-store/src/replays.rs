@@ -139,6 +139,7 @@ pub async fn create(conn: &mut PgConnection, new: &NewReplay<'_>) -> Result<Stor
                AND e.instance_id = $4 AND e.seq BETWEEN $5 AND $6
                AND (cardinality(s.instancias) = 0 OR e.instance_id = ANY (s.instancias))
                AND (cardinality(s.tipos) = 0 OR e.type = ANY (s.tipos))
+               AND e.entorno = s.entorno
              ORDER BY e.instance_id, e.seq",
             new.subscription.as_uuid(),
             Uuid::from(new.app),
@@ -164,6 +165,7 @@ pub async fn create(conn: &mut PgConnection, new: &NewReplay<'_>) -> Result<Stor
                AND e.event_id = ANY ($4::uuid[])
                AND (cardinality(s.instancias) = 0 OR e.instance_id = ANY (s.instancias))
                AND (cardinality(s.tipos) = 0 OR e.type = ANY (s.tipos))
+               AND e.entorno = s.entorno
              ORDER BY e.instance_id, e.seq",
             new.subscription.as_uuid(),
             Uuid::from(new.app),

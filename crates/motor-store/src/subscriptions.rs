@@ -5,7 +5,7 @@
 
 use chrono::Duration;
 use motor_domain::{
-    contract::Contract,
+    contract::{Contract, Environment},
     secret::SigningKeyId,
     signature::SigningProfile,
     subscription::{
@@ -32,6 +32,7 @@ struct SubscriptionRow {
     ordered: bool,
     signing_profile: String,
     contract: String,
+    environment: String,
     state: String,
     reason: Option<String>,
     suspended_at: Option<Timestamp>,
@@ -60,8 +61,8 @@ pub async fn insert(
     let tipos: Vec<&str> = new.event_types.iter().map(|t| t.as_str()).collect();
     sqlx::query!(
         "INSERT INTO subscriptions (id, app_id, nombre, url, instancias, tipos, ordenado, firma,
-                                    credenciales, max_por_segundo, contrato)
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, COALESCE($11, a.contrato)
+                                    credenciales, max_por_segundo, contrato, entorno)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, COALESCE($11, a.contrato), $12
          FROM apps a WHERE a.id = $2",
         id.as_uuid(),
         Uuid::from(app),
@@ -74,6 +75,7 @@ pub async fn insert(
         sealed_credentials,
         new.max_per_second.map(|n| n as i32),
         new.contract.map(Contract::as_str),
+        new.environment.as_str(),
     )
     .execute(&mut *conn)
     .await?;
@@ -105,7 +107,7 @@ pub async fn get(conn: &mut PgConnection, app: AppId, id: SubscriptionId) -> Res
         SubscriptionRow,
         r#"SELECT id, app_id, nombre AS name, url, instancias AS instances, tipos AS types,
                 ordenado AS ordered, firma AS signing_profile, contrato AS contract,
-                estado AS state,
+                entorno AS environment, estado AS state,
                 motivo AS reason, suspendido_en AS suspended_at, version,
                 creado_en AS created_at, actualizado_en AS updated_at,
                 credenciales IS NOT NULL AS "has_credentials!",
@@ -148,7 +150,7 @@ pub async fn list(
         SubscriptionRow,
         r#"SELECT id, app_id, nombre AS name, url, instancias AS instances, tipos AS types,
                 ordenado AS ordered, firma AS signing_profile, contrato AS contract,
-                estado AS state,
+                entorno AS environment, estado AS state,
                 motivo AS reason, suspendido_en AS suspended_at, version,
                 creado_en AS created_at, actualizado_en AS updated_at,
                 credenciales IS NOT NULL AS "has_credentials!",
@@ -313,6 +315,9 @@ pub struct Signing {
     pub profile: SigningProfile,
     /// The subscription's contract: the shape of every attempt.
     pub contract: Contract,
+    /// The subscription's environment (fixed at creation), which every
+    /// event it receives shares: Asixto's `environment`.
+    pub environment: Environment,
     pub keys: Vec<SealedKey>,
 }
 
@@ -321,7 +326,7 @@ pub struct Signing {
 pub async fn signing(db: impl PgExecutor<'_>, id: SubscriptionId) -> Result<Option<Signing>> {
     // A subscription without live keys is one row of NULL key columns.
     let rows = sqlx::query!(
-        r#"SELECT s.firma, s.contrato, k.key_id AS "key_id?", k.sealed AS "sealed?",
+        r#"SELECT s.firma, s.contrato, s.entorno, k.key_id AS "key_id?", k.sealed AS "sealed?",
                   k.creado_en AS "creado_en?", k.vence_en
            FROM subscriptions s
            LEFT JOIN subscription_keys k
@@ -338,6 +343,7 @@ pub async fn signing(db: impl PgExecutor<'_>, id: SubscriptionId) -> Result<Opti
     Ok(Some(Signing {
         profile: signing_profile(&first.firma),
         contract: Contract::parse(&first.contrato).unwrap_or_default(),
+        environment: Environment::parse(&first.entorno).unwrap_or_default(),
         keys: rows
             .into_iter()
             .filter_map(|r| {
@@ -525,6 +531,8 @@ fn subscription(row: SubscriptionRow) -> Subscription {
         ordered: row.ordered,
         signature: signing_profile(&row.signing_profile),
         contract: Contract::parse(&row.contract).unwrap_or_default(),
+        // The table's CHECK admits only `live` and `test`.
+        environment: Environment::parse(&row.environment).unwrap_or_default(),
         max_per_second: row.max_per_second.map(i64::from),
         // The table's CHECK constraints admit only known values.
         state: SubscriptionState::parse(&row.state).unwrap_or(SubscriptionState::Suspended),

@@ -63,6 +63,7 @@ ENUMS = {
     "CommandStage": t.CommandStage,
     "CommandKind": t.CommandKind,
     "Contrato": t.Contract,
+    "Entorno": t.Environment,
     "CheckVerdict": t.CheckVerdict,
 }
 

@@ -1414,6 +1414,7 @@ export interface components {
             ordenado?: boolean | null;
             firma?: null | components["schemas"]["SigningProfile"];
             contrato?: null | components["schemas"]["Contrato"];
+            entorno?: null | components["schemas"]["Entorno"];
             credenciales?: null | components["schemas"]["Credenciales"];
             /**
              * Format: int64
@@ -1490,6 +1491,12 @@ export interface components {
             /** @description Largest groups first. */
             grupos: components["schemas"]["DlqGrupo"][];
         };
+        /**
+         * @description An environment (`entorno`, Asixto's `environment`): an event reaches
+         *     only subscriptions of its own.
+         * @enum {string}
+         */
+        Entorno: "live" | "test";
         /** @description One delivery as listed. Field order is the order on the wire. */
         Entrega: {
             /**
@@ -1826,6 +1833,7 @@ export interface components {
              *     again. 1–200 characters, no NUL.
              */
             source_id?: string | null;
+            entorno?: null | components["schemas"]["Entorno"];
         };
         NotNull: Record<string, never> | unknown[] | string | number | boolean;
         /** @description Any other command: `POST /v1/instances/{id}/commands`. */
@@ -2217,6 +2225,7 @@ export interface components {
              */
             firma: components["schemas"]["SigningProfile"];
             contrato?: null | components["schemas"]["Contrato"];
+            entorno?: null | components["schemas"]["Entorno"];
             /**
              * Format: int64
              * @description At most this many attempts a second (1–10 000) across every lane
@@ -2317,6 +2326,7 @@ export interface components {
             ordenado?: boolean | null;
             firma?: null | components["schemas"]["SigningProfile"];
             contrato?: null | components["schemas"]["Contrato"];
+            entorno?: null | components["schemas"]["Entorno"];
             /** @description `activa` or `pausada`. */
             estado?: string | null;
             /**

@@ -36,6 +36,8 @@ export type SuspensionReason = Schemas['Motivo'];
 export type TestResult = Schemas['TestResult'];
 /** A subscription's product contract (`contrato`); absent from answers when `motor`. */
 export type Contract = Schemas['Contrato'];
+/** An event's or a subscription's environment (`entorno`): an event reaches only the subscriptions of its own; absent from answers when `live`. */
+export type Environment = Schemas['Entorno'];
 /** The receiver check's graded battery (`POST /v1/subscriptions/{id}/check`). */
 export type CheckReport = Schemas['CheckReport'];
 export type CheckRow = Schemas['CheckRow'];

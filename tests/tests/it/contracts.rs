@@ -30,6 +30,9 @@ use crate::{
     util::{serve_loopback, Tenant, TestDb, TestMotor, ADMIN_TOKEN, ALL_ROLES},
 };
 
+mod environments;
+mod long_waits;
+
 const WAIT: Duration = Duration::from_secs(90);
 
 /// A receiver from `contracts/<file>`, run by `python3`; killed when

@@ -239,6 +239,7 @@ fn hostile_subscription(h: &str) -> motor_domain::subscription::Subscription {
         ordered: true,
         signature: Default::default(),
         contract: Default::default(),
+        environment: Default::default(),
         max_per_second: None,
         state: SubscriptionState::Active,
         reason: None,

@@ -85,6 +85,10 @@ pub struct EventInput {
     /// again. 1–200 characters, no NUL.
     #[schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000]*$")]
     pub source_id: Option<String>,
+    /// `live` (the default) or `test`: the event reaches only the
+    /// subscriptions of that environment. Kept in the ledger; the envelope
+    /// does not carry it (an Asixto delivery does, as `environment`).
+    pub entorno: Option<crate::subscriptions::EnvironmentOut>,
 }
 
 /// One event, or an array of 1–500.

@@ -18,9 +18,10 @@ mod dto;
 mod handlers;
 
 pub use self::dto::{
-    ContractOut, CreateSubscription, Credenciales, ListQuery, Secreto, SigningKeyIdOut,
-    SigningProfileOut, SubscriptionIdOut, SubscriptionKeyOut, SubscriptionList, SubscriptionOut,
-    SubscriptionStateOut, SubscriptionWithSecret, SuspensionReasonOut, UpdateSubscription,
+    ContractOut, CreateSubscription, Credenciales, EnvironmentOut, ListQuery, Secreto,
+    SigningKeyIdOut, SigningProfileOut, SubscriptionIdOut, SubscriptionKeyOut, SubscriptionList,
+    SubscriptionOut, SubscriptionStateOut, SubscriptionWithSecret, SuspensionReasonOut,
+    UpdateSubscription,
 };
 use crate::{auth::Caller, error::ApiError, AppState};
 use utoipa_axum::{router::OpenApiRouter, routes};

@@ -6,7 +6,14 @@ pub mod intake;
 
 use std::sync::Arc;
 
-use motor_domain::{event::EventBatch, ledger::LedgerQuery, AppId, InstanceId};
+use motor_domain::{
+    event::{
+        cap::{METADATA, METADATA_OMITTED},
+        EventBatch,
+    },
+    ledger::LedgerQuery,
+    AppId, InstanceId,
+};
 use motor_store::{
     deliveries::AfterCommit,
     idempotency::{self, StoredAnswer},
@@ -72,6 +79,7 @@ impl Ledger {
         body: &Value,
     ) -> Result<AppendAnswer> {
         let batch = EventBatch::parse(body)?;
+        check_metadata(&self.pool, app, &batch, body).await?;
         let Some(key) = idempotency_key else {
             let is_batch = batch.is_batch();
             let appended = self.intake.append(instance, batch.into_events()).await?;
@@ -118,6 +126,22 @@ impl Ledger {
             appended: Some(appended),
         })
     }
+}
+
+/// The door's metadata cap of the app's contract (Asixto's 4 KB,
+/// [`motor_domain::contract::ContractSpec::check_request_metadata`]),
+/// checked on the request as it arrived. Only a request with a `metadata`
+/// in some event's `data` costs the app's row (one primary-key read).
+async fn check_metadata(pool: &Pool, app: AppId, batch: &EventBatch, body: &Value) -> Result<()> {
+    let carries_metadata = batch
+        .events()
+        .iter()
+        .any(|e| e.data.get(METADATA).is_some() || e.data.get(METADATA_OMITTED).is_some());
+    if !carries_metadata {
+        return Ok(());
+    }
+    let contract = motor_store::operator::get_app(pool, app).await?.contract;
+    Ok(contract.spec().check_request_metadata(body)?)
 }
 
 /// The answer to an append: the stored envelopes (object in, object out;

@@ -11,6 +11,7 @@ pub mod probe;
 use std::fmt;
 
 use motor_domain::{
+    contract::{render::ENVIRONMENT_FIELD, Environment},
     credentials::{credentials_aad, BrokerCredentials},
     seal::{secret_aad, SealingKey},
     secret::IssuedSecret,
@@ -49,6 +50,8 @@ pub struct NewSubscriptionInput {
     /// `motor`, `visito`, `asixto` or `standard-webhooks`; absent = the
     /// app's `contrato`.
     pub contract: Option<String>,
+    /// `live` (default) or `test`: the events it receives.
+    pub environment: Option<String>,
     pub credentials: Option<RawCredentials>,
     pub max_per_second: Option<i64>,
 }
@@ -64,6 +67,8 @@ pub struct SubscriptionChange {
     pub ordered: Option<bool>,
     pub signature: Option<String>,
     pub contract: Option<String>,
+    /// Fixed at creation: only the subscription's own is accepted.
+    pub environment: Option<String>,
     /// `activa` or `pausada`.
     pub state: Option<String>,
     /// The version the change is based on; another one is a conflict.
@@ -137,6 +142,12 @@ pub async fn create(
             .transpose()?
             .unwrap_or_default(),
         contract: input.contract.as_deref().map(parse_contract).transpose()?,
+        environment: input
+            .environment
+            .as_deref()
+            .map(Environment::parse)
+            .transpose()?
+            .unwrap_or_default(),
         max_per_second: input.max_per_second.map(parse_max_per_second).transpose()?,
     };
     let credentials = input
@@ -241,6 +252,11 @@ pub async fn update(
         .map(parse_signature)
         .transpose()?;
     let contract = input.contract.as_deref().map(parse_contract).transpose()?;
+    let environment = input
+        .environment
+        .as_deref()
+        .map(Environment::parse)
+        .transpose()?;
     let max_per_second = input
         .max_per_second
         .map(|n| n.map(parse_max_per_second).transpose())
@@ -263,6 +279,19 @@ pub async fn update(
                 current.version
             )));
         }
+    }
+    // Its deliveries are of events of its environment: moving it would
+    // send them to the other one.
+    if environment.is_some_and(|e| e != current.environment) {
+        return Err(FieldError::invalid(
+            ENVIRONMENT_FIELD,
+            format!(
+                "is fixed at creation (this subscription's is {}); create another subscription \
+                 for the other environment",
+                current.environment.as_str()
+            ),
+        )
+        .into());
     }
     let mut next = current.clone();
     if let Some(name) = name {

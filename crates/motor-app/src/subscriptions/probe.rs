@@ -11,7 +11,6 @@ use std::time::Duration;
 use bytes::Bytes;
 use motor_destinations::{attempt, Attempt, Destinations};
 use motor_domain::{
-    contract::Environment,
     credentials::{credentials_aad, BrokerCredentials},
     delivery::{DeliveryId, Outcome},
     destination::Destination,
@@ -101,7 +100,7 @@ pub async fn test(
             profile: sub.signature,
             contract: sub.contract,
             app_id: access.app,
-            environment: Environment::Live,
+            environment: sub.environment,
             delivery_id,
             replay: false,
             replay_of: None,

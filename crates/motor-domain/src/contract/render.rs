@@ -44,10 +44,16 @@ impl Environment {
 
     /// `live` or `test`, exactly; anything else names `entorno`.
     pub fn parse(s: &str) -> Result<Self, FieldError> {
+        Self::parse_field(s, ENVIRONMENT_FIELD)
+    }
+
+    /// [`Environment::parse`], the error naming `field` (`[3].entorno` in
+    /// a batch of events).
+    pub fn parse_field(s: &str, field: &str) -> Result<Self, FieldError> {
         [Environment::Live, Environment::Test]
             .into_iter()
             .find(|e| e.as_str() == s)
-            .ok_or_else(|| FieldError::invalid(ENVIRONMENT_FIELD, "must be live or test"))
+            .ok_or_else(|| FieldError::invalid(field, "must be live or test"))
     }
 }
 

@@ -130,7 +130,7 @@ fn asixto_caps_metadata_at_four_kb_at_the_door() {
     let over = json!({"metadata": {"a": "x".repeat(4096 - 7)}});
     let err = asixto.check_metadata(&over).unwrap_err();
     assert_eq!(err.field, "data.metadata");
-    assert_eq!(err.kind, FieldErrorKind::TooLarge);
+    assert_eq!(err.kind, FieldErrorKind::Invalid);
     assert!(
         err.message.contains("4096") && err.message.contains("4097"),
         "{}",
@@ -221,5 +221,41 @@ fn deactivation_is_the_tables_rule() {
                 "{c}"
             );
         }
+    }
+}
+
+#[test]
+fn the_door_caps_every_event_of_a_request_before_the_body_cap() {
+    let asixto = Contract::Asixto.spec();
+    let small = json!({"type": "job.succeeded", "data": {"metadata": {"a": 1}}});
+    let big = json!({"type": "job.succeeded",
+                     "data": {"metadata": {"a": "x".repeat(4096)}}});
+    // So big a result that the body cap would drop `metadata`: the door
+    // still refuses the oversized metadata first.
+    let huge = json!({"type": "job.succeeded",
+                      "data": {"result": "r".repeat(300 * 1024),
+                               "metadata": {"a": "x".repeat(4096)}}});
+    for (body, field) in [
+        (small.clone(), None),
+        (big.clone(), Some("data.metadata")),
+        (huge, Some("data.metadata")),
+        (json!([small.clone(), small.clone()]), None),
+        (
+            json!([small.clone(), big.clone()]),
+            Some("[1].data.metadata"),
+        ),
+        (json!([big.clone(), small]), Some("[0].data.metadata")),
+        (json!({"type": "t"}), None),
+        (json!([1, "x"]), None),
+    ] {
+        let got = asixto.check_request_metadata(&body).err().map(|e| e.field);
+        assert_eq!(got.as_deref(), field, "expected {field:?}");
+    }
+    for c in [
+        Contract::Motor,
+        Contract::Visito,
+        Contract::StandardWebhooks,
+    ] {
+        assert_eq!(c.spec().check_request_metadata(&big), Ok(()), "{c}");
     }
 }

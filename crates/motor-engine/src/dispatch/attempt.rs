@@ -7,7 +7,6 @@
 use bytes::Bytes;
 use motor_destinations::{attempt, Attempt as Request};
 use motor_domain::{
-    contract::Environment,
     delivery::{Lane, Outcome},
     keyring,
 };
@@ -77,7 +76,7 @@ pub(super) async fn make(d: &Dispatcher, claimed: &mut Claimed) -> Result<(Attem
             profile: signing.profile,
             contract: signing.contract,
             app_id: claimed.app_id,
-            environment: Environment::Live,
+            environment: signing.environment,
             delivery_id: claimed.delivery_id,
             replay: claimed.lane != Lane::Live,
             replay_of: replay_of.as_deref(),

@@ -114,6 +114,7 @@ impl AttemptCache {
                     .unwrap_or(Signing {
                         profile: Default::default(),
                         contract: Default::default(),
+                        environment: Default::default(),
                         keys: Vec::new(),
                     }))
             })

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use motor_domain::{
     contract::{Ladder, LadderId, MOTOR_V1},
-    delivery::{Decision, Jitter, Outcome, RetryPolicy},
+    delivery::{Decision, Jitter, Outcome, RetryPolicy, Tier},
     time::Timestamp,
 };
 
@@ -91,12 +91,23 @@ impl Ladders {
     fn retry_after_cap(&self) -> Duration {
         self.policy.retry_after_cap()
     }
+
+    /// The longest wait a delay tier holds: the longest tier's delay under
+    /// the policy plus its ±20 % jitter band (so no `motor@1` retry, and
+    /// no `Retry-After` capped at 1 h, is ever longer). A retry that waits
+    /// longer is parked in Postgres, not held by a consumer
+    /// (`motor_store::deliveries::record_attempt_parking`): Visito's 2 h,
+    /// 8 h and 24 h, Asixto's longest draws.
+    pub fn park_after(&self) -> Duration {
+        let longest = self.policy.tier_delay(Tier::H1);
+        longest + longest / 5
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use motor_domain::{
-        contract::{JitterMode, Limit, VISITO_V1},
+        contract::{JitterMode, Limit, ASIXTO_V1, VISITO_V1},
         delivery::ErrorCode,
         time,
     };
@@ -164,5 +175,46 @@ mod tests {
             Ladders::new(short).with_stand_ins(vec![motor]).unwrap_err(),
             MotorStandIn
         );
+    }
+
+    /// Which waits each ladder parks in Postgres instead of a tier, in
+    /// production: none of `motor@1`'s (every draw and every capped
+    /// `Retry-After`), Visito's from its 2 h step, Asixto's longest draws.
+    #[test]
+    fn only_waits_longer_than_the_longest_tier_are_parked() {
+        let ladders = Ladders::new(RetryPolicy::production());
+        let park_after = ladders.park_after();
+        assert_eq!(park_after, Duration::from_secs(72 * 60));
+        let t0 = time::parse("2026-12-03T12:00:00Z").unwrap();
+        let parked = |id, attempt, draw: f64| {
+            wait(ladders.decide(id, t0, t0, attempt, retry(), Jitter::from_unit(draw))) > park_after
+        };
+        for attempt in 1..=80 {
+            for draw in [0.0, 0.5, 0.999_999] {
+                assert!(!parked(MOTOR_V1.id(), attempt, draw), "{attempt} {draw}");
+            }
+        }
+        let with_retry_after = Outcome::Retry {
+            error: ErrorCode::Http(429),
+            retry_after: Some(Duration::from_secs(10 * 3600)),
+        };
+        let capped = wait(ladders.decide(MOTOR_V1.id(), t0, t0, 1, with_retry_after, Jitter::NONE));
+        assert!(capped <= park_after, "{capped:?}");
+        // Visito: 1 min, 5 min, 30 min held; 2 h, 8 h, 24 h parked.
+        let visito: Vec<bool> = (1..=6).map(|n| parked(VISITO_V1.id(), n, 0.5)).collect();
+        assert_eq!(visito, [false, false, false, true, true, true]);
+        // Asixto's 1 h 30 min step: parked above 72 min only; 3 h and 5 h
+        // always (their shortest draws are 1 h 30 min and 2 h 30 min).
+        assert!(!parked(ASIXTO_V1.id(), 4, 0.0) && parked(ASIXTO_V1.id(), 4, 0.999));
+        assert!(parked(ASIXTO_V1.id(), 5, 0.0) && parked(ASIXTO_V1.id(), 6, 0.0));
+        assert!((1..=3).all(|n| !parked(ASIXTO_V1.id(), n, 0.999)));
+        // A test's short tiers park what is longer than the shortened 1 h.
+        let short = RetryPolicy::new(
+            [100, 200, 300, 400, 500, 600].map(Duration::from_millis),
+            Duration::from_secs(3600),
+            Duration::from_secs(60),
+        )
+        .unwrap();
+        assert_eq!(Ladders::new(short).park_after(), Duration::from_millis(720));
     }
 }

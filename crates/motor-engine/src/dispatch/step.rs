@@ -289,8 +289,15 @@ impl Dispatcher {
             }
             return Ok(recorded);
         }
-        let recorded =
-            deliveries::record_attempt(&self.pool, &claimed, &attempt, decision, next).await?;
+        let recorded = deliveries::record_attempt_parking(
+            &self.pool,
+            &claimed,
+            &attempt,
+            decision,
+            next,
+            self.ladders.park_after(),
+        )
+        .await?;
         if let Some(relay) = &self.relay {
             relay.notify_one();
         }

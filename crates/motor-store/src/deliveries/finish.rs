@@ -78,12 +78,35 @@ pub enum Recorded {
 ///   suspend it with `fallos_sostenidos`; a delivered one forgets them;
 /// - the lease is cleared; when the delivery became terminal, the next
 ///   delivery of its ordered lane is claimed or released as `next` says.
+///
+/// Every retry gets its job here; [`record_attempt_parking`] parks the
+/// long ones instead.
 pub async fn record_attempt(
     pool: &Pool,
     claimed: &Claimed,
     attempt: &Attempt,
     decision: &Decision,
     next: Next,
+) -> Result<Recorded> {
+    record_attempt_parking(pool, claimed, attempt, decision, next, Duration::MAX).await
+}
+
+/// [`record_attempt`], but a `Retry` whose wait is longer than
+/// `park_after` gets no job: the delivery stays `pendiente`, unleased,
+/// with `proximo_intento` = its due time, parked in Postgres, and the
+/// sweeper hands it back once due ([`super::due_lane_heads`] finds an
+/// unleased head due for `stale_after`, [`super::requeue`] writes its
+/// job). A wait longer than the longest delay tier would otherwise sit
+/// in a consumer for hours, holding one of its in-flight slots and its
+/// partition's committed offset. The delivery stays the head of its
+/// lane, so the lane keeps waiting for it exactly as for a job in a tier.
+pub async fn record_attempt_parking(
+    pool: &Pool,
+    claimed: &Claimed,
+    attempt: &Attempt,
+    decision: &Decision,
+    next: Next,
+    park_after: Duration,
 ) -> Result<Recorded> {
     if let (Decision::Delivered, Next::Claim(_)) = (decision, next) {
         let mut recorded = super::record_delivered_many(pool, &[(claimed, attempt, next)]).await?;
@@ -138,6 +161,8 @@ pub async fn record_attempt(
         Decision::Suspend { .. } => false,
     };
     match decision {
+        // Parked: no job; the sweeper hands it back when due.
+        Decision::Retry { wait, .. } if *wait > park_after => {}
         Decision::Retry {
             next_attempt,
             due_at,

@@ -5,6 +5,7 @@
 use std::{collections::HashMap, time::Duration};
 
 use motor_domain::{
+    contract::Contract,
     delivery::{DeliveryId, DeliveryJob, Lane},
     subscription::SubscriptionId,
 };
@@ -343,9 +344,10 @@ pub async fn requeue<'c>(
 
 /// Retention: deletes up to `limit` `entregada` deliveries (with their
 /// attempts) delivered more than `days` days ago, and up to `limit`
-/// `cancelada` ones cancelled that long ago. `fallida` rows are never
-/// deleted — they are the DLQ — and `pendiente` ones are still owed.
-/// Returns how many were deleted.
+/// `cancelada` ones cancelled that long ago, except those of subscriptions
+/// whose contract keeps its own period ([`purge_contract`]). `fallida`
+/// rows are never deleted here — they are the DLQ — and `pendiente` ones
+/// are still owed. Returns how many were deleted.
 ///
 /// Oldest first, from `deliveries_delivered`, then each by its primary
 /// key: a pass reads what it deletes, however many rows are pending or
@@ -359,16 +361,65 @@ pub async fn purge_delivered<'c>(
     limit: i64,
 ) -> Result<u64> {
     let days = i32::try_from(days).unwrap_or(i32::MAX);
+    let own: Vec<&str> = Contract::ALL
+        .into_iter()
+        .filter(|c| c.spec().retention.delivered.is_some())
+        .map(Contract::as_str)
+        .collect();
     let mut tx = db.begin().await?;
     by_key(&mut tx).await?;
-    let deleted = sqlx::query_file_scalar!("src/deliveries/sql/purge_delivered.sql", days, limit)
-        .fetch_one(&mut *tx)
-        .await?;
-    // `cancelada` rows are finished the same way (seed 001 keeps every
-    // finished delivery's metadata 30 days).
-    let cancelled = sqlx::query_file_scalar!("src/deliveries/sql/purge_cancelled.sql", days, limit)
-        .fetch_one(&mut *tx)
-        .await?;
+    let deleted = sqlx::query_file_scalar!(
+        "src/deliveries/sql/purge_delivered.sql",
+        days,
+        limit,
+        &own as &[&str]
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    // `cancelada` rows are finished the same way.
+    let cancelled = sqlx::query_file_scalar!(
+        "src/deliveries/sql/purge_cancelled.sql",
+        days,
+        limit,
+        &own as &[&str]
+    )
+    .fetch_one(&mut *tx)
+    .await?;
     tx.commit().await?;
     Ok(u64::try_from(deleted + cancelled).unwrap_or(0))
+}
+
+/// Retention of a contract that keeps its own periods
+/// (`ContractSpec::retention`; Visito: 30 days after any finish): deletes
+/// up to `limit` finished deliveries of its subscriptions, with their
+/// attempts — `entregada` ones delivered longer ago than its `delivered`
+/// period, `fallida` ones finished longer ago than its `failed` one (a
+/// period it leaves to the operator, `None`, deletes nothing here: the
+/// setting's pass and the DLQ's rule apply). Returns how many were
+/// deleted.
+pub async fn purge_contract<'c>(
+    db: impl Acquire<'c, Database = Postgres>,
+    contract: Contract,
+    limit: i64,
+) -> Result<u64> {
+    let retention = contract.spec().retention;
+    if retention.delivered.is_none() && retention.failed.is_none() {
+        return Ok(0);
+    }
+    // `None`: a period no row can pass.
+    let never = interval(Duration::from_secs(1_000 * 365 * 24 * 3600));
+    let period = |d: Option<Duration>| d.map_or(never, interval);
+    let mut tx = db.begin().await?;
+    by_key(&mut tx).await?;
+    let deleted = sqlx::query_file_scalar!(
+        "src/deliveries/sql/purge_contract.sql",
+        contract.as_str(),
+        period(retention.delivered),
+        period(retention.failed),
+        limit,
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(u64::try_from(deleted).unwrap_or(0))
 }

@@ -7,6 +7,7 @@
 use std::{collections::HashMap, time::Duration};
 
 use motor_domain::{
+    contract::Environment,
     envelope::{Envelope, SCHEMA_VERSION},
     outbox::OutboxRecord,
     time, EventId, InstanceId,
@@ -71,7 +72,7 @@ pub(super) async fn append_locked_all(
             if let Some(source) = event.source_id.as_deref() {
                 first_in_batch.insert((instance.id, source), json.clone());
             }
-            rows.push(&envelope, event.source_id.clone(), &json);
+            rows.push(&envelope, event.source_id.clone(), event.environment, &json);
             envelopes.push(json);
             new_types.push(envelope.event_type);
             stored += 1;
@@ -157,17 +158,25 @@ struct NewRows {
     types: Vec<String>,
     sources: Vec<Option<String>>,
     envelopes: Vec<String>,
+    environments: Vec<&'static str>,
     records: outbox::Columns,
 }
 
 impl NewRows {
-    fn push(&mut self, envelope: &Envelope, source: Option<String>, json: &str) {
+    fn push(
+        &mut self,
+        envelope: &Envelope,
+        source: Option<String>,
+        environment: Environment,
+        json: &str,
+    ) {
         self.instances.push(Uuid::from(envelope.instance_id));
         self.seqs.push(envelope.seq);
         self.event_ids.push(Uuid::from(envelope.event_id));
         self.types.push(envelope.event_type.clone());
         self.sources.push(source);
         self.envelopes.push(json.to_owned());
+        self.environments.push(environment.as_str());
         self.records.push(OutboxRecord::event(envelope, json));
     }
 
@@ -204,6 +213,7 @@ impl NewRows {
             numbered,
             last_seqs,
             lease.map(crate::interval),
+            &self.environments as &[&str],
         )
         .fetch_all(&mut *conn)
         .await?)

@@ -55,6 +55,8 @@ class NewEvent:
     origin: str | None = None
     command_id: str | None = None
     source_id: str | None = None
+    #: ``live`` (the default) or ``test``.
+    entorno: str | None = None
 
     def to_wire(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
@@ -89,13 +91,14 @@ class Client:
         origin: str | None = None,
         command_id: str | None = None,
         source_id: str | None = None,
+        entorno: str | None = None,
         idempotency_key: str | None = None,
     ) -> Envelope:
         """Appends one event and returns its stored envelope. A ``source_id``
         already stored for the instance returns the existing envelope (no
         new seq). The same ``idempotency_key`` with the same event answers
         as the first time; with another event it is a :class:`Conflict`."""
-        event = NewEvent(type, data, occurred_at, origin, command_id, source_id)
+        event = NewEvent(type, data, occurred_at, origin, command_id, source_id, _str(entorno))
         answer = self._http.call(
             "POST",
             f"/v1/instances/{quote(instance_id)}/events",
@@ -212,6 +215,7 @@ class Subscriptions:
         ordenado: bool | None = None,
         firma: str | None = None,
         contrato: str | None = None,
+        entorno: str | None = None,
         credenciales: dict[str, str] | None = None,
         max_por_segundo: int | None = None,
     ) -> SubscriptionWithSecret:
@@ -224,6 +228,7 @@ class Subscriptions:
             ordenado=ordenado,
             firma=_str(firma),
             contrato=_str(contrato),
+            entorno=_str(entorno),
             credenciales=credenciales,
             max_por_segundo=max_por_segundo,
         )
@@ -252,6 +257,7 @@ class Subscriptions:
         ordenado: Any = UNSET,
         firma: Any = UNSET,
         contrato: Any = UNSET,
+        entorno: Any = UNSET,
         estado: Any = UNSET,
         credenciales: Any = UNSET,
         max_por_segundo: Any = UNSET,
@@ -268,6 +274,7 @@ class Subscriptions:
             "ordenado": ordenado,
             "firma": _str(firma),
             "contrato": _str(contrato),
+            "entorno": _str(entorno),
             "estado": _str(estado),
             "credenciales": credenciales,
             "max_por_segundo": max_por_segundo,

@@ -44,6 +44,14 @@ class Contract(str, enum.Enum):
     STANDARD_WEBHOOKS = "standard-webhooks"
 
 
+class Environment(str, enum.Enum):
+    """The ``entorno`` of an event or a subscription: an event reaches only
+    the subscriptions of its own. Absent from an answer when ``live``."""
+
+    LIVE = "live"
+    TEST = "test"
+
+
 class SubscriptionState(str, enum.Enum):
     ACTIVA = "activa"
     PAUSADA = "pausada"
@@ -165,6 +173,8 @@ class Subscription:
     actualizada_en: str
     #: ``None`` (absent from the answer) is ``motor``.
     contrato: str | None = None
+    #: ``None`` (absent from the answer) is ``live``.
+    entorno: str | None = None
 
 
 @dataclass(frozen=True)

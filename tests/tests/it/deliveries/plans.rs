@@ -278,7 +278,8 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
             format!(
                 "'{{1}}', '{{events}}', '{{{i1}}}', ARRAY['\\x7b7d'::bytea], ARRAY['{{}}'::jsonb], \
                  now(), '{{{i1}}}', '{{{next}}}', ARRAY[gen_random_uuid()], '{{plans}}', \
-                 ARRAY[NULL::text], ARRAY['{{}}'], '{{{i1}}}', '{{{next}}}', '30 seconds'"
+                 ARRAY[NULL::text], ARRAY['{{}}'], '{{{i1}}}', '{{{next}}}', '30 seconds', \
+                 '{{live}}'"
             ),
         ),
         ("claim_next", format!("'{o}', '{i1}', 'live', '30 seconds'")),
@@ -301,8 +302,12 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
         // are walked in the ranges between.
         ("due_lane_heads", format!("'0 seconds', 1000, {half_hints}")),
         ("requeue", format!("'{{{ids}}}'")),
-        ("purge_delivered", "30, 1000".into()),
-        ("purge_delivered", "365, 1000".into()),
+        ("purge_delivered", "30, 1000, '{visito}'".into()),
+        ("purge_delivered", "365, 1000, '{}'".into()),
+        (
+            "purge_contract",
+            "'visito', '30 days', '30 days', 1000".into(),
+        ),
     ]
 }
 

@@ -330,3 +330,83 @@ async fn retention_deletes_old_delivered_rows_and_never_the_dlq() {
     assert_eq!(attempts, 0, "its attempts went with it");
     m.stop().await;
 }
+
+/// Visito: "Los metadatos se guardan 30 días después de terminar" — a
+/// `visito` subscription's finished deliveries, delivered or failed, are
+/// deleted 30 days after they finished (its DLQ too), whatever
+/// `retencion.dias_entregados` says; pending ones stay.
+#[tokio::test]
+async fn visito_keeps_finished_deliveries_thirty_days_after_they_finish() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let (t, sub) = setup(&m, 1, false).await;
+    let a = t.instances[0];
+    let pool = &m.db.pool;
+    sqlx::query("UPDATE subscriptions SET contrato = 'visito' WHERE id = $1")
+        .bind(sub.as_uuid())
+        .execute(pool)
+        .await
+        .unwrap();
+    // The operator's period is shorter than Visito's: Visito's applies.
+    let (status, settings) = crate::subscriptions::call(
+        &m,
+        reqwest::Method::PATCH,
+        "/v1/admin/settings",
+        crate::util::ADMIN_TOKEN,
+        Some(json!({"retencion.dias_entregados": 5})),
+    )
+    .await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{settings}");
+    events(&m, &t, a, 6).await;
+    let finish = |seq: i64, estado: &'static str, days: i32| {
+        sqlx::query(
+            "UPDATE deliveries SET estado = $3, proximo_intento = NULL,
+                 entregado_en = CASE WHEN $3 = 'entregada' THEN now() - make_interval(days => $4) END,
+                 ultimo_error = CASE WHEN $3 = 'fallida' THEN 'http_503_agotada' END,
+                 actualizado_en = now() - make_interval(days => $4),
+                 creado_en = now() - make_interval(days => $4 + 1)
+             WHERE subscription_id = $1 AND seq = $2",
+        )
+        .bind(sub.as_uuid())
+        .bind(seq)
+        .bind(estado)
+        .bind(days)
+        .execute(pool)
+    };
+    finish(1, "entregada", 31).await.unwrap();
+    finish(2, "entregada", 10).await.unwrap();
+    finish(3, "fallida", 31).await.unwrap();
+    finish(4, "fallida", 29).await.unwrap();
+    finish(5, "entregada", 29).await.unwrap();
+    let old = delivery(pool, sub, a, 3).await;
+    sqlx::query("INSERT INTO delivery_attempts (delivery_id, numero, iniciado_en, duracion_ms, status) VALUES ($1, 1, now(), 5, 503)")
+        .bind(old.as_uuid())
+        .execute(pool)
+        .await
+        .unwrap();
+
+    let config = motor_engine::SweeperConfig::default();
+    let deleted = motor_engine::purge_once(&config, pool).await.unwrap();
+    assert_eq!(deleted, 2, "the two finished more than 30 days ago");
+    let left: Vec<(i64, String)> = sqlx::query_as(
+        "SELECT seq, estado FROM deliveries WHERE subscription_id = $1 ORDER BY seq",
+    )
+    .bind(sub.as_uuid())
+    .fetch_all(pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        left,
+        [
+            (2, "entregada".to_owned()),
+            (4, "fallida".to_owned()),
+            (5, "entregada".to_owned()),
+            (6, "pendiente".to_owned())
+        ]
+    );
+    let attempts: i64 = sqlx::query_scalar("SELECT count(*) FROM delivery_attempts")
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    assert_eq!(attempts, 0, "its attempts went with it");
+    m.stop().await;
+}

@@ -1,7 +1,7 @@
 //! A subscription as answers show it, built from the domain's types.
 
 use motor_domain::{
-    contract::Contract,
+    contract::{Contract, Environment},
     signature::SigningProfile,
     subscription::{Subscription, SubscriptionKey, SubscriptionState, SuspensionReason},
     time::{serde_opt_ts, serde_ts, Timestamp},
@@ -42,6 +42,11 @@ pub struct SubscriptionOut {
     /// default, left out so `motor` answers read as before).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contrato: Option<ContractOut>,
+    /// The environment whose events it receives, fixed at creation;
+    /// absent = `live` (the default, left out so `live` answers read as
+    /// before).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entorno: Option<EnvironmentOut>,
     /// At most this many attempts a second (1–10 000) across every lane
     /// and every Motor process; `null` = no limit.
     #[schema(required = true, minimum = 1, maximum = 10000)]
@@ -78,6 +83,7 @@ impl From<Subscription> for SubscriptionOut {
             ordenado: s.ordered,
             firma: s.signature.into(),
             contrato: ContractOut::unless_motor(s.contract),
+            entorno: EnvironmentOut::unless_live(s.environment),
             max_por_segundo: s.max_per_second,
             estado: s.state.into(),
             motivo: s.reason.map(Into::into),
@@ -213,6 +219,34 @@ impl ContractOut {
     }
 }
 
+/// An environment (`entorno`, Asixto's `environment`): an event reaches
+/// only subscriptions of its own.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[schema(as = Entorno)]
+pub enum EnvironmentOut {
+    /// The default.
+    #[serde(rename = "live")]
+    Live,
+    #[serde(rename = "test")]
+    Test,
+}
+
+impl From<Environment> for EnvironmentOut {
+    fn from(e: Environment) -> Self {
+        match e {
+            Environment::Live => Self::Live,
+            Environment::Test => Self::Test,
+        }
+    }
+}
+
+impl EnvironmentOut {
+    /// `None` for `live`: answers leave the default out.
+    pub fn unless_live(e: Environment) -> Option<Self> {
+        (e != Environment::Live).then(|| e.into())
+    }
+}
+
 /// The public id of a signing secret, sent as `X-MW-Key-Id`.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(transparent)]
@@ -282,6 +316,7 @@ mod tests {
             ordered: true,
             signature: SigningProfile::MwV1,
             contract: Contract::Motor,
+            environment: Environment::Live,
             max_per_second: None,
             state: SubscriptionState::Active,
             reason: None,
@@ -351,5 +386,17 @@ mod tests {
             let at = keys.iter().position(|k| *k == "contrato").unwrap();
             assert_eq!(keys[at - 1], "firma");
         }
+        // `live` is left out too; `test` follows `contrato`.
+        assert!(json.get("entorno").is_none());
+        let json = serde_json::to_value(SubscriptionOut::from(Subscription {
+            contract: Contract::Asixto,
+            environment: Environment::Test,
+            ..s.clone()
+        }))
+        .unwrap();
+        assert_eq!(json["entorno"], "test");
+        let keys: Vec<&String> = json.as_object().unwrap().keys().collect();
+        let at = keys.iter().position(|k| *k == "entorno").unwrap();
+        assert_eq!(keys[at - 1], "contrato");
     }
 }

@@ -54,6 +54,12 @@ pub struct CreateSubscription {
     #[serde(default)]
     #[schema(value_type = Option<ContractOut>)]
     pub contrato: Option<String>,
+    /// `live` (the default) or `test`: it receives only events of that
+    /// environment (an event names its own, default `live`). Fixed at
+    /// creation.
+    #[serde(default)]
+    #[schema(value_type = Option<EnvironmentOut>)]
+    pub entorno: Option<String>,
     /// Broker destinations only: how to log in. Sealed at rest and never
     /// shown again (answers carry `"credenciales": true`).
     #[serde(default)]
@@ -120,6 +126,7 @@ impl From<CreateSubscription> for NewSubscriptionInput {
             ordered: b.ordenado,
             signature: b.firma,
             contract: b.contrato,
+            environment: b.entorno,
             credentials: b.credenciales.map(Into::into),
             max_per_second: b.max_por_segundo,
         }
@@ -136,6 +143,7 @@ impl From<UpdateSubscription> for SubscriptionChange {
             ordered: b.ordenado,
             signature: b.firma,
             contract: b.contrato,
+            environment: b.entorno,
             state: b.estado,
             expected_version: b.version_esperada,
             credentials: b.credenciales.map(|c| c.map(Into::into)),
@@ -190,6 +198,10 @@ pub struct UpdateSubscription {
     /// keeps the retry ladder it started with.
     #[schema(value_type = Option<ContractOut>)]
     pub contrato: Option<String>,
+    /// Fixed at creation: the subscription's own is accepted (and changes
+    /// nothing), the other one is a 422.
+    #[schema(value_type = Option<EnvironmentOut>)]
+    pub entorno: Option<String>,
     /// `activa` or `pausada`.
     #[schema(pattern = "^(activa|pausada)$")]
     pub estado: Option<String>,

@@ -4,7 +4,7 @@
 -- key, payload, headers; published in this order), $6 recibido_en,
 -- $7-$12 the events (instance, seq, event_id, type, source_id,
 -- envelope), $13-$14 each instance's new last_seq, $15 the lease of a
--- claim at insert (NULL: none).
+-- claim at insert (NULL: none), $16 the events' entorno.
 --
 -- The fan-out: a new `pendiente` delivery is due at once (proximo_intento's
 -- default). With $15 (a dispatcher in the committing process), an
@@ -15,11 +15,13 @@
 -- an unordered one's are handed over after the commit. A process that
 -- dies first leaves them due and unleased, for the sweeper.
 WITH stored AS (
-    INSERT INTO events (instance_id, seq, event_id, type, source_id, recibido_en, envelope)
-    SELECT instance_id, seq, event_id, type, source_id, $6, envelope
-    FROM UNNEST($7::uuid[], $8::bigint[], $9::uuid[], $10::text[], $11::text[], $12::text[])
-         AS t(instance_id, seq, event_id, type, source_id, envelope)
-    RETURNING instance_id, seq, event_id, type
+    INSERT INTO events (instance_id, seq, event_id, type, source_id, recibido_en, envelope,
+                        entorno)
+    SELECT instance_id, seq, event_id, type, source_id, $6, envelope, entorno
+    FROM UNNEST($7::uuid[], $8::bigint[], $9::uuid[], $10::text[], $11::text[], $12::text[],
+                $16::text[])
+         AS t(instance_id, seq, event_id, type, source_id, envelope, entorno)
+    RETURNING instance_id, seq, event_id, type, entorno
 ), published AS (
     -- outbox::insert's statement.
     INSERT INTO outbox (shard, topic, key, payload, headers)
@@ -41,7 +43,7 @@ WITH stored AS (
     FROM stored e
     JOIN instances i ON i.id = e.instance_id
     JOIN subscriptions s ON s.app_id = i.app_id
-    WHERE s.estado <> 'eliminada' AND NOT i.sistema
+    WHERE s.estado <> 'eliminada' AND NOT i.sistema AND s.entorno = e.entorno
       AND (cardinality(s.instancias) = 0 OR e.instance_id = ANY (s.instancias))
       AND (cardinality(s.tipos) = 0 OR e.type = ANY (s.tipos))
 ), busy AS (

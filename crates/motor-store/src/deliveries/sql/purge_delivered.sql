@@ -1,12 +1,17 @@
--- Retention of delivered rows and their attempts: $1 days, $2 limit.
+-- Retention of delivered rows and their attempts: $1 days, $2 limit; $3
+-- the contracts whose own period applies instead (purge_contract.sql):
+-- their subscriptions' rows are left to it.
 -- Answers how many deliveries it deleted.
 WITH gone AS (
     DELETE FROM deliveries WHERE id = ANY (ARRAY(
-        SELECT id FROM deliveries
-        WHERE estado = 'entregada' AND entregado_en < now() - make_interval(days => $1::int)
-        ORDER BY entregado_en
+        SELECT d.id FROM deliveries d
+        WHERE d.estado = 'entregada' AND d.entregado_en < now() - make_interval(days => $1::int)
+          AND (cardinality($3::text[]) = 0 OR NOT EXISTS (
+              SELECT 1 FROM subscriptions s
+              WHERE s.id = d.subscription_id AND s.contrato = ANY ($3::text[])))
+        ORDER BY d.entregado_en
         LIMIT $2
-        FOR UPDATE SKIP LOCKED))
+        FOR UPDATE OF d SKIP LOCKED))
     RETURNING id
 ), attempts AS (
     DELETE FROM delivery_attempts a USING gone g WHERE a.delivery_id = g.id
