@@ -65,6 +65,11 @@ type NewEvent struct {
 	// the instance already has is not stored again, and the stored one
 	// comes back.
 	SourceID string `json:"source_id,omitempty"`
+	// OrderKey (`orden_clave`, 1–200 characters) is the key a subscription
+	// with Ordering OrderingKey sends this instance's events one at a time
+	// by (a conversation); keys go in parallel. Kept in the ledger, not in
+	// the envelope.
+	OrderKey string `json:"orden_clave,omitempty"`
 }
 
 // LedgerPage is one page of an instance's ledger.

@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 
 pub use crate::envelope::Origin;
 use crate::{
+    delivery::OrderKey,
     error::{field_path, FieldError, WHOLE_INPUT},
     time,
     time::Timestamp,
@@ -72,7 +73,13 @@ pub struct NewEvent {
     pub origin: Origin,
     pub command_id: Option<String>,
     pub source_id: Option<String>,
+    /// `orden_clave`: the key a `clave`-ordered subscription's lanes are
+    /// split by (kept in the ledger, not in the envelope).
+    pub order_key: Option<OrderKey>,
 }
+
+/// The field an event names its ordering key in.
+pub const ORDER_KEY_FIELD: &str = "orden_clave";
 
 /// A producer request: one event or a batch. The shape of the answer follows
 /// the shape of the request.
@@ -133,13 +140,14 @@ impl EventBatch {
     }
 }
 
-const FIELDS: [&str; 6] = [
+const FIELDS: [&str; 7] = [
     "type",
     "data",
     "occurred_at",
     "origin",
     "command_id",
     "source_id",
+    ORDER_KEY_FIELD,
 ];
 
 impl NewEvent {
@@ -153,7 +161,8 @@ impl NewEvent {
         if let Some(unknown) = obj.keys().find(|k| !FIELDS.contains(&k.as_str())) {
             return Err(FieldError::invalid(
                 field_path(path, unknown),
-                "unknown field; an event has type, data, occurred_at, origin, command_id, source_id",
+                "unknown field; an event has type, data, occurred_at, origin, command_id, source_id, \
+                 orden_clave",
             ));
         }
         let field = |name: &str| field_path(path, name);
@@ -193,6 +202,9 @@ impl NewEvent {
 
         let command_id = optional_id(obj, "command_id", path)?;
         let source_id = optional_id(obj, "source_id", path)?;
+        let order_key = optional_str(obj, ORDER_KEY_FIELD, path)?
+            .map(|s| OrderKey::parse(s, &field(ORDER_KEY_FIELD)))
+            .transpose()?;
 
         let overhead = cap::envelope_overhead(event_type.as_str(), origin, command_id.as_deref());
         let data = match cap::cap(data, overhead) {
@@ -216,6 +228,7 @@ impl NewEvent {
             origin,
             command_id,
             source_id,
+            order_key,
         })
     }
 }
@@ -353,6 +366,25 @@ mod tests {
             (e.field.as_str(), e.kind),
             (WHOLE_INPUT, FieldErrorKind::TooLarge)
         );
+    }
+
+    #[test]
+    fn an_order_key_is_optional_and_checked_by_name() {
+        let event = NewEvent::parse(
+            &json!({"type": "t", "data": 1, "orden_clave": "conv-1"}),
+            WHOLE_INPUT,
+        )
+        .unwrap();
+        assert_eq!(event.order_key.unwrap().as_str(), "conv-1");
+        let event =
+            NewEvent::parse(&json!({"type": "t", "data": 1, "orden_clave": null}), "").unwrap();
+        assert_eq!(event.order_key, None);
+        let long = "k".repeat(crate::delivery::MAX_ORDER_KEY_CHARS + 1);
+        for bad in [json!(""), json!(long), json!(7), json!("a\0b")] {
+            let e = err(json!([{"type": "t", "data": 1},
+                               {"type": "t", "data": 1, "orden_clave": bad}]));
+            assert_eq!(e.field, "[1].orden_clave");
+        }
     }
 
     proptest! {

@@ -168,6 +168,7 @@ impl StateReport {
             origin: Origin::Live,
             command_id: command_id.map(str::to_owned),
             source_id: None,
+            order_key: None,
         }
     }
 }

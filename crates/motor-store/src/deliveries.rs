@@ -302,7 +302,7 @@ pub fn hot_statements() -> Vec<HotStatement> {
         hot(
             "append",
             "int[], text[], text[], bytea[], jsonb[], timestamptz, uuid[], bigint[], uuid[], \
-             text[], text[], text[], uuid[], bigint[], interval",
+             text[], text[], text[], uuid[], bigint[], interval, text[]",
             include_str!("deliveries/sql/append.sql"),
         ),
         HotStatement {

@@ -126,6 +126,7 @@ async fn disable(
         origin: Origin::Live,
         command_id: None,
         source_id: None,
+        order_key: None,
     };
     let system = operator::system_instance(&mut *conn, app).await?;
     ledger::append(conn, system, &[event]).await?;

@@ -36,6 +36,12 @@ export type SuspensionReason = Schemas['Motivo'];
 export type TestResult = Schemas['TestResult'];
 /** A subscription's product contract (`contrato`); absent from answers when `motor`. */
 export type Contract = Schemas['Contrato'];
+/**
+ * A subscription's ordering (`orden`): `instancia` (`ordenado: true`),
+ * `clave` (one at a time per instance and event `orden_clave`, keys in
+ * parallel) or `ninguno` (`ordenado: false`); absent from answers unless `clave`.
+ */
+export type Ordering = Schemas['Orden'];
 /** The receiver check's graded battery (`POST /v1/subscriptions/{id}/check`). */
 export type CheckReport = Schemas['CheckReport'];
 export type CheckRow = Schemas['CheckRow'];

@@ -72,6 +72,7 @@ impl CommandEvent {
             origin: Origin::Operator,
             command_id: Some(facts.command_id.to_string()),
             source_id: None,
+            order_key: None,
         }
     }
 }

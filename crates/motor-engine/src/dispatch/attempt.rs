@@ -6,11 +6,7 @@
 
 use bytes::Bytes;
 use motor_destinations::{attempt, Attempt as Request};
-use motor_domain::{
-    contract::Environment,
-    delivery::{Lane, Outcome},
-    keyring,
-};
+use motor_domain::{contract::Environment, delivery::Outcome, keyring};
 use motor_store::deliveries::{Attempt, Claimed};
 
 use super::Dispatcher;
@@ -77,7 +73,7 @@ pub(super) async fn make(d: &Dispatcher, claimed: &Claimed) -> Result<(Attempt, 
             app_id: claimed.app_id,
             environment: Environment::Live,
             delivery_id: claimed.delivery_id,
-            replay: claimed.lane != Lane::Live,
+            replay: claimed.lane.replay_id().is_some(),
             replay_of: replay_of.as_deref(),
             envelope: Bytes::from(claimed.envelope.clone()),
             timeout_seconds: settings.timeout_seconds,

@@ -71,7 +71,12 @@ pub(super) async fn append_locked_all(
             if let Some(source) = event.source_id.as_deref() {
                 first_in_batch.insert((instance.id, source), json.clone());
             }
-            rows.push(&envelope, event.source_id.clone(), &json);
+            rows.push(
+                &envelope,
+                event.source_id.clone(),
+                event.order_key.as_ref().map(|k| k.as_str().to_owned()),
+                &json,
+            );
             envelopes.push(json);
             new_types.push(envelope.event_type);
             stored += 1;
@@ -157,16 +162,24 @@ struct NewRows {
     types: Vec<String>,
     sources: Vec<Option<String>>,
     envelopes: Vec<String>,
+    order_keys: Vec<Option<String>>,
     records: outbox::Columns,
 }
 
 impl NewRows {
-    fn push(&mut self, envelope: &Envelope, source: Option<String>, json: &str) {
+    fn push(
+        &mut self,
+        envelope: &Envelope,
+        source: Option<String>,
+        order_key: Option<String>,
+        json: &str,
+    ) {
         self.instances.push(Uuid::from(envelope.instance_id));
         self.seqs.push(envelope.seq);
         self.event_ids.push(Uuid::from(envelope.event_id));
         self.types.push(envelope.event_type.clone());
         self.sources.push(source);
+        self.order_keys.push(order_key);
         self.envelopes.push(json.to_owned());
         self.records.push(OutboxRecord::event(envelope, json));
     }
@@ -204,6 +217,7 @@ impl NewRows {
             numbered,
             last_seqs,
             lease.map(crate::interval),
+            &self.order_keys as &[Option<String>],
         )
         .fetch_all(&mut *conn)
         .await?)

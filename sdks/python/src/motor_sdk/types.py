@@ -44,6 +44,17 @@ class Contract(str, enum.Enum):
     STANDARD_WEBHOOKS = "standard-webhooks"
 
 
+class Ordering(str, enum.Enum):
+    """A subscription's ``orden`` (docs/CONTRACTS.md). ``instancia`` is
+    ``ordenado: true``, ``ninguno`` ``ordenado: false``; ``clave`` sends one
+    delivery at a time per (instance, event ``orden_clave``), keys in
+    parallel. Absent from an answer unless ``clave``."""
+
+    INSTANCIA = "instancia"
+    CLAVE = "clave"
+    NINGUNO = "ninguno"
+
+
 class SubscriptionState(str, enum.Enum):
     ACTIVA = "activa"
     PAUSADA = "pausada"
@@ -151,6 +162,9 @@ class Subscription:
     actualizada_en: str
     #: ``None`` (absent from the answer) is ``motor``.
     contrato: str | None = None
+    #: ``clave``, or ``None`` (absent from the answer): what ``ordenado``
+    #: says (``instancia`` or ``ninguno``).
+    orden: str | None = None
 
 
 @dataclass(frozen=True)
