@@ -30,6 +30,16 @@ const (
 	EnvironmentTest = "test"
 )
 
+// Orderings of a subscription (its `orden`; docs/CONTRACTS.md).
+// OrderingInstance is `ordenado: true`, OrderingNone `ordenado: false`;
+// OrderingKey sends one delivery at a time per (instance, event
+// `orden_clave`), keys in parallel.
+const (
+	OrderingInstance = "instancia"
+	OrderingKey      = "clave"
+	OrderingNone     = "ninguno"
+)
+
 // States of a subscription (its `estado`).
 const (
 	SubscriptionActive    = "activa"
@@ -53,6 +63,9 @@ type Subscription struct {
 	// Types empty: every event type.
 	Types   []string `json:"tipos"`
 	Ordered bool     `json:"ordenado"`
+	// Ordering is OrderingKey, or "" (absent from the answer): what
+	// Ordered says (OrderingInstance or OrderingNone).
+	Ordering string `json:"orden,omitempty"`
 	// Signing is the profile: SigningMwV1, SigningTV1 or
 	// SigningStandardWebhooks.
 	Signing string `json:"firma"`
@@ -123,8 +136,13 @@ type CreateSubscription struct {
 	Instances []string `json:"instancias,omitempty"`
 	// Types: up to 50; empty = all.
 	Types []string `json:"tipos,omitempty"`
-	// Ordered defaults to true.
+	// Ordered is the older form of Ordering: true = OrderingInstance,
+	// false = OrderingNone.
 	Ordered *bool `json:"ordenado,omitempty"`
+	// Ordering is one of the Ordering* constants; with neither it nor
+	// Ordered, the contract's default (motor: OrderingInstance, visito:
+	// OrderingNone, asixto: OrderingKey).
+	Ordering string `json:"orden,omitempty"`
 	// Signing defaults to SigningMwV1.
 	Signing string `json:"firma,omitempty"`
 	// Contract is one of the Contract* constants; "" = the app's
@@ -144,7 +162,9 @@ type UpdateSubscription struct {
 	Instances *[]string `json:"instancias,omitempty"`
 	Types     *[]string `json:"tipos,omitempty"`
 	Ordered   *bool     `json:"ordenado,omitempty"`
-	Signing   *string   `json:"firma,omitempty"`
+	// Ordering: one of the Ordering* constants.
+	Ordering *string `json:"orden,omitempty"`
+	Signing  *string `json:"firma,omitempty"`
 	// Contract: one of the Contract* constants; applies from the next
 	// attempt.
 	Contract *string `json:"contrato,omitempty"`

@@ -69,6 +69,11 @@ type NewEvent struct {
 	// EnvironmentTest: the event reaches only the subscriptions of that
 	// environment.
 	Environment string `json:"entorno,omitempty"`
+	// OrderKey (`orden_clave`, 1–200 characters) is the key a subscription
+	// with Ordering OrderingKey sends this instance's events one at a time
+	// by (a conversation); keys go in parallel. Kept in the ledger, not in
+	// the envelope.
+	OrderKey string `json:"orden_clave,omitempty"`
 }
 
 // LedgerPage is one page of an instance's ledger.

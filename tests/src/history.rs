@@ -227,6 +227,9 @@ pub enum Row {
         id: String,
         url: String,
         ordenado: bool,
+        /// `orden: clave` (absent in older dumps: `false`).
+        #[serde(default)]
+        orden_por_clave: bool,
         estado: String,
         instancias: Vec<String>,
         creada_us: i64,
@@ -236,6 +239,8 @@ pub enum Row {
         seq: i64,
         event_id: String,
         received_us: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        orden_clave: Option<String>,
     },
     Replay {
         id: String,

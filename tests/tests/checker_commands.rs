@@ -83,6 +83,7 @@ impl Doc {
             seq: self.seq,
             event_id: format!("ev-{}", self.seq),
             received_us: ms(at),
+            orden_clave: None,
         });
         self.rows.push(Row::CommandEvent {
             instance_id: INSTANCE.into(),

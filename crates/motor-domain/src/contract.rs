@@ -191,11 +191,43 @@ pub enum Ordering {
 }
 
 impl Ordering {
+    pub const ALL: [Self; 3] = [Self::Instance, Self::Key, Self::Unordered];
+
+    /// The field a subscription names its ordering in (`orden`).
+    pub const FIELD: &'static str = "orden";
+
     pub const fn as_str(self) -> &'static str {
         match self {
             Ordering::Instance => "instancia",
             Ordering::Key => "clave",
             Ordering::Unordered => "ninguno",
+        }
+    }
+
+    /// The wire spelling, exactly; anything else is an error naming
+    /// `orden` and the accepted values.
+    pub fn parse(s: &str) -> Result<Self, FieldError> {
+        Self::ALL
+            .into_iter()
+            .find(|o| o.as_str() == s)
+            .ok_or_else(|| {
+                FieldError::invalid(Self::FIELD, "must be one of instancia, clave, ninguno")
+            })
+    }
+
+    /// Whether deliveries go out one at a time per lane (`ordenado`):
+    /// `instancia` and `clave`; `clave` only makes the lanes finer.
+    pub const fn is_ordered(self) -> bool {
+        !matches!(self, Ordering::Unordered)
+    }
+
+    /// The ordering `ordenado` (the older boolean) names: `true` is
+    /// `instancia`, `false` `ninguno`.
+    pub const fn from_ordered(ordered: bool) -> Self {
+        if ordered {
+            Ordering::Instance
+        } else {
+            Ordering::Unordered
         }
     }
 }

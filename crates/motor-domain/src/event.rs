@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 pub use crate::envelope::Origin;
 use crate::{
     contract::{render::ENVIRONMENT_FIELD, Environment},
+    delivery::OrderKey,
     error::{field_path, FieldError, WHOLE_INPUT},
     time,
     time::Timestamp,
@@ -77,7 +78,13 @@ pub struct NewEvent {
     /// the envelope (whose bytes do not carry it); the event reaches only
     /// subscriptions of the same environment.
     pub environment: Environment,
+    /// `orden_clave`: the key a `clave`-ordered subscription's lanes are
+    /// split by (kept in the ledger, not in the envelope).
+    pub order_key: Option<OrderKey>,
 }
+
+/// The field an event names its ordering key in.
+pub const ORDER_KEY_FIELD: &str = "orden_clave";
 
 /// A producer request: one event or a batch. The shape of the answer follows
 /// the shape of the request.
@@ -138,7 +145,7 @@ impl EventBatch {
     }
 }
 
-const FIELDS: [&str; 7] = [
+const FIELDS: [&str; 8] = [
     "type",
     "data",
     "occurred_at",
@@ -146,6 +153,7 @@ const FIELDS: [&str; 7] = [
     "command_id",
     "source_id",
     ENVIRONMENT_FIELD,
+    ORDER_KEY_FIELD,
 ];
 
 impl NewEvent {
@@ -160,7 +168,7 @@ impl NewEvent {
             return Err(FieldError::invalid(
                 field_path(path, unknown),
                 "unknown field; an event has type, data, occurred_at, origin, command_id, source_id, \
-                 entorno",
+                 entorno, orden_clave",
             ));
         }
         let field = |name: &str| field_path(path, name);
@@ -204,6 +212,9 @@ impl NewEvent {
             .map(|s| Environment::parse_field(s, &field(ENVIRONMENT_FIELD)))
             .transpose()?
             .unwrap_or_default();
+        let order_key = optional_str(obj, ORDER_KEY_FIELD, path)?
+            .map(|s| OrderKey::parse(s, &field(ORDER_KEY_FIELD)))
+            .transpose()?;
 
         let overhead = cap::envelope_overhead(event_type.as_str(), origin, command_id.as_deref());
         let data = match cap::cap(data, overhead) {
@@ -228,6 +239,7 @@ impl NewEvent {
             command_id,
             source_id,
             environment,
+            order_key,
         })
     }
 }
@@ -365,6 +377,25 @@ mod tests {
             (e.field.as_str(), e.kind),
             (WHOLE_INPUT, FieldErrorKind::TooLarge)
         );
+    }
+
+    #[test]
+    fn an_order_key_is_optional_and_checked_by_name() {
+        let event = NewEvent::parse(
+            &json!({"type": "t", "data": 1, "orden_clave": "conv-1"}),
+            WHOLE_INPUT,
+        )
+        .unwrap();
+        assert_eq!(event.order_key.unwrap().as_str(), "conv-1");
+        let event =
+            NewEvent::parse(&json!({"type": "t", "data": 1, "orden_clave": null}), "").unwrap();
+        assert_eq!(event.order_key, None);
+        let long = "k".repeat(crate::delivery::MAX_ORDER_KEY_CHARS + 1);
+        for bad in [json!(""), json!(long), json!(7), json!("a\0b")] {
+            let e = err(json!([{"type": "t", "data": 1},
+                               {"type": "t", "data": 1, "orden_clave": bad}]));
+            assert_eq!(e.field, "[1].orden_clave");
+        }
     }
 
     proptest! {

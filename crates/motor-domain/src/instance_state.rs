@@ -169,6 +169,7 @@ impl StateReport {
             command_id: command_id.map(str::to_owned),
             source_id: None,
             environment: Default::default(),
+            order_key: None,
         }
     }
 }

@@ -212,7 +212,7 @@ pub struct CommandJob {
 }
 
 /// What a DLQ record says of its delivery.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct DeadLetter<'a> {
     pub delivery_id: DeliveryId,
     pub subscription_id: SubscriptionId,

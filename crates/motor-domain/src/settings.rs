@@ -16,8 +16,9 @@ pub const STREAM_RETENTION_HOURS: &str = "streams.retencion_horas";
 pub const CONTENT_RETENTION_DAYS: &str = "retencion.dias_contenido";
 pub const DISABLE_AFTER_HOURS: &str = "webhooks.desactivar_tras_horas";
 pub const DISABLE_AFTER_FAILURES: &str = "webhooks.desactivar_tras_fallos";
+pub const KEYS_IN_FLIGHT: &str = "webhooks.claves_en_vuelo";
 
-pub const KEYS: [&str; 9] = [
+pub const KEYS: [&str; 10] = [
     ALLOWED_DESTINATIONS,
     TIMEOUT_SECONDS,
     ROTATION_WINDOW_MINUTES,
@@ -27,6 +28,7 @@ pub const KEYS: [&str; 9] = [
     CONTENT_RETENTION_DAYS,
     DISABLE_AFTER_HOURS,
     DISABLE_AFTER_FAILURES,
+    KEYS_IN_FLIGHT,
 ];
 
 /// The range of `retencion.dias_contenido` when set (`null` = keep
@@ -37,13 +39,14 @@ pub const CONTENT_RETENTION_DAYS_RANGE: std::ops::RangeInclusive<i64> = 1..=3650
 pub const MAX_DESTINATIONS: usize = 200;
 
 /// (key, default, min, max) of each integer setting.
-const RANGES: [(&str, i64, i64, i64); 6] = [
+const RANGES: [(&str, i64, i64, i64); 7] = [
     (TIMEOUT_SECONDS, 10, 1, 60),
     (ROTATION_WINDOW_MINUTES, 60, 5, 1440),
     (DELIVERED_RETENTION_DAYS, 30, 1, 3650),
     (STREAM_RETENTION_HOURS, 72, 1, 720),
     (DISABLE_AFTER_HOURS, 120, 1, 720),
     (DISABLE_AFTER_FAILURES, 50, 1, 100_000),
+    (KEYS_IN_FLIGHT, 32, 1, 1_000),
 ];
 
 /// The settings in force; their wire and stored names are the dotted
@@ -77,6 +80,10 @@ pub struct Settings {
     /// … and at least this many attempts in a row (1–100 000) is suspended
     /// with `fallos_sostenidos`.
     pub disable_after_failures: i64,
+    /// A `clave`-ordered subscription's keys with a request in flight at
+    /// once, per Motor process, 1–1000 (each key's lane still one at a
+    /// time).
+    pub keys_in_flight: i64,
 }
 
 impl Default for Settings {
@@ -91,6 +98,7 @@ impl Default for Settings {
             content_retention_days: None,
             disable_after_hours: RANGES[4].1,
             disable_after_failures: RANGES[5].1,
+            keys_in_flight: RANGES[6].1,
         }
     }
 }
@@ -120,6 +128,7 @@ impl Settings {
                 STREAM_RETENTION_HOURS => self.stream_retention_hours = *n,
                 DISABLE_AFTER_HOURS => self.disable_after_hours = *n,
                 DISABLE_AFTER_FAILURES => self.disable_after_failures = *n,
+                KEYS_IN_FLIGHT => self.keys_in_flight = *n,
                 _ => unreachable!("only known keys are parsed"),
             },
         }
@@ -309,6 +318,7 @@ mod tests {
         );
         assert!(!s.nats_without_jetstream);
         assert_eq!(s.content_retention_days, None);
+        assert_eq!(s.keys_in_flight, 32);
     }
 
     #[test]
@@ -320,6 +330,7 @@ mod tests {
             (STREAM_RETENTION_HOURS, 1, 720),
             (DISABLE_AFTER_HOURS, 1, 720),
             (DISABLE_AFTER_FAILURES, 1, 100_000),
+            (KEYS_IN_FLIGHT, 1, 1_000),
         ] {
             assert!(parse_patch(&json!({ key: min })).is_ok());
             assert!(parse_patch(&json!({ key: max })).is_ok());

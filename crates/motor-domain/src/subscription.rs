@@ -4,7 +4,7 @@
 //! engine asks [`Subscription::covers`] which events fan out to it.
 
 use crate::{
-    contract::{Contract, Environment},
+    contract::{Contract, Environment, Ordering},
     destination::Destination,
     error::FieldError,
     event::EventType,
@@ -136,7 +136,9 @@ pub struct Subscription {
     pub instances: Vec<InstanceId>,
     /// Empty: every event type.
     pub event_types: Vec<String>,
-    pub ordered: bool,
+    /// `orden`: `instancia`, `clave` or `ninguno` (`ordenado` is
+    /// [`Ordering::is_ordered`]).
+    pub ordering: Ordering,
     /// The signing profile of its deliveries.
     pub signature: SigningProfile,
     /// The product contract its deliveries follow (`contrato`).
@@ -179,7 +181,8 @@ pub struct NewSubscription {
     pub url: Destination,
     pub instances: Vec<InstanceId>,
     pub event_types: Vec<EventType>,
-    pub ordered: bool,
+    /// Resolved: the one asked for, or the contract's default.
+    pub ordering: Ordering,
     pub signature: SigningProfile,
     /// `None`: the app's contract.
     pub contract: Option<Contract>,
@@ -195,7 +198,7 @@ pub struct SubscriptionChanges {
     pub url: Option<Destination>,
     pub instances: Option<Vec<InstanceId>>,
     pub event_types: Option<Vec<EventType>>,
-    pub ordered: Option<bool>,
+    pub ordering: Option<Ordering>,
     pub signature: Option<SigningProfile>,
     pub contract: Option<Contract>,
     pub state: Option<SubscriptionState>,
@@ -292,6 +295,33 @@ pub fn parse_signature(raw: &str) -> Result<SigningProfile, FieldError> {
 
 /// A contract by its wire spelling, exactly (`motor`, `visito`, `asixto`,
 /// `standard-webhooks`); anything else names `body.contrato`.
+/// The ordering a create (`current: None`, `default` = its contract's) or
+/// a change (`current`: the subscription's) asks for, from `orden` and the
+/// older `ordenado` (`true` = `instancia`, `false` = `ninguno`). Both may
+/// be sent when they agree (`ordenado: true` with `clave` does); a change
+/// whose `ordenado` agrees with the current ordering keeps it (`true`
+/// leaves a `clave` subscription `clave`). Errors name `orden` or
+/// `ordenado`.
+pub fn parse_ordering(
+    orden: Option<&str>,
+    ordered: Option<bool>,
+    current: Option<Ordering>,
+    default: Ordering,
+) -> Result<Ordering, FieldError> {
+    match (orden.map(Ordering::parse).transpose()?, ordered) {
+        (Some(o), Some(b)) if o.is_ordered() != b => Err(FieldError::invalid(
+            "ordenado",
+            format!("contradicts orden {}", o.as_str()),
+        )),
+        (Some(o), _) => Ok(o),
+        (None, Some(b)) => Ok(match current {
+            Some(c) if c.is_ordered() == b => c,
+            _ => Ordering::from_ordered(b),
+        }),
+        (None, None) => Ok(current.unwrap_or(default)),
+    }
+}
+
 pub fn parse_contract(raw: &str) -> Result<Contract, FieldError> {
     Contract::parse_field(raw, crate::contract::FIELD)
 }
@@ -384,6 +414,32 @@ mod tests {
     }
 
     #[test]
+    fn ordering_from_the_new_field_and_the_older_boolean() {
+        use Ordering::*;
+        let create = |o, b, d| parse_ordering(o, b, None, d);
+        assert_eq!(create(None, None, Key), Ok(Key), "the contract's default");
+        assert_eq!(create(None, Some(true), Key), Ok(Instance));
+        assert_eq!(create(None, Some(false), Instance), Ok(Unordered));
+        assert_eq!(create(Some("clave"), None, Instance), Ok(Key));
+        assert_eq!(create(Some("clave"), Some(true), Unordered), Ok(Key));
+        assert_eq!(create(Some("ninguno"), Some(false), Key), Ok(Unordered));
+        for (o, b) in [("clave", false), ("instancia", false), ("ninguno", true)] {
+            let e = create(Some(o), Some(b), Instance).unwrap_err();
+            assert_eq!(e.field, "ordenado", "{o} {b}");
+        }
+        assert_eq!(
+            create(Some("Clave"), None, Instance).unwrap_err().field,
+            "orden"
+        );
+        let change = |o, b, c| parse_ordering(o, b, Some(c), Instance);
+        assert_eq!(change(None, None, Key), Ok(Key));
+        assert_eq!(change(None, Some(true), Key), Ok(Key), "agrees: kept");
+        assert_eq!(change(None, Some(false), Key), Ok(Unordered));
+        assert_eq!(change(None, Some(true), Unordered), Ok(Instance));
+        assert_eq!(change(Some("instancia"), None, Key), Ok(Instance));
+    }
+
+    #[test]
     fn covers() {
         let a = InstanceId::new();
         let b = InstanceId::new();
@@ -396,7 +452,7 @@ mod tests {
             has_credentials: false,
             instances: vec![],
             event_types: vec![],
-            ordered: true,
+            ordering: Ordering::Instance,
             signature: SigningProfile::MwV1,
             contract: Contract::Motor,
             environment: Environment::Live,

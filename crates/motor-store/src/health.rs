@@ -130,6 +130,7 @@ async fn disable(
         // Told in the disabled subscription's environment, to the
         // subscriptions of that one (`fan_out_system`).
         environment: Environment::parse(&row.entorno).unwrap_or_default(),
+        order_key: None,
     };
     let system = operator::system_instance(&mut *conn, app).await?;
     ledger::append(conn, system, &[event]).await?;

@@ -106,7 +106,9 @@ pub async fn instances_of(
 
 /// Creates the replay in the caller's transaction, which must hold the
 /// subscription's lock and have checked that it is not `eliminada`: one
-/// `pendiente` delivery (new id, lane = the replay) for every selected
+/// `pendiente` delivery (new id, lane = the replay, or under `clave`
+/// ordering the replay's lane of the event's `orden_clave`, as the live
+/// fan-out places it) for every selected
 /// event of the app that the subscription covers (its `instancias` and
 /// `tipos`), the replay's row, and the jobs of what may go out now — the
 /// head of each instance's part of the lane when the subscription is
@@ -129,9 +131,12 @@ pub async fn create(conn: &mut PgConnection, new: &NewReplay<'_>) -> Result<Stor
             sqlx::query!(
             "INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane,
                                      replay_of)
-             SELECT motor_uuid_v7(), s.id, s.app_id, e.instance_id, e.event_id, e.seq, $3,
+             SELECT motor_uuid_v7(), s.id, s.app_id, e.instance_id, e.event_id, e.seq,
+                    CASE WHEN s.ordenado AND s.orden_por_clave AND e.orden_clave IS NOT NULL
+                         THEN $3 || '/' || e.orden_clave ELSE $3 END,
                     (SELECT o.id FROM deliveries o
-                     WHERE o.subscription_id = s.id AND o.lane = 'live' AND o.event_id = e.event_id)
+                     WHERE o.subscription_id = s.id AND split_part(o.lane, '/', 1) = 'live'
+                       AND o.event_id = e.event_id)
              FROM events e
              JOIN instances i ON i.id = e.instance_id
              JOIN subscriptions s ON s.app_id = i.app_id
@@ -155,9 +160,12 @@ pub async fn create(conn: &mut PgConnection, new: &NewReplay<'_>) -> Result<Stor
             sqlx::query!(
             "INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane,
                                      replay_of)
-             SELECT motor_uuid_v7(), s.id, s.app_id, e.instance_id, e.event_id, e.seq, $3,
+             SELECT motor_uuid_v7(), s.id, s.app_id, e.instance_id, e.event_id, e.seq,
+                    CASE WHEN s.ordenado AND s.orden_por_clave AND e.orden_clave IS NOT NULL
+                         THEN $3 || '/' || e.orden_clave ELSE $3 END,
                     (SELECT o.id FROM deliveries o
-                     WHERE o.subscription_id = s.id AND o.lane = 'live' AND o.event_id = e.event_id)
+                     WHERE o.subscription_id = s.id AND split_part(o.lane, '/', 1) = 'live'
+                       AND o.event_id = e.event_id)
              FROM events e
              JOIN instances i ON i.id = e.instance_id
              JOIN subscriptions s ON s.app_id = i.app_id
@@ -268,7 +276,8 @@ pub async fn create_retry(
         "INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane,
                                  replay_of)
          SELECT motor_uuid_v7(), o.subscription_id, o.app_id, o.instance_id, o.event_id, o.seq,
-                $3, o.id
+                -- The retried delivery's key, if its lane has one.
+                $3 || COALESCE(substr(o.lane, nullif(strpos(o.lane, '/'), 0)), ''), o.id
          FROM deliveries o
          WHERE o.id = $1 AND o.app_id = $2
          RETURNING id",
@@ -302,7 +311,8 @@ pub async fn retry_delivery(
 ) -> Result<Option<DeliveryId>> {
     let found: Option<Uuid> = sqlx::query_scalar!(
         "SELECT d.id FROM replays r JOIN deliveries d
-             ON d.subscription_id = r.subscription_id AND d.lane = r.id::text
+             ON d.subscription_id = r.subscription_id
+            AND split_part(d.lane, '/', 1) = r.id::text
          WHERE r.id = $1 LIMIT 1",
         replay.as_uuid(),
     )
@@ -364,9 +374,11 @@ pub async fn progress(
         // deliveries_failed): the cost is the subscription's open and
         // failed rows, never its delivered history.
         r#"SELECT (SELECT count(*) FROM deliveries
-                   WHERE subscription_id = $1 AND lane = $2 AND estado = 'pendiente') AS "pending!",
+                   WHERE subscription_id = $1 AND split_part(lane, '/', 1) = $2
+                     AND estado = 'pendiente') AS "pending!",
                   (SELECT count(*) FROM deliveries
-                   WHERE subscription_id = $1 AND lane = $2 AND estado = 'fallida') AS "failed!""#,
+                   WHERE subscription_id = $1 AND split_part(lane, '/', 1) = $2
+                     AND estado = 'fallida') AS "failed!""#,
         Uuid::from(subscription),
         Lane::Replay(replay).to_string(),
     )

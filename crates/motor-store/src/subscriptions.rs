@@ -5,7 +5,7 @@
 
 use chrono::Duration;
 use motor_domain::{
-    contract::{Contract, Environment},
+    contract::{Contract, Environment, Ordering},
     secret::SigningKeyId,
     signature::SigningProfile,
     subscription::{
@@ -30,6 +30,7 @@ struct SubscriptionRow {
     instances: Vec<Uuid>,
     types: Vec<String>,
     ordered: bool,
+    by_key: bool,
     signing_profile: String,
     contract: String,
     environment: String,
@@ -61,8 +62,9 @@ pub async fn insert(
     let tipos: Vec<&str> = new.event_types.iter().map(|t| t.as_str()).collect();
     sqlx::query!(
         "INSERT INTO subscriptions (id, app_id, nombre, url, instancias, tipos, ordenado, firma,
-                                    credenciales, max_por_segundo, contrato, entorno)
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, COALESCE($11, a.contrato), $12
+                                    credenciales, max_por_segundo, contrato, entorno,
+                                    orden_por_clave)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, COALESCE($11, a.contrato), $12, $13
          FROM apps a WHERE a.id = $2",
         id.as_uuid(),
         Uuid::from(app),
@@ -70,17 +72,28 @@ pub async fn insert(
         new.url.as_str(),
         &instancias,
         &tipos as &[&str],
-        new.ordered,
+        new.ordering.is_ordered(),
         new.signature.as_str(),
         sealed_credentials,
         new.max_per_second.map(|n| n as i32),
         new.contract.map(Contract::as_str),
         new.environment.as_str(),
+        new.ordering == Ordering::Key,
     )
     .execute(&mut *conn)
     .await?;
     insert_key(&mut *conn, id, key_id, sealed).await?;
     get(&mut *conn, app, id).await
+}
+
+/// The contract an app's new subscriptions take when they name none.
+pub async fn app_contract(db: impl PgExecutor<'_>, app: AppId) -> Result<Contract> {
+    let contrato = sqlx::query_scalar!("SELECT contrato FROM apps WHERE id = $1", Uuid::from(app))
+        .fetch_optional(db)
+        .await?
+        .ok_or(StoreError::NotFound("app"))?;
+    // The table's CHECK admits only the four names.
+    Ok(Contract::parse(&contrato).unwrap_or_default())
 }
 
 async fn insert_key(
@@ -106,8 +119,8 @@ pub async fn get(conn: &mut PgConnection, app: AppId, id: SubscriptionId) -> Res
     let row = sqlx::query_as!(
         SubscriptionRow,
         r#"SELECT id, app_id, nombre AS name, url, instancias AS instances, tipos AS types,
-                ordenado AS ordered, firma AS signing_profile, contrato AS contract,
-                entorno AS environment, estado AS state,
+                ordenado AS ordered, orden_por_clave AS by_key, firma AS signing_profile,
+                contrato AS contract, entorno AS environment, estado AS state,
                 motivo AS reason, suspendido_en AS suspended_at, version,
                 creado_en AS created_at, actualizado_en AS updated_at,
                 credenciales IS NOT NULL AS "has_credentials!",
@@ -149,8 +162,8 @@ pub async fn list(
     let rows = sqlx::query_as!(
         SubscriptionRow,
         r#"SELECT id, app_id, nombre AS name, url, instancias AS instances, tipos AS types,
-                ordenado AS ordered, firma AS signing_profile, contrato AS contract,
-                entorno AS environment, estado AS state,
+                ordenado AS ordered, orden_por_clave AS by_key, firma AS signing_profile,
+                contrato AS contract, entorno AS environment, estado AS state,
                 motivo AS reason, suspendido_en AS suspended_at, version,
                 creado_en AS created_at, actualizado_en AS updated_at,
                 credenciales IS NOT NULL AS "has_credentials!",
@@ -184,7 +197,8 @@ pub async fn save(conn: &mut PgConnection, sub: &Subscription) -> Result<Subscri
         "UPDATE subscriptions
          SET nombre = $3, url = $4, instancias = $5, tipos = $6, ordenado = $7, estado = $8,
              motivo = $9, suspendido_en = $10, firma = $11, max_por_segundo = $12,
-             contrato = $13, version = version + 1, actualizado_en = now()
+             contrato = $13, orden_por_clave = $14, version = version + 1,
+             actualizado_en = now()
          WHERE id = $1 AND version = $2",
         sub.id.as_uuid(),
         sub.version,
@@ -192,13 +206,14 @@ pub async fn save(conn: &mut PgConnection, sub: &Subscription) -> Result<Subscri
         &sub.url,
         &instancias,
         &sub.event_types,
-        sub.ordered,
+        sub.ordering.is_ordered(),
         sub.state.as_str(),
         sub.reason.map(SuspensionReason::as_str),
         sub.suspended_at,
         sub.signature.as_str(),
         sub.max_per_second.map(|n| n as i32),
         sub.contract.as_str(),
+        sub.ordering == Ordering::Key,
     )
     .execute(&mut *conn)
     .await?;
@@ -528,7 +543,11 @@ fn subscription(row: SubscriptionRow) -> Subscription {
             .map(InstanceId::from_uuid)
             .collect(),
         event_types: row.types,
-        ordered: row.ordered,
+        ordering: match (row.ordered, row.by_key) {
+            (false, _) => Ordering::Unordered,
+            (true, false) => Ordering::Instance,
+            (true, true) => Ordering::Key,
+        },
         signature: signing_profile(&row.signing_profile),
         contract: Contract::parse(&row.contract).unwrap_or_default(),
         // The table's CHECK admits only `live` and `test`.

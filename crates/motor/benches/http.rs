@@ -12,6 +12,10 @@
 //! 2. closed loop: 64 senders POST single events over 100 instances (one
 //!    ordered subscription), then to 1 instance (one unordered
 //!    subscription), then arrays of 100 over the 100 instances;
+//!    then (phase `clave`) as the ordered one over as many instances
+//!    whose subscription is `orden: clave`, each instance's events spread
+//!    over 10 `orden_clave`s — its throughput against the ordered one's
+//!    (`instancia`, the same 100 instances' worth of lanes);
 //!    Right after the ordered one, the same again while the receiver fails
 //!    half the requests of 10 instances (503) and answers one after 2 s:
 //!    the other lanes' rate against theirs with every receiver healthy;
@@ -30,8 +34,8 @@
 //! (100), MOTOR_BENCH_IDLE_SECONDS (10), MOTOR_BENCH_PATIENCE (seconds
 //! without a new arrival before a phase reports what is missing; 60),
 //! MOTOR_BENCH_PHASES (which phases run, of
-//! intake,ordered,unordered,arrays,rates,idle: all by default; `ordered`
-//! includes the bad receivers),
+//! intake,ordered,clave,unordered,arrays,rates,idle: all by default;
+//! `ordered` includes the bad receivers),
 //! MOTOR_BENCH_MOTOR_BIN (the binary; default: the one cargo built),
 //! MOTOR_BENCH_DATABASE_URL, MOTOR_BENCH_KAFKA_BROKERS; Motor's own
 //! MOTOR_DATABASE_POOL, MOTOR_DISPATCH_IN_FLIGHT and RUST_LOG pass through.
@@ -105,7 +109,7 @@ impl Settings {
 }
 
 /// The phases MOTOR_BENCH_PHASES may name, and its default: all of them.
-const PHASES: &str = "intake,ordered,unordered,arrays,rates,idle";
+const PHASES: &str = "intake,ordered,clave,unordered,arrays,rates,idle";
 
 /// The latency target at a fixed rate, and whether the rate must be held.
 fn fixed_rate_target(rate: f64) -> (Option<(f64, f64)>, bool) {
@@ -273,6 +277,7 @@ async fn main() {
     let (ordered, unordered) = (&tenant.ordered, &tenant.unordered);
     for (name, hook, instances) in [
         ("warm-up, ordered", Hook::Ordered, ordered),
+        ("warm-up, keyed", Hook::Keyed, &tenant.keyed),
         ("warm-up, unordered", Hook::Unordered, unordered),
     ] {
         let posting = bench.load.closed(instances, 1, false, 1);
@@ -332,6 +337,37 @@ async fn main() {
         if hook == Hook::Ordered && !batched {
             // Right after (same table sizes), bad receivers for some lanes.
             rows.push(bench.bad_receivers(ordered, &phase, events, senders).await);
+        }
+        phases.push(phase);
+    }
+
+    if settings.runs("clave") {
+        // `orden: clave` against `instancia` over as many instances: the
+        // ordered phase's rate beside it (when it ran).
+        let keyed = &tenant.keyed;
+        let posting = bench.load.closed_keyed(keyed, events, senders);
+        let phase = bench
+            .phase("closed loop, clave", Some(Hook::Keyed), posting)
+            .await;
+        let what = format!(
+            "closed loop, clave: {senders} senders, single events, {} instances × {} keys",
+            keyed.len(),
+            load::KEYS_PER_INSTANCE
+        );
+        rows.push(Row::throughput(&what, &phase, None));
+        if let Some(ordered) = phases.iter().find(|p| p.name == "closed loop, ordered") {
+            let rate = |p: &Phase, of: &[Uuid]| {
+                let of: HashSet<Uuid> = of.iter().copied().collect();
+                p.delivered
+                    .as_ref()
+                    .map_or(f64::NAN, |d| d.rate_of(&of, p.posted.started_ms))
+            };
+            println!(
+                "  clave vs instancia over {} instances: {:.0}/s vs {:.0}/s delivered",
+                keyed.len(),
+                rate(&phase, keyed),
+                rate(ordered, &tenant.ordered)
+            );
         }
         phases.push(phase);
     }

@@ -1410,8 +1410,13 @@ export interface components {
             instancias?: string[];
             /** @description Up to 50 event types; empty = all. */
             tipos?: components["schemas"]["EventTypeName"][];
-            /** @description Default `true`: per instance, in `seq` order. */
+            /**
+             * @description The older form of `orden`: `true` = `instancia`, `false` =
+             *     `ninguno`. Both may be sent when they agree (`true` with `clave`);
+             *     otherwise a 422 naming `ordenado`.
+             */
             ordenado?: boolean | null;
+            orden?: null | components["schemas"]["Orden"];
             firma?: null | components["schemas"]["SigningProfile"];
             contrato?: null | components["schemas"]["Contrato"];
             entorno?: null | components["schemas"]["Entorno"];
@@ -1834,6 +1839,13 @@ export interface components {
              */
             source_id?: string | null;
             entorno?: null | components["schemas"]["Entorno"];
+            /**
+             * @description The ordering key (a conversation, an order…): a subscription with
+             *     `orden: clave` sends this instance's events one at a time per key,
+             *     keys in parallel; an event without one goes in the instance's lane.
+             *     Kept in the ledger (not in the envelope). 1–200 characters, no NUL.
+             */
+            orden_clave?: string | null;
         };
         NotNull: Record<string, never> | unknown[] | string | number | boolean;
         /** @description Any other command: `POST /v1/instances/{id}/commands`. */
@@ -1903,6 +1915,11 @@ export interface components {
          * @enum {string}
          */
         OperationKind: "grupos" | "canales" | "perfil" | "etiquetas" | "llamadas" | "historial" | "reconectar" | "desconectar" | "pausar" | "reanudar" | "desvincular" | "archivar";
+        /**
+         * @description A subscription's ordering (`orden`, docs/CONTRACTS.md).
+         * @enum {string}
+         */
+        Orden: "instancia" | "clave" | "ninguno";
         /** @enum {string} */
         Origin: "live" | "history" | "operator";
         /** @description The outbox is behind: rows older than the threshold. */
@@ -2116,6 +2133,13 @@ export interface components {
              *     with `fallos_sostenidos`.
              */
             "webhooks.desactivar_tras_fallos": number;
+            /**
+             * Format: int64
+             * @description A `clave`-ordered subscription's keys with a request in flight at
+             *     once, per Motor process, 1–1000 (default 32); each key's lane still
+             *     sends one delivery at a time.
+             */
+            "webhooks.claves_en_vuelo": number;
         };
         /**
          * @description A settings change: any subset of the keys (documentation of the
@@ -2159,6 +2183,12 @@ export interface components {
              *     with `webhooks.desactivar_tras_horas`).
              */
             "webhooks.desactivar_tras_fallos"?: number;
+            /**
+             * Format: int64
+             * @description A `clave`-ordered subscription's keys with a request in flight at
+             *     once, per Motor process (each key still one at a time).
+             */
+            "webhooks.claves_en_vuelo"?: number;
         };
         /**
          * @description The public id of a signing secret, sent as `X-MW-Key-Id`.
@@ -2218,7 +2248,12 @@ export interface components {
             instancias: string[];
             /** @description Empty: every event type. */
             tipos: string[];
+            /**
+             * @description Whether deliveries go out one at a time per lane: `true` for `orden`
+             *     `instancia` and `clave`, `false` for `ninguno`.
+             */
             ordenado: boolean;
+            orden?: null | components["schemas"]["Orden"];
             /**
              * @description The signing profile of its deliveries: `mw-v1` (the default),
              *     `t-v1` or `standard-webhooks`.
@@ -2323,7 +2358,12 @@ export interface components {
             url?: string | null;
             instancias?: string[] | null;
             tipos?: components["schemas"]["EventTypeName"][] | null;
+            /**
+             * @description `true` keeps a `clave` subscription `clave` (it is ordered);
+             *     otherwise as on create.
+             */
             ordenado?: boolean | null;
+            orden?: null | components["schemas"]["Orden"];
             firma?: null | components["schemas"]["SigningProfile"];
             contrato?: null | components["schemas"]["Contrato"];
             entorno?: null | components["schemas"]["Entorno"];

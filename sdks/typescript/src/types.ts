@@ -38,6 +38,12 @@ export type TestResult = Schemas['TestResult'];
 export type Contract = Schemas['Contrato'];
 /** An event's or a subscription's environment (`entorno`): an event reaches only the subscriptions of its own; absent from answers when `live`. */
 export type Environment = Schemas['Entorno'];
+/**
+ * A subscription's ordering (`orden`): `instancia` (`ordenado: true`),
+ * `clave` (one at a time per instance and event `orden_clave`, keys in
+ * parallel) or `ninguno` (`ordenado: false`); absent from answers unless `clave`.
+ */
+export type Ordering = Schemas['Orden'];
 /** The receiver check's graded battery (`POST /v1/subscriptions/{id}/check`). */
 export type CheckReport = Schemas['CheckReport'];
 export type CheckRow = Schemas['CheckRow'];

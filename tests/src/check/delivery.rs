@@ -85,7 +85,7 @@ pub fn no_loss(m: &Model) -> Verdict {
     let live: HashMap<(&str, &str), &super::model::Delivery> = m
         .deliveries
         .values()
-        .filter(|d| d.lane == "live")
+        .filter(|d| super::model::base_lane(&d.lane) == "live")
         .map(|d| ((d.subscription_id.as_str(), d.event_id.as_str()), d))
         .collect();
     let mut subs: Vec<_> = m.subs.values().collect();
@@ -280,7 +280,8 @@ pub fn duplicates(m: &Model) -> Verdict {
                 vec![other.line.clone(), d.line.clone()],
             ));
         }
-        if d.lane != "live" && !m.replays.contains(&d.lane) {
+        let base = super::model::base_lane(&d.lane);
+        if base != "live" && !m.replays.contains(base) {
             v.violations.push(violation(
                 Invariant::Duplicates,
                 d.created_us,

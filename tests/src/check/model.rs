@@ -74,6 +74,12 @@ impl Request {
     }
 }
 
+/// `live` or a replay's id: a lane up to its first `/` (a key's lane is
+/// `<base>/<orden_clave>`).
+pub fn base_lane(lane: &str) -> &str {
+    lane.split_once('/').map_or(lane, |(base, _)| base)
+}
+
 /// The receiver a subscription's URL names: a webhook's last path segment
 /// (`http://127.0.0.1:P/r/<receiver>`), a RabbitMQ destination's routing
 /// key (`amqp://…?exchange=…&routing_key=<receiver>`), a NATS subject
@@ -96,6 +102,8 @@ pub struct Subscription {
     pub id: String,
     pub receiver: String,
     pub ordered: bool,
+    /// `orden: clave`: its lanes are split by the event's `orden_clave`.
+    pub by_key: bool,
     pub state: String,
     pub instances: Vec<String>,
     pub created_us: i64,
@@ -141,6 +149,8 @@ pub struct Event {
     pub seq: i64,
     pub event_id: String,
     pub received_us: i64,
+    /// `orden_clave`, if the producer gave one.
+    pub order_key: Option<String>,
     pub line: Line,
 }
 
@@ -273,6 +283,7 @@ impl Model {
                 id,
                 url,
                 ordenado,
+                orden_por_clave,
                 estado,
                 instancias,
                 creada_us,
@@ -284,6 +295,7 @@ impl Model {
                         id: id.clone(),
                         receiver,
                         ordered: *ordenado,
+                        by_key: *ordenado && *orden_por_clave,
                         state: estado.clone(),
                         instances: instancias.clone(),
                         created_us: *creada_us,
@@ -296,11 +308,13 @@ impl Model {
                 seq,
                 event_id,
                 received_us,
+                orden_clave,
             } => self.events.push(Event {
                 instance_id: instance_id.clone(),
                 seq: *seq,
                 event_id: event_id.clone(),
                 received_us: *received_us,
+                order_key: orden_clave.clone(),
                 line: line.clone(),
             }),
             Row::Replay { id, .. } => {
@@ -500,15 +514,21 @@ impl Model {
             .map(|i| &self.requests[*i])
     }
 
-    /// Deliveries per lane (subscription, instance, lane), by seq.
+    /// Deliveries per lane (subscription, instance, lane), by seq. The
+    /// lane is worked out from the history, not taken from Motor: `live` or
+    /// the replay's id (what Motor's lane starts with), and under `clave`
+    /// ordering `/` and the event's `orden_clave` when it has one — so the
+    /// order is judged per key for such subscriptions, and per instance
+    /// for the others whatever Motor wrote ([`Self::lane_of`]).
     pub fn lanes(&self) -> BTreeMap<(String, String, String), Vec<&Delivery>> {
+        let keys = self.order_keys();
         let mut lanes: BTreeMap<_, Vec<&Delivery>> = BTreeMap::new();
         for d in self.deliveries.values() {
             lanes
                 .entry((
                     d.subscription_id.clone(),
                     d.instance_id.clone(),
-                    d.lane.clone(),
+                    self.lane_of(d, &keys),
                 ))
                 .or_default()
                 .push(d);
@@ -517,6 +537,27 @@ impl Model {
             lane.sort_by_key(|d| d.seq);
         }
         lanes
+    }
+
+    /// Each event's `orden_clave`, by event id.
+    pub fn order_keys(&self) -> HashMap<&str, &str> {
+        self.events
+            .iter()
+            .filter_map(|e| Some((e.event_id.as_str(), e.order_key.as_deref()?)))
+            .collect()
+    }
+
+    /// The lane `d` belongs in: its base (`live` or a replay's id: Motor's
+    /// lane up to the first `/`) and, when its subscription orders by key
+    /// and its event has one, `/<orden_clave>`. `keys` is
+    /// [`Self::order_keys`].
+    pub fn lane_of(&self, d: &Delivery, keys: &HashMap<&str, &str>) -> String {
+        let base = base_lane(&d.lane);
+        let by_key = self.subs.get(&d.subscription_id).is_some_and(|s| s.by_key);
+        match keys.get(d.event_id.as_str()) {
+            Some(key) if by_key => format!("{base}/{key}"),
+            _ => base.to_owned(),
+        }
     }
 
     /// The latest end of a disruption that started before `to` and whose

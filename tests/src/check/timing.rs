@@ -7,8 +7,31 @@ use super::{
     Invariant, Verdict, Violation,
 };
 
+/// Per lane (per key under `clave` ordering, [`Model::lanes`]): no
+/// delivery's first request before every lower-seq delivery of its lane
+/// was terminal; and Motor put each delivery in the lane the history says
+/// (a keyed event of a `clave` subscription in its key's lane, any other
+/// in its instance's).
 pub fn lane_order(m: &Model) -> Verdict {
     let mut v = Verdict::default();
+    let keys = m.order_keys();
+    let mut deliveries: Vec<_> = m.deliveries.values().collect();
+    deliveries.sort_by(|a, b| a.id.cmp(&b.id));
+    for d in deliveries {
+        let expected = m.lane_of(d, &keys);
+        v.checked += 1;
+        if d.lane != expected {
+            v.violations.push(Violation {
+                invariant: Invariant::LaneOrder,
+                at_us: d.created_us,
+                message: format!(
+                    "delivery {} ({}#{}) is in lane {}; its lane is {expected}",
+                    d.id, d.instance_id, d.seq, d.lane
+                ),
+                lines: vec![d.line.clone()],
+            });
+        }
+    }
     for ((sub, instance, lane), deliveries) in m.lanes() {
         if !m.subs.get(&sub).is_some_and(|s| s.ordered) {
             continue;

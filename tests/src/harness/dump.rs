@@ -13,35 +13,39 @@ fn us(column: &str) -> String {
 
 pub async fn dump(pool: &PgPool) -> anyhow::Result<Vec<Row>> {
     let mut rows = Vec::new();
-    let subs: Vec<(String, String, bool, String, Vec<String>, i64)> = sqlx::query_as(&format!(
-        "SELECT id::text, url, ordenado, estado, instancias::text[], {} FROM subscriptions \
-         ORDER BY creado_en",
+    type SubscriptionRow = (String, String, bool, bool, String, Vec<String>, i64);
+    let subs: Vec<SubscriptionRow> = sqlx::query_as(&format!(
+        "SELECT id::text, url, ordenado, orden_por_clave, estado, instancias::text[], {} \
+         FROM subscriptions ORDER BY creado_en",
         us("creado_en")
     ))
     .fetch_all(pool)
     .await?;
-    for (id, url, ordenado, estado, instancias, creada_us) in subs {
+    for (id, url, ordenado, orden_por_clave, estado, instancias, creada_us) in subs {
         rows.push(Row::Subscription {
             id,
             url,
             ordenado,
+            orden_por_clave,
             estado,
             instancias,
             creada_us,
         });
     }
-    let events: Vec<(String, i64, String, i64)> = sqlx::query_as(&format!(
-        "SELECT instance_id::text, seq, event_id::text, {} FROM events ORDER BY instance_id, seq",
+    let events: Vec<(String, i64, String, i64, Option<String>)> = sqlx::query_as(&format!(
+        "SELECT instance_id::text, seq, event_id::text, {}, orden_clave FROM events \
+         ORDER BY instance_id, seq",
         us("recibido_en")
     ))
     .fetch_all(pool)
     .await?;
-    for (instance_id, seq, event_id, received_us) in events {
+    for (instance_id, seq, event_id, received_us, orden_clave) in events {
         rows.push(Row::Event {
             instance_id,
             seq,
             event_id,
             received_us,
+            orden_clave,
         });
     }
     let replays: Vec<(String, String)> =

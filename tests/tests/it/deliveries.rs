@@ -262,7 +262,7 @@ async fn fan_out_covers_exactly_the_matching_subscriptions() {
         );
         assert!(active.contains(&j.job.subscription_id));
         assert_eq!(j.key, j.job.instance_id.to_string());
-        assert_eq!((j.job.attempt, j.job.lane), (1, Lane::Live));
+        assert_eq!((j.job.attempt, j.job.lane.clone()), (1, Lane::Live));
         assert!(j.job.due_at <= chrono::Utc::now());
         assert_eq!(j.headers["delivery_id"], j.job.delivery_id.to_string());
         assert_eq!(j.headers["seq"], j.job.seq.to_string());

@@ -19,6 +19,7 @@ mod ingest;
 mod ledger;
 mod openapi;
 mod operators;
+mod ordering;
 mod probe;
 mod relay;
 mod replays;

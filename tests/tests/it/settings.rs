@@ -29,11 +29,13 @@ async fn defaults_then_changes_within_range() {
                "webhooks.ventana_rotacion_minutos": 60, "retencion.dias_entregados": 30,
                "brokers.nats_sin_jetstream": false, "streams.retencion_horas": 72,
                "retencion.dias_contenido": null,
-               "webhooks.desactivar_tras_horas": 120, "webhooks.desactivar_tras_fallos": 50})
+               "webhooks.desactivar_tras_horas": 120, "webhooks.desactivar_tras_fallos": 50,
+               "webhooks.claves_en_vuelo": 32})
     );
 
     for (key, min, max) in [
         ("webhooks.timeout_segundos", 1, 60),
+        ("webhooks.claves_en_vuelo", 1, 1000),
         ("webhooks.ventana_rotacion_minutos", 5, 1440),
         ("retencion.dias_entregados", 1, 3650),
         ("streams.retencion_horas", 1, 720),

@@ -244,7 +244,11 @@ pub(super) fn edit_form(sub: &Subscription, csrf: &str, fields: &Fields) -> Mark
     values.insert("tipos".into(), sub.event_types.join(", "));
     values.extend(fields.iter().map(|(k, v)| (k.clone(), v.clone())));
     let firma = field(fields, "firma").unwrap_or(sub.signature.as_str());
-    let ordenada = field(fields, "ordenada").unwrap_or(if sub.ordered { "si" } else { "no" });
+    let ordenada = field(fields, "ordenada").unwrap_or(if sub.ordering.is_ordered() {
+        "si"
+    } else {
+        "no"
+    });
     html! {
         form method="post" action={ "/console/subscriptions/" (sub.id) "/edit" } id="editar" {
             (csrf_field(csrf))

@@ -123,7 +123,7 @@ pub(super) fn summary(sub: &Subscription) -> Markup {
             tr { th { "Estado" } td id="estado" { (state_badge(sub.state.as_str())) } }
             tr { th { "Motivo" } td { (opt(sub.reason.map(|r| r.as_str()))) } }
             tr { th { "Firma" } td { (sub.signature.as_str()) } }
-            tr { th { "Ordenada" } td { @if sub.ordered { "sí" } @else { "no" } } }
+            tr { th { "Ordenada" } td { @if sub.ordering.is_ordered() { "sí" } @else { "no" } } }
             tr { th { "Tipos" } td id="tipos" { (list(&sub.event_types, "(todos)")) } }
             tr { th { "Instancias" } td { (list(&instances, "(todas)")) } }
             tr { th { "Versión" } td { (sub.version) } }

@@ -236,7 +236,7 @@ fn hostile_subscription(h: &str) -> motor_domain::subscription::Subscription {
         has_credentials: false,
         instances: vec![],
         event_types: vec![h.into()],
-        ordered: true,
+        ordering: motor_domain::contract::Ordering::Instance,
         signature: Default::default(),
         contract: Default::default(),
         environment: Default::default(),

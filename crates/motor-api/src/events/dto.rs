@@ -89,6 +89,12 @@ pub struct EventInput {
     /// subscriptions of that environment. Kept in the ledger; the envelope
     /// does not carry it (an Asixto delivery does, as `environment`).
     pub entorno: Option<crate::subscriptions::EnvironmentOut>,
+    /// The ordering key (a conversation, an order…): a subscription with
+    /// `orden: clave` sends this instance's events one at a time per key,
+    /// keys in parallel; an event without one goes in the instance's lane.
+    /// Kept in the ledger (not in the envelope). 1–200 characters, no NUL.
+    #[schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000]*$")]
+    pub orden_clave: Option<String>,
 }
 
 /// One event, or an array of 1–500.

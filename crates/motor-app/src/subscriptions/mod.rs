@@ -11,14 +11,14 @@ pub mod probe;
 use std::fmt;
 
 use motor_domain::{
-    contract::{render::ENVIRONMENT_FIELD, Environment},
+    contract::{render::ENVIRONMENT_FIELD, Environment, Ordering},
     credentials::{credentials_aad, BrokerCredentials},
     seal::{secret_aad, SealingKey},
     secret::IssuedSecret,
     subscription::{
-        parse_contract, parse_instances, parse_max_per_second, parse_signature, parse_state_patch,
-        parse_subscription_name, parse_types, parse_url, NewSubscription, Subscription,
-        SubscriptionId, SubscriptionState,
+        parse_contract, parse_instances, parse_max_per_second, parse_ordering, parse_signature,
+        parse_state_patch, parse_subscription_name, parse_types, parse_url, NewSubscription,
+        Subscription, SubscriptionId, SubscriptionState,
     },
     FieldError,
 };
@@ -43,8 +43,12 @@ pub struct NewSubscriptionInput {
     pub instances: Vec<String>,
     /// Event types; empty = every type.
     pub types: Vec<String>,
-    /// Default `true`.
+    /// `ordenado`, the older boolean: `true` = `instancia`, `false` =
+    /// `ninguno`.
     pub ordered: Option<bool>,
+    /// `orden`: `instancia`, `clave` or `ninguno`; with neither, the
+    /// contract's default ordering.
+    pub ordering: Option<String>,
     /// `mw-v1` (default), `t-v1` or `standard-webhooks`.
     pub signature: Option<String>,
     /// `motor`, `visito`, `asixto` or `standard-webhooks`; absent = the
@@ -65,6 +69,7 @@ pub struct SubscriptionChange {
     pub instances: Option<Vec<String>>,
     pub types: Option<Vec<String>>,
     pub ordered: Option<bool>,
+    pub ordering: Option<String>,
     pub signature: Option<String>,
     pub contract: Option<String>,
     /// Fixed at creation: only the subscription's own is accepted.
@@ -129,19 +134,27 @@ pub async fn create(
     access: &Access,
     input: NewSubscriptionInput,
 ) -> Result<WithSecret> {
-    let new = NewSubscription {
+    let contract = input.contract.as_deref().map(parse_contract).transpose()?;
+    // The ordering is checked before the default is known.
+    parse_ordering(
+        input.ordering.as_deref(),
+        input.ordered,
+        None,
+        Ordering::Instance,
+    )?;
+    let mut new = NewSubscription {
         name: parse_subscription_name(&input.name)?,
         url: parse_url(&input.url)?,
         instances: parse_instances(&input.instances)?,
         event_types: parse_types(&input.types)?,
-        ordered: input.ordered.unwrap_or(true),
+        ordering: Ordering::Instance,
         signature: input
             .signature
             .as_deref()
             .map(parse_signature)
             .transpose()?
             .unwrap_or_default(),
-        contract: input.contract.as_deref().map(parse_contract).transpose()?,
+        contract,
         environment: input
             .environment
             .as_deref()
@@ -159,6 +172,16 @@ pub async fn create(
         c.check_fits(&new.url)?;
     }
     let mut tx = pool.begin().await?;
+    let contract = match new.contract {
+        Some(c) => c,
+        None => store::app_contract(&mut *tx, access.app).await?,
+    };
+    new.ordering = parse_ordering(
+        input.ordering.as_deref(),
+        input.ordered,
+        None,
+        contract.spec().ordering,
+    )?;
     access.check_instances(&mut tx, &new.instances).await?;
     check_destination(&mut tx, access.app, &new.url).await?;
     check_types(&mut tx, access.app, &new.event_types).await?;
@@ -309,9 +332,12 @@ pub async fn update(
         check_types(&mut tx, access.app, &event_types).await?;
         next.event_types = event_types.iter().map(|t| t.as_str().to_owned()).collect();
     }
-    if let Some(ordered) = input.ordered {
-        next.ordered = ordered;
-    }
+    next.ordering = parse_ordering(
+        input.ordering.as_deref(),
+        input.ordered,
+        Some(current.ordering),
+        current.ordering,
+    )?;
     if let Some(signature) = signature {
         next.signature = signature;
     }

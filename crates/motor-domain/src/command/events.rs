@@ -73,6 +73,7 @@ impl CommandEvent {
             command_id: Some(facts.command_id.to_string()),
             source_id: None,
             environment: Default::default(),
+            order_key: None,
         }
     }
 }

@@ -259,3 +259,19 @@ fn the_door_caps_every_event_of_a_request_before_the_body_cap() {
         assert_eq!(c.spec().check_request_metadata(&big), Ok(()), "{c}");
     }
 }
+
+#[test]
+fn orderings_parse_by_their_wire_names_only() {
+    for o in Ordering::ALL {
+        assert_eq!(Ordering::parse(o.as_str()).unwrap(), o);
+    }
+    for bad in ["Instancia", "key", "", "ordenado", "clave "] {
+        let e = Ordering::parse(bad).unwrap_err();
+        assert_eq!(e.field, "orden", "{bad:?}");
+        assert!(e.message.contains("instancia, clave, ninguno"));
+    }
+    assert!(Ordering::Instance.is_ordered() && Ordering::Key.is_ordered());
+    assert!(!Ordering::Unordered.is_ordered());
+    assert_eq!(Ordering::from_ordered(true), Ordering::Instance);
+    assert_eq!(Ordering::from_ordered(false), Ordering::Unordered);
+}

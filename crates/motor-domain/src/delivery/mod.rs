@@ -13,7 +13,7 @@ pub mod retry_after;
 pub mod state;
 pub mod tier;
 
-pub use ids::{DeliveryId, Lane, ReplayId};
+pub use ids::{DeliveryId, Lane, OrderKey, ReplayId, MAX_ORDER_KEY_CHARS};
 pub use job::{time_until, DeliveryJob};
 pub use outcome::{AttemptResult, ErrorCode, LastError, Outcome, TransportFailure};
 pub use retry::{Decision, Jitter, PolicyError, RetryPolicy};

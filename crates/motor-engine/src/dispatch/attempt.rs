@@ -6,10 +6,7 @@
 
 use bytes::Bytes;
 use motor_destinations::{attempt, Attempt as Request};
-use motor_domain::{
-    delivery::{Lane, Outcome},
-    keyring,
-};
+use motor_domain::{delivery::Outcome, keyring};
 use motor_store::deliveries::{Attempt, Claimed};
 
 use super::Dispatcher;
@@ -78,7 +75,7 @@ pub(super) async fn make(d: &Dispatcher, claimed: &mut Claimed) -> Result<(Attem
             app_id: claimed.app_id,
             environment: signing.environment,
             delivery_id: claimed.delivery_id,
-            replay: claimed.lane != Lane::Live,
+            replay: claimed.lane.replay_id().is_some(),
             replay_of: replay_of.as_deref(),
             envelope: Bytes::from(claimed.envelope.clone()),
             timeout_seconds: settings.timeout_seconds,

@@ -15,6 +15,7 @@ mod attempt;
 mod cache;
 mod chain;
 mod consume;
+mod keyed;
 mod ladders;
 mod observe;
 mod recorder;
@@ -84,6 +85,8 @@ pub struct Dispatcher {
     metrics: Arc<Metrics>,
     /// Slots and chains of unordered subscriptions.
     unordered: Mutex<HashMap<SubscriptionId, Arc<Unordered>>>,
+    /// Keys in flight of `clave`-ordered subscriptions.
+    keys: keyed::KeySlots,
     cache: cache::AttemptCache,
     /// Attempts this process claimed through a head's finish, whose own
     /// jobs are still to come.
@@ -118,6 +121,7 @@ impl Dispatcher {
             ladders: Ladders::new(policy),
             metrics,
             unordered: Mutex::default(),
+            keys: keyed::KeySlots::default(),
             cache: cache::AttemptCache::new(),
             chained: Mutex::default(),
             last_lease_ms: AtomicU64::new(

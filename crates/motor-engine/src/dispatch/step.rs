@@ -51,8 +51,9 @@ const CHAIN_FOR: Duration = Duration::from_secs(1);
 
 /// What a chain carries from one attempt to the next.
 struct Chain {
-    /// An unordered subscription's request slot, held from the gate until
-    /// the request is answered (none for ordered subscriptions).
+    /// An unordered subscription's request slot, or a key's lane's slot of
+    /// its subscription's keys in flight, held from the gate until the
+    /// request is answered (none for other lanes).
     slot: Option<OwnedSemaphorePermit>,
     unordered: Option<Arc<Unordered>>,
     /// Counts this chain among its unordered subscription's while it lives.
@@ -121,6 +122,13 @@ impl Dispatcher {
     async fn gate(&self, chain: &mut Chain, claimed: &mut Claimed) -> Result<bool> {
         if let (None, Some(unordered)) = (&chain.slot, &chain.unordered) {
             chain.slot = unordered.slot().await;
+        }
+        // A key's lane (`clave` ordering) takes one of its subscription's
+        // slots for keys in flight; other lanes take none.
+        if chain.slot.is_none() && claimed.lane.key().is_some() {
+            let bound = self.cache.settings(&self.pool).await?.keys_in_flight;
+            let bound = usize::try_from(bound).unwrap_or(1);
+            chain.slot = Some(self.keys.slot(claimed.subscription_id, bound).await);
         }
         Ok(self.keep_lease(chain.claimed_at, claimed).await? && self.take_rate(claimed).await?)
     }

@@ -94,6 +94,8 @@ pub(crate) struct FannedOut {
     pub instance_id: uuid::Uuid,
     pub event_id: uuid::Uuid,
     pub seq: i64,
+    /// `live`, or `live/<orden_clave>` under `clave` ordering.
+    pub lane: String,
     pub due: Timestamp,
     pub lease_until: Option<Timestamp>,
     pub parked: bool,
@@ -119,7 +121,9 @@ pub(crate) async fn hand_over(conn: &mut PgConnection, rows: Vec<FannedOut>) -> 
         let subscription_id = SubscriptionId::from_uuid(r.subscription_id);
         let seq = r.seq;
         let instance = InstanceId::from_uuid(r.instance_id);
-        let lowest = lanes.insert((r.subscription_id, r.instance_id));
+        // The column only ever holds Lane's own text.
+        let lane: Lane = r.lane.parse().unwrap_or(Lane::Live);
+        let lowest = lanes.insert((r.subscription_id, r.instance_id, r.lane));
         if r.parked {
             if lowest {
                 handed.parked.push(delivery_id);
@@ -133,7 +137,7 @@ pub(crate) async fn hand_over(conn: &mut PgConnection, rows: Vec<FannedOut>) -> 
                 app_id: AppId::from_uuid(r.app_id),
                 instance_id: instance,
                 event_id: EventId::from_uuid(r.event_id),
-                lane: Lane::Live,
+                lane,
                 seq,
                 replay_of: None,
                 attempt: 1,
@@ -152,7 +156,7 @@ pub(crate) async fn hand_over(conn: &mut PgConnection, rows: Vec<FannedOut>) -> 
             delivery_id,
             subscription_id,
             instance_id: instance,
-            lane: Lane::Live,
+            lane,
             seq,
             attempt: 1,
             due_at: r.due,

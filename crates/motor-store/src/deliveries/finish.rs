@@ -173,7 +173,7 @@ pub async fn record_attempt_parking(
                 delivery_id: claimed.delivery_id,
                 subscription_id: claimed.subscription_id,
                 instance_id: claimed.instance_id,
-                lane: claimed.lane,
+                lane: claimed.lane.clone(),
                 seq: claimed.seq,
                 attempt: *next_attempt,
                 due_at: *due_at,
@@ -193,7 +193,7 @@ pub async fn record_attempt_parking(
                 instance_id: claimed.instance_id,
                 event_id: claimed.event_id,
                 seq: claimed.seq,
-                lane: claimed.lane,
+                lane: claimed.lane.clone(),
                 envelope: &claimed.envelope,
                 error: &error,
             };

@@ -72,7 +72,13 @@ pub(super) async fn append_locked_all(
             if let Some(source) = event.source_id.as_deref() {
                 first_in_batch.insert((instance.id, source), json.clone());
             }
-            rows.push(&envelope, event.source_id.clone(), event.environment, &json);
+            rows.push(
+                &envelope,
+                event.source_id.clone(),
+                event.environment,
+                event.order_key.as_ref().map(|k| k.as_str().to_owned()),
+                &json,
+            );
             envelopes.push(json);
             new_types.push(envelope.event_type);
             stored += 1;
@@ -159,6 +165,7 @@ struct NewRows {
     sources: Vec<Option<String>>,
     envelopes: Vec<String>,
     environments: Vec<&'static str>,
+    order_keys: Vec<Option<String>>,
     records: outbox::Columns,
 }
 
@@ -168,6 +175,7 @@ impl NewRows {
         envelope: &Envelope,
         source: Option<String>,
         environment: Environment,
+        order_key: Option<String>,
         json: &str,
     ) {
         self.instances.push(Uuid::from(envelope.instance_id));
@@ -175,6 +183,7 @@ impl NewRows {
         self.event_ids.push(Uuid::from(envelope.event_id));
         self.types.push(envelope.event_type.clone());
         self.sources.push(source);
+        self.order_keys.push(order_key);
         self.envelopes.push(json.to_owned());
         self.environments.push(environment.as_str());
         self.records.push(OutboxRecord::event(envelope, json));
@@ -214,6 +223,7 @@ impl NewRows {
             last_seqs,
             lease.map(crate::interval),
             &self.environments as &[&str],
+            &self.order_keys as &[Option<String>],
         )
         .fetch_all(&mut *conn)
         .await?)

@@ -35,6 +35,19 @@ pub struct Load {
     single: Bytes,
     batch: Bytes,
     batch_len: usize,
+    /// Single events carrying `orden_clave` `k0` … `k{n-1}`.
+    keyed: Arc<Vec<Bytes>>,
+}
+
+/// `orden_clave`s the keyed phase spreads each instance's events over.
+pub const KEYS_PER_INSTANCE: usize = 10;
+
+/// What a closed loop posts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Body {
+    Single,
+    Batch,
+    Keyed,
 }
 
 /// What a load phase posted.
@@ -103,7 +116,15 @@ impl Load {
             .build()
             .unwrap();
         let events = Value::Array(vec![event(); batch]);
+        let keyed = (0..KEYS_PER_INSTANCE)
+            .map(|k| {
+                let mut e = event();
+                e["orden_clave"] = format!("k{k}").into();
+                Bytes::from(e.to_string())
+            })
+            .collect();
         Self {
+            keyed: Arc::new(keyed),
             client,
             base: base.to_owned(),
             token: token.to_owned(),
@@ -123,7 +144,30 @@ impl Load {
         batched: bool,
         senders: usize,
     ) -> Posted {
-        let per_request = if batched { self.batch_len } else { 1 };
+        let body = if batched { Body::Batch } else { Body::Single };
+        self.closed_with(instances, events, body, senders).await
+    }
+
+    /// [`Self::closed`] with single events, each with an `orden_clave`:
+    /// the n-th request to an instance carries key `k{n %
+    /// KEYS_PER_INSTANCE}`, so each instance's events spread over its keys.
+    pub async fn closed_keyed(&self, instances: &[Uuid], events: usize, senders: usize) -> Posted {
+        self.closed_with(instances, events, Body::Keyed, senders)
+            .await
+    }
+
+    async fn closed_with(
+        &self,
+        instances: &[Uuid],
+        events: usize,
+        body: Body,
+        senders: usize,
+    ) -> Posted {
+        let per_request = if body == Body::Batch {
+            self.batch_len
+        } else {
+            1
+        };
         let requests = events.div_ceil(per_request);
         let next = Arc::new(AtomicUsize::new(0));
         let started = Instant::now();
@@ -139,7 +183,18 @@ impl Load {
                         return posted;
                     }
                     let instance = instances[n % instances.len()];
-                    posted.add(instance, load.post(instance, batched).await);
+                    let body = match body {
+                        Body::Single => load.single.clone(),
+                        Body::Batch => load.batch.clone(),
+                        Body::Keyed => {
+                            let round = n / instances.len();
+                            load.keyed[round % load.keyed.len()].clone()
+                        }
+                    };
+                    posted.add(
+                        instance,
+                        load.post_body(instance, body, per_request > 1).await,
+                    );
                 }
             });
         }
@@ -194,13 +249,23 @@ impl Load {
     /// One POST; the seqs it committed and its latency (ms).
     async fn post(&self, instance: Uuid, batched: bool) -> Result<(Vec<i64>, f64), String> {
         let body = if batched { &self.batch } else { &self.single };
+        self.post_body(instance, body.clone(), batched).await
+    }
+
+    /// One POST of `body` (an array when `batched`).
+    async fn post_body(
+        &self,
+        instance: Uuid,
+        body: Bytes,
+        batched: bool,
+    ) -> Result<(Vec<i64>, f64), String> {
         let sent = Instant::now();
         let response = self
             .client
             .post(format!("{}/v1/instances/{instance}/events", self.base))
             .bearer_auth(&self.token)
             .header("content-type", "application/json")
-            .body(body.clone())
+            .body(body)
             .send()
             .await
             .map_err(|e| e.to_string())?;

@@ -31,6 +31,8 @@ use uuid::Uuid;
 pub enum Hook {
     Ordered,
     Unordered,
+    /// The `orden: clave` subscription.
+    Keyed,
 }
 
 impl Hook {
@@ -38,6 +40,7 @@ impl Hook {
         match self {
             Hook::Ordered => "ordered",
             Hook::Unordered => "unordered",
+            Hook::Keyed => "keyed",
         }
     }
 }
@@ -216,6 +219,7 @@ async fn receive(
     let hook = match hook.as_str() {
         "ordered" => Hook::Ordered,
         "unordered" => Hook::Unordered,
+        "keyed" => Hook::Keyed,
         _ => return StatusCode::NOT_FOUND,
     };
     let Ok(envelope) = serde_json::from_slice::<Envelope>(&body) else {

@@ -31,12 +31,14 @@ pub struct Motor {
     client: reqwest::Client,
 }
 
-/// The app the benchmark posts to: its key, and three sets of instances —
-/// `ordered` (one ordered subscription covers them), `unordered` (one
+/// The app the benchmark posts to: its key, and four sets of instances —
+/// `ordered` (one ordered subscription, `orden: instancia`, covers them),
+/// `keyed` (as many, one `orden: clave` subscription), `unordered` (one
 /// unordered subscription) and `intake` (no subscription).
 pub struct Tenant {
     pub token: String,
     pub ordered: Vec<Uuid>,
+    pub keyed: Vec<Uuid>,
     pub unordered: Vec<Uuid>,
     pub intake: Vec<Uuid>,
 }
@@ -100,9 +102,9 @@ impl Motor {
         }
     }
 
-    /// An app allowing the receiver, `instances` ordered instances, one
-    /// unordered and `instances` for intake, a key, and the two
-    /// subscriptions.
+    /// An app allowing the receiver, `instances` ordered instances, as
+    /// many keyed ones, one unordered and `instances` for intake, a key,
+    /// and the three subscriptions.
     pub async fn tenant(&self, receiver: SocketAddr, instances: usize) -> Tenant {
         let app = self
             .post(
@@ -113,6 +115,7 @@ impl Motor {
             .await;
         let app = app["id"].as_str().unwrap().to_owned();
         let ordered = self.instances(&app, instances, "ordered").await;
+        let keyed = self.instances(&app, instances, "keyed").await;
         let unordered = self.instances(&app, 1, "unordered").await;
         let intake = self.instances(&app, instances, "intake").await;
         let key = self
@@ -123,21 +126,23 @@ impl Motor {
             )
             .await;
         let token = key["token"].as_str().unwrap().to_owned();
-        for (hook, covered, ordenado) in [
-            (Hook::Ordered, &ordered, true),
-            (Hook::Unordered, &unordered, false),
+        for (hook, covered, orden) in [
+            (Hook::Ordered, &ordered, "instancia"),
+            (Hook::Keyed, &keyed, "clave"),
+            (Hook::Unordered, &unordered, "ninguno"),
         ] {
             let body = json!({
                 "nombre": hook.path(),
                 "url": format!("http://{receiver}/hook/{}", hook.path()),
                 "instancias": covered,
-                "ordenado": ordenado,
+                "orden": orden,
             });
             self.post("/v1/subscriptions", &token, body).await;
         }
         Tenant {
             token,
             ordered,
+            keyed,
             unordered,
             intake,
         }

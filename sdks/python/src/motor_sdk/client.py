@@ -57,6 +57,10 @@ class NewEvent:
     source_id: str | None = None
     #: ``live`` (the default) or ``test``.
     entorno: str | None = None
+    #: The key a ``clave``-ordered subscription sends this instance's
+    #: events one at a time by (1–200 characters); kept in the ledger, not
+    #: in the envelope.
+    orden_clave: str | None = None
 
     def to_wire(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
@@ -92,13 +96,16 @@ class Client:
         command_id: str | None = None,
         source_id: str | None = None,
         entorno: str | None = None,
+        orden_clave: str | None = None,
         idempotency_key: str | None = None,
     ) -> Envelope:
         """Appends one event and returns its stored envelope. A ``source_id``
         already stored for the instance returns the existing envelope (no
         new seq). The same ``idempotency_key`` with the same event answers
         as the first time; with another event it is a :class:`Conflict`."""
-        event = NewEvent(type, data, occurred_at, origin, command_id, source_id, _str(entorno))
+        event = NewEvent(
+            type, data, occurred_at, origin, command_id, source_id, _str(entorno), orden_clave
+        )
         answer = self._http.call(
             "POST",
             f"/v1/instances/{quote(instance_id)}/events",
@@ -213,19 +220,23 @@ class Subscriptions:
         instancias: Sequence[str] | None = None,
         tipos: Sequence[str] | None = None,
         ordenado: bool | None = None,
+        orden: str | None = None,
         firma: str | None = None,
         contrato: str | None = None,
         entorno: str | None = None,
         credenciales: dict[str, str] | None = None,
         max_por_segundo: int | None = None,
     ) -> SubscriptionWithSecret:
-        """Creates a subscription; the answer holds its secret, shown once."""
+        """Creates a subscription; the answer holds its secret, shown once.
+        ``orden`` (``instancia``, ``clave``, ``ninguno``; or the older
+        ``ordenado``) defaults to the contract's ordering."""
         body = _present(
             nombre=nombre,
             url=url,
             instancias=_list_or_none(instancias),
             tipos=_list_or_none(tipos),
             ordenado=ordenado,
+            orden=_str(orden),
             firma=_str(firma),
             contrato=_str(contrato),
             entorno=_str(entorno),
@@ -255,6 +266,7 @@ class Subscriptions:
         instancias: Any = UNSET,
         tipos: Any = UNSET,
         ordenado: Any = UNSET,
+        orden: Any = UNSET,
         firma: Any = UNSET,
         contrato: Any = UNSET,
         entorno: Any = UNSET,
@@ -272,6 +284,7 @@ class Subscriptions:
             "instancias": instancias if instancias in (UNSET, None) else list(instancias),
             "tipos": tipos if tipos in (UNSET, None) else list(tipos),
             "ordenado": ordenado,
+            "orden": _str(orden),
             "firma": _str(firma),
             "contrato": _str(contrato),
             "entorno": _str(entorno),

@@ -52,6 +52,17 @@ class Environment(str, enum.Enum):
     TEST = "test"
 
 
+class Ordering(str, enum.Enum):
+    """A subscription's ``orden`` (docs/CONTRACTS.md). ``instancia`` is
+    ``ordenado: true``, ``ninguno`` ``ordenado: false``; ``clave`` sends one
+    delivery at a time per (instance, event ``orden_clave``), keys in
+    parallel. Absent from an answer unless ``clave``."""
+
+    INSTANCIA = "instancia"
+    CLAVE = "clave"
+    NINGUNO = "ninguno"
+
+
 class SubscriptionState(str, enum.Enum):
     ACTIVA = "activa"
     PAUSADA = "pausada"
@@ -175,6 +186,11 @@ class Subscription:
     contrato: str | None = None
     #: ``None`` (absent from the answer) is ``live``.
     entorno: str | None = None
+
+
+    #: ``clave``, or ``None`` (absent from the answer): what ``ordenado``
+    #: says (``instancia`` or ``ninguno``).
+    orden: str | None = None
 
 
 @dataclass(frozen=True)

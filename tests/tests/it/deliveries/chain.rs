@@ -65,7 +65,13 @@ async fn a_heads_finish_claims_the_next_of_its_lane_with_no_job() {
     };
     assert_eq!(state, DeliveryState::Failed);
     assert_eq!(
-        (c2.delivery_id, c2.instance_id, c2.seq, c2.attempt, c2.lane),
+        (
+            c2.delivery_id,
+            c2.instance_id,
+            c2.seq,
+            c2.attempt,
+            c2.lane.clone()
+        ),
         (a2, a, 2, 1, Lane::Live)
     );
     assert!(c2.ordered);

@@ -186,7 +186,7 @@ async fn concurrent_claims_of_one_delivery_have_exactly_one_winner() {
                 c.subscription_id,
                 c.instance_id,
                 c.seq,
-                c.lane,
+                c.lane.clone(),
                 c.attempt
             ),
             (id, sub, instance, 1, Lane::Live, 1)

@@ -279,7 +279,7 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
                 "'{{1}}', '{{events}}', '{{{i1}}}', ARRAY['\\x7b7d'::bytea], ARRAY['{{}}'::jsonb], \
                  now(), '{{{i1}}}', '{{{next}}}', ARRAY[gen_random_uuid()], '{{plans}}', \
                  ARRAY[NULL::text], ARRAY['{{}}'], '{{{i1}}}', '{{{next}}}', '30 seconds', \
-                 '{{live}}'"
+                 '{{live}}', ARRAY[NULL::text]"
             ),
         ),
         ("claim_next", format!("'{o}', '{i1}', 'live', '30 seconds'")),

@@ -49,6 +49,11 @@ pub struct SettingsPatch {
     #[serde(rename = "webhooks.desactivar_tras_fallos")]
     #[schema(value_type = i64, required = false, minimum = 1, maximum = 100000)]
     pub desactivar_tras_fallos: Option<i64>,
+    /// A `clave`-ordered subscription's keys with a request in flight at
+    /// once, per Motor process (each key still one at a time).
+    #[serde(rename = "webhooks.claves_en_vuelo")]
+    #[schema(value_type = i64, required = false, minimum = 1, maximum = 1000)]
+    pub claves_en_vuelo: Option<i64>,
 }
 
 // The settings in force, by their dotted keys. (A plain comment: a doc
@@ -92,6 +97,11 @@ pub struct SettingsOut {
     /// with `fallos_sostenidos`.
     #[serde(rename = "webhooks.desactivar_tras_fallos")]
     pub desactivar_tras_fallos: i64,
+    /// A `clave`-ordered subscription's keys with a request in flight at
+    /// once, per Motor process, 1–1000 (default 32); each key's lane still
+    /// sends one delivery at a time.
+    #[serde(rename = "webhooks.claves_en_vuelo")]
+    pub claves_en_vuelo: i64,
 }
 
 impl From<Settings> for SettingsOut {
@@ -106,6 +116,7 @@ impl From<Settings> for SettingsOut {
             dias_contenido: s.content_retention_days,
             desactivar_tras_horas: s.disable_after_hours,
             desactivar_tras_fallos: s.disable_after_failures,
+            claves_en_vuelo: s.keys_in_flight,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! A subscription as answers show it, built from the domain's types.
 
 use motor_domain::{
-    contract::{Contract, Environment},
+    contract::{Contract, Environment, Ordering},
     signature::SigningProfile,
     subscription::{Subscription, SubscriptionKey, SubscriptionState, SuspensionReason},
     time::{serde_opt_ts, serde_ts, Timestamp},
@@ -34,7 +34,14 @@ pub struct SubscriptionOut {
     pub instancias: Vec<InstanceId>,
     /// Empty: every event type.
     pub tipos: Vec<String>,
+    /// Whether deliveries go out one at a time per lane: `true` for `orden`
+    /// `instancia` and `clave`, `false` for `ninguno`.
     pub ordenado: bool,
+    /// `clave`: one at a time per (instance, `orden_clave`), keys in
+    /// parallel. Absent = what `ordenado` says (`true`: `instancia`,
+    /// `false`: `ninguno`), left out so those answers read as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub orden: Option<OrderingOut>,
     /// The signing profile of its deliveries: `mw-v1` (the default),
     /// `t-v1` or `standard-webhooks`.
     pub firma: SigningProfileOut,
@@ -80,7 +87,8 @@ impl From<Subscription> for SubscriptionOut {
             credenciales: s.has_credentials,
             instancias: s.instances,
             tipos: s.event_types,
-            ordenado: s.ordered,
+            ordenado: s.ordering.is_ordered(),
+            orden: OrderingOut::unless_ordenado_says(s.ordering),
             firma: s.signature.into(),
             contrato: ContractOut::unless_motor(s.contract),
             entorno: EnvironmentOut::unless_live(s.environment),
@@ -239,11 +247,45 @@ impl From<Environment> for EnvironmentOut {
         }
     }
 }
+/// A subscription's ordering (`orden`, docs/CONTRACTS.md).
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[schema(as = Orden)]
+pub enum OrderingOut {
+    /// One at a time per (subscription, instance), in `seq` order
+    /// (`ordenado: true`).
+    #[serde(rename = "instancia")]
+    Instance,
+    /// One at a time per (subscription, instance, `orden_clave`), in `seq`
+    /// order; keys in parallel; events without a key in the instance's
+    /// lane.
+    #[serde(rename = "clave")]
+    Key,
+    /// No order; in parallel (`ordenado: false`).
+    #[serde(rename = "ninguno")]
+    Unordered,
+}
+
+impl From<Ordering> for OrderingOut {
+    fn from(o: Ordering) -> Self {
+        match o {
+            Ordering::Instance => Self::Instance,
+            Ordering::Key => Self::Key,
+            Ordering::Unordered => Self::Unordered,
+        }
+    }
+}
 
 impl EnvironmentOut {
     /// `None` for `live`: answers leave the default out.
     pub fn unless_live(e: Environment) -> Option<Self> {
         (e != Environment::Live).then(|| e.into())
+    }
+}
+
+impl OrderingOut {
+    /// `None` unless `clave`: `ordenado` tells the other two.
+    pub fn unless_ordenado_says(o: Ordering) -> Option<Self> {
+        (o == Ordering::Key).then(|| o.into())
     }
 }
 
@@ -313,7 +355,7 @@ mod tests {
             has_credentials: false,
             instances: vec![],
             event_types: vec![],
-            ordered: true,
+            ordering: Ordering::Instance,
             signature: SigningProfile::MwV1,
             contract: Contract::Motor,
             environment: Environment::Live,
@@ -398,5 +440,26 @@ mod tests {
         let keys: Vec<&String> = json.as_object().unwrap().keys().collect();
         let at = keys.iter().position(|k| *k == "entorno").unwrap();
         assert_eq!(keys[at - 1], "contrato");
+        // `orden` only for `clave`, right after `ordenado`.
+        assert!(json.get("orden").is_none());
+        let ninguno = serde_json::to_value(SubscriptionOut::from(Subscription {
+            ordering: Ordering::Unordered,
+            ..s.clone()
+        }))
+        .unwrap();
+        assert!(ninguno.get("orden").is_none());
+        assert_eq!(ninguno["ordenado"], false);
+        let clave = serde_json::to_value(SubscriptionOut::from(Subscription {
+            ordering: Ordering::Key,
+            ..s.clone()
+        }))
+        .unwrap();
+        assert_eq!(
+            (&clave["ordenado"], &clave["orden"]),
+            (&true.into(), &"clave".into())
+        );
+        let keys: Vec<&String> = clave.as_object().unwrap().keys().collect();
+        let at = keys.iter().position(|k| *k == "orden").unwrap();
+        assert_eq!(keys[at - 1], "ordenado");
     }
 }

@@ -38,9 +38,19 @@ pub struct CreateSubscription {
     #[serde(default)]
     #[schema(value_type = Vec<crate::openapi::EventTypeName>)]
     pub tipos: Vec<String>,
-    /// Default `true`: per instance, in `seq` order.
+    /// The older form of `orden`: `true` = `instancia`, `false` =
+    /// `ninguno`. Both may be sent when they agree (`true` with `clave`);
+    /// otherwise a 422 naming `ordenado`.
     #[serde(default)]
     pub ordenado: Option<bool>,
+    /// `instancia` (per instance, in `seq` order), `clave` (per instance
+    /// and event `orden_clave`, keys in parallel) or `ninguno`. With
+    /// neither `orden` nor `ordenado`, the contract's default: `motor` and
+    /// `standard-webhooks` `instancia`, `visito` `ninguno`, `asixto`
+    /// `clave`.
+    #[serde(default)]
+    #[schema(value_type = Option<OrderingOut>)]
+    pub orden: Option<String>,
     /// The signing profile: `mw-v1` (the default), `t-v1` or
     /// `standard-webhooks`.
     #[serde(default)]
@@ -124,6 +134,7 @@ impl From<CreateSubscription> for NewSubscriptionInput {
             instances: b.instancias,
             types: b.tipos,
             ordered: b.ordenado,
+            ordering: b.orden,
             signature: b.firma,
             contract: b.contrato,
             environment: b.entorno,
@@ -141,6 +152,7 @@ impl From<UpdateSubscription> for SubscriptionChange {
             instances: b.instancias,
             types: b.tipos,
             ordered: b.ordenado,
+            ordering: b.orden,
             signature: b.firma,
             contract: b.contrato,
             environment: b.entorno,
@@ -188,7 +200,14 @@ pub struct UpdateSubscription {
     pub instancias: Option<Vec<String>>,
     #[schema(value_type = Option<Vec<crate::openapi::EventTypeName>>)]
     pub tipos: Option<Vec<String>>,
+    /// `true` keeps a `clave` subscription `clave` (it is ordered);
+    /// otherwise as on create.
     pub ordenado: Option<bool>,
+    /// `instancia`, `clave` or `ninguno`; applies to deliveries created
+    /// after the change (open ones keep their lanes). Changing `contrato`
+    /// does not change it.
+    #[schema(value_type = Option<OrderingOut>)]
+    pub orden: Option<String>,
     /// `mw-v1`, `t-v1` or `standard-webhooks`; applies from the next
     /// attempt, retries of pending deliveries included.
     #[schema(value_type = Option<crate::subscriptions::SigningProfileOut>)]

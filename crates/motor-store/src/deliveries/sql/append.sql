@@ -4,7 +4,13 @@
 -- key, payload, headers; published in this order), $6 recibido_en,
 -- $7-$12 the events (instance, seq, event_id, type, source_id,
 -- envelope), $13-$14 each instance's new last_seq, $15 the lease of a
--- claim at insert (NULL: none), $16 the events' entorno.
+-- claim at insert (NULL: none), $16 the events' entorno, $17 their
+-- orden_clave.
+--
+-- A delivery's lane is `live`, or `live/<orden_clave>` when its
+-- subscription orders by key (orden_por_clave) and the event has a key
+-- (motor_domain::delivery::Lane): everything below works per lane, so a
+-- key's lane is claimed, parked and chained as an instance's is.
 --
 -- The fan-out: a new `pendiente` delivery is due at once (proximo_intento's
 -- default). With $15 (a dispatcher in the committing process), an
@@ -16,12 +22,12 @@
 -- dies first leaves them due and unleased, for the sweeper.
 WITH stored AS (
     INSERT INTO events (instance_id, seq, event_id, type, source_id, recibido_en, envelope,
-                        entorno)
-    SELECT instance_id, seq, event_id, type, source_id, $6, envelope, entorno
+                        entorno, orden_clave)
+    SELECT instance_id, seq, event_id, type, source_id, $6, envelope, entorno, orden_clave
     FROM UNNEST($7::uuid[], $8::bigint[], $9::uuid[], $10::text[], $11::text[], $12::text[],
-                $16::text[])
-         AS t(instance_id, seq, event_id, type, source_id, envelope, entorno)
-    RETURNING instance_id, seq, event_id, type, entorno
+                $16::text[], $17::text[])
+         AS t(instance_id, seq, event_id, type, source_id, envelope, entorno, orden_clave)
+    RETURNING instance_id, seq, event_id, type, entorno, orden_clave
 ), published AS (
     -- outbox::insert's statement.
     INSERT INTO outbox (shard, topic, key, payload, headers)
@@ -38,23 +44,26 @@ WITH stored AS (
     -- read them back from `events`); a delivery's key to its event is
     -- checked at the statement's end, when they are there.
     SELECT motor_uuid_v7() AS id, s.id AS subscription_id, s.app_id, e.instance_id,
-           e.event_id, e.seq, s.estado, s.ordenado,
-           row_number() OVER (PARTITION BY s.id, e.instance_id ORDER BY e.seq) AS nth
+           e.event_id, e.seq, s.estado, s.ordenado, l.lane,
+           row_number() OVER (PARTITION BY s.id, e.instance_id, l.lane ORDER BY e.seq) AS nth
     FROM stored e
     JOIN instances i ON i.id = e.instance_id
     JOIN subscriptions s ON s.app_id = i.app_id
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN s.ordenado AND s.orden_por_clave AND e.orden_clave IS NOT NULL
+                    THEN 'live/' || e.orden_clave ELSE 'live' END AS lane) l
     WHERE s.estado <> 'eliminada' AND NOT i.sistema AND s.entorno = e.entorno
       AND (cardinality(s.instancias) = 0 OR e.instance_id = ANY (s.instancias))
       AND (cardinality(s.tipos) = 0 OR e.type = ANY (s.tipos))
 ), busy AS (
     -- Ordered lanes that already hold an open delivery: one probe
     -- of the open-lane index per lane (the ORDER BY keeps it one).
-    SELECT c.subscription_id, c.instance_id
+    SELECT c.subscription_id, c.instance_id, c.lane
     FROM candidates c
     CROSS JOIN LATERAL (
         SELECT 1 FROM deliveries b
         WHERE b.subscription_id = c.subscription_id AND b.instance_id = c.instance_id
-          AND b.lane = 'live' AND b.estado = 'pendiente'
+          AND b.lane = c.lane AND b.estado = 'pendiente'
         ORDER BY b.seq
         LIMIT 1) open
     WHERE $15::interval IS NOT NULL AND c.nth = 1 AND c.ordenado AND c.estado = 'activa'
@@ -67,7 +76,7 @@ WITH stored AS (
            t.taken AND c.ordenado AND c.nth = 1 AND NOT EXISTS (
                SELECT 1 FROM busy
                WHERE busy.subscription_id = c.subscription_id
-                 AND busy.instance_id = c.instance_id) AS claimed
+                 AND busy.instance_id = c.instance_id AND busy.lane = c.lane) AS claimed
     FROM candidates c
     CROSS JOIN LATERAL (
         SELECT $15::interval IS NOT NULL AND c.estado = 'activa'
@@ -78,17 +87,18 @@ WITH stored AS (
 ), created AS (
     INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane,
                             aparcado_en, reservado_hasta)
-    SELECT c.id, c.subscription_id, c.app_id, c.instance_id, c.event_id, c.seq, 'live',
+    SELECT c.id, c.subscription_id, c.app_id, c.instance_id, c.event_id, c.seq, c.lane,
            CASE WHEN c.estado <> 'activa' OR (c.taken AND c.ordenado AND NOT c.claimed)
                 THEN now() END,
            CASE WHEN c.claimed THEN now() + $15 END
     FROM placed c
     ORDER BY c.instance_id, c.seq, c.subscription_id
-    RETURNING id, subscription_id, app_id, instance_id, event_id, seq, proximo_intento,
+    RETURNING id, subscription_id, app_id, instance_id, event_id, seq, lane, proximo_intento,
               reservado_hasta, aparcado_en, creado_en
 )
 SELECT c.id AS "id!", c.subscription_id AS "subscription_id!", c.app_id AS "app_id!",
        c.instance_id AS "instance_id!", c.event_id AS "event_id!", c.seq AS "seq!",
+       c.lane AS "lane!",
        c.proximo_intento AS "due!", c.reservado_hasta AS "lease_until?",
        c.aparcado_en IS NOT NULL AS "parked!",
        c.creado_en AS "created_at!", s.estado = 'activa' AS "active!", s.ordenado AS ordered,

@@ -2,7 +2,7 @@
 -- subscription; of an unordered one, every open delivery of lane $2, or
 -- with $2 NULL the 1,000 oldest due (the chains of their attempts claim
 -- the rest, record_delivered_many.sql); $1 subscription, $2 lane or NULL
--- (every lane).
+-- (every lane; a lane also names its keys' lanes under `clave`).
 WITH RECURSIVE lanes AS (
     (SELECT d.instance_id, d.lane, d.id FROM deliveries d
      WHERE d.subscription_id = $1 AND d.estado = 'pendiente'
@@ -17,7 +17,9 @@ WITH RECURSIVE lanes AS (
         LIMIT 1) n
 ), heads AS (
     SELECT h.id FROM lanes h JOIN subscriptions s ON s.id = $1
-    WHERE s.ordenado AND s.estado = 'activa' AND ($2::text IS NULL OR h.lane = $2)
+    WHERE s.ordenado AND s.estado = 'activa'
+      -- A replay's lane and its keys' lanes (`<replay>/<key>`, `clave`).
+      AND ($2::text IS NULL OR split_part(h.lane, '/', 1) = $2)
     UNION ALL
     SELECT d.id FROM subscriptions s CROSS JOIN LATERAL (
         SELECT d.id FROM deliveries d
