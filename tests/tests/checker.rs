@@ -118,6 +118,7 @@ impl Doc {
             answer: Answer::Status,
             status: Some(status),
             retry_after_ms: None,
+            contract: None,
         });
         if let Some(numero) = numero {
             self.rows.push(Row::Attempt {
@@ -267,7 +268,12 @@ fn a_valid_history_passes_and_every_check_examined_something() {
     let report = check(&valid().history()).unwrap();
     println!("{report}");
     assert!(report.ok());
-    for invariant in Invariant::ALL {
+    // Contract identity judges only Visito and Asixto requests: its own
+    // doctored histories are in tests/checker_contracts.rs.
+    for invariant in Invariant::ALL
+        .into_iter()
+        .filter(|i| *i != Invariant::ContractIdentity)
+    {
         assert_eq!(report.cell(invariant), "ok", "{}", invariant.name());
     }
 }
@@ -691,6 +697,7 @@ fn broker_lane(arrivals: [i64; 3]) -> Doc {
             answer: Answer::Consumed,
             status: None,
             retry_after_ms: None,
+            contract: None,
         });
         d.rows.push(Row::Attempt {
             delivery_id: delivery,

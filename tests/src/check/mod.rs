@@ -9,6 +9,7 @@
 //! Neighbours: `model` indexes the history; `delivery`, `timing` and
 //! `transport` hold the checks.
 
+mod contracts;
 mod delivery;
 mod model;
 mod timing;
@@ -51,10 +52,15 @@ pub enum Invariant {
     Exhaustion,
     /// Every request carried signatures that verified.
     Signatures,
+    /// Visito and Asixto requests carry their contract's identity: Visito
+    /// the event's `eventId` in body and header on every request of a
+    /// delivery and of a manual retry; Asixto one `id` per delivery, a
+    /// replay a new one with `replay_of` the first (`contracts`).
+    ContractIdentity,
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 10] = [
+    pub const ALL: [Invariant; 11] = [
         Invariant::Durable,
         Invariant::NoLoss,
         Invariant::LaneOrder,
@@ -65,6 +71,7 @@ impl Invariant {
         Invariant::RetryNotLate,
         Invariant::Exhaustion,
         Invariant::Signatures,
+        Invariant::ContractIdentity,
     ];
 
     pub fn name(self) -> &'static str {
@@ -79,6 +86,7 @@ impl Invariant {
             Invariant::RetryNotLate => "retry_not_late",
             Invariant::Exhaustion => "exhaustion",
             Invariant::Signatures => "signatures",
+            Invariant::ContractIdentity => "contract_identity",
         }
     }
 }
@@ -216,5 +224,6 @@ pub fn check(history: &History) -> anyhow::Result<Report> {
     report.add(Invariant::RetryNotLate, late);
     report.add(Invariant::Exhaustion, timing::exhaustion(&model));
     report.add(Invariant::Signatures, transport::signatures(&model));
+    report.add(Invariant::ContractIdentity, contracts::identity(&model));
     Ok(report)
 }

@@ -6,6 +6,7 @@
 
 mod api;
 pub mod brokers;
+pub mod contracts;
 mod dump;
 pub mod process;
 pub mod proxy;

@@ -5,6 +5,7 @@
 //! `scripts/faults` runs.
 
 mod brokers;
+mod contracts;
 mod faults;
 mod receivers;
 pub mod soak;
@@ -13,7 +14,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-pub use self::{brokers::*, faults::*, receivers::*};
+pub use self::{brokers::*, contracts::*, faults::*, receivers::*};
 use crate::{
     check::Report,
     harness::{Behaviour, Incoming, Receiver, Run, RunConfig},
@@ -35,7 +36,7 @@ impl Size {
 }
 
 /// Every scenario by name (what `scripts/faults` and the matrix test run).
-pub const ALL: [&str; 23] = [
+pub const ALL: [&str; 24] = [
     "kill9-api",
     "kill9-relay",
     "kill9-dispatch",
@@ -51,6 +52,7 @@ pub const ALL: [&str; 23] = [
     "netcut-broker",
     "netcut-broker-blackhole",
     "brokers-kill9-dispatch",
+    "contracts-kill9-dispatch",
     "receivers-mix",
     "receivers-trickle",
     "receivers-clock-skew",
@@ -100,6 +102,7 @@ pub async fn run(name: &str, size: Size) -> anyhow::Result<Report> {
         "netcut-broker" => netcut_broker(size).await,
         "netcut-broker-blackhole" => netcut_broker_blackhole(size).await,
         "brokers-kill9-dispatch" => brokers_kill9_dispatch(size).await,
+        "contracts-kill9-dispatch" => contracts_kill9_dispatch(size).await,
         "receivers-mix" => receivers_mix(size).await,
         "receivers-trickle" => receivers_trickle(size).await,
         "receivers-clock-skew" => receivers_clock_skew(size).await,
