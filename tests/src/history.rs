@@ -89,6 +89,25 @@ impl Answer {
     }
 }
 
+/// The identity a Visito or Asixto request carried, as its receiver
+/// (written from the product's document) read it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub struct ContractSeen {
+    /// `visito` or `asixto`.
+    pub name: String,
+    /// The body's id: Visito `eventId`, Asixto `id`.
+    pub body_id: String,
+    /// Visito's `X-Visito-Event-Id` (None: absent, or Asixto).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header_id: Option<String>,
+    /// Asixto's `replay_of`, when the body has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_of: Option<String>,
+    /// The producer's `data.s` (its source id): which event this is,
+    /// whatever ids the request carries.
+    pub source: String,
+}
+
 /// A line of `history.jsonl`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "k", rename_all = "snake_case")]
@@ -150,6 +169,11 @@ pub enum Record {
         answer: Answer,
         status: Option<u16>,
         retry_after_ms: Option<u64>,
+        /// What a Visito or Asixto receiver read (`delivery_id`,
+        /// `instance_id` and `seq` are then empty: the checker resolves
+        /// them, `check::contracts`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        contract: Option<ContractSeen>,
     },
     /// A fault was in force from `start_us` to `end_us` (a kill is an
     /// instant; its recovery is the restart, recorded as its end).

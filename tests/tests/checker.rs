@@ -122,6 +122,7 @@ impl Doc {
             answer: Answer::Status,
             status: Some(status),
             retry_after_ms: None,
+            contract: None,
         });
         if let Some(numero) = numero {
             self.rows.push(Row::Attempt {
@@ -711,6 +712,7 @@ fn broker_lane(arrivals: [i64; 3]) -> Doc {
             answer: Answer::Consumed,
             status: None,
             retry_after_ms: None,
+            contract: None,
         });
         d.rows.push(Row::Attempt {
             delivery_id: delivery,

@@ -11,6 +11,7 @@
 //! index the history on their own).
 
 mod commands;
+mod contracts;
 mod delivery;
 mod model;
 mod timing;
@@ -73,10 +74,15 @@ pub enum Invariant {
     CmdOnce,
     /// The fake provider's log agrees with each command's end.
     CmdProvider,
+    /// Visito and Asixto requests carry their contract's identity: Visito
+    /// the event's `eventId` in body and header on every request of a
+    /// delivery and of a manual retry; Asixto one `id` per delivery, a
+    /// replay a new one with `replay_of` the first (`contracts`).
+    ContractIdentity,
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 16] = [
+    pub const ALL: [Invariant; 17] = [
         Invariant::Durable,
         Invariant::NoLoss,
         Invariant::LaneOrder,
@@ -93,6 +99,7 @@ impl Invariant {
         Invariant::CmdLedger,
         Invariant::CmdOnce,
         Invariant::CmdProvider,
+        Invariant::ContractIdentity,
     ];
 
     pub fn name(self) -> &'static str {
@@ -113,6 +120,7 @@ impl Invariant {
             Invariant::CmdLedger => "cmd_ledger",
             Invariant::CmdOnce => "cmd_once",
             Invariant::CmdProvider => "cmd_provider",
+            Invariant::ContractIdentity => "contract_identity",
         }
     }
 }
@@ -254,5 +262,6 @@ pub fn check(history: &History) -> anyhow::Result<Report> {
     for (invariant, verdict) in commands::check(history) {
         report.add(invariant, verdict);
     }
+    report.add(Invariant::ContractIdentity, contracts::identity(&model));
     Ok(report)
 }

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::history::{Answer, History, Line, Record, Row, Settings};
+use crate::history::{Answer, ContractSeen, History, Line, Record, Row, Settings};
 
 /// A receiver that gave no answer saw the client leave at `ended_us`; the
 /// client closed at most this much earlier (the time to notice a close).
@@ -32,6 +32,8 @@ pub struct Request {
     pub line: Line,
     /// The recorded attempt this request was (its `numero`), if any.
     pub number: Option<i32>,
+    /// What a Visito or Asixto receiver read (`check::contracts`).
+    pub contract: Option<ContractSeen>,
 }
 
 impl Request {
@@ -223,6 +225,7 @@ impl Model {
                     answer,
                     status,
                     retry_after_ms,
+                    contract,
                     ..
                 } => m.requests.push(Request {
                     receiver: receiver.clone(),
@@ -241,6 +244,7 @@ impl Model {
                     retry_after_ms: *retry_after_ms,
                     line: line.clone(),
                     number: None,
+                    contract: contract.clone(),
                 }),
                 Record::Fault {
                     start_us, end_us, ..
@@ -271,6 +275,7 @@ impl Model {
         for (row, line) in &history.rows {
             m.add_row(row, line);
         }
+        super::contracts::resolve(&mut m, history);
         m.index_requests();
         m.find_saturation();
         m.find_holds();

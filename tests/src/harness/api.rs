@@ -8,7 +8,9 @@ use anyhow::{bail, Context};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use super::{brokers::BrokerReceiver, short_id, Receiver, Run, Tenant, ADMIN_TOKEN};
+use super::{
+    brokers::BrokerReceiver, contracts::Product, short_id, Receiver, Run, Tenant, ADMIN_TOKEN,
+};
 use crate::history::{now_us, Record, Recorder};
 
 /// Posts events and records what it was told.
@@ -234,6 +236,64 @@ impl Run {
             .await?;
         receiver.trust(&key_id, &secret);
         Ok(id)
+    }
+
+    /// A subscription under `product`'s contract to `receiver`, which is
+    /// then written for that product and trusts the secret; its id.
+    pub async fn subscribe_contract(
+        &self,
+        receiver: &Receiver,
+        product: Product,
+        ordenado: bool,
+    ) -> anyhow::Result<String> {
+        let created = self
+            .call_ok(
+                Method::POST,
+                "/v1/subscriptions",
+                &self.tenant().token,
+                json!({"nombre": receiver.name(), "url": receiver.url(),
+                       "ordenado": ordenado, "contrato": product.wire()}),
+            )
+            .await?;
+        anyhow::ensure!(
+            created["suscripcion"]["contrato"] == product.wire(),
+            "the subscription did not take contrato {}: {created}",
+            product.wire()
+        );
+        receiver.written_for(product);
+        receiver.trust(
+            created["secreto"]["key_id"].as_str().context("key_id")?,
+            created["secreto"]["valor"].as_str().context("valor")?,
+        );
+        Ok(created["suscripcion"]["id"]
+            .as_str()
+            .context("subscription id")?
+            .to_owned())
+    }
+
+    /// A manual retry of a `fallida` delivery (`POST
+    /// /v1/deliveries/{id}/retry`), recorded as a `retry` action; the new
+    /// delivery's id.
+    pub async fn retry_delivery(&self, sub: &str, delivery: &str) -> anyhow::Result<String> {
+        let response = self
+            .http
+            .post(format!(
+                "http://{}/v1/deliveries/{delivery}/retry",
+                self.api
+            ))
+            .bearer_auth(&self.tenant().token)
+            .header("Idempotency-Key", short_id())
+            .send()
+            .await?;
+        let status = response.status().as_u16();
+        let body = response.text().await?;
+        anyhow::ensure!(status == 202, "retry of {delivery}: {status} {body}");
+        self.action("retry", sub, &body);
+        let answer: Value = serde_json::from_str(&body)?;
+        Ok(answer["delivery_id"]
+            .as_str()
+            .context("the new delivery's id")?
+            .to_owned())
     }
 
     /// A subscription to a broker receiver (which then trusts its secret).

@@ -223,6 +223,7 @@ impl Shared {
             answer: Answer::Consumed,
             status: None,
             retry_after_ms: None,
+            contract: None,
         });
         self.seen.fetch_add(1, Ordering::Relaxed);
     }

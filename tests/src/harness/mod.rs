@@ -7,6 +7,7 @@
 mod api;
 pub mod brokers;
 pub mod commands;
+pub mod contracts;
 mod dump;
 pub mod process;
 pub mod provider;

@@ -22,7 +22,8 @@ use tokio::{
     net::{TcpListener, TcpStream},
 };
 
-use crate::history::{now_us, Answer, Record, Recorder};
+use super::contracts::{self, Product};
+use crate::history::{now_us, Answer, ContractSeen, Record, Recorder};
 
 /// What the script sees of one request.
 #[derive(Debug, Clone)]
@@ -62,6 +63,8 @@ struct Shared {
     pids: Arc<Mutex<Vec<u32>>>,
     conns: AtomicU64,
     requests: AtomicU64,
+    /// Set: a receiver written from this product's document instead.
+    product: std::sync::OnceLock<Product>,
 }
 
 #[derive(Clone)]
@@ -83,6 +86,7 @@ impl Receiver {
             pids,
             conns: AtomicU64::new(0),
             requests: AtomicU64::new(0),
+            product: std::sync::OnceLock::new(),
         });
         let accepting = shared.clone();
         tokio::spawn(async move {
@@ -112,6 +116,13 @@ impl Receiver {
         *self.shared.script.lock().expect("not poisoned") = Arc::new(script);
     }
 
+    /// From now on it reads requests as `product`'s document says
+    /// (`harness::contracts`); the script's `delivery_id` is then the id
+    /// the body carries (Visito `eventId`, Asixto `id`).
+    pub fn written_for(&self, product: Product) {
+        let _ = self.shared.product.set(product);
+    }
+
     pub fn requests(&self) -> u64 {
         self.shared.requests.load(Ordering::Relaxed)
     }
@@ -139,6 +150,15 @@ impl Trusted {
             .lock()
             .expect("not poisoned")
             .insert(key_id.into(), secret.into());
+    }
+
+    pub(crate) fn secrets(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .expect("not poisoned")
+            .values()
+            .cloned()
+            .collect()
     }
 
     pub(crate) fn verify(&self, key_ids: &[String], sigs: &str, signed: &[u8]) -> bool {
@@ -182,6 +202,7 @@ struct Parsed {
     verified: bool,
     instance_id: String,
     seq: i64,
+    contract: Option<ContractSeen>,
 }
 
 /// Reads one request off `stream` (`buf` keeps what follows it). None:
@@ -208,6 +229,28 @@ async fn read_request(
             let mut req = httparse::Request::new(&mut headers);
             req.parse(buf).ok()?;
             let body = buf[head..head + length].to_vec();
+            if let Some(product) = shared.product.get() {
+                let read = contracts::read(
+                    *product,
+                    |name| header(req.headers, name),
+                    &body,
+                    &shared.secrets.secrets(),
+                );
+                let seen = read.seen;
+                buf.drain(..head + length);
+                return Some(Parsed {
+                    // The script counts requests by the id the body
+                    // carries; the checker resolves the delivery.
+                    delivery_id: seen.body_id.clone(),
+                    event_id: seen.replay_of.clone().unwrap_or(seen.body_id.clone()),
+                    timestamp: read.timestamp,
+                    key_ids: Vec::new(),
+                    verified: read.verified,
+                    instance_id: String::new(),
+                    seq: -1,
+                    contract: Some(seen),
+                });
+            }
             let delivery_id = header(req.headers, "x-mw-delivery-id").to_owned();
             let timestamp = header(req.headers, "x-mw-timestamp").to_owned();
             let key_ids: Vec<String> = header(req.headers, "x-mw-key-id")
@@ -233,6 +276,7 @@ async fn read_request(
                     .unwrap_or_default()
                     .to_owned(),
                 seq: envelope["seq"].as_i64().unwrap_or(-1),
+                contract: None,
             };
             buf.drain(..head + length);
             return Some(parsed);
@@ -332,11 +376,16 @@ async fn serve(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr, loc
                 (Answer::Reset, None, None, false)
             }
         };
+        let recorded_delivery = if p.contract.is_some() {
+            String::new()
+        } else {
+            p.delivery_id
+        };
         shared.recorder.record(&Record::Request {
             receiver: shared.name.clone(),
             pid,
             conn,
-            delivery_id: p.delivery_id,
+            delivery_id: recorded_delivery,
             event_id: p.event_id,
             instance_id: p.instance_id,
             seq: p.seq,
@@ -349,6 +398,7 @@ async fn serve(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr, loc
             answer,
             status,
             retry_after_ms,
+            contract: p.contract.clone(),
         });
         if !keep {
             return;

@@ -6,6 +6,7 @@
 
 mod brokers;
 mod commands;
+mod contracts;
 mod faults;
 mod receivers;
 pub mod soak;
@@ -14,7 +15,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-pub use self::{brokers::*, commands::*, faults::*, receivers::*};
+pub use self::{brokers::*, commands::*, contracts::*, faults::*, receivers::*};
 use crate::{
     check::Report,
     harness::{Behaviour, Incoming, Receiver, Run, RunConfig},
@@ -36,7 +37,7 @@ impl Size {
 }
 
 /// Every scenario by name (what `scripts/faults` and the matrix test run).
-pub const ALL: [&str; 24] = [
+pub const ALL: [&str; 25] = [
     "kill9-api",
     "kill9-relay",
     "kill9-dispatch",
@@ -52,6 +53,7 @@ pub const ALL: [&str; 24] = [
     "netcut-broker",
     "netcut-broker-blackhole",
     "brokers-kill9-dispatch",
+    "contracts-kill9-dispatch",
     "receivers-mix",
     "receivers-trickle",
     "receivers-clock-skew",
@@ -102,6 +104,7 @@ pub async fn run(name: &str, size: Size) -> anyhow::Result<Report> {
         "netcut-broker" => netcut_broker(size).await,
         "netcut-broker-blackhole" => netcut_broker_blackhole(size).await,
         "brokers-kill9-dispatch" => brokers_kill9_dispatch(size).await,
+        "contracts-kill9-dispatch" => contracts_kill9_dispatch(size).await,
         "receivers-mix" => receivers_mix(size).await,
         "receivers-trickle" => receivers_trickle(size).await,
         "receivers-clock-skew" => receivers_clock_skew(size).await,
