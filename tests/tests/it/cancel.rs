@@ -205,10 +205,12 @@ async fn pausing_a_visito_subscription_mid_stream_cancels_what_is_pending() {
     let m = crate::dispatch::motor(None).await;
     let t = m.tenant(2).await;
     let r = Receiver::start(Duration::from_millis(15), 200).await;
+    // Two ordered lanes, so at most two requests are in flight when the
+    // pause commits (Visito's default ordering is `ninguno`).
     let visito = subscribe(
         &m,
         &t.token,
-        json!({"nombre": "v", "url": r.url("visito"), "contrato": "visito"}),
+        json!({"nombre": "v", "url": r.url("visito"), "contrato": "visito", "orden": "instancia"}),
     )
     .await;
     let motor = subscribe(&m, &t.token, json!({"nombre": "m", "url": r.url("motor")})).await;

@@ -343,11 +343,11 @@ pub async fn requeue<'c>(
 }
 
 /// Retention: deletes up to `limit` `entregada` deliveries (with their
-/// attempts) delivered more than `days` days ago, and up to `limit`
-/// `cancelada` ones cancelled that long ago, except those of subscriptions
-/// whose contract keeps its own period ([`purge_contract`]). `fallida`
-/// rows are never deleted here — they are the DLQ — and `pendiente` ones
-/// are still owed. Returns how many were deleted.
+/// attempts) delivered more than `days` days ago, except those of
+/// subscriptions whose contract keeps its own period ([`purge_contract`]),
+/// and up to `limit` `cancelada` ones cancelled that long ago (every
+/// contract's). `fallida` rows are never deleted here — they are the DLQ —
+/// and `pendiente` ones are still owed. Returns how many were deleted.
 ///
 /// Oldest first, from `deliveries_delivered`, then each by its primary
 /// key: a pass reads what it deletes, however many rows are pending or
@@ -376,15 +376,11 @@ pub async fn purge_delivered<'c>(
     )
     .fetch_one(&mut *tx)
     .await?;
-    // `cancelada` rows are finished the same way.
-    let cancelled = sqlx::query_file_scalar!(
-        "src/deliveries/sql/purge_cancelled.sql",
-        days,
-        limit,
-        &own as &[&str]
-    )
-    .fetch_one(&mut *tx)
-    .await?;
+    // `cancelada` rows are finished the same way, under every contract
+    // (Visito's 30 days are not applied to them yet).
+    let cancelled = sqlx::query_file_scalar!("src/deliveries/sql/purge_cancelled.sql", days, limit)
+        .fetch_one(&mut *tx)
+        .await?;
     tx.commit().await?;
     Ok(u64::try_from(deleted + cancelled).unwrap_or(0))
 }

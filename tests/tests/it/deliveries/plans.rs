@@ -234,21 +234,26 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
         ("park_or_why_not", format!("'{parked}', 1")),
         (
             "record_attempt",
-            format!("'{head}', 1, 'entregada', 204, NULL, NULL"),
+            format!("'{head}', 1, 'entregada', 204, NULL, NULL, now()"),
         ),
         (
             "record_attempt",
-            format!("'{head}', 1, 'pendiente', 503, 'http_503', now() + interval '5 seconds'"),
+            format!(
+                "'{head}', 1, 'pendiente', 503, 'http_503', now() + interval '5 seconds', now()"
+            ),
         ),
         (
             "record_delivered_many",
-            format!("'{{{head}}}', '{{1}}', '{{204}}', ARRAY[now()], '{{12}}', ARRAY['whk_1']"),
+            format!(
+                "'{{{head}}}', '{{1}}', '{{204}}', ARRAY[now()], '{{12}}', ARRAY['whk_1'], \
+                 ARRAY[now()]"
+            ),
         ),
         (
             "record_delivered_many",
             format!(
                 "'{{{lane_heads}}}', '{{{ones}}}', '{{{statuses}}}', ARRAY[{times}], \
-                 '{{{durations}}}', ARRAY[{key_ids}]"
+                 '{{{durations}}}', ARRAY[{key_ids}], ARRAY[{times}]"
             ),
         ),
         (

@@ -2,9 +2,8 @@
 -- own (docs/CONTRACTS.md; Visito: 30 days after any finish), and their
 -- attempts: $1 contrato; `entregada` ones delivered more than $2 ago,
 -- `fallida` ones failed more than $3 ago (their last change,
--- `actualizado_en`, is the finish: nothing changes a terminal row), and
--- `cancelada` ones cancelled more than $2 ago (a cancel is a finish:
--- seed 001 keeps metadata 30 days after any); $4 limit. A delivery counts under its subscription's contract as it is now.
+-- `actualizado_en`, is the finish: nothing changes a terminal row); $4
+-- limit. (`cancelada` rows follow the operator's setting, purge_cancelled.sql.) A delivery counts under its subscription's contract as it is now.
 -- Answers how many deliveries it deleted.
 WITH subs AS MATERIALIZED (
     SELECT s.id FROM subscriptions s WHERE s.contrato = $1
@@ -20,12 +19,6 @@ WITH subs AS MATERIALIZED (
          WHERE d.subscription_id = s.id AND d.estado = 'fallida'
            AND d.actualizado_en < now() - $3::interval
          LIMIT $4) f
-     LIMIT $4)
-    UNION ALL
-    (SELECT d.id FROM deliveries d
-     WHERE d.estado = 'cancelada' AND d.cancelada_en < now() - $2::interval
-       AND d.subscription_id IN (SELECT id FROM subs)
-     ORDER BY d.cancelada_en
      LIMIT $4)
 ), gone AS (
     DELETE FROM deliveries WHERE id = ANY (ARRAY(
