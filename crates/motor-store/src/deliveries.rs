@@ -59,8 +59,8 @@ pub use fan_out::{AfterCommit, Handed};
 pub use finish::{record_attempt, record_attempt_parking, Attempt, Next, Recorded};
 pub use finish_many::record_delivered_many;
 pub use sweep::{
-    due_lane_heads, purge_contract, purge_contract_cancelled, purge_delivered, release_lane, release_lane_heads, requeue,
-    LaneHints,
+    due_lane_heads, purge_contract, purge_contract_cancelled, purge_delivered, release_lane,
+    release_lane_heads, requeue, LaneHints,
 };
 
 /// Delivers the system instance's newest event (just appended, under the

@@ -121,7 +121,11 @@ fn the_table_holds_each_documents_values() {
     );
     // The others leave every finished row to the operator's setting (and
     // the DLQ's rule).
-    for c in [Contract::Motor, Contract::Asixto, Contract::StandardWebhooks] {
+    for c in [
+        Contract::Motor,
+        Contract::Asixto,
+        Contract::StandardWebhooks,
+    ] {
         assert!(!s(c).retention.is_own(), "{c}");
     }
     assert!(s(Contract::Visito).retention.is_own());

@@ -461,4 +461,3 @@ pub async fn purge_contract_cancelled<'c>(
     tx.commit().await?;
     Ok(u64::try_from(deleted).unwrap_or(0))
 }
-

@@ -45,8 +45,10 @@ async fn a_catalogue_change_that_under_scopes_the_bound_key_cancels_a_visito_sub
         Method::POST,
         &format!("/v1/admin/apps/{}/keys", t.app),
         ADMIN_TOKEN,
-        Some(json!({"nombre": "bound", "scopes": ["subscriptions:manage"],
-                    "permisos_lectura": ["conversations:read"]})),
+        Some(
+            json!({"nombre": "bound", "scopes": ["subscriptions:manage"],
+                    "permisos_lectura": ["conversations:read"]}),
+        ),
     )
     .await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
@@ -155,7 +157,9 @@ async fn a_catalogue_change_that_under_scopes_the_bound_key_cancels_a_visito_sub
     let later = post_events(&m, &t, 0, 3, "after").await;
     r.wait_for("the motor subscription's new events", |r| {
         let seen = r.seen("motor");
-        later.iter().all(|id| seen.iter().any(|s| &s.event_id == id))
+        later
+            .iter()
+            .all(|id| seen.iter().any(|s| &s.event_id == id))
     })
     .await;
     tokio::time::sleep(Duration::from_secs(2)).await;
