@@ -36,7 +36,7 @@ type Delivery struct {
 	ReplayOf *string `json:"replay_of"`
 	// CancelReason is why it ended cancelada (suscripcion_pausada,
 	// suscripcion_suspendida, suscripcion_eliminada, clave_revocada,
-	// clave_vencida); nil otherwise.
+	// clave_vencida, clave_sin_permiso); nil otherwise.
 	CancelReason *string `json:"motivo,omitempty"`
 }
 

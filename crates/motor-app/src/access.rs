@@ -118,7 +118,7 @@ impl Access {
         let Some(held) = &self.read_scopes else {
             return Ok(());
         };
-        let map = settings::read_scope_map(&mut *conn, self.app).await?;
+        let map = settings::read_scope_map_for_change(&mut *conn, self.app).await?;
         match read_scope::missing(tipos, &map, held) {
             None => Ok(()),
             Some((t, scope)) => Err(AppError::forbidden(format!(

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use motor_domain::{event::EventType, read_scope, AppId, FieldError};
-use motor_store::{operator, settings as store, Pool};
+use motor_store::{operator, settings as store, subscriptions, Pool};
 
 use crate::Result;
 
@@ -30,9 +30,12 @@ pub async fn get(pool: &Pool, app: AppId) -> Result<Catalogue> {
 
 /// Replaces the app's catalogue (duplicates dropped, order kept) and its
 /// read scopes: each names a type of the catalogue (so it needs a closed
-/// one), errors name `permisos_lectura.<type>`. Existing subscriptions are
-/// not re-checked: a type or a scope is refused at create or change,
-/// never at delivery.
+/// one), errors name `permisos_lectura.<type>`. Existing subscriptions'
+/// types are not re-checked (a type is refused at create or change, never
+/// at delivery), but under a contract that cancels on deactivation
+/// (Visito) a subscription whose bound API key lacks a read scope the new
+/// map asks for a type it selects is suspended (`clave_sin_permiso`) and
+/// its pending deliveries cancelled, in the catalogue's transaction.
 pub async fn set(
     pool: &Pool,
     app: AppId,
@@ -77,6 +80,9 @@ pub async fn set(
         read_scope::parse(scope, &field)?;
     }
     operator::get_app(pool, app).await?;
-    store::set_event_catalogue(pool, app, types.as_deref(), &read_scopes).await?;
+    let mut tx = pool.begin().await?;
+    store::set_event_catalogue(&mut *tx, app, types.as_deref(), &read_scopes).await?;
+    subscriptions::suspend_for_under_scoped_keys(&mut tx, app, &read_scopes).await?;
+    tx.commit().await?;
     Ok(Catalogue { types, read_scopes })
 }

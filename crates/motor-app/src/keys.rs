@@ -105,3 +105,9 @@ pub async fn revoke(pool: &Pool, app: AppId, key_id: &str) -> Result<()> {
 pub async fn authenticate(pool: &Pool, token_hash: &[u8]) -> Result<Option<Principal>> {
     Ok(store::authenticate(pool, token_hash).await?)
 }
+
+/// Whether the app's key `key_id` is live (not revoked, not expired): a
+/// stream token it issued opens a stream only while it is.
+pub async fn is_live(pool: &Pool, app: AppId, key_id: &str) -> Result<bool> {
+    Ok(store::key_is_live(pool, app, key_id).await?)
+}

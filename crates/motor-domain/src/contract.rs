@@ -240,6 +240,18 @@ pub struct Retention {
     pub delivered: Option<Duration>,
     /// A `fallida` row: `None` = never deleted (the DLQ).
     pub failed: Option<Duration>,
+    /// A `cancelada` row, after its `cancelada_en`: `None` = the
+    /// operator's `retencion.dias_entregados`, as an `entregada` row.
+    pub cancelled: Option<Duration>,
+}
+
+impl Retention {
+    /// Whether the contract keeps any finished row for a period of its
+    /// own (its subscriptions' rows are then left out of the operator's
+    /// pass for that state).
+    pub const fn is_own(&self) -> bool {
+        self.delivered.is_some() || self.failed.is_some() || self.cancelled.is_some()
+    }
 }
 
 /// Every value that makes one contract differ from another.
@@ -296,6 +308,7 @@ static MOTOR: ContractSpec = ContractSpec {
     retention: Retention {
         delivered: None,
         failed: None,
+        cancelled: None,
     },
     receiver_window: Duration::from_secs(300),
 };
@@ -324,6 +337,7 @@ static VISITO: ContractSpec = ContractSpec {
     retention: Retention {
         delivered: Some(Duration::from_secs(30 * DAY)),
         failed: Some(Duration::from_secs(30 * DAY)),
+        cancelled: Some(Duration::from_secs(30 * DAY)),
     },
     receiver_window: Duration::from_secs(300),
 };
@@ -352,6 +366,7 @@ static ASIXTO: ContractSpec = ContractSpec {
     retention: Retention {
         delivered: None,
         failed: None,
+        cancelled: None,
     },
     receiver_window: Duration::from_secs(300),
 };
@@ -380,6 +395,7 @@ static STANDARD_WEBHOOKS: ContractSpec = ContractSpec {
     retention: Retention {
         delivered: None,
         failed: None,
+        cancelled: None,
     },
     receiver_window: Duration::from_secs(300),
 };
@@ -403,8 +419,8 @@ impl Deactivation {
     /// `activa`), `Some(reason)` = they end `cancelada` with that reason.
     ///
     /// Under [`Deactivation::Cancel`], leaving `activa` cancels (paused,
-    /// suspended — by `suspension`: a revoked or expired bound key names
-    /// itself — or deleted), and coming back to `activa` cancels too:
+    /// suspended — by `suspension`: a revoked, expired or under-scoped
+    /// bound key names itself — or deleted), and coming back to `activa` cancels too:
     /// what reached it while it was not active (events fanned out before
     /// the pause committed, or while it was paused) is not sent
     /// ("Reactivar no reenvía eventos cancelados").
@@ -421,6 +437,7 @@ impl Deactivation {
         let suspended = || match suspension {
             Some(SuspensionReason::KeyRevoked) => CancelReason::KeyRevoked,
             Some(SuspensionReason::KeyExpired) => CancelReason::KeyExpired,
+            Some(SuspensionReason::KeyUnderScoped) => CancelReason::KeyUnderScoped,
             _ => CancelReason::SubscriptionSuspended,
         };
         match (from, to) {

@@ -8,9 +8,10 @@
 //! Stateless: the grant (app, instance, issuing key, expiry) is sealed with
 //! the master key (`SealingKey`, XChaCha20-Poly1305, its own AAD), so any
 //! Motor process sharing `MOTOR_MASTER_KEY` accepts it and none needs a
-//! table. The flip side, documented: revoking the issuing key does not
-//! recall a token already issued (it lapses within a minute), and the
-//! token is checked when a stream opens, not while it runs.
+//! table for the token itself. When a stream opens with it, the API also
+//! asks whether the issuing key is still live (one probe of its row), so a
+//! key revoked or expired after the issue recalls its tokens; the token is
+//! checked when a stream opens, not while it runs.
 
 use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine};
 use serde::{Deserialize, Serialize};

@@ -77,10 +77,14 @@ pub enum SuspensionReason {
     /// The API key it is bound to passed its `vence_en`, under a contract
     /// that cancels on deactivation.
     KeyExpired,
+    /// The API key it is bound to lacks the read scope the app's catalogue
+    /// now maps a type it selects to, under a contract that cancels on
+    /// deactivation.
+    KeyUnderScoped,
 }
 
 impl SuspensionReason {
-    pub const ALL: [SuspensionReason; 9] = [
+    pub const ALL: [SuspensionReason; 10] = [
         SuspensionReason::Rejected401,
         SuspensionReason::Rejected403,
         SuspensionReason::DestinationNotAllowed,
@@ -90,6 +94,7 @@ impl SuspensionReason {
         SuspensionReason::SustainedFailures,
         SuspensionReason::KeyRevoked,
         SuspensionReason::KeyExpired,
+        SuspensionReason::KeyUnderScoped,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -103,6 +108,7 @@ impl SuspensionReason {
             SuspensionReason::SustainedFailures => "fallos_sostenidos",
             SuspensionReason::KeyRevoked => "clave_revocada",
             SuspensionReason::KeyExpired => "clave_vencida",
+            SuspensionReason::KeyUnderScoped => "clave_sin_permiso",
         }
     }
 

@@ -1,8 +1,9 @@
 //! Retention: `entregada` deliveries older than
 //! `retencion.dias_entregados` are deleted, in batches; `fallida` ones never
-//! are (they are the DLQ) and `pendiente` ones are still owed — except
-//! under a contract with periods of its own (Visito: every finished
-//! delivery 30 days after its finish, `ContractSpec::retention`). Events
+//! are (they are the DLQ), `cancelada` ones go as `entregada` ones (from
+//! `cancelada_en`), and `pendiente` ones are still owed — except under a
+//! contract with periods of its own (Visito: every finished delivery 30
+//! days after its finish, cancelled ones included, `ContractSpec::retention`). Events
 //! received longer ago than `retencion.dias_contenido` (when set) have
 //! their `data` redacted, in small batches
 //! (`motor_store::ledger::redact`). The sweeper role runs both
@@ -31,6 +32,13 @@ pub(crate) async fn purge(pool: &Pool, batch: i64) -> Result<u64> {
     for contract in Contract::ALL {
         loop {
             let deleted = deliveries::purge_contract(pool, contract, batch).await?;
+            total += deleted;
+            if deleted < batch as u64 {
+                break;
+            }
+        }
+        loop {
+            let deleted = deliveries::purge_contract_cancelled(pool, contract, batch).await?;
             total += deleted;
             if deleted < batch as u64 {
                 break;

@@ -59,8 +59,8 @@ pub use fan_out::{AfterCommit, Handed};
 pub use finish::{record_attempt, record_attempt_parking, Attempt, Next, Recorded};
 pub use finish_many::record_delivered_many;
 pub use sweep::{
-    due_lane_heads, purge_contract, purge_delivered, release_lane, release_lane_heads, requeue,
-    LaneHints,
+    due_lane_heads, purge_contract, purge_contract_cancelled, purge_delivered, release_lane,
+    release_lane_heads, requeue, LaneHints,
 };
 
 /// Delivers the system instance's newest event (just appended, under the
@@ -347,6 +347,22 @@ pub fn hot_statements() -> Vec<HotStatement> {
                 "purge_contract",
                 "text, interval, interval, bigint",
                 include_str!("deliveries/sql/purge_contract.sql"),
+            )
+        },
+        HotStatement {
+            setup: BY_KEY_SETUP,
+            ..hot(
+                "purge_cancelled",
+                "bigint, bigint, text[]",
+                include_str!("deliveries/sql/purge_cancelled.sql"),
+            )
+        },
+        HotStatement {
+            setup: BY_KEY_SETUP,
+            ..hot(
+                "purge_contract_cancelled",
+                "text, interval, bigint",
+                include_str!("deliveries/sql/purge_contract_cancelled.sql"),
             )
         },
     ]

@@ -328,6 +328,22 @@ pub async fn authenticate(db: impl PgExecutor<'_>, token_hash: &[u8]) -> Result<
     }))
 }
 
+/// Whether the app's key `key_id` is live (not revoked, not past its
+/// `vence_en`): a stream token issued by it opens a stream only while it
+/// is. One probe of the primary key.
+pub async fn key_is_live(db: impl PgExecutor<'_>, app: AppId, key_id: &str) -> Result<bool> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT EXISTS (
+               SELECT 1 FROM api_keys
+               WHERE key_id = $1 AND app_id = $2 AND revocado_en IS NULL
+                 AND (vence_en IS NULL OR vence_en > now())) AS "live!""#,
+        key_id,
+        Uuid::from(app),
+    )
+    .fetch_one(db)
+    .await?)
+}
+
 fn parse_scopes(raw: Vec<String>) -> Vec<Scope> {
     // Only known scopes are ever written; an unknown one grants nothing.
     raw.iter().filter_map(|s| s.parse().ok()).collect()

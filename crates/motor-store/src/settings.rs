@@ -67,6 +67,27 @@ pub async fn read_scope_map(
         .unwrap_or_default())
 }
 
+/// [`read_scope_map`] for a subscription's creation or change, in its
+/// transaction: the catalogue's row is held `FOR SHARE` until it ends, so a
+/// catalogue `PUT` (which re-checks the subscriptions bound to keys,
+/// `subscriptions::suspend_for_under_scoped_keys`) waits for it and then
+/// sees it, or this reads the new map.
+pub async fn read_scope_map_for_change(
+    conn: &mut PgConnection,
+    app: AppId,
+) -> Result<std::collections::BTreeMap<String, String>> {
+    let map: Option<serde_json::Value> = sqlx::query_scalar!(
+        "SELECT permisos_lectura FROM app_event_types WHERE app_id = $1 FOR SHARE",
+        Uuid::from(app)
+    )
+    .fetch_optional(conn)
+    .await?
+    .flatten();
+    Ok(map
+        .and_then(|m| serde_json::from_value(m).ok())
+        .unwrap_or_default())
+}
+
 /// Sets (or, with `None`, removes) the app's catalogue, with the read
 /// scope of each type (empty: none).
 pub async fn set_event_catalogue(

@@ -44,7 +44,9 @@ struct SubscriptionRow {
 
 pub use motor_domain::keyring::SealedKey;
 
+mod bound_keys;
 mod keys;
+pub use bound_keys::{bind_key, suspend_for_lapsed_keys, suspend_for_under_scoped_keys};
 pub use keys::{forget_keys, live_keys, rotate, signing, Signing};
 use keys::{insert_key, signing_profile};
 
@@ -293,59 +295,6 @@ pub async fn suspend(
     }
     alerts::open(conn, app, Some(id), motivo.as_str(), detalle).await?;
     Ok(true)
-}
-
-/// Binds a subscription to the API key that created or changed it (seed
-/// 001: "Modificar la suscripción la vincula a la clave que llama"); the
-/// operator's changes leave the binding as it is.
-pub async fn bind_key(conn: &mut PgConnection, id: SubscriptionId, key_id: &str) -> Result<()> {
-    sqlx::query!(
-        "UPDATE subscriptions SET clave_api = $2 WHERE id = $1",
-        id.as_uuid(),
-        key_id,
-    )
-    .execute(conn)
-    .await?;
-    Ok(())
-}
-
-/// Suspends, under a contract that cancels on deactivation, every
-/// `activa` or `pausada` subscription bound to an API key that is revoked
-/// (`clave_revocada`) or past its `vence_en` (`clave_vencida`) — only
-/// those bound to `key_id` when given — which cancels their pending
-/// deliveries ([`suspend`]). Revocation calls it for its key; the sweeper
-/// calls it for every key, which is how an expiry takes effect. How many
-/// it suspended.
-pub async fn suspend_for_lapsed_keys(
-    conn: &mut PgConnection,
-    key_id: Option<&str>,
-) -> Result<usize> {
-    let cancelling = Contract::cancelling();
-    let lapsed = sqlx::query!(
-        r#"SELECT s.id, k.key_id, k.revocado_en IS NOT NULL AS "revoked!"
-           FROM subscriptions s JOIN api_keys k ON k.key_id = s.clave_api
-           WHERE s.clave_api IS NOT NULL AND ($1::text IS NULL OR s.clave_api = $1)
-             AND s.estado IN ('activa', 'pausada') AND s.contrato = ANY ($2)
-             AND (k.revocado_en IS NOT NULL OR k.vence_en <= now())
-           ORDER BY s.id"#,
-        key_id,
-        &cancelling as &[&str],
-    )
-    .fetch_all(&mut *conn)
-    .await?;
-    let mut suspended = 0;
-    for row in lapsed {
-        let (motivo, detalle) = if row.revoked {
-            (SuspensionReason::KeyRevoked, "revoked")
-        } else {
-            (SuspensionReason::KeyExpired, "past its vence_en")
-        };
-        let detalle = format!("the API key {} it is bound to is {detalle}", row.key_id);
-        if suspend(conn, SubscriptionId::from_uuid(row.id), motivo, &detalle).await? {
-            suspended += 1;
-        }
-    }
-    Ok(suspended)
 }
 
 /// Of `ids`, those that are instances of `app`.

@@ -766,9 +766,10 @@ export interface paths {
          *     It reads that one instance's stream and nothing else — every other
          *     route, and other instances' streams, refuse it. It is checked when a
          *     stream opens: a stream already open goes on after it lapses, and a
-         *     client that reconnects later asks for a new one. Stateless (sealed with
-         *     the master key): revoking the issuing key does not recall a token
-         *     already issued; it lapses within its lifetime.
+         *     client that reconnects later asks for a new one. Sealed with the master
+         *     key; when a stream opens with it, the issuing key must still be live:
+         *     once that key is revoked or expired the token opens nothing (401), and
+         *     a stream already open goes on.
          */
         post: operations["create_stream_token"];
         delete?: never;
@@ -1716,7 +1717,10 @@ export interface components {
              *     subscribe to each type, for the types that have one:
              *     `{"message.created": "conversations:read"}`. Each names a type of
              *     `tipos`; absent (or empty): no type needs one. Left out of answers
-             *     when empty.
+             *     when empty. Under `contrato: visito`, a `PUT` that asks a read scope
+             *     the API key a subscription is bound to lacks, for a type it
+             *     selects, suspends it (`clave_sin_permiso`) and cancels its pending
+             *     deliveries.
              */
             permisos_lectura?: {
                 [key: string]: string;
@@ -1804,12 +1808,12 @@ export interface components {
          * @description Why the engine suspended a subscription.
          * @enum {string}
          */
-        Motivo: "rechazo_401" | "rechazo_403" | "destino_no_permitido" | "destino_bloqueado" | "sin_secreto" | "rechazo_credenciales" | "fallos_sostenidos" | "clave_revocada" | "clave_vencida";
+        Motivo: "rechazo_401" | "rechazo_403" | "destino_no_permitido" | "destino_bloqueado" | "sin_secreto" | "rechazo_credenciales" | "fallos_sostenidos" | "clave_revocada" | "clave_vencida" | "clave_sin_permiso";
         /**
          * @description Why a delivery ended `cancelada`.
          * @enum {string}
          */
-        MotivoCancelacion: "suscripcion_pausada" | "suscripcion_suspendida" | "suscripcion_eliminada" | "clave_revocada" | "clave_vencida";
+        MotivoCancelacion: "suscripcion_pausada" | "suscripcion_suspendida" | "suscripcion_eliminada" | "clave_revocada" | "clave_vencida" | "clave_sin_permiso";
         /**
          * @description One event as a producer sends it (no other field: an unknown one is a
          *     422).
@@ -2136,8 +2140,9 @@ export interface components {
             /**
              * Format: int64
              * @description A `clave`-ordered subscription's keys with a request in flight at
-             *     once, per Motor process, 1–1000 (default 32); each key's lane still
-             *     sends one delivery at a time.
+             *     once, per Motor process, 1–1000 (default 32): with N processes
+             *     dispatching, up to N × this; each key's lane still sends one
+             *     delivery at a time, globally.
              */
             "webhooks.claves_en_vuelo": number;
         };
@@ -2186,7 +2191,8 @@ export interface components {
             /**
              * Format: int64
              * @description A `clave`-ordered subscription's keys with a request in flight at
-             *     once, per Motor process (each key still one at a time).
+             *     once, per Motor process (each key still one at a time): with N
+             *     processes dispatching, up to N × this.
              */
             "webhooks.claves_en_vuelo"?: number;
         };

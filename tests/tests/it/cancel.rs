@@ -5,8 +5,10 @@
 //! requests in flight), reactivation sends only new events, a replay still
 //! sends cancelled ones; a `motor` subscription paused beside it still
 //! accumulates; revoking or expiring the key a `visito` subscription is
-//! bound to suspends it and cancels its pending deliveries; a key without
-//! the read scope of a type gets a 403 naming the type.
+//! bound to suspends it and cancels its pending deliveries, and so does a
+//! catalogue change that leaves that key without a read scope
+//! (`under_scoped`); a key without the read scope of a type gets a 403
+//! naming the type.
 
 use std::{
     collections::BTreeSet,
@@ -27,6 +29,8 @@ use crate::{
     subscriptions::{assert_field, call, create},
     util::{key, serve_loopback, Tenant, TestMotor, ADMIN_TOKEN},
 };
+
+mod under_scoped;
 
 const WAIT: Duration = Duration::from_secs(90);
 

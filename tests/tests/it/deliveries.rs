@@ -9,6 +9,7 @@ mod hints;
 mod lanes;
 mod outcomes;
 mod plans;
+mod retention;
 mod sweep;
 
 use std::{collections::BTreeSet, time::Duration};

@@ -43,6 +43,10 @@ pub enum CancelReasonOut {
     KeyRevoked,
     #[serde(rename = "clave_vencida")]
     KeyExpired,
+    /// The bound API key lacks a read scope the catalogue now asks for a
+    /// type the subscription selects.
+    #[serde(rename = "clave_sin_permiso")]
+    KeyUnderScoped,
 }
 
 impl From<CancelReason> for CancelReasonOut {
@@ -53,6 +57,7 @@ impl From<CancelReason> for CancelReasonOut {
             CancelReason::SubscriptionDeleted => Self::SubscriptionDeleted,
             CancelReason::KeyRevoked => Self::KeyRevoked,
             CancelReason::KeyExpired => Self::KeyExpired,
+            CancelReason::KeyUnderScoped => Self::KeyUnderScoped,
         }
     }
 }

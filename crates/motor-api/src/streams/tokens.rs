@@ -64,9 +64,10 @@ pub struct StreamToken {
 /// It reads that one instance's stream and nothing else — every other
 /// route, and other instances' streams, refuse it. It is checked when a
 /// stream opens: a stream already open goes on after it lapses, and a
-/// client that reconnects later asks for a new one. Stateless (sealed with
-/// the master key): revoking the issuing key does not recall a token
-/// already issued; it lapses within its lifetime.
+/// client that reconnects later asks for a new one. Sealed with the master
+/// key; when a stream opens with it, the issuing key must still be live:
+/// once that key is revoked or expired the token opens nothing (401), and
+/// a stream already open goes on.
 #[utoipa::path(post, path = "/v1/instances/{id}/stream-tokens", tag = "events",
     security(("api_key" = ["events:read"])),
     params(("id" = String, Path, format = Uuid, description = "Instance id")),
@@ -137,6 +138,13 @@ impl FromRequestParts<AppState> for StreamCaller {
                     ApiError::Unauthenticated("the stream token expired; ask for a new one")
                 }
             })?;
+        // The token stands for its key: a key revoked or expired since it
+        // was issued opens nothing (one probe of the key, at open only).
+        if !motor_app::keys::is_live(&state.pool, grant.app, &grant.key_id).await? {
+            return Err(ApiError::Unauthenticated(
+                "the API key that issued this stream token is revoked or expired",
+            ));
+        }
         Ok(Self(Caller(Principal {
             key_id: format!("stream-token:{}", grant.key_id),
             app_id: grant.app,

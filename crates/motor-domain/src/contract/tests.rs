@@ -115,10 +115,20 @@ fn the_table_holds_each_documents_values() {
         s(Contract::Visito).retention,
         Retention {
             delivered: thirty_days,
-            failed: thirty_days
+            failed: thirty_days,
+            cancelled: thirty_days,
         }
     );
-    assert_eq!(s(Contract::Motor).retention.failed, None);
+    // The others leave every finished row to the operator's setting (and
+    // the DLQ's rule).
+    for c in [
+        Contract::Motor,
+        Contract::Asixto,
+        Contract::StandardWebhooks,
+    ] {
+        assert!(!s(c).retention.is_own(), "{c}");
+    }
+    assert!(s(Contract::Visito).retention.is_own());
 }
 
 #[test]
@@ -162,7 +172,7 @@ fn deactivation_is_the_tables_rule() {
     assert_eq!(Contract::cancelling(), ["visito"]);
     let cancel = Contract::Visito.spec().deactivation;
     assert_eq!(cancel, Deactivation::Cancel);
-    let table: [(S, S, Option<M>, Option<R>); 12] = [
+    let table: [(S, S, Option<M>, Option<R>); 13] = [
         (S::Active, S::Paused, None, Some(R::SubscriptionPaused)),
         (S::Active, S::Deleted, None, Some(R::SubscriptionDeleted)),
         (S::Paused, S::Deleted, None, Some(R::SubscriptionDeleted)),
@@ -184,6 +194,12 @@ fn deactivation_is_the_tables_rule() {
             S::Suspended,
             Some(M::KeyExpired),
             Some(R::KeyExpired),
+        ),
+        (
+            S::Active,
+            S::Suspended,
+            Some(M::KeyUnderScoped),
+            Some(R::KeyUnderScoped),
         ),
         // Reactivation cancels what reached it meanwhile.
         (S::Paused, S::Active, None, Some(R::SubscriptionPaused)),

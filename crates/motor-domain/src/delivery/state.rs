@@ -77,15 +77,20 @@ pub enum CancelReason {
     /// The API key it is bound to passed its `vence_en`.
     #[serde(rename = "clave_vencida")]
     KeyExpired,
+    /// The API key it is bound to lacks the read scope the app's catalogue
+    /// now maps a type it selects to (seed 001's "sin permisos").
+    #[serde(rename = "clave_sin_permiso")]
+    KeyUnderScoped,
 }
 
 impl CancelReason {
-    pub const ALL: [CancelReason; 5] = [
+    pub const ALL: [CancelReason; 6] = [
         CancelReason::SubscriptionPaused,
         CancelReason::SubscriptionSuspended,
         CancelReason::SubscriptionDeleted,
         CancelReason::KeyRevoked,
         CancelReason::KeyExpired,
+        CancelReason::KeyUnderScoped,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -95,6 +100,7 @@ impl CancelReason {
             CancelReason::SubscriptionDeleted => "suscripcion_eliminada",
             CancelReason::KeyRevoked => "clave_revocada",
             CancelReason::KeyExpired => "clave_vencida",
+            CancelReason::KeyUnderScoped => "clave_sin_permiso",
         }
     }
 
@@ -170,7 +176,8 @@ mod tests {
                 "suscripcion_suspendida",
                 "suscripcion_eliminada",
                 "clave_revocada",
-                "clave_vencida"
+                "clave_vencida",
+                "clave_sin_permiso"
             ]
         );
         for r in CancelReason::ALL {

@@ -5,6 +5,10 @@
 //! keys of one subscription have a request in flight at once (the setting
 //! `webhooks.claves_en_vuelo`). It is asked by the lane (one with a key),
 //! never by the contract; lanes without a key take no slot.
+//!
+//! The count is this process's alone (nothing shared): with N processes
+//! dispatching, one subscription may have up to N × the setting keys in
+//! flight. The per-key rule is global (a lane is claimed in Postgres).
 
 use std::{
     collections::HashMap,

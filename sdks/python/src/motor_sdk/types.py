@@ -86,6 +86,7 @@ class CancelReason(str, enum.Enum):
     SUSCRIPCION_ELIMINADA = "suscripcion_eliminada"
     CLAVE_REVOCADA = "clave_revocada"
     CLAVE_VENCIDA = "clave_vencida"
+    CLAVE_SIN_PERMISO = "clave_sin_permiso"
 
 
 class SuspensionReason(str, enum.Enum):
@@ -100,6 +101,7 @@ class SuspensionReason(str, enum.Enum):
     FALLOS_SOSTENIDOS = "fallos_sostenidos"
     CLAVE_REVOCADA = "clave_revocada"
     CLAVE_VENCIDA = "clave_vencida"
+    CLAVE_SIN_PERMISO = "clave_sin_permiso"
 
 
 @dataclass(frozen=True)

@@ -313,6 +313,18 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
             "purge_contract",
             "'visito', '30 days', '30 days', 1000".into(),
         ),
+        ("purge_cancelled", "30, 1000, '{visito}'".into()),
+        ("purge_cancelled", "365, 1000, '{}'".into()),
+        (
+            "purge_contract_cancelled",
+            "'visito', '30 days', 1000".into(),
+        ),
+        // The same statement over subscriptions that hold the backlog (the
+        // table's are `motor`'s): each probe reads cancelled rows only.
+        (
+            "purge_contract_cancelled",
+            "'motor', '30 days', 1000".into(),
+        ),
     ]
 }
 

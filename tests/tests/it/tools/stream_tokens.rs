@@ -1,7 +1,8 @@
 //! Stream tokens (`POST /v1/instances/{id}/stream-tokens`): a token opens
 //! its instance's stream as `?token=` with no Authorization header, over
 //! SSE and WebSocket, and nothing else — not another instance's stream,
-//! not a write route (as `?token=` or as a bearer), not after it expired.
+//! not a write route (as `?token=` or as a bearer), not after it expired,
+//! not after the key that asked for it was revoked.
 
 use std::{
     collections::VecDeque,
@@ -211,5 +212,65 @@ async fn tokens_expire_and_follow_the_keys_rules() {
     assert_eq!(status, StatusCode::NOT_FOUND);
     let (status, _) = token(&m, "nope", &a, None).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
+    m.stop().await;
+}
+
+/// A token stands for the key that asked for it: once that key is revoked
+/// the token opens nothing (401 at open, before its own expiry), while a
+/// stream it already opened goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_of_a_revoked_key_opens_nothing() {
+    let m = TestMotor::start(&ALL_ROLES).await;
+    let t = m.tenant(1).await;
+    let a = t.instances[0].to_string();
+    let (status, created) = call(
+        &m,
+        crate::util::ADMIN_TOKEN,
+        Method::POST,
+        &format!("/v1/admin/apps/{}/keys", t.app),
+        Some(json!({"nombre": "reader", "scopes": ["events:read"]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let reader = created["token"].as_str().unwrap().to_owned();
+    let key_id = created["key_id"].as_str().unwrap().to_owned();
+    let (status, issued) = token(&m, &reader, &a, None).await;
+    assert_eq!(status, StatusCode::CREATED, "{issued}");
+    let tok = issued["token"].as_str().unwrap().to_owned();
+    let mut open_before = open(&m, &a, &tok).await;
+    assert_eq!(open_before.status(), StatusCode::OK);
+
+    let (status, body) = call(
+        &m,
+        crate::util::ADMIN_TOKEN,
+        Method::DELETE,
+        &format!("/v1/admin/apps/{}/keys/{key_id}", t.app),
+        None,
+    )
+    .await;
+    assert!(status.is_success(), "{status} {body}");
+    // Well within the token's 60 s: refused because of its key.
+    let res = open(&m, &a, &tok).await;
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    let refusal = res.json::<Value>().await.unwrap();
+    assert!(
+        refusal["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("revoked or expired"),
+        "{refusal}"
+    );
+    // The stream opened before goes on.
+    append_to_ledger(
+        &m.db.pool,
+        t.instances[0],
+        &[json!({"type": "ficha.vista", "data": {"n": 1}})],
+    )
+    .await;
+    let mut buf = Vec::new();
+    assert_eq!(
+        next_event(&mut open_before, &mut buf).await,
+        (1, "ficha.vista".into())
+    );
     m.stop().await;
 }

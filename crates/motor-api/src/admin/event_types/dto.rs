@@ -18,7 +18,10 @@ pub struct EventCatalogue {
     /// subscribe to each type, for the types that have one:
     /// `{"message.created": "conversations:read"}`. Each names a type of
     /// `tipos`; absent (or empty): no type needs one. Left out of answers
-    /// when empty.
+    /// when empty. Under `contrato: visito`, a `PUT` that asks a read scope
+    /// the API key a subscription is bound to lacks, for a type it
+    /// selects, suspends it (`clave_sin_permiso`) and cancels its pending
+    /// deliveries.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub permisos_lectura: BTreeMap<String, String>,
 }

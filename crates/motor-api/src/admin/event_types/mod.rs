@@ -18,8 +18,10 @@ pub async fn get_catalogue(pool: &Pool, app: AppId) -> Result<EventCatalogue, Ap
     Ok(event_types::get(pool, app).await?.into())
 }
 
-/// Replaces the app's catalogue. Existing subscriptions are not re-checked:
-/// a type is refused at create or change, never at delivery.
+/// Replaces the app's catalogue. Existing subscriptions' types are not
+/// re-checked (a type is refused at create or change, never at delivery);
+/// their bound keys' read scopes are, under a contract that cancels on
+/// deactivation (`motor_app::event_types::set`).
 pub async fn set_catalogue(
     pool: &Pool,
     app: AppId,

@@ -50,7 +50,8 @@ pub struct SettingsPatch {
     #[schema(value_type = i64, required = false, minimum = 1, maximum = 100000)]
     pub desactivar_tras_fallos: Option<i64>,
     /// A `clave`-ordered subscription's keys with a request in flight at
-    /// once, per Motor process (each key still one at a time).
+    /// once, per Motor process (each key still one at a time): with N
+    /// processes dispatching, up to N × this.
     #[serde(rename = "webhooks.claves_en_vuelo")]
     #[schema(value_type = i64, required = false, minimum = 1, maximum = 1000)]
     pub claves_en_vuelo: Option<i64>,
@@ -98,8 +99,9 @@ pub struct SettingsOut {
     #[serde(rename = "webhooks.desactivar_tras_fallos")]
     pub desactivar_tras_fallos: i64,
     /// A `clave`-ordered subscription's keys with a request in flight at
-    /// once, per Motor process, 1–1000 (default 32); each key's lane still
-    /// sends one delivery at a time.
+    /// once, per Motor process, 1–1000 (default 32): with N processes
+    /// dispatching, up to N × this; each key's lane still sends one
+    /// delivery at a time, globally.
     #[serde(rename = "webhooks.claves_en_vuelo")]
     pub claves_en_vuelo: i64,
 }

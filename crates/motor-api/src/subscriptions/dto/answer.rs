@@ -175,6 +175,11 @@ pub enum SuspensionReasonOut {
     /// `clave_revocada`).
     #[serde(rename = "clave_vencida")]
     KeyExpired,
+    /// The API key it is bound to lacks the read scope an app's catalogue
+    /// change (`PUT /v1/admin/apps/{id}/event-types`) now maps a type it
+    /// selects to (as `clave_revocada`).
+    #[serde(rename = "clave_sin_permiso")]
+    KeyUnderScoped,
 }
 
 /// A subscription's signing profile (`firma`).
@@ -324,6 +329,7 @@ impl From<SuspensionReason> for SuspensionReasonOut {
             SuspensionReason::SustainedFailures => Self::SustainedFailures,
             SuspensionReason::KeyRevoked => Self::KeyRevoked,
             SuspensionReason::KeyExpired => Self::KeyExpired,
+            SuspensionReason::KeyUnderScoped => Self::KeyUnderScoped,
         }
     }
 }

@@ -1,0 +1,126 @@
+//! The API key a subscription is bound to (seed 001: "Modificar la
+//! suscripción la vincula a la clave que llama") and what happens to the
+//! subscription when that key lapses — revoked, expired or under-scoped —
+//! under a contract that cancels on deactivation (Visito): it is
+//! suspended, which cancels its pending deliveries ([`super::suspend`]).
+//! Split from `subscriptions.rs` by action.
+
+use std::collections::BTreeMap;
+
+use motor_domain::{
+    contract::Contract,
+    read_scope,
+    subscription::{SubscriptionId, SuspensionReason},
+    AppId,
+};
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use super::suspend;
+use crate::Result;
+
+/// Binds a subscription to the API key that created or changed it (seed
+/// 001: "Modificar la suscripción la vincula a la clave que llama"); the
+/// operator's changes leave the binding as it is.
+pub async fn bind_key(conn: &mut PgConnection, id: SubscriptionId, key_id: &str) -> Result<()> {
+    sqlx::query!(
+        "UPDATE subscriptions SET clave_api = $2 WHERE id = $1",
+        id.as_uuid(),
+        key_id,
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Suspends, under a contract that cancels on deactivation, every
+/// `activa` or `pausada` subscription bound to an API key that is revoked
+/// (`clave_revocada`) or past its `vence_en` (`clave_vencida`) — only
+/// those bound to `key_id` when given — which cancels their pending
+/// deliveries ([`suspend`]). Revocation calls it for its key; the sweeper
+/// calls it for every key, which is how an expiry takes effect. How many
+/// it suspended.
+pub async fn suspend_for_lapsed_keys(
+    conn: &mut PgConnection,
+    key_id: Option<&str>,
+) -> Result<usize> {
+    let cancelling = Contract::cancelling();
+    let lapsed = sqlx::query!(
+        r#"SELECT s.id, k.key_id, k.revocado_en IS NOT NULL AS "revoked!"
+           FROM subscriptions s JOIN api_keys k ON k.key_id = s.clave_api
+           WHERE s.clave_api IS NOT NULL AND ($1::text IS NULL OR s.clave_api = $1)
+             AND s.estado IN ('activa', 'pausada') AND s.contrato = ANY ($2)
+             AND (k.revocado_en IS NOT NULL OR k.vence_en <= now())
+           ORDER BY s.id"#,
+        key_id,
+        &cancelling as &[&str],
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut suspended = 0;
+    for row in lapsed {
+        let (motivo, detalle) = if row.revoked {
+            (SuspensionReason::KeyRevoked, "revoked")
+        } else {
+            (SuspensionReason::KeyExpired, "past its vence_en")
+        };
+        let detalle = format!("the API key {} it is bound to is {detalle}", row.key_id);
+        if suspend(conn, SubscriptionId::from_uuid(row.id), motivo, &detalle).await? {
+            suspended += 1;
+        }
+    }
+    Ok(suspended)
+}
+
+/// Suspends (`clave_sin_permiso`), under a contract that cancels on
+/// deactivation, every `activa` or `pausada` subscription of `app` whose
+/// bound API key lacks the read scope `map` — the app's catalogue as just
+/// set — asks for a type it selects (seed 001: "Una clave … sin permisos
+/// … cancela entregas pendientes"), which cancels its pending deliveries
+/// ([`suspend`]). The rule is the one a change of the subscription
+/// meets (`read_scope::missing`: its `tipos`, empty = every mapped type).
+/// The catalogue's `PUT` calls it in its own transaction, after writing
+/// the catalogue. How many it suspended.
+///
+/// The subscriptions are locked (`FOR NO KEY UPDATE`, as a change locks
+/// one), so a change committed meanwhile is read as it ended; a change or
+/// creation reads the map under `FOR SHARE`
+/// ([`crate::settings::read_scope_map_for_change`]), so it either waits
+/// for this catalogue or is seen here.
+pub async fn suspend_for_under_scoped_keys(
+    conn: &mut PgConnection,
+    app: AppId,
+    map: &BTreeMap<String, String>,
+) -> Result<usize> {
+    if map.is_empty() {
+        return Ok(0);
+    }
+    let cancelling = Contract::cancelling();
+    let bound = sqlx::query!(
+        r#"SELECT s.id, s.tipos, k.key_id, k.permisos_lectura
+           FROM subscriptions s JOIN api_keys k ON k.key_id = s.clave_api
+           WHERE s.app_id = $1 AND s.clave_api IS NOT NULL
+             AND s.estado IN ('activa', 'pausada') AND s.contrato = ANY ($2)
+           ORDER BY s.id
+           FOR NO KEY UPDATE OF s"#,
+        Uuid::from(app),
+        &cancelling as &[&str],
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut suspended = 0;
+    for row in bound {
+        let Some((t, scope)) = read_scope::missing(&row.tipos, map, &row.permisos_lectura) else {
+            continue;
+        };
+        let detalle = format!(
+            "the API key {} it is bound to lacks the read scope {scope}, which the event type {t} now needs",
+            row.key_id
+        );
+        let id = SubscriptionId::from_uuid(row.id);
+        if suspend(conn, id, SuspensionReason::KeyUnderScoped, &detalle).await? {
+            suspended += 1;
+        }
+    }
+    Ok(suspended)
+}
