@@ -42,6 +42,7 @@ matrix! {
     netcut_broker_blackhole => "netcut-broker-blackhole",
     brokers_kill9_dispatch => "brokers-kill9-dispatch",
     contracts_kill9_dispatch => "contracts-kill9-dispatch",
+    hotlane_kill9_dispatch => "hotlane-kill9-dispatch",
     receivers_mix => "receivers-mix",
     receivers_trickle => "receivers-trickle",
     receivers_clock_skew => "receivers-clock-skew",

@@ -8,6 +8,7 @@ mod brokers;
 mod commands;
 mod contracts;
 mod faults;
+mod hotlane;
 mod receivers;
 pub mod soak;
 
@@ -15,7 +16,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-pub use self::{brokers::*, commands::*, contracts::*, faults::*, receivers::*};
+pub use self::{brokers::*, commands::*, contracts::*, faults::*, hotlane::*, receivers::*};
 use crate::{
     check::Report,
     harness::{Behaviour, Incoming, Receiver, Run, RunConfig},
@@ -37,7 +38,7 @@ impl Size {
 }
 
 /// Every scenario by name (what `scripts/faults` and the matrix test run).
-pub const ALL: [&str; 25] = [
+pub const ALL: [&str; 26] = [
     "kill9-api",
     "kill9-relay",
     "kill9-dispatch",
@@ -54,6 +55,7 @@ pub const ALL: [&str; 25] = [
     "netcut-broker-blackhole",
     "brokers-kill9-dispatch",
     "contracts-kill9-dispatch",
+    "hotlane-kill9-dispatch",
     "receivers-mix",
     "receivers-trickle",
     "receivers-clock-skew",
@@ -105,6 +107,7 @@ pub async fn run(name: &str, size: Size) -> anyhow::Result<Report> {
         "netcut-broker-blackhole" => netcut_broker_blackhole(size).await,
         "brokers-kill9-dispatch" => brokers_kill9_dispatch(size).await,
         "contracts-kill9-dispatch" => contracts_kill9_dispatch(size).await,
+        "hotlane-kill9-dispatch" => hotlane_kill9_dispatch(size).await,
         "receivers-mix" => receivers_mix(size).await,
         "receivers-trickle" => receivers_trickle(size).await,
         "receivers-clock-skew" => receivers_clock_skew(size).await,

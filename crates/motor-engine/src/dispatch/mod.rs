@@ -15,6 +15,7 @@ mod attempt;
 mod cache;
 mod chain;
 mod consume;
+mod hot;
 mod keyed;
 mod ladders;
 mod observe;
@@ -88,6 +89,9 @@ pub struct Dispatcher {
     /// Keys in flight of `clave`-ordered subscriptions.
     keys: keyed::KeySlots,
     cache: cache::AttemptCache,
+    /// Ordered lanes a chain of this process runs, and the parked first
+    /// attempts commits handed to them.
+    hot: hot::HotLanes,
     /// Attempts this process claimed through a head's finish, whose own
     /// jobs are still to come.
     chained: Mutex<Chained>,
@@ -123,6 +127,7 @@ impl Dispatcher {
             unordered: Mutex::default(),
             keys: keyed::KeySlots::default(),
             cache: cache::AttemptCache::new(),
+            hot: hot::HotLanes::default(),
             chained: Mutex::default(),
             last_lease_ms: AtomicU64::new(
                 (Duration::from_secs(60) + LEASE_MARGIN).as_millis() as u64
@@ -245,18 +250,28 @@ impl Dispatcher {
 
     /// Takes first attempts a commit in this process handed over: deliveries
     /// claimed in the fan-out are attempted now (their lease is running),
-    /// those parked behind a busy lane are claimed if their lane freed
-    /// while the commit was in flight, and unordered subscriptions'
+    /// those parked behind a busy lane go to their lane's chain when one
+    /// runs in this process (`hot`) and are otherwise claimed if their lane
+    /// freed while the commit was in flight, and unordered subscriptions'
     /// deliveries (which have no job) are handled as if their job had come
     /// from Kafka.
     fn take(self: &Arc<Self>, handed: Handed) {
         for claimed in handed.claimed {
             self.detach(claimed);
         }
-        if !handed.parked.is_empty() {
+        let parked: Vec<DeliveryId> = handed
+            .parked
+            .into_iter()
+            .filter(|p| {
+                let lane = (p.subscription_id, p.instance_id, p.lane.clone());
+                !self.hot.hand(&lane, p.delivery_id)
+            })
+            .map(|p| p.delivery_id)
+            .collect();
+        if !parked.is_empty() {
             let dispatcher = self.clone();
             self.detached.spawn(async move {
-                if let Err(e) = dispatcher.take_freed(&handed.parked).await {
+                if let Err(e) = dispatcher.take_freed(&parked).await {
                     tracing::warn!(error = %e, "parked first attempts not checked; the sweeper sends those whose lane is free");
                 }
             });
@@ -284,10 +299,16 @@ impl Dispatcher {
 
     /// Runs the chain from a claimed delivery in a task of its own.
     fn detach(self: &Arc<Self>, claimed: Claimed) {
+        let lane = self.enter(&claimed);
+        self.detach_in(claimed, lane);
+    }
+
+    /// [`Self::detach`] for a chain that already entered its lane (`hot`).
+    fn detach_in(self: &Arc<Self>, claimed: Claimed, lane: Option<hot::LaneKey>) {
         let dispatcher = self.clone();
         let delivery = claimed.delivery_id;
         self.detached.spawn(async move {
-            if let Err(e) = dispatcher.chain(claimed, None, Runs::Detached).await {
+            if let Err(e) = dispatcher.chain_in(claimed, None, Runs::Detached, lane).await {
                 tracing::warn!(error = %e, %delivery, "attempt not completed; the sweeper will retry it");
             }
         });

@@ -29,7 +29,9 @@ use tokio::sync::OwnedSemaphorePermit;
 use tracing::Instrument;
 
 use super::{
-    attempt, observe,
+    attempt,
+    hot::LaneKey,
+    observe,
     unordered::{Running, Unordered},
     Dispatcher, Runs, LEASE_MARGIN,
 };
@@ -65,6 +67,9 @@ struct Chain {
     claimed_at: Instant,
     /// Attempts made so far.
     attempts: usize,
+    /// The ordered lane this chain entered (`Dispatcher::hot`), left when
+    /// it ends or handed on with the lane past a job's budget.
+    lane: Option<LaneKey>,
 }
 
 /// A 429 or 503 with `Retry-After` holds the whole subscription: what to
@@ -89,6 +94,35 @@ impl Dispatcher {
         slot: Option<OwnedSemaphorePermit>,
         runs: Runs,
     ) -> Result<()> {
+        let lane = self.enter(&claimed);
+        self.chain_in(claimed, slot, runs, lane).await
+    }
+
+    /// An ordered lane's chain enters it in [`Self::hot`]: from then on
+    /// the lane's parked first attempts handed by this process's commits
+    /// are the chain's to see.
+    pub(super) fn enter(&self, claimed: &Claimed) -> Option<LaneKey> {
+        let lane = (
+            claimed.subscription_id,
+            claimed.instance_id,
+            claimed.lane.clone(),
+        );
+        claimed.ordered.then(|| {
+            self.hot.enter(lane.clone());
+            lane
+        })
+    }
+
+    /// [`Self::chain`] once its lane was entered (`lane`); leaves it at the
+    /// end, checking what was handed to it and not seen by a record (its
+    /// finish is durable by then: `claim_freed` finds the lane free).
+    pub(super) async fn chain_in(
+        self: &Arc<Self>,
+        claimed: Claimed,
+        slot: Option<OwnedSemaphorePermit>,
+        runs: Runs,
+        lane: Option<LaneKey>,
+    ) -> Result<()> {
         let unordered = (!claimed.ordered).then(|| self.unordered(claimed.subscription_id));
         let mut chain = Chain {
             slot,
@@ -98,17 +132,42 @@ impl Dispatcher {
             started: Instant::now(),
             claimed_at: Instant::now(),
             attempts: 0,
+            lane,
         };
-        let mut claimed = Box::new(claimed);
+        let ended = self.run(&mut chain, Box::new(claimed)).await;
+        if let Some(lane) = chain.lane.take() {
+            let left = self.hot.leave(&lane);
+            if !left.is_empty() {
+                if let Err(e) = self.take_freed(&left).await {
+                    tracing::warn!(error = %e, "parked first attempts not checked; the sweeper sends those whose lane is free");
+                }
+            }
+        }
+        ended
+    }
+
+    /// The loop of [`Self::chain`]'s steps.
+    async fn run(self: &Arc<Self>, chain: &mut Chain, mut claimed: Box<Claimed>) -> Result<()> {
         loop {
-            if !self.gate(&mut chain, &mut claimed).await? {
+            if !self.gate(chain, &mut claimed).await? {
                 return Ok(());
             }
-            let (attempt, outcome, span) = self.attempt(&mut chain, &mut claimed).await?;
-            let recorded = self
-                .settle(&mut chain, claimed, attempt, outcome, span)
-                .await?;
-            match self.follow(&mut chain, recorded) {
+            let (attempt, outcome, span) = self.attempt(chain, &mut claimed).await?;
+            // What commits handed the lane so far: this record's snapshot
+            // sees them. Given back unless it claimed a next (then the
+            // chain goes on and its later records see them too).
+            let seen = match &chain.lane {
+                Some(lane) => self.hot.take(lane),
+                None => Vec::new(),
+            };
+            let recorded = self.settle(chain, claimed, attempt, outcome, span).await;
+            if let Some(lane) = &chain.lane {
+                if !matches!(&recorded, Ok(Recorded::Done { next: Some(_), .. })) {
+                    self.hot.give_back(lane, seen);
+                }
+            }
+            let recorded = recorded?;
+            match self.follow(chain, recorded) {
                 Some(next) => claimed = next,
                 None => return Ok(()),
             }
@@ -331,7 +390,9 @@ impl Dispatcher {
             unordered.claimed(next.delivery_id);
         }
         if past_budget(chain.runs, chain.attempts, chain.started.elapsed()) {
-            self.detach(*next);
+            // The lane goes on in that task, which leaves it at its end.
+            let lane = chain.lane.take();
+            self.detach_in(*next, lane);
             return None;
         }
         chain.claimed_at = Instant::now();

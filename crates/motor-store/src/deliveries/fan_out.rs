@@ -37,7 +37,17 @@ pub struct Handed {
     /// take. A finish that ran while this commit was in flight could not
     /// see it, so the dispatcher claims it after the commit if its lane is
     /// free by then ([`super::claim_freed`]).
-    pub parked: Vec<DeliveryId>,
+    pub parked: Vec<ParkedHead>,
+}
+
+/// The lowest new delivery of an ordered lane that had an open delivery
+/// ([`Handed::parked`]), and its lane.
+#[derive(Debug, Clone)]
+pub struct ParkedHead {
+    pub delivery_id: DeliveryId,
+    pub subscription_id: SubscriptionId,
+    pub instance_id: InstanceId,
+    pub lane: Lane,
 }
 
 impl Handed {
@@ -126,7 +136,12 @@ pub(crate) async fn hand_over(conn: &mut PgConnection, rows: Vec<FannedOut>) -> 
         let lowest = lanes.insert((r.subscription_id, r.instance_id, r.lane));
         if r.parked {
             if lowest {
-                handed.parked.push(delivery_id);
+                handed.parked.push(ParkedHead {
+                    delivery_id,
+                    subscription_id,
+                    instance_id: instance,
+                    lane,
+                });
             }
             continue;
         }

@@ -12,7 +12,11 @@
 use std::time::Duration;
 
 use motor::serve::Role;
-use motor_domain::{delivery::DeliveryId, subscription::SubscriptionId, InstanceId, NewEvent};
+use motor_domain::{
+    delivery::{DeliveryId, Lane},
+    subscription::SubscriptionId,
+    InstanceId, NewEvent,
+};
 use motor_store::deliveries::{Attempt, Claimed, Handed, Next, Recorded};
 use serde_json::json;
 
@@ -59,6 +63,11 @@ async fn append_handing(
     appended.handed
 }
 
+/// The ids of the first attempts a commit handed over parked.
+fn parked_ids(handed: Handed) -> Vec<DeliveryId> {
+    handed.parked.into_iter().map(|p| p.delivery_id).collect()
+}
+
 /// Two lanes (the two instances of a new tenant, one ordered
 /// subscription), each a claimed head and a first attempt parked behind
 /// it, A's rows first (the older ids): the heads and the parked ones.
@@ -69,8 +78,8 @@ async fn two_busy_lanes(m: &TestMotor, lease: Duration) -> ([DeliveryId; 2], Vec
     let (a, b) = (t.instances[0], t.instances[1]);
     let head_a = append_handing(&m.db.pool, a, 1, lease).await.claimed[0].delivery_id;
     let head_b = append_handing(&m.db.pool, b, 1, lease).await.claimed[0].delivery_id;
-    let mut parked = append_handing(&m.db.pool, a, 2, lease).await.parked;
-    parked.extend(append_handing(&m.db.pool, b, 2, lease).await.parked);
+    let mut parked = parked_ids(append_handing(&m.db.pool, a, 2, lease).await);
+    parked.extend(parked_ids(append_handing(&m.db.pool, b, 2, lease).await));
     assert_eq!(parked.len(), 2);
     ([head_a, head_b], parked)
 }
@@ -369,10 +378,17 @@ async fn a_parked_first_attempt_is_claimed_after_its_commit_when_its_lane_freed(
     let behind = append(2).await;
     assert!(behind.claimed.is_empty() && behind.jobs.is_empty());
     assert_eq!(behind.parked.len(), 1, "the one behind the head is parked");
+    // It names its lane, for the lane's chain in this process to take.
+    let lane = &behind.parked[0];
+    assert_eq!(
+        (lane.subscription_id, lane.instance_id, lane.lane.clone()),
+        (sub, instance, Lane::Live)
+    );
+    let behind = parked_ids(behind);
     assert_eq!(jobs_in_outbox(&m, sub).await, 0);
 
     // The head is open: nothing to claim, it stays parked.
-    let claimed = motor_store::deliveries::claim_freed(&m.db.pool, &behind.parked, lease)
+    let claimed = motor_store::deliveries::claim_freed(&m.db.pool, &behind, lease)
         .await
         .unwrap();
     assert!(claimed.is_empty());
@@ -381,18 +397,18 @@ async fn a_parked_first_attempt_is_claimed_after_its_commit_when_its_lane_freed(
     // the claim waits for it, then finds the lane free.
     let mut finish = m.db.pool.begin().await.unwrap();
     deliver(&mut finish, head).await.unwrap();
-    let claiming = spawn_claim_freed(&m, &behind.parked, lease);
+    let claiming = spawn_claim_freed(&m, &behind, lease);
     waits_for_a_lock(&m.db.pool).await;
     finish.commit().await.unwrap();
     let claimed = claiming.await.unwrap().unwrap();
     assert_eq!(claimed.len(), 1, "claimed once the head's finish committed");
     assert_eq!(
         (claimed[0].delivery_id, claimed[0].seq, claimed[0].attempt),
-        (behind.parked[0], 2, 1)
+        (behind[0], 2, 1)
     );
     assert!(!claimed[0].envelope.is_empty());
     // Claimed once: a second try finds it leased.
-    let again = motor_store::deliveries::claim_freed(&m.db.pool, &behind.parked, lease)
+    let again = motor_store::deliveries::claim_freed(&m.db.pool, &behind, lease)
         .await
         .unwrap();
     assert!(again.is_empty());
@@ -518,7 +534,7 @@ async fn a_group_commit_that_waited_for_a_lock_sees_first_attempts_parked_meanwh
         }
     });
     waits_for_a_lock(&m.db.pool).await;
-    let behind = append_handing(&m.db.pool, b, 2, lease).await.parked;
+    let behind = parked_ids(append_handing(&m.db.pool, b, 2, lease).await);
     assert_eq!(behind.len(), 1);
     let freed = motor_store::deliveries::claim_freed(&m.db.pool, &behind, lease)
         .await
