@@ -182,7 +182,8 @@ async fn https_receiver() -> (u16, Arc<std::sync::atomic::AtomicUsize>) {
     let certs = CertificateDer::pem_slice_iter(include_bytes!("../../testdata/tls/server.pem"))
         .collect::<Result<Vec<_>, _>>()
         .unwrap();
-    let key = PrivateKeyDer::from_pem_slice(include_bytes!("../../testdata/tls/server.key")).unwrap();
+    let key =
+        PrivateKeyDer::from_pem_slice(include_bytes!("../../testdata/tls/server.key")).unwrap();
     let config = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
