@@ -168,6 +168,7 @@ impl Receiver {
     }
 
     /// Answers every request `after` it arrived from now on (zero: at once).
+    #[allow(dead_code)] // Only the shapes bench's slow receivers.
     pub fn answer_after(&self, after: Duration) {
         self.answer_after_ms
             .store(after.as_millis() as u64, Ordering::Relaxed);
