@@ -185,6 +185,7 @@ impl Bench {
             posted,
             delivered,
             asked: None,
+            answer_ms: 0.0,
             extras: Vec::new(),
             notes: Vec::new(),
         }
@@ -277,6 +278,7 @@ impl Bench {
             )
             .await;
         receiver.answer_after(Duration::ZERO);
+        outcome.answer_ms = s.slow_answer.as_secs_f64() * 1000.0;
         let in_flight = number("MOTOR_DISPATCH_IN_FLIGHT", "1000");
         let lanes = s.slow_instances as f64;
         let ceiling = lanes.min(in_flight) / s.slow_answer.as_secs_f64();

@@ -19,6 +19,10 @@ pub struct Outcome {
     /// A fixed-rate phase: the rate asked (delivered/s is then arrivals
     /// per second from the first to the last).
     pub asked: Option<f64>,
+    /// Added to the last arrival of a closed loop: the time the receiver
+    /// takes to answer (the slow phase's 500 ms), so the rate counts
+    /// deliveries done, not requests received.
+    pub answer_ms: f64,
     /// Numbers of this phase only (name, value), printed and in the JSON.
     pub extras: Vec<(&'static str, f64)>,
     /// Sentences printed under the line.
@@ -27,7 +31,7 @@ pub struct Outcome {
 
 impl Outcome {
     /// Delivered events per second: from the first POST to the last
-    /// arrival (closed loops), or from the first arrival to the last
+    /// arrival (closed loops; plus [`Self::answer_ms`]), or from the first arrival to the last
     /// (fixed rates: a steady latency does not count against the rate).
     pub fn delivered_per_s(&self) -> f64 {
         let d = &self.delivered;
@@ -35,7 +39,7 @@ impl Outcome {
         match self.asked {
             Some(_) if n > 1.0 => (n - 1.0) * 1000.0 / (d.last_ms() - d.first_ms()),
             Some(_) => f64::NAN,
-            None => n * 1000.0 / (d.last_ms() - self.posted.started_ms),
+            None => n * 1000.0 / (d.last_ms() + self.answer_ms - self.posted.started_ms),
         }
     }
 
