@@ -31,6 +31,7 @@ mod links;
 #[cfg(feature = "nats")]
 pub mod nats;
 pub mod resolve;
+mod roots;
 pub mod webhook;
 
 use std::{future::Future, sync::Arc, time::Duration};
@@ -42,6 +43,7 @@ use motor_domain::{
 };
 
 pub use attempt::{attempt, Attempt, AttemptReport};
+pub use roots::{BadRoots, ExtraRoots};
 
 /// A destination's answer to a message it took.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,6 +106,8 @@ pub struct Destinations {
     /// The resolver every kind was given, for the conformance battery's
     /// guarded client.
     resolver: Arc<dyn resolve::Resolver>,
+    /// The extra roots every webhook client trusts.
+    roots: ExtraRoots,
     webhook: webhook::Webhook,
     #[cfg(feature = "amqp")]
     amqp: amqp::Amqp,
@@ -126,9 +130,16 @@ impl Destinations {
     /// Senders that ask `resolver` for every host name (each kind's guard
     /// still judges the answer).
     pub fn with_resolver(resolver: Arc<dyn resolve::Resolver>) -> Self {
+        Self::trusting(resolver, ExtraRoots::default())
+    }
+
+    /// [`Self::with_resolver`], webhooks also trusting `roots`
+    /// (`MOTOR_WEBHOOK_EXTRA_ROOTS`).
+    pub fn trusting(resolver: Arc<dyn resolve::Resolver>, roots: ExtraRoots) -> Self {
         Self {
             resolver: resolver.clone(),
-            webhook: webhook::Webhook::with_resolver(resolver.clone()),
+            webhook: webhook::Webhook::trusting(resolver.clone(), &roots),
+            roots,
             #[cfg(feature = "amqp")]
             amqp: amqp::Amqp::new(resolver.clone()),
             #[cfg(feature = "nats")]
@@ -139,7 +150,7 @@ impl Destinations {
     /// A conformance-battery client that connects only where these
     /// senders would (the same resolver, the same guard).
     pub fn check_client(&self, public_ipv4_only: bool) -> check::CheckClient {
-        check::CheckClient::guarded(self.resolver.clone(), public_ipv4_only)
+        check::CheckClient::guarded(self.resolver.clone(), public_ipv4_only, &self.roots)
     }
 
     /// Closes the broker connections gracefully (RabbitMQ; NATS clients

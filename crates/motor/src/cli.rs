@@ -78,6 +78,33 @@ mod tests {
     }
 
     #[test]
+    fn webhook_extra_roots_are_read_at_start() {
+        let roots = |args: &[&str]| {
+            let cli = Cli::try_parse_from(["motor"].iter().chain(args).chain(&["serve"])).unwrap();
+            cli.config.extra_roots()
+        };
+        let ca = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../motor-destinations/testdata/tls/ca.pem"
+        );
+        assert_eq!(roots(&["--webhook-extra-roots", ca]).unwrap().len(), 1);
+        let key = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../motor-destinations/testdata/tls/server.key"
+        );
+        for bad in [key, "/nonexistent/roots.pem"] {
+            let err = roots(&["--webhook-extra-roots", bad]).unwrap_err();
+            assert!(
+                format!("{err:#}").contains("MOTOR_WEBHOOK_EXTRA_ROOTS"),
+                "{err:#}"
+            );
+        }
+        if std::env::var_os("MOTOR_WEBHOOK_EXTRA_ROOTS").is_none() {
+            assert!(roots(&[]).unwrap().is_empty());
+        }
+    }
+
+    #[test]
     fn admin_settings_and_alerts_parse() {
         use crate::admin::{AdminCommand, AlertCommand, SettingsCommand};
 

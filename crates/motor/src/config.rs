@@ -163,6 +163,12 @@ pub struct Config {
           value_parser = clap::value_parser!(u32).range(10..=10_000))]
     pub executor_poll_recheck_ms: u32,
 
+    /// A PEM file of certificate authorities webhook requests trust beside
+    /// the built-in (Mozilla) roots: receivers whose certificates a private
+    /// CA issued. Read once at start-up; unset trusts the built-in roots only.
+    #[arg(long, env = "MOTOR_WEBHOOK_EXTRA_ROOTS")]
+    pub webhook_extra_roots: Option<std::path::PathBuf>,
+
     /// Milliseconds between stream heartbeats (production: 15000). For tests.
     #[arg(long, env = "MOTOR_STREAMS_HEARTBEAT_MS", hide = true)]
     pub streams_heartbeat_ms: Option<u64>,
@@ -234,6 +240,17 @@ impl Config {
             max_limit: self.executor_poll_max_limit.into(),
             recheck: Duration::from_millis(self.executor_poll_recheck_ms.into()),
         }
+    }
+
+    /// The certificates of `MOTOR_WEBHOOK_EXTRA_ROOTS` (none when unset).
+    pub fn extra_roots(&self) -> anyhow::Result<motor_destinations::ExtraRoots> {
+        let Some(path) = &self.webhook_extra_roots else {
+            return Ok(motor_destinations::ExtraRoots::default());
+        };
+        let pem = std::fs::read(path)
+            .with_context(|| format!("MOTOR_WEBHOOK_EXTRA_ROOTS: reading {}", path.display()))?;
+        motor_destinations::ExtraRoots::from_pem(&pem)
+            .with_context(|| format!("MOTOR_WEBHOOK_EXTRA_ROOTS: {}", path.display()))
     }
 
     pub fn bus(&self) -> BusConfig {

@@ -98,7 +98,14 @@ pub async fn run_with_resolver(
     let tracker = TaskTracker::new();
     // One set of senders for the dispatcher and the API's probes: one pool
     // of broker connections, closed once at the end.
-    let destinations = Destinations::with_resolver(resolver.clone());
+    let roots = config.extra_roots()?;
+    if !roots.is_empty() {
+        tracing::info!(
+            certificates = roots.len(),
+            "webhooks trust MOTOR_WEBHOOK_EXTRA_ROOTS beside the built-in roots"
+        );
+    }
+    let destinations = Destinations::trusting(resolver.clone(), roots);
 
     // A commit of the API hands work to the roles in its own process.
     let mut local = LocalRoles::default();

@@ -171,6 +171,7 @@ pub fn config(db: &TestDb, prefix: &str) -> Config {
         dispatch_in_flight: 1000,
         streams_max_connections: 10_000,
         streams_buffer: 4_096,
+        webhook_extra_roots: None,
         streams_heartbeat_ms: None,
         executor_lease_secs: 30,
         executor_poll_max_wait_secs: 30,

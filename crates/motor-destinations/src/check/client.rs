@@ -18,6 +18,7 @@ use motor_domain::delivery::TransportFailure;
 
 use crate::{
     resolve::Resolver,
+    roots::ExtraRoots,
     webhook::{failure, GuardedResolver, MAX_RESPONSE_BYTES, USER_AGENT},
 };
 
@@ -53,8 +54,10 @@ impl CheckClient {
     /// the webhook sender's resolver does. A literal IP in the URL is not
     /// resolved: the caller checks it against the allowed destinations
     /// first, as an attempt does.
-    pub fn guarded(names: Arc<dyn Resolver>, public_ipv4_only: bool) -> Self {
-        let client = reqwest::Client::builder()
+    /// Webhooks' extra `roots` are trusted too.
+    pub fn guarded(names: Arc<dyn Resolver>, public_ipv4_only: bool, roots: &ExtraRoots) -> Self {
+        let client = roots
+            .add_to(reqwest::Client::builder())
             .redirect(reqwest::redirect::Policy::none())
             .dns_resolver(Arc::new(GuardedResolver::new(names, public_ipv4_only)))
             .user_agent(USER_AGENT)

@@ -16,7 +16,7 @@ use super::{
 };
 use crate::{
     resolve::{Resolver, SystemResolver},
-    Answer, Message, Sender,
+    Answer, ExtraRoots, Message, Sender,
 };
 
 /// Asks the injected resolver and refuses the whole answer if any address
@@ -85,8 +85,14 @@ impl Webhook {
 
     /// A sender whose host names are asked of `names` (then checked).
     pub fn with_resolver(names: Arc<dyn Resolver>) -> Self {
+        Self::trusting(names, &ExtraRoots::default())
+    }
+
+    /// [`Self::with_resolver`], also trusting the certificates in `roots`.
+    pub fn trusting(names: Arc<dyn Resolver>, roots: &ExtraRoots) -> Self {
         let client = |public_ipv4_only| {
-            reqwest::Client::builder()
+            roots
+                .add_to(reqwest::Client::builder())
                 .redirect(reqwest::redirect::Policy::none())
                 .dns_resolver(Arc::new(GuardedResolver::new(
                     names.clone(),

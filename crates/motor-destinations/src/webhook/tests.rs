@@ -169,3 +169,76 @@ async fn an_endless_answer_is_read_only_up_to_4_kb() {
     // Reading it all would end in the attempt's timeout instead.
     assert_eq!(answer.map(|a| a.status), Ok(200));
 }
+
+/// An HTTPS receiver on loopback with the fixed test certificate
+/// (`testdata/tls`, issued for 127.0.0.1 by the test CA): answers 204 to
+/// every request; counts the TLS handshakes it completed.
+async fn https_receiver() -> (u16, Arc<std::sync::atomic::AtomicUsize>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio_rustls::rustls::{
+        self,
+        pki_types::{pem::PemObject, CertificateDer, PrivateKeyDer},
+    };
+    let certs = CertificateDer::pem_slice_iter(include_bytes!("../../testdata/tls/server.pem"))
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key =
+        PrivateKeyDer::from_pem_slice(include_bytes!("../../testdata/tls/server.key")).unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handshakes = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = handshakes.clone();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            let (acceptor, counted) = (acceptor.clone(), counted.clone());
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(socket).await else {
+                    return;
+                };
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                // One request per read is enough for these small bodies.
+                let mut buf = [0u8; 8192];
+                while matches!(tls.read(&mut buf).await, Ok(n) if n > 0) {
+                    let answer = b"HTTP/1.1 204 No Content\r\n\r\n";
+                    if tls.write_all(answer).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (port, handshakes)
+}
+
+#[tokio::test]
+async fn an_extra_root_is_trusted_and_its_connection_reused() {
+    let (port, handshakes) = https_receiver().await;
+    let url = format!("https://127.0.0.1:{port}/hook");
+    let post = |webhook: Webhook| {
+        let url = url.clone();
+        async move {
+            webhook
+                .post(&url, Duration::from_secs(5), &[], "{}", false)
+                .await
+        }
+    };
+    // The built-in roots do not know the test CA.
+    assert_eq!(post(Webhook::new()).await, Err(TransportFailure::Tls));
+    let roots = crate::ExtraRoots::from_pem(include_bytes!("../../testdata/tls/ca.pem")).unwrap();
+    let trusting = Webhook::trusting(Arc::new(SystemResolver), &roots);
+    for _ in 0..3 {
+        let answer = post(trusting.clone()).await.unwrap();
+        assert_eq!(answer.status, 204);
+    }
+    // Three requests, one handshake: the connection is pooled per host.
+    assert_eq!(handshakes.load(std::sync::atomic::Ordering::SeqCst), 1);
+}

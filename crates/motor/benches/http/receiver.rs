@@ -3,13 +3,14 @@
 //! envelope's `received_at`. It verifies no signature (that costs CPU the
 //! benchmark would count as the receiver's, and the tests check signing).
 //! For the bad-receivers phase it can answer some instances badly: half of
-//! their requests 503 (no `Retry-After`), or one instance after 2 s.
+//! their requests 503 (no `Retry-After`), or one instance after 2 s; for
+//! the shapes bench's slow receivers, every request after a delay.
 
 use std::{
     collections::{hash_map::Entry, HashMap, HashSet},
     net::SocketAddr,
     sync::{
-        atomic::{AtomicUsize, Ordering},
+        atomic::{AtomicU64, AtomicUsize, Ordering},
         Arc, Mutex,
     },
     time::{Duration, Instant},
@@ -64,6 +65,8 @@ pub struct Receiver {
     misbehaving: Mutex<Misbehaviour>,
     /// Requests to failing instances so far: every other one fails.
     failing_requests: AtomicUsize,
+    /// Every request is answered after this many ms (0: at once).
+    answer_after_ms: AtomicU64,
 }
 
 /// Instances the receiver answers badly.
@@ -147,14 +150,28 @@ pub fn now_ms() -> f64 {
 impl Receiver {
     /// Serves `/hook/{name}` on a free loopback port.
     pub async fn start() -> (Arc<Self>, SocketAddr) {
-        let receiver = Arc::new(Self::default());
-        let router = Router::new()
-            .route("/hook/{hook}", post(receive))
-            .with_state(receiver.clone());
+        let (receiver, router) = Self::router();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
         (receiver, addr)
+    }
+
+    /// A receiver and its routes, to serve on a listener of the caller's
+    /// (e.g. behind TLS).
+    pub fn router() -> (Arc<Self>, Router) {
+        let receiver = Arc::new(Self::default());
+        let router = Router::new()
+            .route("/hook/{hook}", post(receive))
+            .with_state(receiver.clone());
+        (receiver, router)
+    }
+
+    /// Answers every request `after` it arrived from now on (zero: at once).
+    #[allow(dead_code)] // Only the shapes bench's slow receivers.
+    pub fn answer_after(&self, after: Duration) {
+        self.answer_after_ms
+            .store(after.as_millis() as u64, Ordering::Relaxed);
     }
 
     /// Answers the given instances badly from now on (see [`Misbehaviour`]).
@@ -237,6 +254,10 @@ async fn receive(
     }
     if slow {
         tokio::time::sleep(SLOW_ANSWER).await;
+    }
+    let after = receiver.answer_after_ms.load(Ordering::Relaxed);
+    if after > 0 {
+        tokio::time::sleep(Duration::from_millis(after)).await;
     }
     let arrival = Arrival {
         at_ms,

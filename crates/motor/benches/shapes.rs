@@ -1,0 +1,463 @@
+//! Benchmark of the traffic shapes real users run (issue 38, item 1),
+//! beside the http bench's single subscription with one receiver answering
+//! 204 over plain HTTP: the same `motor serve` process (every role), the
+//! same receiver and load generator (crates/motor/benches/http/), and the
+//! same numbers per phase — delivered/s, commit → receiver p50/p99/max,
+//! and CPU per delivered event by process (motor, postgres, broker, load
+//! generator, receivers). Prints; asserts nothing about speed.
+//!
+//!   cargo bench -p motor --bench shapes      (or scripts/bench)
+//!
+//! Phases (MOTOR_BENCH_PHASES, a comma list of these; all when unset),
+//! each on instances of its own, run in this order:
+//! - `fanout`: MOTOR_BENCH_FANOUT subscriptions (10), each to a receiver of
+//!   its own, cover the same MOTOR_BENCH_INSTANCES (100) ordered instances;
+//!   a closed loop of MOTOR_BENCH_EVENTS / MOTOR_BENCH_FANOUT events (so
+//!   MOTOR_BENCH_EVENTS deliveries) from MOTOR_BENCH_SENDERS senders.
+//! - `slow`: MOTOR_BENCH_SLOW_INSTANCES (1,000) instances on one ordered
+//!   subscription whose receiver answers every request after
+//!   MOTOR_BENCH_SLOW_ANSWER_MS (500); a closed loop posts
+//!   MOTOR_BENCH_SLOW_EVENTS (10 per instance). An ordered lane has one
+//!   request in flight, and a dispatch consumer holds at most
+//!   MOTOR_DISPATCH_IN_FLIGHT jobs: the ceiling printed is
+//!   min(lanes, in-flight) / answer time.
+//! - `tls`: the 204 receiver behind HTTPS (shapes/tls.rs; Motor trusts the
+//!   test CA through MOTOR_WEBHOOK_EXTRA_ROOTS, which this benchmark sets);
+//!   a closed loop of MOTOR_BENCH_EVENTS over MOTOR_BENCH_INSTANCES ordered
+//!   instances; prints the TLS handshakes the receiver completed.
+//! - `large`: MOTOR_BENCH_LARGE_BYTES (65,536) events at a fixed
+//!   MOTOR_BENCH_LARGE_RATE (500/s) for MOTOR_BENCH_SECONDS (10) over
+//!   MOTOR_BENCH_INSTANCES ordered instances.
+//! - `tenants`: MOTOR_BENCH_TENANTS apps (2,000) × MOTOR_BENCH_TENANT_INSTANCES
+//!   (5) instances, each instance with an ordered subscription of its own
+//!   (made through the API before the phase), single events at a fixed
+//!   MOTOR_BENCH_TENANT_RATE (1,000/s) spread over every instance in a
+//!   shuffled round, for MOTOR_BENCH_SECONDS; prints the sweeper passes
+//!   (`motor_sweeper_pass_seconds`) of the phase. Last, since its
+//!   subscriptions stay.
+//!
+//! Every phase waits until each committed event reached its receiver(s)
+//! (MOTOR_BENCH_PATIENCE, 60 s without a new arrival, then reports what is
+//! missing) and the outbox drained. Also MOTOR_BENCH_MOTOR_BIN,
+//! MOTOR_BENCH_DATABASE_URL, MOTOR_BENCH_KAFKA_BROKERS as the http bench.
+
+mod common;
+#[allow(dead_code)]
+#[path = "http/cpu.rs"]
+mod cpu;
+#[allow(dead_code)]
+#[path = "http/load.rs"]
+mod load;
+#[path = "shapes/meter.rs"]
+mod meter;
+#[path = "shapes/open.rs"]
+mod open;
+#[allow(dead_code)]
+#[path = "http/receiver.rs"]
+mod receiver;
+#[allow(dead_code)]
+#[path = "http/report.rs"]
+mod report;
+#[path = "shapes/result.rs"]
+mod result;
+#[allow(dead_code)]
+#[path = "http/server.rs"]
+mod server;
+#[path = "shapes/setup.rs"]
+mod setup;
+#[path = "shapes/tls.rs"]
+mod tls;
+
+use std::{future::Future, path::PathBuf, sync::Arc, time::Duration};
+
+use bytes::Bytes;
+use common::{env_or, number, BenchDb};
+use load::{Load, Posted};
+use meter::Meter;
+use rand::seq::SliceRandom;
+use receiver::{Delivered, Hook, Key, Receiver};
+use result::Outcome;
+use serde_json::json;
+
+/// The phases MOTOR_BENCH_PHASES may name, in the order they run.
+const PHASES: [&str; 5] = ["fanout", "slow", "tls", "large", "tenants"];
+
+struct Settings {
+    phases: Vec<String>,
+    seconds: f64,
+    events: usize,
+    senders: usize,
+    instances: usize,
+    fanout: usize,
+    slow_instances: usize,
+    slow_events: usize,
+    slow_answer: Duration,
+    large_bytes: usize,
+    large_rate: f64,
+    tenants: usize,
+    tenant_instances: usize,
+    tenant_rate: f64,
+    patience: Duration,
+}
+
+impl Settings {
+    fn from_env() -> Self {
+        let slow_instances = number("MOTOR_BENCH_SLOW_INSTANCES", "1000") as usize;
+        let phases: Vec<String> = match env_or("MOTOR_BENCH_PHASES", "").trim() {
+            "" => PHASES.map(str::to_owned).to_vec(),
+            list => list.split(',').map(|p| p.trim().to_owned()).collect(),
+        };
+        for p in &phases {
+            assert!(
+                PHASES.contains(&p.as_str()),
+                "MOTOR_BENCH_PHASES: {p:?} is not one of {PHASES:?}"
+            );
+        }
+        Self {
+            phases,
+            seconds: number("MOTOR_BENCH_SECONDS", "10"),
+            events: number("MOTOR_BENCH_EVENTS", "20000") as usize,
+            senders: number("MOTOR_BENCH_SENDERS", "64") as usize,
+            instances: number("MOTOR_BENCH_INSTANCES", "100") as usize,
+            fanout: number("MOTOR_BENCH_FANOUT", "10") as usize,
+            slow_events: number(
+                "MOTOR_BENCH_SLOW_EVENTS",
+                &(slow_instances * 10).to_string(),
+            ) as usize,
+            slow_instances,
+            slow_answer: Duration::from_millis(number("MOTOR_BENCH_SLOW_ANSWER_MS", "500") as u64),
+            large_bytes: number("MOTOR_BENCH_LARGE_BYTES", "65536") as usize,
+            large_rate: number("MOTOR_BENCH_LARGE_RATE", "500"),
+            tenants: number("MOTOR_BENCH_TENANTS", "2000") as usize,
+            tenant_instances: number("MOTOR_BENCH_TENANT_INSTANCES", "5") as usize,
+            tenant_rate: number("MOTOR_BENCH_TENANT_RATE", "1000"),
+            patience: Duration::from_secs_f64(number("MOTOR_BENCH_PATIENCE", "60")),
+        }
+    }
+
+    fn runs(&self, phase: &str) -> bool {
+        self.phases.iter().any(|p| p == phase)
+    }
+}
+
+struct Bench {
+    motor: server::Motor,
+    meter: Meter,
+    pool: motor_store::Pool,
+    /// The receivers' runtime (threads named `receiver`, metered apart).
+    receivers: tokio::runtime::Handle,
+    settings: Settings,
+}
+
+impl Bench {
+    /// A plain receiver on the receivers' runtime; its hook URL.
+    async fn receiver(&self) -> (Arc<Receiver>, String) {
+        let (receiver, addr) = self.receivers.spawn(Receiver::start()).await.unwrap();
+        (
+            receiver,
+            format!("http://{addr}/hook/{}", Hook::Ordered.path()),
+        )
+    }
+
+    /// Runs `posting` (after one warm-up event through `warm`), waits for
+    /// every committed event at each receiver and for the outbox, and
+    /// meters it all.
+    async fn measure<P: Future<Output = Posted>>(
+        &self,
+        phase: &'static str,
+        receivers: &[Arc<Receiver>],
+        warm: P,
+        posting: impl FnOnce() -> P,
+    ) -> Outcome {
+        // The first delivery of a subscription may wait for its consumer.
+        let warmed = warm.await;
+        self.wait(receivers, &warmed).await;
+        for r in receivers {
+            r.clear();
+        }
+        let before = self.meter.snapshot();
+        let posted = posting().await;
+        let delivered = self.wait(receivers, &posted).await;
+        self.drain_outbox().await;
+        Outcome {
+            phase,
+            spent: self.meter.since(&before),
+            posted,
+            delivered,
+            asked: None,
+            answer_ms: 0.0,
+            extras: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// Every committed event at every receiver, merged.
+    async fn wait(&self, receivers: &[Arc<Receiver>], posted: &Posted) -> Delivered {
+        let expected: Vec<Key> = posted
+            .committed
+            .iter()
+            .map(|&(instance, seq)| (Hook::Ordered, instance, seq))
+            .collect();
+        let mut all = Delivered {
+            arrivals: Vec::new(),
+            keys: Vec::new(),
+            missing: Vec::new(),
+            duplicates: 0,
+        };
+        for r in receivers {
+            let d = r.wait_for(&expected, self.settings.patience).await;
+            all.arrivals.extend(d.arrivals);
+            all.keys.extend(d.keys);
+            all.missing.extend(d.missing);
+            all.duplicates += d.duplicates;
+        }
+        all
+    }
+
+    async fn drain_outbox(&self) {
+        let deadline = tokio::time::Instant::now() + self.settings.patience;
+        while motor_store::outbox::pending(&self.pool).await.unwrap() > 0 {
+            if tokio::time::Instant::now() > deadline {
+                println!("  ! the outbox did not drain");
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    fn load(&self, app: &setup::App) -> Load {
+        Load::new(&self.motor.base, &app.token, 1)
+    }
+
+    async fn fanout(&self) -> Outcome {
+        let s = &self.settings;
+        let app = setup::app(&self.motor, "fanout", s.instances).await;
+        let mut receivers = Vec::new();
+        for i in 0..s.fanout {
+            let (receiver, url) = self.receiver().await;
+            setup::subscribe(
+                &self.motor,
+                &app,
+                &format!("fanout-{i}"),
+                &url,
+                &app.instances,
+            )
+            .await;
+            receivers.push(receiver);
+        }
+        let load = self.load(&app);
+        let events = (s.events / s.fanout.max(1)).max(1);
+        let mut outcome = self
+            .measure(
+                "fanout",
+                &receivers,
+                load.closed(&app.instances, 1, false, 1),
+                || load.closed(&app.instances, events, false, s.senders),
+            )
+            .await;
+        outcome.extras.push(("subscriptions", s.fanout as f64));
+        outcome
+            .extras
+            .push(("events_posted", outcome.posted.committed.len() as f64));
+        outcome
+    }
+
+    async fn slow(&self) -> Outcome {
+        let s = &self.settings;
+        let app = setup::app(&self.motor, "slow", s.slow_instances).await;
+        let (receiver, url) = self.receiver().await;
+        setup::subscribe(&self.motor, &app, "slow", &url, &app.instances).await;
+        receiver.answer_after(s.slow_answer);
+        let load = self.load(&app);
+        let mut outcome = self
+            .measure(
+                "slow",
+                std::slice::from_ref(&receiver),
+                load.closed(&app.instances, 1, false, 1),
+                || load.closed(&app.instances, s.slow_events, false, s.senders),
+            )
+            .await;
+        receiver.answer_after(Duration::ZERO);
+        outcome.answer_ms = s.slow_answer.as_secs_f64() * 1000.0;
+        let in_flight = number("MOTOR_DISPATCH_IN_FLIGHT", "1000");
+        let lanes = s.slow_instances as f64;
+        let ceiling = lanes.min(in_flight) / s.slow_answer.as_secs_f64();
+        outcome.extras.push(("lanes", lanes));
+        outcome.extras.push(("dispatch_in_flight", in_flight));
+        outcome
+            .extras
+            .push(("answer_ms", s.slow_answer.as_millis() as f64));
+        outcome.extras.push(("ceiling_per_s", ceiling));
+        outcome.notes.push(format!(
+            "bound: one request in flight per ordered lane ({lanes:.0} lanes) and at most \
+             MOTOR_DISPATCH_IN_FLIGHT ({in_flight:.0}) jobs held by the dispatch consumer; \
+             each answer takes {} ms: ceiling {:.0}/s, measured {:.0}/s ({:.0} %)",
+            s.slow_answer.as_millis(),
+            ceiling,
+            outcome.delivered_per_s(),
+            outcome.delivered_per_s() / ceiling * 100.0
+        ));
+        outcome
+    }
+
+    async fn tls(&self) -> Outcome {
+        let s = &self.settings;
+        let app = setup::app(&self.motor, "tls", s.instances).await;
+        let (receiver, addr, handshakes) = self.receivers.spawn(tls::start()).await.unwrap();
+        let url = format!("https://{addr}/hook/{}", Hook::Ordered.path());
+        setup::subscribe(&self.motor, &app, "tls", &url, &app.instances).await;
+        let load = self.load(&app);
+        let before = handshakes.load(std::sync::atomic::Ordering::Relaxed);
+        let mut outcome = self
+            .measure(
+                "tls",
+                std::slice::from_ref(&receiver),
+                load.closed(&app.instances, 1, false, 1),
+                || load.closed(&app.instances, s.events, false, s.senders),
+            )
+            .await;
+        // The warm-up event's connection included.
+        let total = handshakes.load(std::sync::atomic::Ordering::Relaxed);
+        outcome.extras.push(("handshakes", (total - before) as f64));
+        outcome
+    }
+
+    async fn large(&self) -> Outcome {
+        let s = &self.settings;
+        let app = setup::app(&self.motor, "large", s.instances).await;
+        let (receiver, url) = self.receiver().await;
+        setup::subscribe(&self.motor, &app, "large", &url, &app.instances).await;
+        let mut event = json!({"type": "document.received", "data": {"text": ""}});
+        let padding = s.large_bytes.saturating_sub(event.to_string().len());
+        event["data"]["text"] = "x".repeat(padding).into();
+        let body = Bytes::from(event.to_string());
+        let targets: Vec<open::Target> = app.targets().collect();
+        let base = &self.motor.base;
+        let mut outcome = self
+            .measure(
+                "large",
+                std::slice::from_ref(&receiver),
+                open::run(base, &targets[..1], body.clone(), 1.0, 1.0),
+                || open::run(base, &targets, body.clone(), s.large_rate, s.seconds),
+            )
+            .await;
+        outcome.asked = Some(s.large_rate);
+        outcome.extras.push(("body_bytes", body.len() as f64));
+        outcome
+    }
+
+    async fn tenants(&self) -> Outcome {
+        let s = &self.settings;
+        let (receiver, url) = self.receiver().await;
+        let started = std::time::Instant::now();
+        let apps = setup::tenants(&self.motor, s.tenants, s.tenant_instances, &url).await;
+        let subscriptions = s.tenants * s.tenant_instances;
+        println!(
+            "tenants: {} apps, {subscriptions} instances and subscriptions made in {:.0} s",
+            apps.len(),
+            started.elapsed().as_secs_f64()
+        );
+        let mut targets: Vec<open::Target> = apps.iter().flat_map(setup::App::targets).collect();
+        targets.shuffle(&mut rand::thread_rng());
+        let base = &self.motor.base;
+        let body =
+            Bytes::from(json!({"type": "message.received", "data": {"text": "hola"}}).to_string());
+        let passes_before = sweeper_passes(base).await;
+        let mut outcome = self
+            .measure(
+                "tenants",
+                std::slice::from_ref(&receiver),
+                open::run(base, &targets[..1], body.clone(), 1.0, 1.0),
+                || open::run(base, &targets, body.clone(), s.tenant_rate, s.seconds),
+            )
+            .await;
+        let passes = sweeper_passes(base).await;
+        let (count, sum) = (passes.0 - passes_before.0, passes.1 - passes_before.1);
+        outcome.asked = Some(s.tenant_rate);
+        outcome.extras.push(("tenants", apps.len() as f64));
+        outcome.extras.push(("subscriptions", subscriptions as f64));
+        outcome.extras.push(("sweeper_passes", count));
+        outcome
+            .extras
+            .push(("sweeper_pass_mean_ms", sum / count * 1000.0));
+        outcome
+    }
+}
+
+/// `motor_sweeper_pass_seconds`' count and sum (seconds) on `/metrics`.
+async fn sweeper_passes(base: &str) -> (f64, f64) {
+    let text = reqwest::get(format!("{base}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let value = |suffix: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("motor_sweeper_pass_seconds{suffix} ")))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(f64::NAN)
+    };
+    (value("_count"), value("_sum"))
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return; // `cargo test --benches` asks for the list of benchmarks.
+    }
+    // Motor (started below, inheriting this environment) trusts the test
+    // CA of the `tls` phase's receiver.
+    if std::env::var_os("MOTOR_WEBHOOK_EXTRA_ROOTS").is_none() {
+        std::env::set_var("MOTOR_WEBHOOK_EXTRA_ROOTS", tls::CA_PEM);
+    }
+    let receivers = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name(meter::RECEIVER_THREADS)
+        .enable_all()
+        .build()
+        .unwrap();
+    let main = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    main.block_on(run(receivers.handle().clone()));
+    receivers.shutdown_background();
+}
+
+async fn run(receivers: tokio::runtime::Handle) {
+    let settings = Settings::from_env();
+    let binary = PathBuf::from(env_or("MOTOR_BENCH_MOTOR_BIN", env!("CARGO_BIN_EXE_motor")));
+    let db = BenchDb::create().await;
+    let motor = server::Motor::start(&binary, &db).await;
+    println!(
+        "motor shapes benchmark: {} ({}), phases {}, load average {}; Motor log {}",
+        binary.display(),
+        db.run_id,
+        settings.phases.join(","),
+        meter::load_average(),
+        motor.log.display()
+    );
+    let bench = Bench {
+        meter: Meter::new(motor.pid()),
+        pool: motor_store::connect(&db.url, 2).await.unwrap(),
+        motor,
+        receivers,
+        settings,
+    };
+    for phase in PHASES {
+        if !bench.settings.runs(phase) {
+            continue;
+        }
+        let outcome = match phase {
+            "fanout" => bench.fanout().await,
+            "slow" => bench.slow().await,
+            "tls" => bench.tls().await,
+            "large" => bench.large().await,
+            _ => bench.tenants().await,
+        };
+        outcome.print();
+    }
+    bench.motor.stop().await;
+    bench.pool.close().await;
+    db.drop_db().await;
+}
