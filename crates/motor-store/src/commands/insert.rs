@@ -83,7 +83,7 @@ pub async fn insert(
 enum Plan {
     Refused(CommandError),
     /// The key's command, stored by an earlier transaction.
-    Stored(Command),
+    Stored(Box<Command>),
     /// A new command: the `n`th of the batch's new rows.
     New(usize),
     /// The same key as the earlier request that makes new row `n`.
@@ -124,7 +124,7 @@ pub async fn insert_batch(
         .map(|plan| match plan {
             Plan::Refused(e) => Err(e),
             Plan::Stored(command) => Ok(Accepted {
-                command,
+                command: *command,
                 created: false,
             }),
             Plan::New(n) => Ok(Accepted {
@@ -154,7 +154,7 @@ fn plan<'a>(
         let at = (request.app, request.instance, key.as_str().to_owned());
         if let Some((command, hash)) = stored.get(&at) {
             return if hash[..] == fingerprint.0 {
-                Plan::Stored(command.clone())
+                Plan::Stored(Box::new(command.clone()))
             } else {
                 Plan::Refused(CommandError::KeyConflict {
                     existing: command.id,
