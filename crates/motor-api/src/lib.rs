@@ -68,6 +68,9 @@ pub struct AppState {
     /// and relay of this process handed first attempts and woken right
     /// after an ingest commit.
     pub ledger: motor_app::events::Ledger,
+    /// Where command requests go: their group commit, which wakes the
+    /// same roles as the ledger's after each commit.
+    pub commands: motor_app::commands::Acceptor,
     /// The app of each instance seen (it never changes).
     pub instance_apps: Arc<auth::InstanceApps>,
     /// The API keys found lately.

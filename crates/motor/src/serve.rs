@@ -231,6 +231,7 @@ pub async fn run_with_resolver(
             metrics: metrics.clone(),
             sealing: sealing.clone(),
             destinations: destinations.clone(),
+            commands: motor_app::commands::Acceptor::start(pool.clone(), after_commit.clone()),
             ledger: motor_app::events::Ledger::start(pool.clone(), after_commit),
             instance_apps: Arc::default(),
             api_keys: Arc::default(),

@@ -123,8 +123,7 @@ pub(super) async fn send_message(
         options: input.raw_options(),
     };
     let submitted = commands::send(
-        &state.pool,
-        state.ledger.after_commit.as_deref(),
+        &state.commands,
         &caller.0,
         instance,
         key,
@@ -168,8 +167,7 @@ pub(super) async fn submit_command(
         options: input.raw_options(),
     };
     let submitted = commands::submit(
-        &state.pool,
-        state.ledger.after_commit.as_deref(),
+        &state.commands,
         &caller.0,
         instance,
         key,

@@ -1,18 +1,21 @@
 //! Commands, the producer's side (issue 32): a send (`chat` +
 //! `contenido`) or any other kind (`tipo` + `parametros`) accepted for an
 //! instance, one command read, an instance's commands listed, a command
-//! cancelled. Each operation takes the pool, the caller and the time it
-//! acts at, and owns its transaction: an accepted command is answered
-//! only after its row, its `command.accepted` and its `{prefix}.commands`
-//! record are committed. The writes take the process's `AfterCommit`
-//! too, when it has one: told after each commit that wrote, it wakes the
-//! relay (the command's record, the event's deliveries) and the streams'
-//! tail at once instead of at their next poll.
+//! cancelled. Each operation takes the pool (an accept, the process's
+//! [`Acceptor`]), the caller and the time it acts at, and owns its
+//! transaction: an accepted command is answered only after its row, its
+//! `command.accepted` and its `{prefix}.commands` record are committed,
+//! in the group commit of the requests that came with it (`accept`). The
+//! writes take the process's `AfterCommit` too, when it has one: told
+//! after each commit that wrote, it wakes the relay (the command's record,
+//! the event's deliveries) and the streams' tail at once instead of at
+//! their next poll.
 //!
 //! Neighbours: `motor_domain::command` (the request's rules, the state
 //! machine), `motor_store::commands` (the rows and their transitions).
 //! The executor's side (claim, report) is `executor`.
 
+mod accept;
 mod query;
 
 use std::collections::HashMap;
@@ -32,7 +35,10 @@ use motor_store::{
     Pool,
 };
 
-pub use self::query::{ListQuery, DEFAULT_PER_PAGE, MAX_PER_PAGE};
+pub use self::{
+    accept::Acceptor,
+    query::{ListQuery, DEFAULT_PER_PAGE, MAX_PER_PAGE},
+};
 use crate::{access::restricted, AppError, Result};
 
 /// An accepted command, and whether this request stored it (`false` when
@@ -57,8 +63,7 @@ pub struct CommandPage {
 /// (`key`, the header as it arrived) is required. Born `en_cola`, due at
 /// once, with its `command.accepted`.
 pub async fn send(
-    pool: &Pool,
-    after_commit: Option<&dyn AfterCommit>,
+    acceptor: &Acceptor,
     caller: &Principal,
     instance: InstanceId,
     key: Option<&str>,
@@ -67,7 +72,7 @@ pub async fn send(
 ) -> Result<Submitted> {
     let key = IdempotencyKey::for_kind(key, CommandKind::Message)?;
     let parse = |at| NewCommand::send(raw, at);
-    accept(pool, after_commit, caller, instance, key, parse, now).await
+    accept(acceptor, caller, instance, key, parse, now).await
 }
 
 /// Accepts any other kind (`tipo`: a remote operation or instance
@@ -75,8 +80,7 @@ pub async fn send(
 /// `aceptado`; a remote operation appends `command.accepted`, a control
 /// command nothing.
 pub async fn submit(
-    pool: &Pool,
-    after_commit: Option<&dyn AfterCommit>,
+    acceptor: &Acceptor,
     caller: &Principal,
     instance: InstanceId,
     key: Option<&str>,
@@ -85,17 +89,17 @@ pub async fn submit(
 ) -> Result<Submitted> {
     let key = key.map(IdempotencyKey::parse).transpose()?;
     let parse = |at| NewCommand::operation(raw, at);
-    accept(pool, after_commit, caller, instance, key, parse, now).await
+    accept(acceptor, caller, instance, key, parse, now).await
 }
 
-/// Parses the request as of `now` and stores it in one transaction (the
-/// store resolves the key first, then `generacion_esperada`). A key is
+/// Parses the request as of `now` and queues it for the next group
+/// commit (the store resolves the key first, then `generacion_esperada`,
+/// in queue order). A key is
 /// resolved before every other check, also before `expires_at` must be in
 /// the future: a repeat that arrives after the `expires_at` of the request
 /// it repeats answers the stored command, not a 422.
 async fn accept(
-    pool: &Pool,
-    after_commit: Option<&dyn AfterCommit>,
+    acceptor: &Acceptor,
     caller: &Principal,
     instance: InstanceId,
     key: Option<IdempotencyKey>,
@@ -113,7 +117,7 @@ async fn accept(
             let Ok(repeat) = parse(DateTime::<chrono::Utc>::MIN_UTC) else {
                 return Err(late.into());
             };
-            let mut conn = pool.acquire().await?;
+            let mut conn = acceptor.pool.acquire().await?;
             return match store::find_repeat(&mut conn, caller.app_id, instance, &repeat, key)
                 .await
                 .map_err(command_error)?
@@ -127,14 +131,15 @@ async fn accept(
         }
         (Err(e), _) => return Err(e.into()),
     };
-    let mut tx = pool.begin().await?;
-    let accepted = store::insert(&mut tx, caller.app_id, instance, &new, key.as_ref(), now)
-        .await
-        .map_err(command_error)?;
-    tx.commit().await?;
-    if accepted.created {
-        committed(after_commit);
-    }
+    let accepted = acceptor
+        .accept(accept::Pending {
+            app: caller.app_id,
+            instance,
+            new,
+            key,
+            now,
+        })
+        .await?;
     Ok(Submitted {
         command: accepted.command,
         created: accepted.created,

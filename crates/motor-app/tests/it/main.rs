@@ -3,6 +3,7 @@
 //! and calls the operations as every door does.
 
 mod admin;
+mod commands;
 mod events;
 mod subscriptions;
 

@@ -1,25 +1,35 @@
-//! Storing a new command. The instance's row is locked first, so requests
-//! for one instance are serialised and fifty identical ones make one
-//! command; then, in this order: the Idempotency-Key (a repeat answers the
-//! stored command even after a relink), `generacion_esperada`, the row,
-//! `command.accepted` (sends and remote operations) and the command's
-//! `{prefix}.commands` record.
+//! Storing new commands: one request, or a batch of them in one
+//! transaction (the API's group commit, `motor_app::commands::accept`).
+//! The requests' instances are locked first, in id order (the event
+//! intake's order, so the two never deadlock): requests for one instance
+//! are serialised, and fifty identical ones make one command. Then each
+//! request, in its order: its instance's owner, the Idempotency-Key (a
+//! repeat answers the stored command even after a relink, or the command
+//! an earlier request of the same batch stored), `generacion_esperada`.
+//! A request refused by a check writes nothing; what passes is written in
+//! two statements whatever the batch holds (`rows`): the rows with their
+//! `{prefix}.commands` records, then `command.accepted` (sends and remote
+//! operations) through the ledger's batch append.
+
+use std::collections::HashMap;
 
 use motor_domain::{
-    command::{
-        events::EventFacts, CommandEvent, CommandId, CommandStatus, IdempotencyKey, NewCommand,
-        Payload,
-    },
-    outbox::{CommandJob, OutboxRecord},
+    command::{events::EventFacts, CommandEvent, CommandId, IdempotencyKey, NewCommand},
+    outbox::CommandJob,
     time::Timestamp,
-    AppId, InstanceId,
+    AppId, InstanceId, NewEvent,
 };
-use serde_json::Value;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::{Command, CommandError, CommandRow};
-use crate::{ledger, outbox, StoreError};
+use super::{
+    rows::{NewRow, NewRows},
+    Command, CommandError, CommandRow,
+};
+use crate::{
+    ledger::{self, LockedInstance, Request},
+    StoreError,
+};
 
 /// A stored command and whether this request stored it.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,12 +40,24 @@ pub struct Accepted {
     pub created: bool,
 }
 
+/// One request to store a command: `new` for `instance` of `app`, under
+/// `key` if it has one, stamped `now` (a send's `next_try` too).
+#[derive(Debug, Clone, Copy)]
+pub struct Acceptance<'a> {
+    pub app: AppId,
+    pub instance: InstanceId,
+    pub new: &'a NewCommand,
+    pub key: Option<&'a IdempotencyKey>,
+    pub now: Timestamp,
+}
+
 /// Stores `new` for `instance` of `app`, with its event and outbox record,
 /// in the caller's transaction; `now` stamps it (and is a send's
 /// `next_try`). Refuses an instance of another app as
 /// [`CommandError::InstanceNotFound`], the same key with another request
 /// as [`CommandError::KeyConflict`] and a stale `generacion_esperada` as
-/// [`CommandError::GenerationMismatch`].
+/// [`CommandError::GenerationMismatch`]. A batch of one: see
+/// [`insert_batch`].
 pub async fn insert(
     conn: &mut PgConnection,
     app: AppId,
@@ -44,104 +66,288 @@ pub async fn insert(
     key: Option<&IdempotencyKey>,
     now: Timestamp,
 ) -> Result<Accepted, CommandError> {
-    let locked = match ledger::lock_instance(&mut *conn, instance).await {
-        Err(StoreError::NotFound(_)) => return Err(CommandError::InstanceNotFound),
-        other => other?,
+    let request = Acceptance {
+        app,
+        instance,
+        new,
+        key,
+        now,
     };
-    let owner = sqlx::query_scalar!(
-        "SELECT app_id FROM instances WHERE id = $1",
-        Uuid::from(instance)
-    )
-    .fetch_one(&mut *conn)
-    .await?;
-    if owner != Uuid::from(app) {
-        return Err(CommandError::InstanceNotFound);
+    insert_batch(conn, &[request])
+        .await?
+        .pop()
+        .expect("one request, one answer")
+}
+
+/// What a request of a batch comes to, before the batch's writes.
+enum Plan {
+    Refused(CommandError),
+    /// The key's command, stored by an earlier transaction.
+    Stored(Box<Command>),
+    /// A new command: the `n`th of the batch's new rows.
+    New(usize),
+    /// The same key as the earlier request that makes new row `n`.
+    Repeat(usize),
+}
+
+/// Stores `requests` in the caller's transaction, each answered in its
+/// order as [`insert`] would answer it alone, as if they had come one
+/// after the other. A request refused by a check (its own error) writes
+/// nothing, and the others are stored; a database error fails the whole
+/// batch (roll the transaction back: none of them happened).
+pub async fn insert_batch(
+    conn: &mut PgConnection,
+    requests: &[Acceptance<'_>],
+) -> Result<Vec<Result<Accepted, CommandError>>, StoreError> {
+    let (owners, mut locked) = lock(&mut *conn, requests).await?;
+    let mut stored = by_keys(&mut *conn, requests, &owners).await?;
+
+    let mut rows = NewRows::default();
+    // Keys this batch stores a command under: (app, instance, key) → the
+    // new row and its request's fingerprint.
+    let mut in_batch: HashMap<(AppId, InstanceId, &str), (usize, [u8; 32])> = HashMap::new();
+    let mut plans = Vec::with_capacity(requests.len());
+    for request in requests {
+        let plan = match (owners.get(&request.instance), locked.get(&request.instance)) {
+            (Some(owner), Some(instance)) if *owner == request.app => {
+                plan(request, instance, &mut stored, &mut in_batch, &mut rows)
+            }
+            _ => Plan::Refused(CommandError::InstanceNotFound),
+        };
+        plans.push(plan);
     }
-    let fingerprint = new.fingerprint();
-    if let Some(key) = key {
-        if let Some(existing) = by_key(&mut *conn, app, instance, key).await? {
-            return if existing.1 == fingerprint.0 {
-                Ok(Accepted {
-                    command: existing.0,
-                    created: false,
-                })
+
+    let created = rows.insert(&mut *conn).await?;
+    append_accepted(&mut *conn, &mut locked, &created).await?;
+    Ok(plans
+        .into_iter()
+        .map(|plan| match plan {
+            Plan::Refused(e) => Err(e),
+            Plan::Stored(command) => Ok(Accepted {
+                command: *command,
+                created: false,
+            }),
+            Plan::New(n) => Ok(Accepted {
+                command: created[n].clone(),
+                created: true,
+            }),
+            Plan::Repeat(n) => Ok(Accepted {
+                command: created[n].clone(),
+                created: false,
+            }),
+        })
+        .collect())
+}
+
+/// One request's checks after its instance's owner: its key (stored
+/// before, or by an earlier request of this batch), then
+/// `generacion_esperada`; a request that passes becomes a new row.
+fn plan<'a>(
+    request: &Acceptance<'a>,
+    instance: &LockedInstance,
+    stored: &mut HashMap<(AppId, InstanceId, String), (Command, Vec<u8>)>,
+    in_batch: &mut HashMap<(AppId, InstanceId, &'a str), (usize, [u8; 32])>,
+    rows: &mut NewRows,
+) -> Plan {
+    let fingerprint = request.new.fingerprint();
+    if let Some(key) = request.key {
+        let at = (request.app, request.instance, key.as_str().to_owned());
+        if let Some((command, hash)) = stored.get(&at) {
+            return if hash[..] == fingerprint.0 {
+                Plan::Stored(Box::new(command.clone()))
             } else {
-                Err(CommandError::KeyConflict {
-                    existing: existing.0.id,
+                Plan::Refused(CommandError::KeyConflict {
+                    existing: command.id,
+                })
+            };
+        }
+        if let Some((n, hash)) = in_batch.get(&(request.app, request.instance, key.as_str())) {
+            return if *hash == fingerprint.0 {
+                Plan::Repeat(*n)
+            } else {
+                Plan::Refused(CommandError::KeyConflict {
+                    existing: rows.id(*n),
                 })
             };
         }
     }
-    if let Some(expected) = new.options.expected_generation {
-        if expected != locked.generation {
-            return Err(CommandError::GenerationMismatch {
+    if let Some(expected) = request.new.options.expected_generation {
+        if expected != instance.generation {
+            return Plan::Refused(CommandError::GenerationMismatch {
                 expected,
-                actual: locked.generation,
+                actual: instance.generation,
             });
         }
     }
-
-    let kind = new.kind();
-    let status = kind.initial_status();
-    let next_try = (status == CommandStatus::Queued).then_some(now);
-    let (content, parameters) = match &new.payload {
-        Payload::Send { content, .. } => (Some(Value::Object(content.clone())), None),
-        Payload::Operation { parameters, .. } => (None, Some(Value::Object(parameters.clone()))),
-    };
-    let row = sqlx::query_as!(
-        CommandRow,
-        "INSERT INTO commands (id, app_id, instance_id, tipo, chat, contenido, parametros, status,
-                               next_try, expires_at, correlation_id, generacion_esperada,
-                               generation, idempotency_key, request_hash, creado_en, actualizado_en)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16)
-         RETURNING id, app_id, instance_id, tipo AS kind, chat, contenido AS content,
-                   parametros AS parameters, status, next_try, error_code, stage, server_code,
-                   provider_message_id, aceptado_en AS accepted_at, expires_at, correlation_id,
-                   generacion_esperada AS expected_generation, generation, idempotency_key,
-                   reclamos AS claims, reservado_hasta AS lease_until, creado_en AS created_at,
-                   actualizado_en AS updated_at",
-        Uuid::from(CommandId::new()),
-        Uuid::from(app),
-        Uuid::from(instance),
-        kind.as_str(),
-        new.chat(),
-        content,
-        parameters,
-        status.as_str(),
-        next_try,
-        new.options.expires_at,
-        new.options.correlation_id.as_deref(),
-        new.options.expected_generation,
-        locked.generation,
-        key.map(IdempotencyKey::as_str),
-        &fingerprint.0[..],
-        now,
-    )
-    .fetch_one(&mut *conn)
-    .await?;
-    let command = Command::try_from(row)?;
-
-    if kind.appends_accepted() {
-        let event = CommandEvent::Accepted.to_event(&EventFacts {
-            chat: command.chat.as_deref(),
-            correlation_id: command.correlation_id.as_deref(),
-            ..EventFacts::of(command.id, kind)
-        });
-        ledger::append_locked(&mut *conn, locked, &[event]).await?;
+    let n = rows.push(NewRow {
+        id: CommandId::new(),
+        app: request.app,
+        instance: request.instance,
+        new: request.new,
+        generation: instance.generation,
+        key: request.key.map(IdempotencyKey::as_str),
+        hash: fingerprint.0,
+        now: request.now,
+    });
+    if let Some(key) = request.key {
+        in_batch.insert(
+            (request.app, request.instance, key.as_str()),
+            (n, fingerprint.0),
+        );
     }
-    outbox::insert(&mut *conn, [OutboxRecord::command(&job(&command))]).await?;
-    Ok(Accepted {
-        command,
-        created: true,
-    })
+    Plan::New(n)
 }
 
-/// The command an earlier request stored under `key` for `instance` of
-/// `app`, when it asked for the same as `new` (its fingerprint); the same
-/// key with another request is [`CommandError::KeyConflict`], an unknown
-/// key `None`. Stores nothing: for a repeat that fails a check which
-/// depends on the time it arrives (an `expires_at` now past), since a key
-/// is resolved before every other check.
+/// The app of each locked instance.
+type Owners = HashMap<InstanceId, AppId>;
+
+/// Locks the requests' instances in id order; answers each one's app and
+/// lock. An unknown instance is simply missing (its requests are refused).
+async fn lock(
+    conn: &mut PgConnection,
+    requests: &[Acceptance<'_>],
+) -> Result<(Owners, HashMap<InstanceId, LockedInstance>), StoreError> {
+    let mut ids: Vec<Uuid> = requests.iter().map(|r| Uuid::from(r.instance)).collect();
+    ids.sort();
+    ids.dedup();
+    let entry = |id: Uuid, app: Uuid, generation: i64, last_seq: i64| {
+        let id = InstanceId::from_uuid(id);
+        let locked = LockedInstance {
+            id,
+            generation,
+            last_seq,
+        };
+        ((id, AppId::from_uuid(app)), (id, locked))
+    };
+    if let [id] = ids[..] {
+        // One instance, as at low load: `id = $1` is planned once per
+        // connection (see `ledger::append_batch`).
+        let row = sqlx::query!(
+            "SELECT id, app_id, generation, last_seq FROM instances WHERE id = $1
+             FOR NO KEY UPDATE",
+            id
+        )
+        .fetch_optional(&mut *conn)
+        .await?;
+        return Ok(row
+            .map(|r| entry(r.id, r.app_id, r.generation, r.last_seq))
+            .into_iter()
+            .unzip());
+    }
+    let rows = sqlx::query!(
+        "SELECT id, app_id, generation, last_seq FROM instances WHERE id = ANY($1)
+         ORDER BY id FOR NO KEY UPDATE",
+        &ids,
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| entry(r.id, r.app_id, r.generation, r.last_seq))
+        .unzip())
+}
+
+/// The commands stored under the keys of `requests` (those whose instance
+/// is locked and the app's), with their requests' fingerprints, by (app,
+/// instance, key). One statement when any request has a key, a second
+/// only when a key was found.
+async fn by_keys(
+    conn: &mut PgConnection,
+    requests: &[Acceptance<'_>],
+    owners: &Owners,
+) -> Result<HashMap<(AppId, InstanceId, String), (Command, Vec<u8>)>, StoreError> {
+    let (mut apps, mut instances, mut keys) = (Vec::new(), Vec::new(), Vec::new());
+    for r in requests {
+        let owned = owners.get(&r.instance) == Some(&r.app);
+        if let (Some(key), true) = (r.key, owned) {
+            apps.push(Uuid::from(r.app));
+            instances.push(Uuid::from(r.instance));
+            keys.push(key.as_str());
+        }
+    }
+    if keys.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let found = sqlx::query!(
+        "SELECT c.id, c.request_hash
+         FROM UNNEST($1::uuid[], $2::uuid[], $3::text[]) AS k(app_id, instance_id, idempotency_key)
+         JOIN commands c ON c.app_id = k.app_id AND c.instance_id = k.instance_id
+                        AND c.idempotency_key = k.idempotency_key",
+        &apps,
+        &instances,
+        &keys as &[&str],
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    if found.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let hashes: HashMap<Uuid, Vec<u8>> =
+        found.into_iter().map(|r| (r.id, r.request_hash)).collect();
+    let ids: Vec<Uuid> = hashes.keys().copied().collect();
+    let rows = sqlx::query_as!(
+        CommandRow,
+        "SELECT id, app_id, instance_id, tipo AS kind, chat, contenido AS content,
+                parametros AS parameters, status, next_try, error_code, stage, server_code,
+                provider_message_id, aceptado_en AS accepted_at, expires_at, correlation_id,
+                generacion_esperada AS expected_generation, generation, idempotency_key,
+                reclamos AS claims, reservado_hasta AS lease_until, creado_en AS created_at,
+                actualizado_en AS updated_at
+         FROM commands WHERE id = ANY($1)",
+        &ids,
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut by_key = HashMap::with_capacity(rows.len());
+    for row in rows {
+        let command = Command::try_from(row)?;
+        let key = command.idempotency_key.clone().unwrap_or_default();
+        let hash = hashes[&Uuid::from(command.id)].clone();
+        by_key.insert((command.app_id, command.instance_id, key), (command, hash));
+    }
+    Ok(by_key)
+}
+
+/// Appends `command.accepted` for each of the `created` commands whose
+/// kind has it (sends and remote operations), in their order, through the
+/// ledger's batch append: one statement however many.
+async fn append_accepted(
+    conn: &mut PgConnection,
+    locked: &mut HashMap<InstanceId, LockedInstance>,
+    created: &[Command],
+) -> Result<(), StoreError> {
+    let events: Vec<(InstanceId, NewEvent)> = created
+        .iter()
+        .filter(|c| c.kind.appends_accepted())
+        .map(|c| {
+            let event = CommandEvent::Accepted.to_event(&EventFacts {
+                chat: c.chat.as_deref(),
+                correlation_id: c.correlation_id.as_deref(),
+                ..EventFacts::of(c.id, c.kind)
+            });
+            (c.instance_id, event)
+        })
+        .collect();
+    if events.is_empty() {
+        return Ok(());
+    }
+    let requests: Vec<Request<'_>> = events
+        .iter()
+        .map(|(instance, event)| Request {
+            instance: *instance,
+            events: std::slice::from_ref(event),
+        })
+        .collect();
+    ledger::append_batch_locked(&mut *conn, locked, &requests, None).await?;
+    Ok(())
+}
+
+/// The command stored under `key` for `instance` of `app`, when it asked
+/// for the same as `new` (its fingerprint); the same key with another
+/// request is [`CommandError::KeyConflict`], an unknown key `None`.
+/// Stores nothing: for a repeat that fails a check which depends on the
+/// time it arrives (an `expires_at` now past), since a key is resolved
+/// before every other check.
 pub async fn find_repeat(
     conn: &mut PgConnection,
     app: AppId,

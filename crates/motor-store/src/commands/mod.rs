@@ -10,7 +10,8 @@
 //! Lock order, everywhere: the instance's row, then the command's. A claim
 //! and the reports that append nothing take only the command's row.
 //!
-//! - `insert`: a new command, its Idempotency-Key resolved first;
+//! - `insert`: new commands, one or a batch in one transaction (the
+//!   API's group commit), each Idempotency-Key resolved first;
 //! - `due`: what an executor may claim now (the long-poll's read);
 //! - `transition`: cancel, claim, report (and deferral), the lease's
 //!   extension (an executor's heartbeat);
@@ -19,11 +20,12 @@
 
 mod due;
 mod insert;
+mod rows;
 mod sweep;
 mod transition;
 
 pub use due::due;
-pub use insert::{find_repeat, insert, Accepted};
+pub use insert::{find_repeat, insert, insert_batch, Acceptance, Accepted};
 pub use sweep::{expire_due, expire_leases};
 pub use transition::{cancel, claim, extend_lease, report, Claimed};
 

@@ -167,6 +167,19 @@ pub async fn append_batch(
     write::append_locked_all(conn, &mut locked, requests, lease).await
 }
 
+/// [`append_batch`] for a caller that already holds every request's
+/// instance locked, in id order, in `locked` (each `last_seq` moves on as
+/// its events are numbered): the commands' accept, which checks each
+/// request under the locks before it knows which events to append.
+pub async fn append_batch_locked(
+    conn: &mut PgConnection,
+    locked: &mut HashMap<InstanceId, LockedInstance>,
+    requests: &[Request<'_>],
+    lease: Option<Duration>,
+) -> Result<(Vec<Appended>, Handed)> {
+    write::append_locked_all(conn, locked, requests, lease).await
+}
+
 /// A page of the ledger: `(seq, envelope)` in seq order, and whether more
 /// matching events follow.
 pub async fn read_page(

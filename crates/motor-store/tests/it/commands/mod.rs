@@ -2,6 +2,7 @@
 //! event, the idempotency and generation guards, and the races
 //! (`races.rs`) and the sweeper's jobs (`sweep.rs`).
 
+mod batch;
 mod list;
 mod races;
 mod sweep;
