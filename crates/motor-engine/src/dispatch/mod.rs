@@ -259,15 +259,15 @@ impl Dispatcher {
         for claimed in handed.claimed {
             self.detach(claimed);
         }
-        let parked: Vec<DeliveryId> = handed
-            .parked
-            .into_iter()
-            .filter(|p| {
-                let lane = (p.subscription_id, p.instance_id, p.lane.clone());
-                !self.hot.hand(&lane, p.delivery_id)
-            })
-            .map(|p| p.delivery_id)
-            .collect();
+        let mut parked = Vec::new();
+        for p in handed.parked {
+            if !self
+                .hot
+                .hand(&(p.subscription_id, p.instance_id, p.lane), p.delivery_id)
+            {
+                parked.push(p.delivery_id);
+            }
+        }
         if !parked.is_empty() {
             let dispatcher = self.clone();
             self.detached.spawn(async move {

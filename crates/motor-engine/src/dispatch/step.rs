@@ -102,12 +102,12 @@ impl Dispatcher {
     /// the lane's parked first attempts handed by this process's commits
     /// are the chain's to see.
     pub(super) fn enter(&self, claimed: &Claimed) -> Option<LaneKey> {
-        let lane = (
-            claimed.subscription_id,
-            claimed.instance_id,
-            claimed.lane.clone(),
-        );
         claimed.ordered.then(|| {
+            let lane = (
+                claimed.subscription_id,
+                claimed.instance_id,
+                claimed.lane.clone(),
+            );
             self.hot.enter(lane.clone());
             lane
         })
