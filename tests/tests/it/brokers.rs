@@ -6,6 +6,7 @@
 
 pub(crate) mod clients;
 mod faults;
+mod lease;
 
 use std::{collections::HashMap, time::Duration};
 

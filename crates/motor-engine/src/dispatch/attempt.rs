@@ -4,15 +4,23 @@
 //! it through `motor_destinations::attempt` (the same call `/test` makes),
 //! and turn the report into the attempt row and outcome.
 
+use std::time::{Duration, Instant};
+
 use bytes::Bytes;
 use motor_destinations::{attempt, Attempt as Request};
 use motor_domain::{delivery::Outcome, keyring};
 use motor_store::deliveries::{Attempt, Claimed};
 
-use super::Dispatcher;
+use super::{step::renew_due, Dispatcher};
 use crate::Result;
 
-pub(super) async fn make(d: &Dispatcher, claimed: &mut Claimed) -> Result<(Attempt, Outcome)> {
+/// `claimed_at`: when the claim was made (or last renewed), by this
+/// process's clock.
+pub(super) async fn make(
+    d: &Dispatcher,
+    claimed: &mut Claimed,
+    claimed_at: Instant,
+) -> Result<(Attempt, Outcome)> {
     let settings = d.cache.settings(&d.pool).await?;
     let app = d.cache.app(&d.pool, claimed.app_id).await?;
     let signing = d
@@ -47,19 +55,28 @@ pub(super) async fn make(d: &Dispatcher, claimed: &mut Claimed) -> Result<(Attem
         }
         _ => Default::default(),
     };
-    // A contract whose timeout is its own (Visito's 10 s) may wait longer
-    // than the lease, which the operator's setting sized: renewed first,
-    // so no other process takes the delivery while it is in flight. The
-    // record names the lease it holds, so it keeps the new one.
-    if let Some(timeout) = signing.contract.spec().attempt_timeout {
-        let setting = std::time::Duration::from_secs(settings.timeout_seconds.max(1) as u64);
-        if timeout > setting {
-            match motor_store::deliveries::renew(&d.pool, claimed, timeout + super::LEASE_MARGIN)
-                .await?
-            {
-                Some(until) => claimed.lease_until = until,
-                None => return Err(crate::EngineError::Lost),
-            }
+    // The lease must still hold when the request leaves, and for the
+    // whole attempt: renewed here, right before the send, when the reads
+    // above came after the claim by more than `renew_due` allows (they
+    // wait for the pool on a loaded machine), or when the contract's own
+    // timeout (Visito's 10 s) is longer than the operator's setting, which
+    // sized the lease. A claim lost meanwhile is not sent: its lease ran
+    // out, the sweeper handed the delivery on, and the lane may have moved
+    // past it — a late copy of seq 1 would reach the receiver after seq 2
+    // (issue 37). The record names the lease it holds, so it keeps the
+    // new one.
+    let setting = Duration::from_secs(settings.timeout_seconds.max(1) as u64);
+    let timeout = signing
+        .contract
+        .spec()
+        .attempt_timeout
+        .map_or(setting, |own| own.max(setting));
+    if timeout > setting || renew_due(claimed_at, Instant::now()) {
+        match motor_store::deliveries::renew(&d.pool, claimed, timeout + super::LEASE_MARGIN)
+            .await?
+        {
+            Some(until) => claimed.lease_until = until,
+            None => return Err(crate::EngineError::Lost),
         }
     }
     let replay_of = claimed.replay_of.map(|id| id.to_string());

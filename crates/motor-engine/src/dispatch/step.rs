@@ -189,21 +189,23 @@ impl Dispatcher {
             let bound = usize::try_from(bound).unwrap_or(1);
             chain.slot = Some(self.keys.slot(claimed.subscription_id, bound).await);
         }
-        Ok(self.keep_lease(chain.claimed_at, claimed).await? && self.take_rate(claimed).await?)
+        Ok(self.keep_lease(&mut chain.claimed_at, claimed).await?
+            && self.take_rate(claimed).await?)
     }
 
     /// A claim that waited long for its slot might not see its attempt
     /// recorded before its lease ends, and another process could then send
-    /// it too: it renews the lease first; `false` when it was lost
-    /// meanwhile (not attempted).
-    async fn keep_lease(&self, claimed_at: Instant, claimed: &mut Claimed) -> Result<bool> {
-        if !renew_due(claimed_at, Instant::now()) {
+    /// it too: it renews the lease first (and counts from the renewal);
+    /// `false` when it was lost meanwhile (not attempted).
+    async fn keep_lease(&self, claimed_at: &mut Instant, claimed: &mut Claimed) -> Result<bool> {
+        if !renew_due(*claimed_at, Instant::now()) {
             return Ok(true);
         }
         let lease = self.lease().await?;
         match deliveries::renew(&self.pool, claimed, lease).await? {
             Some(until) => {
                 claimed.lease_until = until;
+                *claimed_at = Instant::now();
                 Ok(true)
             }
             None => {
@@ -243,7 +245,9 @@ impl Dispatcher {
     ) -> Result<(Attempt, Outcome, tracing::Span)> {
         chain.attempts += 1;
         let span = observe::span(claimed);
-        let made = attempt::make(self, claimed).instrument(span.clone()).await;
+        let made = attempt::make(self, claimed, chain.claimed_at)
+            .instrument(span.clone())
+            .await;
         drop(chain.slot.take());
         let (attempt, outcome) = made?;
         Ok((attempt, outcome, span))
@@ -402,7 +406,7 @@ impl Dispatcher {
 
 /// Whether a claim made at `claimed_at` has waited long enough by `now` to
 /// renew its lease before its attempt.
-fn renew_due(claimed_at: Instant, now: Instant) -> bool {
+pub(super) fn renew_due(claimed_at: Instant, now: Instant) -> bool {
     now.saturating_duration_since(claimed_at) >= RENEW_AFTER
 }
 
