@@ -100,7 +100,13 @@ pub async fn insert_batch(
     requests: &[Acceptance<'_>],
 ) -> Result<Vec<Result<Accepted, CommandError>>, StoreError> {
     let (owners, mut locked) = lock(&mut *conn, requests).await?;
-    let mut stored = by_keys(&mut *conn, requests, &owners).await?;
+    // The keys of the requests whose instance is locked and the app's.
+    let keys: Vec<KeyAt<'_>> = requests
+        .iter()
+        .filter(|r| owners.get(&r.instance) == Some(&r.app))
+        .filter_map(|r| Some((r.app, r.instance, r.key?.as_str())))
+        .collect();
+    let mut stored = by_keys(&mut *conn, &keys).await?;
 
     let mut rows = NewRows::default();
     // Keys this batch stores a command under: (app, instance, key) → the
@@ -247,27 +253,22 @@ async fn lock(
         .unzip())
 }
 
-/// The commands stored under the keys of `requests` (those whose instance
-/// is locked and the app's), with their requests' fingerprints, by (app,
-/// instance, key). One statement when any request has a key, a second
+/// An Idempotency-Key where it is looked up: (app, instance, key).
+type KeyAt<'a> = (AppId, InstanceId, &'a str);
+
+/// The commands stored under `keys`, with their requests' fingerprints,
+/// by (app, instance, key). One statement when there are keys, a second
 /// only when a key was found.
 async fn by_keys(
     conn: &mut PgConnection,
-    requests: &[Acceptance<'_>],
-    owners: &Owners,
+    keys: &[KeyAt<'_>],
 ) -> Result<HashMap<(AppId, InstanceId, String), (Command, Vec<u8>)>, StoreError> {
-    let (mut apps, mut instances, mut keys) = (Vec::new(), Vec::new(), Vec::new());
-    for r in requests {
-        let owned = owners.get(&r.instance) == Some(&r.app);
-        if let (Some(key), true) = (r.key, owned) {
-            apps.push(Uuid::from(r.app));
-            instances.push(Uuid::from(r.instance));
-            keys.push(key.as_str());
-        }
-    }
     if keys.is_empty() {
         return Ok(HashMap::new());
     }
+    let apps: Vec<Uuid> = keys.iter().map(|k| Uuid::from(k.0)).collect();
+    let instances: Vec<Uuid> = keys.iter().map(|k| Uuid::from(k.1)).collect();
+    let keys: Vec<&str> = keys.iter().map(|k| k.2).collect();
     let found = sqlx::query!(
         "SELECT c.id, c.request_hash
          FROM UNNEST($1::uuid[], $2::uuid[], $3::text[]) AS k(app_id, instance_id, idempotency_key)
@@ -355,7 +356,8 @@ pub async fn find_repeat(
     new: &NewCommand,
     key: &IdempotencyKey,
 ) -> Result<Option<Command>, CommandError> {
-    match by_key(conn, app, instance, key).await? {
+    let mut found = by_keys(conn, &[(app, instance, key.as_str())]).await?;
+    match found.remove(&(app, instance, key.as_str().to_owned())) {
         None => Ok(None),
         Some((command, hash)) if hash == new.fingerprint().0 => Ok(Some(command)),
         Some((command, _)) => Err(CommandError::KeyConflict {
@@ -372,27 +374,4 @@ pub(super) fn job(command: &Command) -> CommandJob {
         kind: command.kind,
         next_try: command.next_try,
     }
-}
-
-/// The command stored under `key`, with its request's fingerprint.
-async fn by_key(
-    conn: &mut PgConnection,
-    app: AppId,
-    instance: InstanceId,
-    key: &IdempotencyKey,
-) -> Result<Option<(Command, Vec<u8>)>, CommandError> {
-    let row = sqlx::query!(
-        "SELECT id, request_hash FROM commands
-         WHERE app_id = $1 AND instance_id = $2 AND idempotency_key = $3",
-        Uuid::from(app),
-        Uuid::from(instance),
-        key.as_str(),
-    )
-    .fetch_optional(&mut *conn)
-    .await?;
-    let Some(row) = row else { return Ok(None) };
-    let command = super::get(&mut *conn, Some(app), CommandId::from_uuid(row.id))
-        .await?
-        .ok_or(CommandError::NotFound)?;
-    Ok(Some((command, row.request_hash)))
 }
