@@ -99,11 +99,6 @@ impl AttemptReport {
         self.result.as_ref().ok().map(|a| a.status)
     }
 
-    /// The duration in whole milliseconds, as attempts record it.
-    pub fn duration_ms(&self) -> u32 {
-        self.duration.as_millis().min(u32::MAX as u128) as u32
-    }
-
     /// The domain's reading of the result at `now` (2xx delivered, 401/403
     /// suspend, 408/429/5xx/transport retry, the rest fail).
     pub fn outcome(&self, now: Timestamp) -> Outcome {

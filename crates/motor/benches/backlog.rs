@@ -237,7 +237,7 @@ async fn sweeper(pool: &Pool, section: &str, runs: usize) {
 fn delivered() -> Attempt {
     Attempt {
         started_at: Utc::now(),
-        duration_ms: 3,
+        duration: std::time::Duration::from_millis(3),
         status: Some(204),
         error: None,
         key_ids: vec!["whk_bench".into()],

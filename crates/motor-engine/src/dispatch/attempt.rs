@@ -104,7 +104,7 @@ pub(super) async fn make(
     let outcome = report.outcome(chrono::Utc::now());
     let attempt = Attempt {
         started_at: report.started_at,
-        duration_ms: report.duration_ms(),
+        duration: report.duration,
         status: report.status(),
         error: outcome.error(),
         key_ids: report.key_ids,

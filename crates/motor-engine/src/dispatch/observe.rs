@@ -46,7 +46,7 @@ impl Observation {
         Self {
             span,
             clase: class(attempt),
-            seconds: f64::from(attempt.duration_ms) / 1000.0,
+            seconds: attempt.duration.as_secs_f64(),
             decision: *decision,
             since_commit,
             source: ended.then(|| {

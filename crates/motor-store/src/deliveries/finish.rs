@@ -18,13 +18,22 @@ use crate::{health, interval, outbox, subscriptions, Pool, Result};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attempt {
     pub started_at: Timestamp,
-    pub duration_ms: u32,
+    /// As measured: the row keeps whole milliseconds ([`Attempt::duration_ms`]),
+    /// the metrics the exact time (a loopback answer takes less than one).
+    pub duration: std::time::Duration,
     /// The HTTP status, if an answer came.
     pub status: Option<u16>,
     /// The sanitised code; `None` when delivered.
     pub error: Option<ErrorCode>,
     /// The key ids that signed it, newest first.
     pub key_ids: Vec<String>,
+}
+
+impl Attempt {
+    /// The duration as the row stores it: whole milliseconds.
+    pub fn duration_ms(&self) -> i32 {
+        i32::try_from(self.duration.as_millis()).unwrap_or(i32::MAX)
+    }
 }
 
 /// What a head that became terminal does with the next delivery of its
@@ -141,7 +150,7 @@ pub async fn record_attempt_parking(
         claimed.delivery_id.as_uuid(),
         i32::try_from(claimed.attempt).unwrap_or(i32::MAX),
         attempt.started_at,
-        i32::try_from(attempt.duration_ms).unwrap_or(i32::MAX),
+        attempt.duration_ms(),
         attempt.status.map(i32::from),
         attempt.error.map(|e| e.to_string()),
         &attempt.key_ids,

@@ -51,10 +51,7 @@ pub async fn record_delivered_many(
         .map(|(_, a, _)| a.status.map(i32::from))
         .collect();
     let started: Vec<_> = done.iter().map(|(_, a, _)| a.started_at).collect();
-    let durations: Vec<i32> = done
-        .iter()
-        .map(|(_, a, _)| i32::try_from(a.duration_ms).unwrap_or(i32::MAX))
-        .collect();
+    let durations: Vec<i32> = done.iter().map(|(_, a, _)| a.duration_ms()).collect();
     // Key ids never hold a comma (`whk_` and hex); one text per attempt
     // keeps the arrays one-dimensional.
     let key_ids: Vec<String> = done.iter().map(|(_, a, _)| a.key_ids.join(",")).collect();

@@ -264,7 +264,7 @@ async fn the_detail_shows_every_attempt_as_documented() {
     let (a, d) = (t.instances[0], c.delivery_id);
     let first = Attempt {
         started_at: motor_domain::time::parse("2026-10-24T15:08:13Z").unwrap(),
-        duration_ms: 41,
+        duration: std::time::Duration::from_millis(41),
         status: Some(503),
         error: Some(ErrorCode::Http(503)),
         key_ids: vec!["whk_new".into(), "whk_old".into()],

@@ -84,7 +84,7 @@ pub(super) async fn claim_ok(pool: &Pool, id: DeliveryId, attempt: u32) -> Claim
 pub(super) fn attempt(status: Option<u16>, error: Option<ErrorCode>) -> Attempt {
     Attempt {
         started_at: Utc::now(),
-        duration_ms: 41,
+        duration: std::time::Duration::from_millis(41),
         status,
         error,
         key_ids: vec!["whk_a".into()],

@@ -518,7 +518,7 @@ async fn a_group_commit_that_waited_for_a_lock_sees_first_attempts_parked_meanwh
         async move {
             let attempt = Attempt {
                 started_at: chrono::Utc::now(),
-                duration_ms: 3,
+                duration: std::time::Duration::from_millis(3),
                 status: Some(204),
                 error: None,
                 key_ids: vec!["whk_a".into()],
