@@ -16,7 +16,11 @@ use motor_destinations::resolve::{Lookup, Resolver, SystemResolver};
 use motor_domain::{operator::Instance, AppId, InstanceId, NewEvent};
 use motor_store::Pool;
 use motor_system_tests::harness;
-pub use motor_system_tests::harness::{manifest_dir, pg_server, process::motor_bin, repo_root};
+pub use motor_system_tests::harness::{
+    manifest_dir, pg_server,
+    process::{executor_bin, motor_bin},
+    repo_root,
+};
 use rdkafka::{
     consumer::{BaseConsumer, Consumer},
     message::{Headers, Message},

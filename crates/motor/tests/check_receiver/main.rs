@@ -150,15 +150,22 @@ fn contract_receiver(file: &str, env: &[(&str, &str)]) -> Receiver {
     Receiver::fixture("python3", path.to_str().unwrap(), env)
 }
 
-/// The example binary, built once by the cargo that runs this test (a
-/// test cannot depend on an example; `cargo test -p motor --test …` does
-/// not build them). The variables cargo set for this test are removed,
-/// as the system tests' `build_motor` does, so build scripts do not see
-/// them and rebuild.
+/// The example binary: `$MOTOR_RECEIVER_EXAMPLE` (scripts/test names the
+/// one its `cargo test --workspace --no-run` built), else built once by
+/// the cargo that runs this test (a test cannot depend on an example;
+/// `cargo test -p motor --test …` does not build them). That build
+/// resolves `-p motor`'s features, not the workspace's, so under
+/// scripts/test it compiled every workspace crate and a third of the
+/// dependencies a second time (the test took 102 s, mostly rustc). The
+/// variables cargo set for this test are removed, as the system tests'
+/// `build_motor` does, so build scripts do not see them and rebuild.
 fn example_receiver() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
         .get_or_init(|| {
+            if let Some(path) = std::env::var_os("MOTOR_RECEIVER_EXAMPLE") {
+                return PathBuf::from(path);
+            }
             let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
             let mut command = Command::new(cargo);
             command.args(["build", "--quiet", "-p", "motor", "--example", "receiver"]);

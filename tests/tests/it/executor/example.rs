@@ -3,11 +3,10 @@
 //! event, deferred ones come back and end, and its instance is
 //! `conectada`. Build it first: `cargo build -p motor --examples` (it is
 //! looked for beside the `motor` binary, in `examples/`, or at
-//! `$MOTOR_EXECUTOR_EXAMPLE`).
+//! `$MOTOR_EXECUTOR_BIN`: the harness's `executor_bin`).
 
 use std::{
     collections::HashMap,
-    path::PathBuf,
     process::{Command, Stdio},
     time::Duration,
 };
@@ -16,24 +15,7 @@ use motor_domain::command::{CommandId, RawOptions};
 use serde_json::Value;
 
 use super::{ledger, operation, send, stored, types_for};
-use crate::util::{motor_bin, topic_prefix, MotorProcess, Tenant, TestDb};
-
-fn example_bin() -> PathBuf {
-    if let Ok(path) = std::env::var("MOTOR_EXECUTOR_EXAMPLE") {
-        return PathBuf::from(path);
-    }
-    let path = motor_bin()
-        .parent()
-        .expect("motor's directory")
-        .join("examples/executor");
-    assert!(
-        path.is_file(),
-        "no example executor at {}: build it with `cargo build -p motor --examples` \
-         (same CARGO_TARGET_DIR) or set MOTOR_EXECUTOR_EXAMPLE",
-        path.display()
-    );
-    path
-}
+use crate::util::{executor_bin, topic_prefix, MotorProcess, Tenant, TestDb};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_example_executor_runs_every_command_to_an_end_recorded_in_the_ledger() {
@@ -60,7 +42,7 @@ async fn the_example_executor_runs_every_command_to_an_end_recorded_in_the_ledge
     ids.push(operation(pool, t.app, instance, "grupos").await);
     ids.push(operation(pool, t.app, instance, "pausar").await);
 
-    let example = example_bin();
+    let example = executor_bin();
     let run = tokio::task::spawn_blocking(move || {
         Command::new(example)
             .args(["--url", &base, "--token", &token, "--instance"])
