@@ -166,7 +166,10 @@ pub fn config(db: &TestDb, prefix: &str) -> Config {
         http_addr: "127.0.0.1:0".into(),
         admin_token: Some(ADMIN_TOKEN.into()),
         master_key: None,
-        database_pool: 12,
+        // Six tests run at once (.config/nextest.toml), each with its own
+        // Motor: at 12 a test held up to 24 of the shared server's 100
+        // connections and a run reached its limit.
+        database_pool: 8,
         database_acquire_timeout_ms: 10_000,
         database_tcp_timeout_secs: 30,
         retry_schedule_ms: None,
