@@ -56,7 +56,10 @@ pub fn in_flight(m: &Model) -> Verdict {
         groups.entry((&r.receiver, pid)).or_default().push(r);
     }
     for ((receiver, pid), requests) in groups {
-        // +1 at arrival, -1 at the end; ends first at equal times.
+        // +1 at arrival, -1 at the end; ends first at equal times. A
+        // request answered in the microsecond it arrived (an instant 503)
+        // has its end sorted before its arrival: it was never in flight
+        // beside another, and it is not left open for the rest of the run.
         let mut edges: Vec<(i64, i32, usize)> = Vec::new();
         for (i, r) in requests.iter().enumerate() {
             edges.push((r.arrived_us, 1, i));
@@ -64,14 +67,20 @@ pub fn in_flight(m: &Model) -> Verdict {
         }
         edges.sort_by_key(|(t, delta, _)| (*t, *delta));
         let mut open: std::collections::BTreeSet<usize> = Default::default();
+        let mut ended: std::collections::BTreeSet<usize> = Default::default();
         let mut reported = false;
         for (t, delta, i) in edges {
             if delta < 0 {
-                open.remove(&i);
+                if !open.remove(&i) {
+                    ended.insert(i);
+                }
+                continue;
+            }
+            v.checked += 1;
+            if ended.contains(&i) {
                 continue;
             }
             open.insert(i);
-            v.checked += 1;
             if open.len() > limit && !reported {
                 reported = true;
                 v.violations.push(Violation {
