@@ -22,7 +22,7 @@ pub mod offsets;
 pub mod producer;
 pub mod topics;
 
-pub use producer::{Producer, Record};
+pub use producer::{Delivery, Producer, Record, Report};
 pub use topics::Topics;
 
 /// Settings shared by every Kafka client Motor makes.

@@ -65,7 +65,8 @@ const POLL: Duration = Duration::from_secs(1);
 /// Sends each delivery report to the `publish` call that waits for it.
 struct Reports;
 
-type Report = Result<(), KafkaError>;
+/// A record's delivery report: `Ok` when the broker stored it.
+pub type Report = Result<(), KafkaError>;
 
 impl ClientContext for Reports {}
 
@@ -89,8 +90,11 @@ impl Producer {
                 .set("enable.idempotence", "true")
                 .set("acks", "all")
                 .set("partitioner", "murmur2_random")
-                // Small linger: low latency at low load, full batches at high load.
-                .set("linger.ms", "5")
+                // The relay hands over whole rounds and does not wait for
+                // one to be acknowledged before the next, so a linger only
+                // delays: 1 ms (5 before, p50 +8 ms to the consumer). A
+                // backlog still leaves in full batches (a round at once).
+                .set("linger.ms", "1")
                 .set("batch.num.messages", "10000")
                 .set("message.timeout.ms", "15000"),
             Reports,
@@ -115,8 +119,16 @@ impl Producer {
 
     /// Publishes records in order and waits for every delivery report. The
     /// answer has one entry per record: `Ok` when the broker stored it.
-    pub async fn publish(&self, records: &[Record<'_>]) -> Vec<Result<(), KafkaError>> {
-        let mut reports = Vec::with_capacity(records.len());
+    pub async fn publish(&self, records: &[Record<'_>]) -> Vec<Report> {
+        self.enqueue(records).await.reports().await
+    }
+
+    /// Hands records to librdkafka in order and returns at once (it waits
+    /// only while librdkafka's queue is full); their reports come with
+    /// [`Delivery::reports`]. Records enqueued later leave after these, on
+    /// the same partition, even while these are still unacknowledged.
+    pub async fn enqueue(&self, records: &[Record<'_>]) -> Delivery {
+        let mut pending = Vec::with_capacity(records.len());
         for record in records {
             let mut headers = OwnedHeaders::new_with_capacity(record.headers.len());
             for (key, value) in record.headers {
@@ -134,7 +146,7 @@ impl Producer {
             loop {
                 match self.inner.producer.send(base) {
                     Ok(()) => {
-                        reports.push(Pending::Sent(report));
+                        pending.push(Pending::Sent(report));
                         break;
                     }
                     Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
@@ -142,24 +154,37 @@ impl Producer {
                         tokio::time::sleep(Duration::from_millis(5)).await;
                     }
                     Err((e, _)) => {
-                        reports.push(Pending::Refused(e));
+                        pending.push(Pending::Refused(e));
                         break;
                     }
                 }
             }
         }
-        join_all(reports.into_iter().map(|pending| async move {
+        Delivery { pending }
+    }
+
+    /// Waits until queued records are delivered (for shutdown).
+    pub fn flush(&self, timeout: Duration) {
+        let _ = self.inner.producer.flush(Timeout::After(timeout));
+    }
+}
+
+/// The delivery reports of records handed over by [`Producer::enqueue`].
+#[must_use = "records are acknowledged only when their reports are read"]
+pub struct Delivery {
+    pending: Vec<Pending>,
+}
+
+impl Delivery {
+    /// One entry per record, in their order: `Ok` when the broker stored it.
+    pub async fn reports(self) -> Vec<Report> {
+        join_all(self.pending.into_iter().map(|pending| async move {
             match pending {
                 Pending::Refused(e) => Err(e),
                 Pending::Sent(report) => report.await.unwrap_or(Err(KafkaError::Canceled)),
             }
         }))
         .await
-    }
-
-    /// Waits until queued records are delivered (for shutdown).
-    pub fn flush(&self, timeout: Duration) {
-        let _ = self.inner.producer.flush(Timeout::After(timeout));
     }
 }
 

@@ -91,7 +91,8 @@ pub async fn insert(
 }
 
 /// The oldest records of the given shards, in id order, once the records
-/// `published` earlier are deleted: one statement (and one round trip) a
+/// `published` earlier are deleted, leaving out the records `in_flight`
+/// (published, not yet acknowledged): one statement (and one round trip) a
 /// relay round, where a delete after each publish and a read took two. The
 /// read's snapshot predates the delete, so it leaves those ids out itself.
 pub async fn fetch_after(
@@ -99,16 +100,19 @@ pub async fn fetch_after(
     shards: &[i32],
     limit: i64,
     published: &[i64],
+    in_flight: &[i64],
 ) -> Result<Vec<PendingRecord>> {
     let rows = sqlx::query!(
         r#"WITH published AS (DELETE FROM outbox WHERE id = ANY($3))
            SELECT id, topic, key, payload,
                   headers AS "headers: Json<serde_json::Map<String, serde_json::Value>>"
            FROM outbox
-           WHERE shard = ANY($1) AND id <> ALL($3) ORDER BY id LIMIT $2"#,
+           WHERE shard = ANY($1) AND id <> ALL($3) AND id <> ALL($4)
+           ORDER BY id LIMIT $2"#,
         shards,
         limit,
         published,
+        in_flight,
     )
     .fetch_all(db)
     .await?;

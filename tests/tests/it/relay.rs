@@ -238,3 +238,41 @@ async fn plain_consumer_gets_the_ledger_bytes() {
     assert_eq!(compared, 12);
     m.stop().await;
 }
+
+/// A relay's read deletes what the broker acknowledged and leaves out what
+/// is still in flight (rounds overlap: the next read comes before the
+/// last round's acknowledgements), in one statement.
+#[tokio::test]
+async fn a_read_leaves_out_records_in_flight_and_deletes_the_acknowledged() {
+    let db = TestDb::new().await;
+    let tenant = Tenant::create(&db.pool, 1).await;
+    let events: Vec<Value> = (0..4)
+        .map(|i| json!({"type": "relay.test", "data": {"i": i}}))
+        .collect();
+    append_to_ledger(&db.pool, tenant.instances[0], &events).await;
+    let shards: Vec<i32> = (0..motor_domain::OUTBOX_SHARDS).collect();
+    let ids = |records: &[motor_store::outbox::PendingRecord]| -> Vec<i64> {
+        records.iter().map(|r| r.id).collect()
+    };
+    use motor_store::outbox::fetch_after;
+
+    let all = ids(&fetch_after(&db.pool, &shards, 10, &[], &[]).await.unwrap());
+    assert_eq!(all.len(), 4);
+    assert!(all.windows(2).all(|w| w[0] < w[1]), "id order: {all:?}");
+
+    // Two in flight: the read gets the other two, in order.
+    let read = fetch_after(&db.pool, &shards, 10, &[], &all[..2])
+        .await
+        .unwrap();
+    assert_eq!(ids(&read), all[2..]);
+    // The first two acknowledged, the third in flight: only the fourth,
+    // and the first two are gone.
+    let read = fetch_after(&db.pool, &shards, 10, &all[..2], &all[2..3])
+        .await
+        .unwrap();
+    assert_eq!(ids(&read), all[3..]);
+    assert_eq!(motor_store::outbox::pending(&db.pool).await.unwrap(), 2);
+    // The limit counts only what is read.
+    let read = fetch_after(&db.pool, &shards, 1, &[], &[]).await.unwrap();
+    assert_eq!(ids(&read), all[2..3]);
+}

@@ -2,24 +2,33 @@
 //!
 //! Records are read per shard in id order, published through the idempotent
 //! producer, and deleted only after the broker acknowledged them: by the
-//! next round's read, in the same statement (one round trip a round), or
-//! before shards may move to another relay, or at once when a round fails.
-//! A relay that dies in between leaves published records behind, to be
-//! published again (a duplicate, as when it dies before any delete). Shards are
-//! owned under Postgres advisory locks held by one dedicated connection, so
-//! any number of relay processes can run and records of one instance still
-//! leave in order; a relay that dies frees its shards with its connection.
-//! Each relay takes a fair share of the shards (the count of live relays is
-//! read from `pg_stat_activity`) and the rest rebalance within a second.
+//! next read, in the same statement (one round trip a round), or before
+//! shards may move to another relay, or at once when a round fails. A round
+//! does not wait for the one before it to be acknowledged: up to
+//! [`RelayConfig::depth`] rounds are in flight, each read leaving out the
+//! records still in flight, and the producer keeps their order per
+//! partition — so a record committed while a round waits for the broker
+//! leaves at once instead of a round later. A relay that dies in between
+//! leaves published records behind, to be published again (a duplicate, as
+//! when it dies before any delete). Shards are owned under Postgres
+//! advisory locks held by one dedicated connection, so any number of relay
+//! processes can run and records of one instance still leave in order; a
+//! relay that dies frees its shards with its connection. Each relay takes
+//! a fair share of the shards (the count of live relays is read from
+//! `pg_stat_activity`) and the rest rebalance within a second.
 
 mod shards;
 
-use std::{sync::Arc, time::Duration};
+use std::{collections::VecDeque, sync::Arc, time::Duration};
 
-use motor_bus::{topics::ensure_topics, BusConfig, Producer, Record, Topics};
+use futures::{future::BoxFuture, stream::FuturesOrdered, FutureExt, StreamExt};
+use motor_bus::{topics::ensure_topics, BusConfig, Producer, Record, Report, Topics};
 use motor_metrics::Metrics;
 use motor_store::{outbox, Pool};
-use tokio::{sync::Notify, time::sleep};
+use tokio::{
+    sync::Notify,
+    time::{sleep, sleep_until, Instant},
+};
 use tokio_util::sync::CancellationToken;
 
 use self::shards::Shards;
@@ -30,6 +39,13 @@ pub struct RelayConfig {
     pub bus: BusConfig,
     /// Records read per round.
     pub batch: i64,
+    /// Rounds published and not yet acknowledged, at most. While any is in
+    /// flight a round reads at most [`Self::PIPELINED`] records, and none
+    /// is started past that many in flight: each read leaves the records
+    /// in flight out by id, which costs a comparison per id. A backlog is
+    /// read a whole `batch` at a time, one round in flight, as with
+    /// `depth` 1.
+    pub depth: usize,
     /// Wait after the first empty round (the latency floor at low load);
     /// it doubles with each further empty round up to `idle_max`, so an idle
     /// relay costs Postgres a few reads a second, not hundreds.
@@ -48,14 +64,106 @@ impl RelayConfig {
     /// for other processes' records, which may wait this long when idle.
     pub const IDLE_MAX_WOKEN: Duration = Duration::from_millis(250);
 
+    /// Records a round reads, and records in flight, while rounds overlap.
+    pub const PIPELINED: usize = 256;
+
     pub fn new(bus: BusConfig) -> Self {
         Self {
             bus,
             batch: 2000,
+            depth: 4,
             idle_wait: Duration::from_millis(5),
             idle_max: Duration::from_millis(50),
             rebalance_every: Duration::from_secs(1),
             wake: None,
+        }
+    }
+}
+
+/// A round's record ids and their delivery reports, in order.
+type Landed = (Vec<i64>, Vec<Report>);
+
+/// Rounds handed to the producer whose reports have not all come back, in
+/// the order they were read.
+#[derive(Default)]
+struct InFlight {
+    rounds: FuturesOrdered<BoxFuture<'static, Landed>>,
+    /// Every id in flight, round after round (a landed round's ids are the
+    /// first ones).
+    ids: VecDeque<i64>,
+}
+
+impl InFlight {
+    fn len(&self) -> usize {
+        self.rounds.len()
+    }
+
+    fn has_room(&self, depth: usize) -> bool {
+        self.rounds.is_empty()
+            || (self.rounds.len() < depth && self.ids.len() < RelayConfig::PIPELINED)
+    }
+
+    /// How many records the next round may read.
+    fn limit(&self, batch: i64) -> i64 {
+        if self.rounds.is_empty() {
+            batch
+        } else {
+            batch.min((RelayConfig::PIPELINED - self.ids.len()) as i64)
+        }
+    }
+
+    /// The ids a read must leave out.
+    fn ids(&self) -> Vec<i64> {
+        self.ids.iter().copied().collect()
+    }
+
+    /// The next round to land: its acknowledged ids are added to `owed`.
+    async fn land_one(&mut self, owed: &mut Vec<i64>, metrics: &Metrics) -> Option<Result<()>> {
+        let (ids, reports) = self.rounds.next().await?;
+        self.ids.drain(..ids.len());
+        Some(settle_reports(&ids, reports, owed, metrics))
+    }
+
+    /// Every round: the acknowledged ids are all added to `owed`, and the
+    /// first failure, if any, is returned.
+    async fn land_all(&mut self, owed: &mut Vec<i64>, metrics: &Metrics) -> Result<()> {
+        let mut first = Ok(());
+        while let Some(landed) = self.land_one(owed, metrics).await {
+            if first.is_ok() {
+                first = landed;
+            }
+        }
+        first
+    }
+}
+
+/// Adds the acknowledged ids of a round to `owed`; an error for the rest.
+fn settle_reports(
+    ids: &[i64],
+    reports: Vec<Report>,
+    owed: &mut Vec<i64>,
+    metrics: &Metrics,
+) -> Result<()> {
+    let mut first_error = None;
+    let mut failed = 0;
+    for (id, report) in ids.iter().zip(reports) {
+        match report {
+            Ok(()) => owed.push(*id),
+            Err(e) => {
+                failed += 1;
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    metrics.outbox_published.inc_by((ids.len() - failed) as u64);
+    match first_error {
+        None => Ok(()),
+        Some(e) => {
+            metrics.outbox_publish_errors.inc_by(failed as u64);
+            Err(EngineError::NotAcknowledged {
+                failed,
+                cause: e.to_string(),
+            })
         }
     }
 }
@@ -74,14 +182,24 @@ pub async fn run(
     let mut idle = config.idle_wait;
     // Acknowledged records not yet deleted.
     let mut owed = Vec::new();
+    let mut flight = InFlight::default();
+    // Whether to read now (a wake, a poll due, or a full round: more may
+    // wait), and when the next poll is due otherwise.
+    let mut read_now = true;
+    let mut poll_at = Instant::now();
     tracing::info!("relay started");
 
     while !shutdown.is_cancelled() {
         if shards.due(config.rebalance_every) {
             // Before shards may move: another relay would publish them again.
+            let landed = flight.land_all(&mut owed, &metrics).await;
             if let Err(e) = settle(&pool, &mut owed).await {
                 tracing::warn!(error = %e, "relay cannot delete published records; retrying");
                 pause(&shutdown, Duration::from_secs(1)).await;
+                continue;
+            }
+            if let Err(e) = landed {
+                producer = recover(&config.bus, producer, e, &shutdown).await;
                 continue;
             }
             if let Err(e) = shards.rebalance().await {
@@ -96,45 +214,94 @@ pub async fn run(
             pause(&shutdown, config.rebalance_every).await;
             continue;
         }
-        let owned = shards.list();
-        let round = relay_once(
-            &config, &pool, &producer, &topics, &owned, &metrics, &mut owed,
-        );
-        match round.await {
-            Ok(0) => {
-                match &config.wake {
-                    Some(wake) => tokio::select! {
-                        _ = wake.notified() => {}
-                        _ = pause(&shutdown, idle) => {}
-                    },
-                    None => pause(&shutdown, idle).await,
+        if read_now && flight.has_room(config.depth) {
+            let limit = flight.limit(config.batch);
+            let owned = shards.list();
+            match read_and_enqueue(
+                &pool,
+                &producer,
+                &topics,
+                &owned,
+                limit,
+                &mut owed,
+                &mut flight,
+            )
+            .await
+            {
+                Ok(read) => {
+                    // A full round: more may be waiting, read again at once.
+                    read_now = read as i64 == limit;
+                    idle = if read == 0 {
+                        (idle * 2).min(config.idle_max)
+                    } else {
+                        config.idle_wait
+                    };
+                    poll_at = Instant::now() + idle;
                 }
-                idle = (idle * 2).min(config.idle_max);
-            }
-            Ok(_) => idle = config.idle_wait,
-            Err(e) => {
-                tracing::warn!(error = %e, "relay round failed; retrying");
-                // A broker that lost its topics (restart of an in-memory
-                // broker) gets them back before the retry, and a fresh
-                // producer: the idempotent producer's id and sequence numbers
-                // mean nothing to a broker that forgot them, and its records
-                // would time out forever. Nothing is in flight here (every
-                // report of the round came back), so nothing is lost.
-                let _ = ensure_topics(&config.bus).await;
-                match Producer::new(&config.bus) {
-                    Ok(fresh) => producer = fresh,
-                    Err(e) => tracing::warn!(error = %e, "cannot make a new producer yet"),
+                Err(e) => {
+                    let _ = flight.land_all(&mut owed, &metrics).await;
+                    if let Err(e) = settle(&pool, &mut owed).await {
+                        tracing::warn!(error = %e, "relay cannot delete published records; retrying");
+                    }
+                    producer = recover(&config.bus, producer, e, &shutdown).await;
+                    read_now = true;
                 }
-                pause(&shutdown, Duration::from_millis(500)).await;
             }
+            continue;
+        }
+        let wake = async {
+            match &config.wake {
+                Some(wake) => wake.notified().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            landed = flight.land_one(&mut owed, &metrics), if flight.len() > 0 => {
+                if let Some(Err(e)) = landed {
+                    let _ = flight.land_all(&mut owed, &metrics).await;
+                    if let Err(e) = settle(&pool, &mut owed).await {
+                        tracing::warn!(error = %e, "relay cannot delete published records; retrying");
+                    }
+                    producer = recover(&config.bus, producer, e, &shutdown).await;
+                    read_now = true;
+                }
+            }
+            _ = wake => read_now = true,
+            _ = sleep_until(poll_at) => read_now = true,
+            _ = shutdown.cancelled() => {}
         }
     }
+    let _ = flight.land_all(&mut owed, &metrics).await;
     producer.flush(Duration::from_secs(5));
     if let Err(e) = settle(&pool, &mut owed).await {
         tracing::warn!(error = %e, records = owed.len(), "relay stopped with published records undeleted: they will be published again");
     }
     tracing::info!("relay stopped");
     Ok(())
+}
+
+/// After a failed round, with nothing in flight: a broker that lost its
+/// topics (restart of an in-memory broker) gets them back before the
+/// retry, and a fresh producer — the idempotent producer's id and sequence
+/// numbers mean nothing to a broker that forgot them, and its records
+/// would time out forever. Every report came back, so nothing is lost.
+async fn recover(
+    bus: &BusConfig,
+    producer: Producer,
+    error: EngineError,
+    shutdown: &CancellationToken,
+) -> Producer {
+    tracing::warn!(error = %error, "relay round failed; retrying");
+    let _ = ensure_topics(bus).await;
+    let producer = match Producer::new(bus) {
+        Ok(fresh) => fresh,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot make a new producer yet");
+            producer
+        }
+    };
+    pause(shutdown, Duration::from_millis(500)).await;
+    producer
 }
 
 /// Deletes the records `owed` (published and acknowledged).
@@ -146,20 +313,20 @@ async fn settle(pool: &Pool, owed: &mut Vec<i64>) -> Result<()> {
     Ok(())
 }
 
-/// One round: delete the records `owed` by the round before and read the
-/// oldest records of the owned shards, in one statement; publish them. The
-/// acknowledged ones are owed to the next round, or deleted at once when
-/// the round fails. Returns how many records were published.
-async fn relay_once(
-    config: &RelayConfig,
+/// One round: delete the records `owed` and read the oldest records of the
+/// owned shards that are not in flight, in one statement; hand them to the
+/// producer and add the round to `flight`. Returns how many records were
+/// read.
+async fn read_and_enqueue(
     pool: &Pool,
     producer: &Producer,
     topics: &Topics,
     shards: &[i32],
-    metrics: &Metrics,
+    limit: i64,
     owed: &mut Vec<i64>,
+    flight: &mut InFlight,
 ) -> Result<usize> {
-    let records = outbox::fetch_after(pool, shards, config.batch, owed).await?;
+    let records = outbox::fetch_after(pool, shards, limit, owed, &flight.ids()).await?;
     owed.clear();
     if records.is_empty() {
         return Ok(0);
@@ -175,28 +342,13 @@ async fn relay_once(
             headers: &r.headers,
         })
         .collect();
-    let reports = producer.publish(&batch).await;
-    let mut first_error = None;
-    for (record, report) in records.iter().zip(reports) {
-        match report {
-            Ok(()) => owed.push(record.id),
-            Err(e) => {
-                first_error.get_or_insert(e);
-            }
-        }
-    }
-    let published = owed.len();
-    metrics.outbox_published.inc_by(published as u64);
-    if let Some(e) = first_error {
-        settle(pool, owed).await?;
-        let failed = records.len() - published;
-        metrics.outbox_publish_errors.inc_by(failed as u64);
-        return Err(EngineError::NotAcknowledged {
-            failed,
-            cause: e.to_string(),
-        });
-    }
-    Ok(published)
+    let delivery = producer.enqueue(&batch).await;
+    let ids: Vec<i64> = records.iter().map(|r| r.id).collect();
+    flight.ids.extend(&ids);
+    flight
+        .rounds
+        .push_back(async move { (ids, delivery.reports().await) }.boxed());
+    Ok(records.len())
 }
 
 async fn wait_for_topics(bus: &BusConfig, shutdown: &CancellationToken) {
