@@ -60,7 +60,7 @@ pub use finish::{record_attempt, record_attempt_parking, Attempt, Next, Recorded
 pub use finish_many::record_delivered_many;
 pub use sweep::{
     due_lane_heads, purge_contract, purge_contract_cancelled, purge_delivered, release_lane,
-    release_lane_heads, requeue, LaneHints,
+    release_lane_heads, requeue, LaneHints, FORGET_AFTER,
 };
 
 /// Delivers the system instance's newest event (just appended, under the

@@ -9,7 +9,7 @@
 use std::{panic::AssertUnwindSafe, time::Duration};
 
 use futures::FutureExt;
-use motor_store::deliveries::{due_lane_heads, LaneHints};
+use motor_store::deliveries::{due_lane_heads, LaneHints, FORGET_AFTER};
 use motor_system_tests::harness::drop_database;
 use sqlx::{Connection, Executor, PgConnection};
 use uuid::Uuid;
@@ -240,6 +240,47 @@ async fn hinted_passes_find_what_a_walk_of_every_lane_finds() {
         let walked = due_lane_heads(&mut conn, all, 10_000).await.unwrap();
         assert_eq!(hinted, walked);
         assert!(!hinted.is_empty());
+        conn.close().await.unwrap();
+    })
+    .await;
+}
+
+/// A finished replay's lane is forgotten once no pass has found anything
+/// open in it for [`FORGET_AFTER`] passes, though its hint moved every
+/// pass (an empty lane's hint follows its instance's `last_seq`, and the
+/// live lane beside it goes on). Such lanes were kept for good: in the
+/// hour-long soak, one replay a minute, the sweeper knew 42 lanes after 45
+/// minutes and probed each one every pass.
+#[tokio::test]
+async fn a_finished_replays_lane_is_forgotten_while_its_instance_goes_on() {
+    on_fresh_database(|url| async move {
+        let mut conn = connect(&url).await;
+        add_subscription(&mut conn, 10, true).await;
+        add_instance(&mut conn, 10).await;
+        append(&mut conn, 10, 5, &[10]).await;
+        replay(&mut conn, 10, 10, 3, Uuid::from_u128(7)).await;
+        let mut hints = LaneHints::default();
+        let all = Duration::ZERO;
+        hints.due_lane_heads(&mut conn, all, 100).await.unwrap();
+        assert_eq!(hints.len(), 2, "the live lane and the replay's");
+        finish(&mut conn, 10, 10, 1_000, 0).await;
+        // Each pass finds the live lane with one open delivery and the
+        // replay's with none.
+        for pass in 0..FORGET_AFTER + 2 {
+            append(&mut conn, 10, 1, &[10]).await;
+            let hinted = hints.due_lane_heads(&mut conn, all, 100).await.unwrap();
+            if pass % 50 == 0 {
+                let walked = due_lane_heads(&mut conn, all, 100).await.unwrap();
+                assert_eq!(hinted, walked, "pass {pass}");
+                assert_eq!(hinted.len(), 1, "pass {pass}: the live lane's head");
+            }
+            finish(&mut conn, 10, 10, 1, 0).await;
+        }
+        assert_eq!(
+            hints.len(),
+            1,
+            "the replay's lane is forgotten, the live one kept"
+        );
         conn.close().await.unwrap();
     })
     .await;
