@@ -6,6 +6,7 @@
 mod early;
 mod fast_path;
 mod faults;
+mod hot_lane;
 mod inbox_receiver;
 mod leases;
 mod profiles;
