@@ -10,7 +10,6 @@ use motor_domain::InstanceId;
 use motor_store::{
     deliveries::{AfterCommit, Handed},
     ledger::stream::{self, StreamEvent},
-    writer::Writer,
     Pool, StoreError,
 };
 use tokio::sync::{broadcast, Notify, OnceCell, OwnedSemaphorePermit, Semaphore};
@@ -165,12 +164,6 @@ pub struct WakeStreams {
 impl AfterCommit for WakeStreams {
     fn lease(&self) -> Option<Duration> {
         self.inner.as_ref().and_then(|inner| inner.lease())
-    }
-
-    fn share(&self, writer: &Writer) {
-        if let Some(inner) = &self.inner {
-            inner.share(writer);
-        }
     }
 
     fn committed(&self, handed: Handed) {

@@ -205,7 +205,6 @@ pub trait AfterCommit: Send + Sync {
 
     /// The process's writer (`crate::writer`), offered by its start: a
     /// dispatcher here records its delivered attempts through it, in the
-    /// intake's commits. No default: a wrapper that does not pass the
-    /// offer on keeps its dispatcher's records out of those commits.
-    fn share(&self, writer: &crate::writer::Writer);
+    /// intake's commits. By default the offer is declined.
+    fn share(&self, _writer: &crate::writer::Writer) {}
 }
