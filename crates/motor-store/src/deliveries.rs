@@ -57,7 +57,7 @@ pub use claim::{claim, claim_freed, renew, Claim, Claimed, Skip};
 pub(crate) use fan_out::{hand_over, FannedOut};
 pub use fan_out::{AfterCommit, Handed, ParkedHead};
 pub use finish::{record_attempt, record_attempt_parking, Attempt, Next, Recorded};
-pub use finish_many::{record_delivered_in, record_delivered_many, Finished};
+pub use finish_many::record_delivered_many;
 pub use sweep::{
     due_lane_heads, purge_contract, purge_contract_cancelled, purge_delivered, release_lane,
     release_lane_heads, requeue, LaneHints,
@@ -193,18 +193,6 @@ macro_rules! by_key_setup {
 /// LOCAL`, both in one statement.
 pub(crate) const BY_KEY_SETUP: &str = by_key_setup!();
 
-/// [`BY_KEY_SETUP`] and generic plans, as [`BEGIN_BY_KEY`] sets them, for
-/// hot statements that follow others in a transaction (the writer's
-/// records after its appends: `record_delivered_in`).
-macro_rules! by_key_setup_generic {
-    () => {
-        concat!(
-            by_key_setup!(),
-            ", set_config('plan_cache_mode', 'force_generic_plan', true)"
-        )
-    };
-}
-
 /// `BEGIN` then [`BY_KEY_SETUP`], sent together: one round trip where
 /// `begin()` and [`by_key`] take two (each waits for its answer). These
 /// transactions run nothing but hot statements, so they also keep their
@@ -212,10 +200,11 @@ macro_rules! by_key_setup_generic {
 /// custom plan, sure of its arrays' lengths, looked cheaper to some
 /// connections, which then planned it anew at every call (2,055 plans in
 /// 11,099 calls, 710 ms of Postgres' CPU in 40 s at 200–400 events/s).
-const BEGIN_BY_KEY: &str = concat!("BEGIN; ", by_key_setup_generic!());
-
-/// The text of `by_key_setup_generic!`.
-pub(crate) const BY_KEY_SETUP_GENERIC: &str = by_key_setup_generic!();
+const BEGIN_BY_KEY: &str = concat!(
+    "BEGIN; ",
+    by_key_setup!(),
+    ", set_config('plan_cache_mode', 'force_generic_plan', true)"
+);
 
 /// Runs [`BY_KEY_SETUP`] in `tx`.
 async fn by_key(tx: &mut PgConnection) -> Result<()> {

@@ -21,17 +21,10 @@
 //!   so one producer instance's requests keep their order.
 //! - A batch that fails answers every job in it with the same error (the
 //!   transaction rolled back: none of them happened).
-//! - A batch may wait a little for a job it expects ([`Batch::hold`]): the
-//!   writer of a process that both takes producer requests and records a
-//!   hot lane's attempts (`writer`) holds a batch of appends for the
-//!   lane's next record, so that both share one commit.
 
-use std::{future::Future, sync::Arc, time::Duration};
+use std::{future::Future, sync::Arc};
 
-use tokio::{
-    sync::{mpsc, oneshot},
-    time::Instant,
-};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::StoreError;
 
@@ -51,14 +44,6 @@ pub trait Batch: Send + Sync + 'static {
     /// producer request; 1 by default).
     fn weight(_job: &Self::Job) -> usize {
         1
-    }
-
-    /// How long the batch of `jobs` (everything queued when it was taken)
-    /// may wait for another job before it commits; `None` (the default):
-    /// it commits at once. Asked again after each job that arrives, within
-    /// the first answer's wait.
-    fn hold(&self, _jobs: &[Self::Job]) -> Option<Duration> {
-        None
     }
 }
 
@@ -101,34 +86,7 @@ impl<B: Batch> Clone for GroupCommit<B> {
     }
 }
 
-/// A handle that does not keep the worker running ([`GroupCommit::downgrade`]).
-pub struct WeakGroupCommit<B: Batch> {
-    queue: mpsc::WeakSender<(B::Job, Reply<B::Answer>)>,
-}
-
-impl<B: Batch> Clone for WeakGroupCommit<B> {
-    fn clone(&self) -> Self {
-        Self {
-            queue: self.queue.clone(),
-        }
-    }
-}
-
-impl<B: Batch> WeakGroupCommit<B> {
-    /// The worker's queue while some [`GroupCommit`] still keeps it.
-    pub fn upgrade(&self) -> Option<GroupCommit<B>> {
-        self.queue.upgrade().map(|queue| GroupCommit { queue })
-    }
-}
-
 impl<B: Batch> GroupCommit<B> {
-    /// A handle to this worker that does not keep it running.
-    pub fn downgrade(&self) -> WeakGroupCommit<B> {
-        WeakGroupCommit {
-            queue: self.queue.downgrade(),
-        }
-    }
-
     /// Starts the worker on the current tokio runtime.
     pub fn start(batch: B, limits: Limits) -> Self {
         let (queue, waiting) = mpsc::channel(limits.queue);
@@ -153,21 +111,18 @@ async fn work<B: Batch>(
     mut waiting: mpsc::Receiver<(B::Job, Reply<B::Answer>)>,
 ) {
     while let Some(first) = waiting.recv().await {
-        let mut taken = Taken::<B>::new(first);
-        taken.take_queued(&mut waiting, limits);
-        if let Some(wait) = batch.hold(&taken.jobs) {
-            let until = Instant::now() + wait;
-            while taken.has_room(limits) && batch.hold(&taken.jobs).is_some() {
-                match tokio::time::timeout_at(until, waiting.recv()).await {
-                    Ok(Some(next)) => {
-                        taken.push(next);
-                        taken.take_queued(&mut waiting, limits);
-                    }
-                    Ok(None) | Err(_) => break,
+        let mut weight = B::weight(&first.0);
+        let mut taken = vec![first];
+        while taken.len() < limits.max_jobs && weight < limits.max_weight {
+            match waiting.try_recv() {
+                Ok(next) => {
+                    weight += B::weight(&next.0);
+                    taken.push(next);
                 }
+                Err(_) => break,
             }
         }
-        let Taken { jobs, replies, .. } = taken;
+        let (jobs, replies): (Vec<_>, Vec<_>) = taken.into_iter().unzip();
         match batch.commit(&jobs).await {
             Ok(answers) => {
                 debug_assert_eq!(answers.len(), replies.len(), "one answer per job");
@@ -181,49 +136,6 @@ async fn work<B: Batch>(
                 for reply in replies {
                     let _ = reply.send(Err(GroupCommitError::Failed(e.clone())));
                 }
-            }
-        }
-    }
-}
-
-/// The jobs of the batch being formed, in queue order, and their replies.
-struct Taken<B: Batch> {
-    jobs: Vec<B::Job>,
-    replies: Vec<Reply<B::Answer>>,
-    weight: usize,
-}
-
-impl<B: Batch> Taken<B> {
-    fn new(first: (B::Job, Reply<B::Answer>)) -> Self {
-        let mut taken = Self {
-            jobs: Vec::new(),
-            replies: Vec::new(),
-            weight: 0,
-        };
-        taken.push(first);
-        taken
-    }
-
-    fn push(&mut self, (job, reply): (B::Job, Reply<B::Answer>)) {
-        self.weight += B::weight(&job);
-        self.jobs.push(job);
-        self.replies.push(reply);
-    }
-
-    fn has_room(&self, limits: Limits) -> bool {
-        self.jobs.len() < limits.max_jobs && self.weight < limits.max_weight
-    }
-
-    /// Takes what is queued now, within `limits`; never waits.
-    fn take_queued(
-        &mut self,
-        waiting: &mut mpsc::Receiver<(B::Job, Reply<B::Answer>)>,
-        limits: Limits,
-    ) {
-        while self.has_room(limits) {
-            match waiting.try_recv() {
-                Ok(next) => self.push(next),
-                Err(_) => break,
             }
         }
     }
@@ -347,79 +259,5 @@ mod tests {
             }
         }
         drop(worker);
-    }
-
-    /// Holds a batch (for `wait`) until it holds a job of 100 or more.
-    struct Holding {
-        seen: Arc<Mutex<Vec<Vec<u32>>>>,
-        wait: Duration,
-        /// Told each time a batch is held.
-        holding: Arc<tokio::sync::Notify>,
-    }
-
-    impl Batch for Holding {
-        type Job = u32;
-        type Answer = u32;
-
-        async fn commit(&self, jobs: &[u32]) -> Result<Vec<u32>, StoreError> {
-            self.seen.lock().unwrap().push(jobs.to_vec());
-            Ok(jobs.to_vec())
-        }
-
-        fn hold(&self, jobs: &[u32]) -> Option<Duration> {
-            let hold = !jobs.iter().any(|j| *j >= 100);
-            if hold {
-                self.holding.notify_one();
-            }
-            hold.then_some(self.wait)
-        }
-    }
-
-    #[tokio::test]
-    async fn a_held_batch_takes_the_job_it_waits_for_and_a_hold_ends() {
-        let limits = Limits {
-            max_jobs: 10,
-            max_weight: 10,
-            queue: 16,
-        };
-        // Waits (far longer than this test takes) for the job it expects,
-        // which joins the batch instead of making the next one.
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let holding = Arc::new(tokio::sync::Notify::new());
-        let worker = GroupCommit::start(
-            Holding {
-                seen: seen.clone(),
-                wait: Duration::from_secs(60),
-                holding: holding.clone(),
-            },
-            limits,
-        );
-        let first = tokio::spawn({
-            let w = worker.clone();
-            async move { w.submit(1).await }
-        });
-        holding.notified().await;
-        assert_eq!(worker.submit(100).await.unwrap(), 100);
-        assert_eq!(first.await.unwrap().unwrap(), 1);
-        assert_eq!(*seen.lock().unwrap(), [vec![1, 100]]);
-
-        // A hold whose job never comes ends, and the batch commits alone.
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let worker = GroupCommit::start(
-            Holding {
-                seen: seen.clone(),
-                wait: Duration::from_millis(10),
-                holding: Arc::new(tokio::sync::Notify::new()),
-            },
-            limits,
-        );
-        assert_eq!(worker.submit(2).await.unwrap(), 2);
-        assert_eq!(*seen.lock().unwrap(), [vec![2]]);
-        // A weak handle does not keep the worker: once every strong one
-        // is gone, it no longer upgrades.
-        let weak = worker.downgrade();
-        assert!(weak.upgrade().is_some());
-        drop(worker);
-        assert!(weak.upgrade().is_none());
     }
 }

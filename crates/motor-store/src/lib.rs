@@ -14,8 +14,7 @@
 //! `operator_view` (the operator's cross-app reads), `settings`, `alerts`,
 //! `health` (disabling on sustained failure), `throttle` (`Retry-After`
 //! holds), `observe` (backlog counts for metrics), `reconcile` (stuck work),
-//! `group_commit` (the one batching worker of the intake and the recorder),
-//! `writer` (one group commit for both when they share a process).
+//! `group_commit` (the one batching worker of the intake and the recorder).
 //! The migrations in `migrations/` are embedded as [`MIGRATOR`].
 //!
 //! Neighbours: `motor-domain` (the types it stores); used by `motor-app`,
@@ -42,7 +41,6 @@ pub mod subscription_stats;
 pub mod subscriptions;
 pub mod tcp_guard;
 pub mod throttle;
-pub mod writer;
 
 use std::{str::FromStr, time::Duration};
 

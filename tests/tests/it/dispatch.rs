@@ -6,7 +6,6 @@
 mod early;
 mod fast_path;
 mod faults;
-mod hot_lane;
 mod inbox_receiver;
 mod leases;
 mod profiles;

@@ -1,8 +1,6 @@
 //! The intake: producer requests of this process group-committed
 //! (`motor_store::group_commit`, which says how batches form and what that
-//! was measured to save), through the process's writer
-//! (`motor_store::writer`, which also records the dispatcher's delivered
-//! attempts when one runs here). One batch is one transaction
+//! was measured to save). One batch is one transaction
 //! (`motor_store::ledger::append_batch`: instances locked in id order,
 //! then one statement whatever the batch holds) and one commit; then the
 //! dispatcher of this process is handed its first attempts and each
@@ -14,46 +12,82 @@ use std::sync::Arc;
 use motor_domain::{InstanceId, NewEvent};
 use motor_store::{
     deliveries::AfterCommit,
-    group_commit::{GroupCommitError, Limits},
-    ledger::Appended,
-    writer::Writer,
-    Pool,
+    group_commit::{Batch, GroupCommit, GroupCommitError, Limits},
+    ledger::{self, Appended, Request},
+    Pool, StoreError,
 };
 
 use crate::{AppError, Result};
 
-/// Jobs a batch takes at most (requests, and delivered attempts of this
-/// process's dispatcher); events at most (a request is never split: a
-/// batch may pass this by one request); jobs waiting at most (past it a
-/// request waits for room).
+/// Requests a batch takes at most; events at most (a request is never
+/// split: a batch may pass this by one request); requests waiting at most
+/// (past it a request waits for room).
 const LIMITS: Limits = Limits {
     max_jobs: 256,
     max_weight: 2_000,
     queue: 4_096,
 };
 
+/// One producer request: events for one instance.
+pub struct Pending {
+    instance: InstanceId,
+    events: Vec<NewEvent>,
+}
+
+/// Appends a batch of requests in one transaction.
+struct Appending {
+    pool: Pool,
+    after_commit: Option<Arc<dyn AfterCommit>>,
+}
+
+impl Batch for Appending {
+    type Job = Pending;
+    type Answer = Appended;
+
+    async fn commit(&self, jobs: &[Pending]) -> Result<Vec<Appended>, StoreError> {
+        let requests: Vec<Request<'_>> = jobs
+            .iter()
+            .map(|p| Request {
+                instance: p.instance,
+                events: &p.events,
+            })
+            .collect();
+        let lease = self.after_commit.as_ref().and_then(|a| a.lease());
+        let mut tx = self.pool.begin().await?;
+        let (answers, handed) = ledger::append_batch(&mut tx, &requests, lease).await?;
+        tx.commit().await?;
+        if let Some(after_commit) = &self.after_commit {
+            after_commit.committed(handed);
+        }
+        Ok(answers)
+    }
+
+    fn weight(job: &Pending) -> usize {
+        job.events.len()
+    }
+}
+
 /// The queue of producer requests of this process.
 #[derive(Clone)]
 pub struct Intake {
-    writer: Writer,
+    worker: GroupCommit<Appending>,
 }
 
 impl Intake {
     /// Starts the worker (it stops when every `Intake` is dropped);
-    /// `after_commit` is this process's dispatcher and relay, if any: the
-    /// dispatcher records its delivered attempts in the same batches
-    /// (`motor_store::writer`).
+    /// `after_commit` is this process's dispatcher and relay, if any.
     pub fn start(pool: Pool, after_commit: Option<Arc<dyn AfterCommit>>) -> Self {
+        let batch = Appending { pool, after_commit };
         Self {
-            writer: Writer::start(pool, after_commit, LIMITS),
+            worker: GroupCommit::start(batch, LIMITS),
         }
     }
 
     /// Appends `events` to `instance`'s ledger in the next batch; answers
     /// once that batch committed.
     pub async fn append(&self, instance: InstanceId, events: Vec<NewEvent>) -> Result<Appended> {
-        self.writer
-            .append(instance, events)
+        self.worker
+            .submit(Pending { instance, events })
             .await
             .map_err(|e| match e {
                 GroupCommitError::Failed(e) => AppError::store(&e),

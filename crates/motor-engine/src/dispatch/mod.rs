@@ -41,7 +41,6 @@ use motor_domain::{
 use motor_metrics::Metrics;
 use motor_store::{
     deliveries::{self, AfterCommit, Claim, Claimed, Handed, Skip},
-    writer::Writer,
     Pool,
 };
 use tokio::sync::{Notify, OwnedSemaphorePermit};
@@ -342,8 +341,7 @@ impl Dispatcher {
 /// The roles of this process that a commit in it hands work to: the
 /// dispatcher (first attempts straight after the commit) and the relay
 /// (woken at once instead of at its next poll). `motor serve` makes one
-/// when the API shares the process with either. The dispatcher also
-/// records its delivered attempts through the API's writer (`share`).
+/// when the API shares the process with either.
 #[derive(Clone, Default)]
 pub struct LocalRoles {
     pub dispatcher: Option<Arc<Dispatcher>>,
@@ -353,12 +351,6 @@ pub struct LocalRoles {
 impl AfterCommit for LocalRoles {
     fn lease(&self) -> Option<Duration> {
         self.dispatcher.as_ref().map(|d| d.last_lease())
-    }
-
-    fn share(&self, writer: &Writer) {
-        if let Some(dispatcher) = &self.dispatcher {
-            dispatcher.recorder.share(writer);
-        }
     }
 
     fn committed(&self, handed: Handed) {

@@ -6,17 +6,10 @@
 //! (`motor_store::deliveries::record_delivered_many`) instead of one
 //! commit each. Every other outcome (retry, failure, suspension) is rarer
 //! and recorded on its own.
-//!
-//! When the API shares the process, its writer (`motor_store::writer`)
-//! records them instead, in the intake's batches: a hot lane's record and
-//! the events arriving for it then share one commit.
-
-use std::sync::OnceLock;
 
 use motor_store::{
     deliveries::{self, Attempt, Claimed, Next, Recorded},
     group_commit::{Batch, GroupCommit, Limits},
-    writer::{WeakWriter, Writer},
     Pool, StoreError,
 };
 
@@ -56,22 +49,13 @@ impl Batch for Recording {
 
 pub(super) struct Recorder {
     worker: GroupCommit<Recording>,
-    /// The process's writer, once its intake started (weak: the writer
-    /// holds this dispatcher for its hand-over).
-    shared: OnceLock<WeakWriter>,
 }
 
 impl Recorder {
     pub(super) fn start(pool: Pool) -> Self {
         Self {
             worker: GroupCommit::start(Recording { pool }, LIMITS),
-            shared: OnceLock::new(),
         }
-    }
-
-    /// Records through `writer` from now on (the first writer offered).
-    pub(super) fn share(&self, writer: &Writer) {
-        let _ = self.shared.set(writer.downgrade());
     }
 
     /// Records `claimed`'s attempt as delivered, claiming the next delivery
@@ -82,12 +66,6 @@ impl Recorder {
         attempt: Attempt,
         next: Next,
     ) -> Result<Recorded> {
-        if let Some(writer) = self.shared.get().and_then(WeakWriter::upgrade) {
-            return writer
-                .delivered(claimed, attempt, next)
-                .await
-                .map_err(EngineError::from);
-        }
         self.worker
             .submit(Pending {
                 claimed,

@@ -202,9 +202,4 @@ pub trait AfterCommit: Send + Sync {
     /// Takes what a commit handed over; call it right after the commit,
     /// never before.
     fn committed(&self, handed: Handed);
-
-    /// The process's writer (`crate::writer`), offered by its start: a
-    /// dispatcher here records its delivered attempts through it, in the
-    /// intake's commits. By default the offer is declined.
-    fn share(&self, _writer: &crate::writer::Writer) {}
 }

@@ -5,14 +5,13 @@
 
 use std::collections::HashSet;
 
-use motor_domain::delivery::{DeliveryId, DeliveryState};
-use sqlx::PgConnection;
+use motor_domain::delivery::DeliveryState;
 use uuid::Uuid;
 
 use super::{
     begin_by_key,
     finish::{release_next, FinishedRow},
-    Attempt, Claimed, Next, Recorded, BY_KEY_SETUP_GENERIC,
+    Attempt, Claimed, Next, Recorded,
 };
 use crate::{interval, Pool, Result};
 
@@ -39,99 +38,6 @@ pub async fn record_delivered_many(
     pool: &Pool,
     done: &[(&Claimed, &Attempt, Next)],
 ) -> Result<Vec<Recorded>> {
-    let mut tx = begin_by_key(pool).await?;
-    let finished = record_delivered_statements(&mut tx, done).await?;
-    tx.commit().await?;
-    finished.answer(pool, done).await.into_iter().collect()
-}
-
-/// [`record_delivered_many`] inside the caller's transaction, after
-/// whatever it wrote first (the writer's appends: a first attempt
-/// that transaction parked behind one of these heads is claimed as its
-/// next). Runs [`super::BY_KEY_SETUP`] first, so nothing but hot
-/// statements may follow it in the transaction. After the commit, call
-/// [`Finished::answer`], never before.
-pub async fn record_delivered_in(
-    tx: &mut PgConnection,
-    done: &[(&Claimed, &Attempt, Next)],
-) -> Result<Finished> {
-    sqlx::query(BY_KEY_SETUP_GENERIC).execute(&mut *tx).await?;
-    record_delivered_statements(tx, done).await
-}
-
-/// What [`record_delivered_in`] wrote, to answer once it committed.
-pub struct Finished {
-    rows: Vec<FinishedRow>,
-}
-
-impl Finished {
-    /// The deliveries these records claimed as their next (so a commit's
-    /// hand-over does not offer them to the dispatcher again).
-    pub fn claimed_next(&self) -> impl Iterator<Item = DeliveryId> + '_ {
-        self.rows
-            .iter()
-            .filter_map(|r| r.id.map(DeliveryId::from_uuid))
-    }
-
-    /// One answer per record of `done` (the same slice, in its order):
-    /// [`Recorded::Stale`] for a delivery that was not recorded, else what
-    /// follows it. A next delivery of an ordered lane that was parked but
-    /// not claimed gets its job in a transaction of its own; only that
-    /// record's answer fails when it cannot be written (the record itself
-    /// is committed: a lost wake-up the sweeper repairs).
-    pub async fn answer(
-        mut self,
-        pool: &Pool,
-        done: &[(&Claimed, &Attempt, Next)],
-    ) -> Vec<Result<Recorded>> {
-        let mut answers = Vec::with_capacity(done.len());
-        for (claimed_now, _, _) in done {
-            let Some(row) = self
-                .rows
-                .iter_mut()
-                .find(|r| r.head.as_ref() == Some(claimed_now.delivery_id.as_uuid()))
-            else {
-                answers.push(Ok(Recorded::Stale));
-                continue;
-            };
-            let (mut next, mut released) = (None, None);
-            if let Some(claimed_next) = row.next() {
-                next = Some(Box::new(claimed_next.claimed_next()));
-            } else if row.following_parked == Some(true) {
-                match release(pool, claimed_now).await {
-                    Ok(r) => released = r,
-                    Err(e) => {
-                        answers.push(Err(e));
-                        continue;
-                    }
-                }
-            }
-            answers.push(Ok(Recorded::Done {
-                state: DeliveryState::Delivered,
-                next,
-                released,
-                suspended: false,
-            }));
-        }
-        answers
-    }
-}
-
-/// Writes the job of the parked delivery after `claimed`, in a
-/// transaction of its own.
-async fn release(pool: &Pool, claimed: &Claimed) -> Result<Option<DeliveryId>> {
-    let mut tx = pool.begin().await?;
-    let released = release_next(&mut tx, claimed).await?;
-    tx.commit().await?;
-    Ok(released)
-}
-
-/// The record statement and the one that claims what follows, in `tx`
-/// (whose setup the caller ran).
-async fn record_delivered_statements(
-    tx: &mut PgConnection,
-    done: &[(&Claimed, &Attempt, Next)],
-) -> Result<Finished> {
     let ids: Vec<Uuid> = done
         .iter()
         .map(|(c, _, _)| *c.delivery_id.as_uuid())
@@ -158,6 +64,7 @@ async fn record_delivered_statements(
         })
         .max()
         .unwrap_or_default();
+    let mut tx = begin_by_key(pool).await?;
     let heads: Vec<Uuid> = sqlx::query_file_scalar!(
         "src/deliveries/sql/record_delivered_many.sql",
         &ids,
@@ -172,7 +79,7 @@ async fn record_delivered_statements(
     .await?;
     // What follows each head, with a snapshot taken after every head was
     // locked (see the statement).
-    let rows = if heads.is_empty() {
+    let mut rows = if heads.is_empty() {
         Vec::new()
     } else {
         let claiming: HashSet<&Uuid> = done
@@ -191,5 +98,31 @@ async fn record_delivered_statements(
         .fetch_all(&mut *tx)
         .await?
     };
-    Ok(Finished { rows })
+    tx.commit().await?;
+
+    let mut answers = Vec::with_capacity(done.len());
+    for (claimed_now, _, _) in done {
+        let Some(row) = rows
+            .iter_mut()
+            .find(|r| r.head.as_ref() == Some(claimed_now.delivery_id.as_uuid()))
+        else {
+            answers.push(Recorded::Stale);
+            continue;
+        };
+        let (mut next, mut released) = (None, None);
+        if let Some(claimed_next) = row.next() {
+            next = Some(Box::new(claimed_next.claimed_next()));
+        } else if row.following_parked == Some(true) {
+            let mut tx = pool.begin().await?;
+            released = release_next(&mut tx, claimed_now).await?;
+            tx.commit().await?;
+        }
+        answers.push(Recorded::Done {
+            state: DeliveryState::Delivered,
+            next,
+            released,
+            suspended: false,
+        });
+    }
+    Ok(answers)
 }
