@@ -37,7 +37,9 @@
 //! intake,ordered,clave,unordered,arrays,rates,idle: all by default;
 //! `ordered` includes the bad receivers),
 //! MOTOR_BENCH_MOTOR_BIN (the binary; default: the one cargo built),
-//! MOTOR_BENCH_DATABASE_URL, MOTOR_BENCH_KAFKA_BROKERS; Motor's own
+//! MOTOR_BENCH_DATABASE_URL, MOTOR_BENCH_KAFKA_BROKERS,
+//! MOTOR_BENCH_POSTGRES_PID and MOTOR_BENCH_BROKER_PID (whose processes
+//! count as Postgres's and the broker's: http/cpu.rs); Motor's own
 //! MOTOR_DATABASE_POOL, MOTOR_DISPATCH_IN_FLIGHT and RUST_LOG pass through.
 
 mod common;
@@ -399,6 +401,12 @@ async fn main() {
     println!("CPU per delivered event (intake: per accepted event), from /proc/<pid>/stat:");
     println!();
     report::print_cpu(&phases);
+    println!();
+    println!(
+        "Context switches per delivered event (every thread), from /proc/<pid>/task/*/status:"
+    );
+    println!();
+    report::print_switches(&phases);
 
     motor.stop().await;
     bench.pool.close().await;

@@ -266,6 +266,27 @@ pub fn print_cpu(phases: &[Phase]) {
     }
 }
 
+/// Context switches per delivered event (per accepted event for intake),
+/// by process: at a low rate, the wake-ups an event costs.
+pub fn print_switches(phases: &[Phase]) {
+    println!(
+        "| phase | events | {} | total switches/event |",
+        GROUPS.map(|g| format!("{g} switches/event")).join(" | ")
+    );
+    println!("| --- | --- |{} --- |", " --- |".repeat(GROUPS.len()));
+    for phase in phases {
+        let events = phase.events().max(1) as f64;
+        let per_event = |n: u64| format!("{:.1}", n as f64 / events);
+        println!(
+            "| {} | {} | {} | {} |",
+            phase.name,
+            thousands(events),
+            phase.cpu.switches.map(per_event).join(" | "),
+            per_event(phase.cpu.switches.iter().sum()),
+        );
+    }
+}
+
 /// `12345.6` → `12,346`.
 pub fn thousands(value: f64) -> String {
     if !value.is_finite() {
