@@ -57,7 +57,7 @@ pub use claim::{claim, claim_freed, renew, Claim, Claimed, Skip};
 pub(crate) use fan_out::{hand_over, FannedOut};
 pub use fan_out::{AfterCommit, Handed, ParkedHead};
 pub use finish::{record_attempt, record_attempt_parking, Attempt, Next, Recorded};
-pub use finish_many::record_delivered_many;
+pub use finish_many::{record_delivered_many, record_delivered_many_on};
 pub use sweep::{
     due_lane_heads, purge_contract, purge_contract_cancelled, purge_delivered, release_lane,
     release_lane_heads, requeue, LaneHints, FORGET_AFTER,
@@ -219,6 +219,14 @@ pub async fn begin_by_key(
     pool: &crate::Pool,
 ) -> Result<sqlx::Transaction<'static, sqlx::Postgres>> {
     Ok(pool.begin_with(BEGIN_BY_KEY).await?)
+}
+
+/// [`begin_by_key`] on a connection the caller holds.
+pub(crate) async fn begin_by_key_on(
+    conn: &mut PgConnection,
+) -> Result<sqlx::Transaction<'_, sqlx::Postgres>> {
+    use sqlx::Connection;
+    Ok(conn.begin_with(BEGIN_BY_KEY).await?)
 }
 
 /// A statement that runs on every attempt or every sweeper pass, whose cost

@@ -36,7 +36,7 @@ pub trait Batch: Send + Sync + 'static {
     /// Commits `jobs`; one answer per job, in their order. Nothing may be
     /// answered before the commit: the worker answers on return.
     fn commit(
-        &self,
+        &mut self,
         jobs: &[Self::Job],
     ) -> impl Future<Output = Result<Vec<Self::Answer>, StoreError>> + Send;
 
@@ -106,7 +106,7 @@ impl<B: Batch> GroupCommit<B> {
 }
 
 async fn work<B: Batch>(
-    batch: B,
+    mut batch: B,
     limits: Limits,
     mut waiting: mpsc::Receiver<(B::Job, Reply<B::Answer>)>,
 ) {
@@ -158,7 +158,7 @@ mod tests {
         type Job = u32;
         type Answer = u32;
 
-        async fn commit(&self, jobs: &[u32]) -> Result<Vec<u32>, StoreError> {
+        async fn commit(&mut self, jobs: &[u32]) -> Result<Vec<u32>, StoreError> {
             let first = {
                 let mut seen = self.seen.lock().unwrap();
                 seen.push(jobs.to_vec());

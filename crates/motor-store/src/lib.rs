@@ -14,7 +14,8 @@
 //! `operator_view` (the operator's cross-app reads), `settings`, `alerts`,
 //! `health` (disabling on sustained failure), `throttle` (`Retry-After`
 //! holds), `observe` (backlog counts for metrics), `reconcile` (stuck work),
-//! `group_commit` (the one batching worker of the intake and the recorder).
+//! `group_commit` (the one batching worker of the intake and the recorder),
+//! `held` (the pool connection such a worker keeps between batches).
 //! The migrations in `migrations/` are embedded as [`MIGRATOR`].
 //!
 //! Neighbours: `motor-domain` (the types it stores); used by `motor-app`,
@@ -25,6 +26,7 @@ pub mod commands;
 pub mod deliveries;
 pub mod group_commit;
 pub mod health;
+pub mod held;
 pub mod idempotency;
 pub mod instance_state;
 pub mod ledger;

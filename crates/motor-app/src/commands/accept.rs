@@ -24,8 +24,10 @@ use motor_store::{
     commands::{self as store, Acceptance, Accepted, CommandError},
     deliveries::{AfterCommit, Handed},
     group_commit::{Batch, GroupCommit, GroupCommitError, Limits},
+    held::Held,
     Pool, StoreError,
 };
+use sqlx::Connection;
 
 use crate::{AppError, Result};
 
@@ -46,17 +48,30 @@ pub struct Pending {
     pub now: Timestamp,
 }
 
-/// Stores a batch of requests in one transaction.
+/// Stores a batch of requests in one transaction, on a connection it
+/// keeps between batches (`motor_store::held`).
 struct Accepting {
-    pool: Pool,
+    held: Held,
     after_commit: Option<Arc<dyn AfterCommit>>,
+}
+
+impl Accepting {
+    async fn insert(
+        &mut self,
+        requests: &[Acceptance<'_>],
+    ) -> Result<Vec<Result<Accepted, CommandError>>, StoreError> {
+        let mut tx = self.held.conn().await?.begin().await?;
+        let answers = store::insert_batch(&mut tx, requests).await?;
+        tx.commit().await?;
+        Ok(answers)
+    }
 }
 
 impl Batch for Accepting {
     type Job = Pending;
     type Answer = Result<Accepted, CommandError>;
 
-    async fn commit(&self, jobs: &[Pending]) -> Result<Vec<Self::Answer>, StoreError> {
+    async fn commit(&mut self, jobs: &[Pending]) -> Result<Vec<Self::Answer>, StoreError> {
         let requests: Vec<Acceptance<'_>> = jobs
             .iter()
             .map(|p| Acceptance {
@@ -67,9 +82,13 @@ impl Batch for Accepting {
                 now: p.now,
             })
             .collect();
-        let mut tx = self.pool.begin().await?;
-        let answers = store::insert_batch(&mut tx, &requests).await?;
-        tx.commit().await?;
+        let answers = match self.insert(&requests).await {
+            Ok(answers) => answers,
+            Err(e) => {
+                self.held.failed();
+                return Err(e);
+            }
+        };
         let wrote = answers
             .iter()
             .any(|a| a.as_ref().is_ok_and(|accepted| accepted.created));
@@ -96,7 +115,7 @@ impl Acceptor {
     /// any.
     pub fn start(pool: Pool, after_commit: Option<Arc<dyn AfterCommit>>) -> Self {
         let batch = Accepting {
-            pool: pool.clone(),
+            held: Held::new(pool.clone()),
             after_commit,
         };
         Self {

@@ -11,11 +11,13 @@ use std::sync::Arc;
 
 use motor_domain::{InstanceId, NewEvent};
 use motor_store::{
-    deliveries::AfterCommit,
+    deliveries::{AfterCommit, Handed},
     group_commit::{Batch, GroupCommit, GroupCommitError, Limits},
+    held::Held,
     ledger::{self, Appended, Request},
     Pool, StoreError,
 };
+use sqlx::Connection;
 
 use crate::{AppError, Result};
 
@@ -34,17 +36,31 @@ pub struct Pending {
     events: Vec<NewEvent>,
 }
 
-/// Appends a batch of requests in one transaction.
+/// Appends a batch of requests in one transaction, on a connection it
+/// keeps between batches (`motor_store::held`: no pool round trips).
 struct Appending {
-    pool: Pool,
+    held: Held,
     after_commit: Option<Arc<dyn AfterCommit>>,
+}
+
+impl Appending {
+    async fn append(
+        &mut self,
+        requests: &[Request<'_>],
+    ) -> Result<(Vec<Appended>, Handed), StoreError> {
+        let lease = self.after_commit.as_ref().and_then(|a| a.lease());
+        let mut tx = self.held.conn().await?.begin().await?;
+        let appended = ledger::append_batch(&mut tx, requests, lease).await?;
+        tx.commit().await?;
+        Ok(appended)
+    }
 }
 
 impl Batch for Appending {
     type Job = Pending;
     type Answer = Appended;
 
-    async fn commit(&self, jobs: &[Pending]) -> Result<Vec<Appended>, StoreError> {
+    async fn commit(&mut self, jobs: &[Pending]) -> Result<Vec<Appended>, StoreError> {
         let requests: Vec<Request<'_>> = jobs
             .iter()
             .map(|p| Request {
@@ -52,10 +68,13 @@ impl Batch for Appending {
                 events: &p.events,
             })
             .collect();
-        let lease = self.after_commit.as_ref().and_then(|a| a.lease());
-        let mut tx = self.pool.begin().await?;
-        let (answers, handed) = ledger::append_batch(&mut tx, &requests, lease).await?;
-        tx.commit().await?;
+        let (answers, handed) = match self.append(&requests).await {
+            Ok(appended) => appended,
+            Err(e) => {
+                self.held.failed();
+                return Err(e);
+            }
+        };
         if let Some(after_commit) = &self.after_commit {
             after_commit.committed(handed);
         }
@@ -77,7 +96,10 @@ impl Intake {
     /// Starts the worker (it stops when every `Intake` is dropped);
     /// `after_commit` is this process's dispatcher and relay, if any.
     pub fn start(pool: Pool, after_commit: Option<Arc<dyn AfterCommit>>) -> Self {
-        let batch = Appending { pool, after_commit };
+        let batch = Appending {
+            held: Held::new(pool),
+            after_commit,
+        };
         Self {
             worker: GroupCommit::start(batch, LIMITS),
         }

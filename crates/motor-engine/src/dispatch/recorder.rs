@@ -10,6 +10,7 @@
 use motor_store::{
     deliveries::{self, Attempt, Claimed, Next, Recorded},
     group_commit::{Batch, GroupCommit, Limits},
+    held::Held,
     Pool, StoreError,
 };
 
@@ -29,21 +30,27 @@ struct Pending {
     next: Next,
 }
 
-/// Records a batch of delivered attempts in one statement.
+/// Records a batch of delivered attempts in one transaction, on a
+/// connection it keeps between batches (`motor_store::held`: no pool
+/// round trips).
 struct Recording {
-    pool: Pool,
+    held: Held,
 }
 
 impl Batch for Recording {
     type Job = Pending;
     type Answer = Recorded;
 
-    async fn commit(&self, jobs: &[Pending]) -> Result<Vec<Recorded>, StoreError> {
+    async fn commit(&mut self, jobs: &[Pending]) -> Result<Vec<Recorded>, StoreError> {
         let done: Vec<(&Claimed, &Attempt, Next)> = jobs
             .iter()
             .map(|p| (p.claimed.as_ref(), &p.attempt, p.next))
             .collect();
-        deliveries::record_delivered_many(&self.pool, &done).await
+        let recorded = deliveries::record_delivered_many_on(self.held.conn().await?, &done).await;
+        if recorded.is_err() {
+            self.held.failed();
+        }
+        recorded
     }
 }
 
@@ -54,7 +61,12 @@ pub(super) struct Recorder {
 impl Recorder {
     pub(super) fn start(pool: Pool) -> Self {
         Self {
-            worker: GroupCommit::start(Recording { pool }, LIMITS),
+            worker: GroupCommit::start(
+                Recording {
+                    held: Held::new(pool),
+                },
+                LIMITS,
+            ),
         }
     }
 

@@ -6,10 +6,11 @@
 use std::collections::HashSet;
 
 use motor_domain::delivery::DeliveryState;
+use sqlx::{Connection, PgConnection};
 use uuid::Uuid;
 
 use super::{
-    begin_by_key,
+    begin_by_key_on,
     finish::{release_next, FinishedRow},
     Attempt, Claimed, Next, Recorded,
 };
@@ -38,6 +39,15 @@ pub async fn record_delivered_many(
     pool: &Pool,
     done: &[(&Claimed, &Attempt, Next)],
 ) -> Result<Vec<Recorded>> {
+    record_delivered_many_on(&mut *pool.acquire().await?, done).await
+}
+
+/// [`record_delivered_many`] on `conn` (the recorder's kept connection,
+/// `crate::held`), which must not be in a transaction.
+pub async fn record_delivered_many_on(
+    conn: &mut PgConnection,
+    done: &[(&Claimed, &Attempt, Next)],
+) -> Result<Vec<Recorded>> {
     let ids: Vec<Uuid> = done
         .iter()
         .map(|(c, _, _)| *c.delivery_id.as_uuid())
@@ -64,7 +74,7 @@ pub async fn record_delivered_many(
         })
         .max()
         .unwrap_or_default();
-    let mut tx = begin_by_key(pool).await?;
+    let mut tx = begin_by_key_on(&mut *conn).await?;
     let heads: Vec<Uuid> = sqlx::query_file_scalar!(
         "src/deliveries/sql/record_delivered_many.sql",
         &ids,
@@ -113,7 +123,7 @@ pub async fn record_delivered_many(
         if let Some(claimed_next) = row.next() {
             next = Some(Box::new(claimed_next.claimed_next()));
         } else if row.following_parked == Some(true) {
-            let mut tx = pool.begin().await?;
+            let mut tx = conn.begin().await?;
             released = release_next(&mut tx, claimed_now).await?;
             tx.commit().await?;
         }

@@ -1,0 +1,112 @@
+//! A pool connection kept by one worker between its transactions (the
+//! group commits of the intake and of the recorder), instead of taken from
+//! the pool and given back for each.
+//!
+//! Why: sqlx checks a connection with a round trip to Postgres (a `Sync`
+//! and its `ReadyForQuery`) when it leaves the pool (`test_before_acquire`)
+//! and again, always, when it comes back. At a low rate, where every batch
+//! is one request, that is two more wake-ups of a backend for a batch of
+//! four statements, and a backend's messages to and from its client
+//! (`sendto`, `recvfrom`) were a quarter of Postgres's CPU samples at 200
+//! events/s (docs/BENCHMARKS.md, 2026-12-02 06:10). What keeping it must
+//! not lose, and how it is kept:
+//! - a connection that sat idle is checked before use as the pool checks
+//!   it: one idle for [`IDLE_FOR`] goes back to the pool and a fresh one is
+//!   taken (the pool pings it), so a server restart while the worker was
+//!   idle costs no batch;
+//! - the pool's `before_acquire` drops connections made before a move to
+//!   another primary: one is never kept longer than [`HOLD_FOR`], so a
+//!   worker follows a failover within that;
+//! - a connection whose batch failed is closed, not kept nor given back
+//!   (its state is unknown: a transaction may be open on it).
+
+use std::time::{Duration, Instant};
+
+use sqlx::{pool::PoolConnection, PgConnection, Postgres};
+
+use crate::{Pool, Result};
+
+/// A connection unused this long goes back to the pool before the next
+/// batch (whose acquire pings a connection as before).
+pub const IDLE_FOR: Duration = Duration::from_millis(250);
+
+/// A connection is kept at most this long after it was taken.
+pub const HOLD_FOR: Duration = Duration::from_secs(1);
+
+/// One worker's kept connection (none until the first [`Held::conn`]).
+pub struct Held {
+    pool: Pool,
+    kept: Option<Kept>,
+}
+
+struct Kept {
+    conn: PoolConnection<Postgres>,
+    taken_at: Instant,
+    used_at: Instant,
+}
+
+impl Held {
+    pub fn new(pool: Pool) -> Self {
+        Self { pool, kept: None }
+    }
+
+    /// The connection to run the next batch on: the kept one while it is
+    /// fresh ([`IDLE_FOR`], [`HOLD_FOR`]), else one taken from the pool
+    /// now. Call [`Held::failed`] when the batch fails.
+    pub async fn conn(&mut self) -> Result<&mut PgConnection> {
+        let now = Instant::now();
+        if self.kept.as_ref().is_some_and(|k| !fresh(k, now)) {
+            // Back to the pool (which pings it on the way in).
+            self.kept = None;
+        }
+        if self.kept.is_none() {
+            let conn = self.pool.acquire().await?;
+            self.kept = Some(Kept {
+                conn,
+                taken_at: now,
+                used_at: now,
+            });
+        }
+        let kept = self.kept.as_mut().expect("kept above");
+        kept.used_at = now;
+        Ok(&mut kept.conn)
+    }
+
+    /// The batch on the kept connection failed: the connection is closed
+    /// (never given back: a transaction may still be open on it).
+    pub fn failed(&mut self) {
+        if let Some(mut kept) = self.kept.take() {
+            kept.conn.close_on_drop();
+        }
+    }
+}
+
+fn fresh(kept: &Kept, now: Instant) -> bool {
+    keep(kept.taken_at, kept.used_at, now)
+}
+
+/// Whether a connection taken at `taken_at` and last used at `used_at` may
+/// still be used at `now` without going back to the pool.
+fn keep(taken_at: Instant, used_at: Instant, now: Instant) -> bool {
+    now.saturating_duration_since(used_at) < IDLE_FOR
+        && now.saturating_duration_since(taken_at) < HOLD_FOR
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_connection_is_kept_while_used_often_and_for_a_second_at_most() {
+        let t = Instant::now();
+        let ms = Duration::from_millis;
+        assert!(keep(t, t, t));
+        assert!(keep(t, t, t + ms(5)), "the next batch of a steady rate");
+        assert!(keep(t, t + ms(900), t + ms(999)));
+        assert!(!keep(t, t, t + IDLE_FOR), "idle: back to the pool");
+        assert!(
+            !keep(t, t + ms(995), t + HOLD_FOR),
+            "busy, but held a second: taken again (a failover moves it)"
+        );
+    }
+}
