@@ -3,5 +3,6 @@
 //! each test creates a database of its own.
 
 mod commands;
+mod held;
 mod migrations;
 mod tcp_guard;
