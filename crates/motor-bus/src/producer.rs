@@ -39,7 +39,7 @@ pub struct Record<'a> {
 /// Not rdkafka's `FutureProducer`: its thread polls with a 100 ms timeout,
 /// and rdkafka turns the last fraction of a millisecond of each poll into
 /// a zero timeout, so an idle producer spins ~0.6 % of a core on that. Ours
-/// polls for a second at a time (the reports are handed over the moment
+/// polls for [`POLL`] at a time (the reports are handed over the moment
 /// they come, whatever the timeout).
 #[derive(Clone)]
 pub struct Producer {
@@ -59,8 +59,13 @@ impl Drop for Polled {
     }
 }
 
-/// How long the report thread's poll blocks when nothing happens.
-const POLL: Duration = Duration::from_secs(1);
+/// How long the report thread's poll blocks when nothing happens. Each
+/// poll ends in a spin of up to a millisecond (see [`Producer`]): at a
+/// second it cost an idle Motor 0.9 ms of CPU a second, 15 % of its idle
+/// (docs/BENCHMARKS.md, "Low-rate CPU", 2026-12-04 14:25); at ten, a
+/// tenth of that. A dropped producer's thread, connections and purge wait
+/// out the poll under way.
+const POLL: Duration = Duration::from_secs(10);
 
 /// Sends each delivery report to the `publish` call that waits for it.
 struct Reports;
