@@ -42,6 +42,15 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
+/// The URL of database `name` on `server`, whose query (`?sslmode=disable`,
+/// `?host=/var/run/postgresql` for the Unix socket) it keeps.
+fn database(server: &str, name: &str) -> String {
+    match server.split_once('?') {
+        Some((base, query)) => format!("{base}/{name}?{query}"),
+        None => format!("{server}/{name}"),
+    }
+}
+
 /// A fresh database on the benchmark's Postgres server, dropped by
 /// [`BenchDb::drop_db`].
 pub struct BenchDb {
@@ -61,7 +70,7 @@ impl BenchDb {
         let brokers = env_or("MOTOR_BENCH_KAFKA_BROKERS", "127.0.0.1:9092");
         let run_id = uuid::Uuid::new_v4().simple().to_string()[..8].to_owned();
         let name = format!("motor_bench_{run_id}");
-        let mut admin = PgConnection::connect(&format!("{server}/postgres"))
+        let mut admin = PgConnection::connect(&database(&server, "postgres"))
             .await
             .unwrap();
         admin
@@ -69,7 +78,7 @@ impl BenchDb {
             .await
             .unwrap();
         Self {
-            url: format!("{server}/{name}"),
+            url: database(&server, &name),
             brokers,
             run_id,
             name,
