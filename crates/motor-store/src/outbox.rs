@@ -186,18 +186,6 @@ pub async fn live_relays(db: impl PgExecutor<'_>, relay_app_name: &str) -> Resul
     .await?)
 }
 
-/// Sets up a relay's own session (its shard locks and its rounds): its
-/// commits do not wait for their WAL flush (`synchronous_commit = off`).
-/// Only for a session whose writes are deletes of published records: a
-/// delete lost in a crash publishes its records again, which the relay
-/// already allows.
-pub async fn relay_session(conn: &mut PgConnection) -> Result<()> {
-    sqlx::query("SET synchronous_commit = off")
-        .execute(conn)
-        .await?;
-    Ok(())
-}
-
 /// The fair share of shards for one of `relays` relays.
 pub fn fair_share(relays: i64) -> usize {
     let relays = relays.max(1) as usize;
