@@ -112,9 +112,9 @@ impl InFlight {
         }
     }
 
-    /// The ids a read must leave out.
-    fn ids(&self) -> Vec<i64> {
-        self.ids.iter().copied().collect()
+    /// The ids a read must leave out, as one slice (no copy).
+    fn ids(&mut self) -> &[i64] {
+        self.ids.make_contiguous()
     }
 
     /// The next round to land: its acknowledged ids are added to `owed`.
@@ -122,6 +122,15 @@ impl InFlight {
         let (ids, reports) = self.rounds.next().await?;
         self.ids.drain(..ids.len());
         Some(settle_reports(&ids, reports, owed, metrics))
+    }
+
+    /// After a failed round: every round lands and what the broker
+    /// acknowledged is deleted now (a failed delete publishes it again).
+    async fn abandon(&mut self, pool: &Pool, owed: &mut Vec<i64>, metrics: &Metrics) {
+        let _ = self.land_all(owed, metrics).await;
+        if let Err(e) = settle(pool, owed).await {
+            tracing::warn!(error = %e, "relay cannot delete published records; retrying");
+        }
     }
 
     /// Every round: the acknowledged ids are all added to `owed`, and the
@@ -239,10 +248,7 @@ pub async fn run(
                     poll_at = Instant::now() + idle;
                 }
                 Err(e) => {
-                    let _ = flight.land_all(&mut owed, &metrics).await;
-                    if let Err(e) = settle(&pool, &mut owed).await {
-                        tracing::warn!(error = %e, "relay cannot delete published records; retrying");
-                    }
+                    flight.abandon(&pool, &mut owed, &metrics).await;
                     producer = recover(&config.bus, producer, e, &shutdown).await;
                     read_now = true;
                 }
@@ -258,10 +264,7 @@ pub async fn run(
         tokio::select! {
             landed = flight.land_one(&mut owed, &metrics), if flight.len() > 0 => {
                 if let Some(Err(e)) = landed {
-                    let _ = flight.land_all(&mut owed, &metrics).await;
-                    if let Err(e) = settle(&pool, &mut owed).await {
-                        tracing::warn!(error = %e, "relay cannot delete published records; retrying");
-                    }
+                    flight.abandon(&pool, &mut owed, &metrics).await;
                     producer = recover(&config.bus, producer, e, &shutdown).await;
                     read_now = true;
                 }
@@ -326,7 +329,7 @@ async fn read_and_enqueue(
     owed: &mut Vec<i64>,
     flight: &mut InFlight,
 ) -> Result<usize> {
-    let records = outbox::fetch_after(pool, shards, limit, owed, &flight.ids()).await?;
+    let records = outbox::fetch_after(pool, shards, limit, owed, flight.ids()).await?;
     owed.clear();
     if records.is_empty() {
         return Ok(0);
