@@ -1,6 +1,6 @@
 //! A pool connection kept by one worker between its transactions (the
-//! group commits of the intake and of the recorder), instead of taken from
-//! the pool and given back for each.
+//! group commits of the intake, the recorder and the commands' accept),
+//! instead of taken from the pool and given back for each.
 //!
 //! Why: sqlx checks a connection with a round trip to Postgres (a `Sync`
 //! and its `ReadyForQuery`) when it leaves the pool (`test_before_acquire`)
@@ -52,7 +52,7 @@ impl Held {
 
     /// The connection to run the next batch on: the kept one while it is
     /// fresh ([`IDLE_FOR`], [`HOLD_FOR`]), else one taken from the pool
-    /// now. Call [`Held::failed`] when the batch fails.
+    /// now. Pass the batch's result through [`Held::outcome`].
     pub async fn conn(&mut self) -> Result<&mut PgConnection> {
         let now = Instant::now();
         if self.kept.as_ref().is_some_and(|k| !fresh(k, now)) {
@@ -78,6 +78,15 @@ impl Held {
         if let Some(mut kept) = self.kept.take() {
             kept.conn.close_on_drop();
         }
+    }
+
+    /// A batch's outcome, passed on: a failure first closes the connection
+    /// ([`Held::failed`]).
+    pub fn outcome<T>(&mut self, result: Result<T>) -> Result<T> {
+        if result.is_err() {
+            self.failed();
+        }
+        result
     }
 }
 

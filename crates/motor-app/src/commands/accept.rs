@@ -82,13 +82,8 @@ impl Batch for Accepting {
                 now: p.now,
             })
             .collect();
-        let answers = match self.insert(&requests).await {
-            Ok(answers) => answers,
-            Err(e) => {
-                self.held.failed();
-                return Err(e);
-            }
-        };
+        let inserted = self.insert(&requests).await;
+        let answers = self.held.outcome(inserted)?;
         let wrote = answers
             .iter()
             .any(|a| a.as_ref().is_ok_and(|accepted| accepted.created));

@@ -68,13 +68,8 @@ impl Batch for Appending {
                 events: &p.events,
             })
             .collect();
-        let (answers, handed) = match self.append(&requests).await {
-            Ok(appended) => appended,
-            Err(e) => {
-                self.held.failed();
-                return Err(e);
-            }
-        };
+        let appended = self.append(&requests).await;
+        let (answers, handed) = self.held.outcome(appended)?;
         if let Some(after_commit) = &self.after_commit {
             after_commit.committed(handed);
         }

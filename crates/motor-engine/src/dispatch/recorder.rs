@@ -47,10 +47,7 @@ impl Batch for Recording {
             .map(|p| (p.claimed.as_ref(), &p.attempt, p.next))
             .collect();
         let recorded = deliveries::record_delivered_many_on(self.held.conn().await?, &done).await;
-        if recorded.is_err() {
-            self.held.failed();
-        }
-        recorded
+        self.held.outcome(recorded)
     }
 }
 
