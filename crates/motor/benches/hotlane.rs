@@ -371,10 +371,6 @@ async fn main() {
     let phases: Vec<Phase> = lines.into_iter().map(|l| l.phase).collect();
     report::print_cpu(&phases);
     println!();
-    println!(
-        "Context switches per delivered event (every thread), from /proc/<pid>/task/*/status:"
-    );
-    println!();
     report::print_switches(&phases);
 
     bench.motor.stop().await;

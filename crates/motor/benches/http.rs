@@ -402,10 +402,6 @@ async fn main() {
     println!();
     report::print_cpu(&phases);
     println!();
-    println!(
-        "Context switches per delivered event (every thread), from /proc/<pid>/task/*/status:"
-    );
-    println!();
     report::print_switches(&phases);
 
     motor.stop().await;

@@ -267,8 +267,12 @@ pub fn print_cpu(phases: &[Phase]) {
 }
 
 /// Context switches per delivered event (per accepted event for intake),
-/// by process: at a low rate, the wake-ups an event costs.
+/// by process, under a heading: at a low rate, the wake-ups an event costs.
 pub fn print_switches(phases: &[Phase]) {
+    println!(
+        "Context switches per delivered event (every thread), from /proc/<pid>/task/*/status:"
+    );
+    println!();
     println!(
         "| phase | events | {} | total switches/event |",
         GROUPS.map(|g| format!("{g} switches/event")).join(" | ")
