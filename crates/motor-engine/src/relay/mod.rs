@@ -3,7 +3,8 @@
 //! Records are read per shard in id order, published through the idempotent
 //! producer, and deleted only after the broker acknowledged them: by the
 //! next read, in the same statement (one round trip a round), or before
-//! shards may move to another relay, or at once when a round fails. A round
+//! shards move to another relay (the check of every second waits for the
+//! rounds in flight only then), or at once when a round fails. A round
 //! does not wait for the one before it to be acknowledged: up to
 //! [`RelayConfig::depth`] rounds are in flight, each read leaving out the
 //! records still in flight, and the producer keeps their order per
@@ -71,7 +72,7 @@ impl RelayConfig {
         Self {
             bus,
             batch: 2000,
-            depth: 4,
+            depth: 16,
             idle_wait: Duration::from_millis(5),
             idle_max: Duration::from_millis(50),
             rebalance_every: Duration::from_secs(1),
@@ -200,20 +201,31 @@ pub async fn run(
 
     while !shutdown.is_cancelled() {
         if shards.due(config.rebalance_every) {
-            // Before shards may move: another relay would publish them again.
-            let landed = flight.land_all(&mut owed, &metrics).await;
-            if let Err(e) = settle(&pool, &mut owed).await {
-                tracing::warn!(error = %e, "relay cannot delete published records; retrying");
-                pause(&shutdown, Duration::from_secs(1)).await;
-                continue;
+            // Rounds in flight land first only when shards are to move
+            // (another relay would publish them again), so the check of
+            // every second does not stall the records behind them.
+            let share = match shards.fair_share().await {
+                Ok(share) => share,
+                Err(e) => {
+                    lose_shards(&mut shards, e, &mut flight, &pool, &mut owed, &metrics).await;
+                    pause(&shutdown, Duration::from_secs(1)).await;
+                    continue;
+                }
+            };
+            if shards.gives_back(share) {
+                let landed = flight.land_all(&mut owed, &metrics).await;
+                if let Err(e) = settle(&pool, &mut owed).await {
+                    tracing::warn!(error = %e, "relay cannot delete published records; retrying");
+                    pause(&shutdown, Duration::from_secs(1)).await;
+                    continue;
+                }
+                if let Err(e) = landed {
+                    producer = recover(&config.bus, producer, e, &shutdown).await;
+                    continue;
+                }
             }
-            if let Err(e) = landed {
-                producer = recover(&config.bus, producer, e, &shutdown).await;
-                continue;
-            }
-            if let Err(e) = shards.rebalance().await {
-                tracing::warn!(error = %e, "relay lost its shard locks; reconnecting");
-                shards.reset();
+            if let Err(e) = shards.rebalance(share).await {
+                lose_shards(&mut shards, e, &mut flight, &pool, &mut owed, &metrics).await;
                 pause(&shutdown, Duration::from_secs(1)).await;
                 continue;
             }
@@ -305,6 +317,22 @@ async fn recover(
     };
     pause(shutdown, Duration::from_millis(500)).await;
     producer
+}
+
+/// The lock connection failed: what is in flight lands and what the broker
+/// acknowledged is deleted before its locks go (closing it frees them to
+/// other relays, which would otherwise publish those records again).
+async fn lose_shards(
+    shards: &mut Shards,
+    error: EngineError,
+    flight: &mut InFlight,
+    pool: &Pool,
+    owed: &mut Vec<i64>,
+    metrics: &Metrics,
+) {
+    tracing::warn!(error = %error, "relay lost its shard locks; reconnecting");
+    flight.abandon(pool, owed, metrics).await;
+    shards.reset();
 }
 
 /// Deletes the records `owed` (published and acknowledged).

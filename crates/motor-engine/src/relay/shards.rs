@@ -34,13 +34,28 @@ impl Shards {
         })
     }
 
-    /// Takes or gives back shards so this relay owns its fair share.
-    pub(super) async fn rebalance(&mut self) -> Result<()> {
+    /// This relay's fair share of the shards now, from the count of live
+    /// relays (connecting the lock connection first if need be).
+    pub(super) async fn fair_share(&mut self) -> Result<usize> {
         if self.conn.is_none() {
             self.conn = Some(motor_store::connect_own(&self.pool, RELAY_APP_NAME).await?);
         }
         let conn = self.conn.as_mut().expect("connected above");
-        let share = outbox::fair_share(outbox::live_relays(&mut *conn, RELAY_APP_NAME).await?);
+        Ok(outbox::fair_share(
+            outbox::live_relays(&mut *conn, RELAY_APP_NAME).await?,
+        ))
+    }
+
+    /// Whether owning `share` shards means giving some back: what is in
+    /// flight must land and be deleted first, or the next owner publishes
+    /// it again.
+    pub(super) fn gives_back(&self, share: usize) -> bool {
+        self.owned.len() > share
+    }
+
+    /// Gives back or takes shards so this relay owns `share` of them.
+    pub(super) async fn rebalance(&mut self, share: usize) -> Result<()> {
+        let conn = self.conn.as_mut().expect("fair_share connects first");
         while self.owned.len() > share {
             let shard = *self.owned.last().expect("non-empty");
             outbox::unlock_shard(conn, shard).await?;
