@@ -70,7 +70,7 @@ pub async fn app(motor: &Motor, name: &str, instances: usize) -> App {
 }
 
 /// An ordered (`orden: instancia`) subscription of the app to `url`
-/// covering `instances`.
+/// covering `instances` (none: all of the app's).
 pub async fn subscribe(motor: &Motor, app: &App, name: &str, url: &str, instances: &[Uuid]) {
     let body = json!({
         "nombre": name,
