@@ -34,12 +34,18 @@ impl Shards {
         })
     }
 
-    /// This relay's fair share of the shards now, from the count of live
-    /// relays (connecting the lock connection first if need be).
-    pub(super) async fn fair_share(&mut self) -> Result<usize> {
+    /// Makes the lock connection if there is none.
+    async fn connect(&mut self) -> Result<()> {
         if self.conn.is_none() {
             self.conn = Some(motor_store::connect_own(&self.pool, RELAY_APP_NAME).await?);
         }
+        Ok(())
+    }
+
+    /// This relay's fair share of the shards now, from the count of live
+    /// relays.
+    pub(super) async fn fair_share(&mut self) -> Result<usize> {
+        self.connect().await?;
         let conn = self.conn.as_mut().expect("connected above");
         Ok(outbox::fair_share(
             outbox::live_relays(&mut *conn, RELAY_APP_NAME).await?,
@@ -55,7 +61,8 @@ impl Shards {
 
     /// Gives back or takes shards so this relay owns `share` of them.
     pub(super) async fn rebalance(&mut self, share: usize) -> Result<()> {
-        let conn = self.conn.as_mut().expect("fair_share connects first");
+        self.connect().await?;
+        let conn = self.conn.as_mut().expect("connected above");
         while self.owned.len() > share {
             let shard = *self.owned.last().expect("non-empty");
             outbox::unlock_shard(conn, shard).await?;
