@@ -221,14 +221,6 @@ pub async fn begin_by_key(
     Ok(pool.begin_with(BEGIN_BY_KEY).await?)
 }
 
-/// [`begin_by_key`] on a connection the caller holds.
-pub(crate) async fn begin_by_key_on(
-    conn: &mut PgConnection,
-) -> Result<sqlx::Transaction<'_, sqlx::Postgres>> {
-    use sqlx::Connection;
-    Ok(conn.begin_with(BEGIN_BY_KEY).await?)
-}
-
 /// A statement that runs on every attempt or every sweeper pass, whose cost
 /// must not grow with the backlog: its name (the function that runs it),
 /// its parameter types (as `PREPARE` takes them), what its transaction
@@ -291,7 +283,7 @@ pub fn hot_statements() -> Vec<HotStatement> {
             setup: BY_KEY_SETUP,
             ..hot(
                 "next_after_many",
-                "uuid[], boolean[], interval",
+                "uuid[], uuid[], interval, timestamptz",
                 include_str!("deliveries/sql/next_after_many.sql"),
             )
         },

@@ -5,6 +5,7 @@
 
 mod api;
 mod chain;
+mod functions;
 mod hints;
 mod lanes;
 mod outcomes;

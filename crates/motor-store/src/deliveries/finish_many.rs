@@ -1,23 +1,22 @@
 //! Group commit of the hot finish: many attempts that ended `entregada`
 //! (from different lanes, usually of many subscriptions), each with the
 //! next delivery it should make claimed for the same dispatcher, recorded
-//! in one statement — [`super::record_attempt`]'s fused case, set-based.
-
-use std::collections::HashSet;
+//! in one call — [`super::record_attempt`]'s fused case, set-based.
 
 use motor_domain::delivery::DeliveryState;
 use sqlx::{Connection, PgConnection};
 use uuid::Uuid;
 
 use super::{
-    begin_by_key_on,
     finish::{release_next, FinishedRow},
     Attempt, Claimed, Next, Recorded,
 };
 use crate::{interval, Pool, Result};
 
 /// Records each `(claimed, attempt, next)` as delivered, in one
-/// transaction of two statements (the records, then what follows them);
+/// transaction of two statements (the records, then what follows them)
+/// sent as one call of `motor_record_delivered` (migration 0024: one
+/// round trip where `BEGIN`, the two statements and `COMMIT` took four);
 /// answers in input order. With [`Next::Claim`] it also claims
 /// the next delivery to make when one can be claimed now: for an ordered
 /// subscription the next delivery of the lane, for an unordered one the
@@ -30,8 +29,8 @@ use crate::{interval, Pool, Result};
 /// job in a transaction of its own (a crash in between is a lost wake-up
 /// the sweeper repairs).
 ///
-/// Its transaction turns sequential and bitmap scans off
-/// ([`super::BY_KEY_SETUP`]).
+/// The function turns sequential and bitmap scans off
+/// ([`super::BY_KEY_SETUP`]) and keeps generic plans.
 ///
 /// The attempts must be of distinct deliveries, and (ordered lanes run one
 /// delivery at a time) of distinct ordered lanes.
@@ -43,7 +42,8 @@ pub async fn record_delivered_many(
 }
 
 /// [`record_delivered_many`] on `conn` (the recorder's kept connection,
-/// `crate::held`), which must not be in a transaction.
+/// `crate::held`), which must not be in a transaction (the call commits
+/// on its own).
 pub async fn record_delivered_many_on(
     conn: &mut PgConnection,
     done: &[(&Claimed, &Attempt, Next)],
@@ -74,9 +74,14 @@ pub async fn record_delivered_many_on(
         })
         .max()
         .unwrap_or_default();
-    let mut tx = begin_by_key_on(&mut *conn).await?;
-    let heads: Vec<Uuid> = sqlx::query_file_scalar!(
-        "src/deliveries/sql/record_delivered_many.sql",
+    let claiming: Vec<Uuid> = done
+        .iter()
+        .filter(|(_, _, n)| matches!(n, Next::Claim(_)))
+        .map(|(c, _, _)| *c.delivery_id.as_uuid())
+        .collect();
+    let mut rows = sqlx::query_file_as!(
+        FinishedRow,
+        "src/deliveries/sql/record_delivered.sql",
         &ids,
         &numbers,
         &statuses as &[Option<i32>],
@@ -84,31 +89,11 @@ pub async fn record_delivered_many_on(
         &durations,
         &key_ids,
         &leases,
+        &claiming,
+        interval(lease),
     )
-    .fetch_all(&mut *tx)
+    .fetch_all(&mut *conn)
     .await?;
-    // What follows each head, with a snapshot taken after every head was
-    // locked (see the statement).
-    let mut rows = if heads.is_empty() {
-        Vec::new()
-    } else {
-        let claiming: HashSet<&Uuid> = done
-            .iter()
-            .filter(|(_, _, n)| matches!(n, Next::Claim(_)))
-            .map(|(c, _, _)| c.delivery_id.as_uuid())
-            .collect();
-        let claims_next: Vec<bool> = heads.iter().map(|h| claiming.contains(h)).collect();
-        sqlx::query_file_as!(
-            FinishedRow,
-            "src/deliveries/sql/next_after_many.sql",
-            &heads,
-            &claims_next,
-            interval(lease),
-        )
-        .fetch_all(&mut *tx)
-        .await?
-    };
-    tx.commit().await?;
 
     let mut answers = Vec::with_capacity(done.len());
     for (claimed_now, _, _) in done {

@@ -197,7 +197,6 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
     let times = vec!["now()"; heads].join(",");
     let durations = vec!["12"; heads].join(",");
     let key_ids = vec!["'whk_1'"; heads].join(",");
-    let trues = vec!["true"; heads].join(",");
     // As many of the unordered subscription's oldest open deliveries.
     let unordered_heads = swept[100..]
         .iter()
@@ -258,17 +257,17 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
         ),
         (
             "next_after_many",
-            format!("'{{{head}}}', '{{true}}', '30 seconds'"),
+            format!("'{{{head}}}', '{{{head}}}', '30 seconds', now()"),
         ),
         (
             "next_after_many",
-            format!("'{{{lane_heads}}}', '{{{trues}}}', '30 seconds'"),
+            format!("'{{{lane_heads}}}', '{{{lane_heads}}}', '30 seconds', now()"),
         ),
         // An unordered subscription's chains: each claims one of its
         // oldest due deliveries.
         (
             "next_after_many",
-            format!("'{{{unordered_heads}}}', '{{{trues}}}', '30 seconds'"),
+            format!("'{{{unordered_heads}}}', '{{{unordered_heads}}}', '30 seconds', now()"),
         ),
         // After a commit: first attempts parked behind busy lanes, and
         // ones whose lane is free.

@@ -1,25 +1,26 @@
 -- What follows heads that record_delivered_many.sql just recorded, in
--- its transaction: $1 their ids, $2 whether each claims a next, $3 the
--- next one's lease. The next one is, for an ordered subscription, the
--- lowest open delivery of the head's lane; for an unordered one, the
--- subscription's oldest due open delivery that nobody holds (rows locked
--- by another transaction are skipped; two heads of one subscription get
--- two different ones). One row per head: whether its lane's next one is
--- parked, and the claimed next one's columns (claim.sql's), NULL when
--- none was claimed.
+-- its transaction: $1 their ids, $2 those of them that claim a next, $3
+-- the next one's lease, $4 the clock. The next one is, for an ordered
+-- subscription, the lowest open delivery of the head's lane; for an
+-- unordered one, the subscription's oldest due open delivery that nobody
+-- holds (rows locked by another transaction are skipped; two heads of one
+-- subscription get two different ones). One row per head: whether its
+-- lane's next one is parked, and the claimed next one's columns
+-- (claim.sql's), NULL when none was claimed.
 --
--- Its clock is statement_timestamp(), not now() (the transaction's
--- start): a first attempt committed between the two statements is due at
--- its own transaction's start, later than this one's.
+-- Run by motor_record_delivered (migration 0024) right after the record,
+-- as a statement of its own: its snapshot is taken once every head is
+-- locked. Its clock ($4) is read then too (clock_timestamp()), not the
+-- transaction's start: a first attempt committed between the two
+-- statements is due at its own transaction's start, later than that.
 --
 -- Rows are reached by their primary key (see record_delivered_many.sql):
 -- `next` joins the subscription on `chosen`'s subscription id, never on
 -- the row's (which let it walk the subscription's deliveries from the
 -- subscription: 200 ms on 200,000 rows).
 WITH head AS (
-    SELECT d.id, d.subscription_id, d.instance_id, d.lane, c.claims_next
-    FROM UNNEST($1::uuid[], $2::bool[]) AS c(id, claims_next)
-    JOIN deliveries d ON d.id = c.id
+    SELECT d.id, d.subscription_id, d.instance_id, d.lane, d.id = ANY ($2::uuid[]) AS claims_next
+    FROM deliveries d
     WHERE d.id = ANY ($1::uuid[])
 ), following AS (
     -- Ordered lanes: the lowest open delivery after the head.
@@ -51,8 +52,8 @@ WITH head AS (
     LATERAL (
         SELECT f.id, f.proximo_intento FROM deliveries f
         WHERE f.subscription_id = w.subscription_id
-          AND f.proximo_intento <= statement_timestamp()
-          AND (f.reservado_hasta IS NULL OR f.reservado_hasta <= statement_timestamp())
+          AND f.proximo_intento <= $4::timestamptz
+          AND (f.reservado_hasta IS NULL OR f.reservado_hasta <= $4::timestamptz)
           AND f.id <> ALL ($1::uuid[])
         ORDER BY f.proximo_intento, f.id
         LIMIT w.wanted
@@ -64,17 +65,17 @@ WITH head AS (
     FROM unordered u JOIN candidates c USING (subscription_id, rank)
 ), next AS (
     UPDATE deliveries d
-    SET reservado_hasta = statement_timestamp() + $3, aparcado_en = NULL,
-        actualizado_en = statement_timestamp()
+    SET reservado_hasta = $4::timestamptz + $3, aparcado_en = NULL,
+        actualizado_en = $4::timestamptz
     FROM chosen c, subscriptions s, events e
     WHERE d.id = c.id AND s.id = c.subscription_id AND e.event_id = d.event_id
       AND s.estado = 'activa'
       AND (d.estado = 'pendiente') IS TRUE
-      AND (d.reservado_hasta IS NULL OR d.reservado_hasta <= statement_timestamp())
-      AND (d.proximo_intento <= statement_timestamp()) IS TRUE
+      AND (d.reservado_hasta IS NULL OR d.reservado_hasta <= $4::timestamptz)
+      AND (d.proximo_intento <= $4::timestamptz) IS TRUE
       AND NOT EXISTS (
           SELECT 1 FROM subscription_throttle t
-          WHERE t.subscription_id = s.id AND t.hasta > statement_timestamp())
+          WHERE t.subscription_id = s.id AND t.hasta > $4::timestamptz)
     RETURNING d.id, d.subscription_id, d.app_id, d.instance_id, d.event_id, d.lane, d.seq,
               d.replay_of, d.creado_en, d.reservado_hasta, s.url, s.ordenado,
               s.max_por_segundo, s.version AS subscription_version, e.envelope, d.intentos,

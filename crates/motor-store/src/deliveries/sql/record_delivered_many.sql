@@ -1,15 +1,17 @@
 -- Group commit of delivered attempts: $1 delivery ids, $2 attempt
 -- numbers, $3 statuses, $4 start times, $5 durations (ms), $6 key ids
--- (comma-joined), $7 the leases their claims hold. One row per delivery
--- still at its attempt and not claimed by anyone else since (the others
--- are stale; see record_attempt.sql). Its transaction then claims what follows each head with
--- next_after_many.sql, a statement of its own so that its snapshot is
--- taken after every head here is locked: a first attempt committed
--- parked behind one of them before that snapshot is seen there, and one
--- committed after it finds the head locked (deliveries::claim_freed waits
--- for this transaction). In one statement, a head locked late (after a
--- wait) was finished with a snapshot older than such a commit, which
--- then stayed parked until the sweeper's pass.
+-- (comma-joined), $7 the leases their claims hold. The ids of the
+-- deliveries still at their attempt and not claimed by anyone else since
+-- (the others are stale; see record_attempt.sql), as one array (NULL
+-- when none). motor_record_delivered (migration 0024) runs it, then
+-- claims what follows each head with next_after_many.sql, a statement of
+-- its own so that its snapshot is taken after every head here is locked:
+-- a first attempt committed parked behind one of them before that
+-- snapshot is seen there, and one committed after it finds the head
+-- locked (deliveries::claim_freed waits for this transaction). In one
+-- statement, a head locked late (after a wait) was finished with a
+-- snapshot older than such a commit, which then stayed parked until the
+-- sweeper's pass.
 --
 -- Every `deliveries` row is reached by its primary key, whatever the
 -- planner believes of the table: a connection keeps the generic plan it
@@ -43,4 +45,4 @@ WITH input AS (
     DELETE FROM subscription_health
     WHERE subscription_id IN (SELECT subscription_id FROM head)
 )
-SELECT id FROM head
+SELECT array_agg(id) FROM head
