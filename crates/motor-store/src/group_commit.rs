@@ -17,12 +17,20 @@
 //!   also down to one batch in flight, the fixed 1,000/s rate took 17 %
 //!   less for every process together, and one recorder beside one intake
 //!   worker took 10–17 % less CPU an event at every rate from 1,000/s up.
+//! - With [`Limits::gather`] (the recorder's), a batch that already holds
+//!   more than one job waits once, one timer tick, for more. Measured on
+//!   the 2-core machine (docs/BENCHMARKS.md, 2026-12-04 19:20–19:40):
+//!   once the record took one round trip instead of four, batches came
+//!   back so soon that a closed loop on one unordered subscription (64
+//!   chains) committed small ones, and delivered 3,296–3,664/s against
+//!   4,256–4,670/s before; with the wait, 4,023–4,219/s (p50 40 ms, 130–190
+//!   ms before). A lone job (one hot lane) never waits.
 //! - Jobs keep their queue order inside a batch and from batch to batch,
 //!   so one producer instance's requests keep their order.
 //! - A batch that fails answers every job in it with the same error (the
 //!   transaction rolled back: none of them happened).
 
-use std::{future::Future, sync::Arc};
+use std::{future::Future, sync::Arc, time::Duration};
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -57,6 +65,10 @@ pub struct Limits {
     pub max_weight: usize,
     /// Jobs waiting at most; past it a caller waits for room.
     pub queue: usize,
+    /// When a batch already holds more than one job (callers committing
+    /// together), how long the worker waits once for more before it
+    /// commits; `None`: never. A lone caller never waits.
+    pub gather: Option<Duration>,
 }
 
 /// Why a job got no answer of its own.
@@ -105,6 +117,28 @@ impl<B: Batch> GroupCommit<B> {
     }
 }
 
+type Queued<B> = (<B as Batch>::Job, Reply<<B as Batch>::Answer>);
+
+/// Moves what is queued into `taken`, never waiting, up to the limits;
+/// whether the batch still has room.
+fn take_queued<B: Batch>(
+    taken: &mut Vec<Queued<B>>,
+    weight: &mut usize,
+    waiting: &mut mpsc::Receiver<Queued<B>>,
+    limits: &Limits,
+) -> bool {
+    while taken.len() < limits.max_jobs && *weight < limits.max_weight {
+        match waiting.try_recv() {
+            Ok(next) => {
+                *weight += B::weight(&next.0);
+                taken.push(next);
+            }
+            Err(_) => return true,
+        }
+    }
+    false
+}
+
 async fn work<B: Batch>(
     mut batch: B,
     limits: Limits,
@@ -113,14 +147,10 @@ async fn work<B: Batch>(
     while let Some(first) = waiting.recv().await {
         let mut weight = B::weight(&first.0);
         let mut taken = vec![first];
-        while taken.len() < limits.max_jobs && weight < limits.max_weight {
-            match waiting.try_recv() {
-                Ok(next) => {
-                    weight += B::weight(&next.0);
-                    taken.push(next);
-                }
-                Err(_) => break,
-            }
+        let room = take_queued::<B>(&mut taken, &mut weight, &mut waiting, &limits);
+        if let (Some(wait), true, true) = (limits.gather, room, taken.len() > 1) {
+            tokio::time::sleep(wait).await;
+            take_queued::<B>(&mut taken, &mut weight, &mut waiting, &limits);
         }
         let (jobs, replies): (Vec<_>, Vec<_>) = taken.into_iter().unzip();
         match batch.commit(&jobs).await {
@@ -186,6 +216,7 @@ mod tests {
             max_jobs: 3,
             max_weight: 100,
             queue: 16,
+            gather: None,
         };
         let recording = Recording {
             seen: seen.clone(),
@@ -218,6 +249,55 @@ mod tests {
         assert_eq!(*seen.lock().unwrap(), [vec![1], vec![2, 3, 4], vec![5]]);
     }
 
+    /// With `gather`, jobs that queued together wait once for more (here
+    /// job 4, sent once job 1 is answered: the single-threaded test
+    /// runtime runs it only after the worker took 2 and 3 and began its
+    /// wait); a lone job is answered without waiting.
+    #[tokio::test]
+    async fn jobs_queued_together_gather_more_and_a_lone_job_never_waits() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let release = Arc::new(tokio::sync::Notify::new());
+        let limits = Limits {
+            max_jobs: 10,
+            max_weight: 100,
+            queue: 16,
+            gather: Some(Duration::from_secs(2)),
+        };
+        let recording = Recording {
+            seen: seen.clone(),
+            hold: Some(release.clone()),
+        };
+        let worker = GroupCommit::start(recording, limits);
+        let first = tokio::spawn({
+            let w = worker.clone();
+            async move { w.submit(1).await }
+        });
+        while seen.lock().unwrap().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        let mut later = Vec::new();
+        for job in [2, 3] {
+            let w = worker.clone();
+            later.push(tokio::spawn(async move { w.submit(job).await }));
+            while worker.queue.capacity() + later.len() > limits.queue {
+                tokio::task::yield_now().await;
+            }
+        }
+        release.notify_one();
+        assert_eq!(first.await.unwrap().unwrap(), 10);
+        let w = worker.clone();
+        later.push(tokio::spawn(async move { w.submit(4).await }));
+        for (task, answer) in later.into_iter().zip([20, 30, 40]) {
+            assert_eq!(task.await.unwrap().unwrap(), answer);
+        }
+        assert_eq!(*seen.lock().unwrap(), [vec![1], vec![2, 3, 4]]);
+
+        // Alone, it is not held for the gather (two seconds would pass
+        // the timeout).
+        let lone = tokio::time::timeout(Duration::from_secs(1), worker.submit(5)).await;
+        assert_eq!(lone.expect("a lone job does not wait").unwrap(), 50);
+    }
+
     #[tokio::test]
     async fn weight_closes_a_batch_and_a_failure_answers_every_job_of_it() {
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -225,6 +305,7 @@ mod tests {
             max_jobs: 10,
             max_weight: 5,
             queue: 16,
+            gather: None,
         };
         let recording = Recording {
             seen: seen.clone(),

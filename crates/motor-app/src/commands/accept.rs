@@ -37,6 +37,7 @@ const LIMITS: Limits = Limits {
     max_jobs: 256,
     max_weight: 256,
     queue: 4_096,
+    gather: None,
 };
 
 /// One request to store a command, parsed and allowed.

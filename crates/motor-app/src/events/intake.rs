@@ -28,6 +28,7 @@ const LIMITS: Limits = Limits {
     max_jobs: 256,
     max_weight: 2_000,
     queue: 4_096,
+    gather: None,
 };
 
 /// One producer request: events for one instance.

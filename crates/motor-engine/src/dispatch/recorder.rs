@@ -7,6 +7,8 @@
 //! commit each. Every other outcome (retry, failure, suspension) is rarer
 //! and recorded on its own.
 
+use std::time::Duration;
+
 use motor_store::{
     deliveries::{self, Attempt, Claimed, Next, Recorded},
     group_commit::{Batch, GroupCommit, Limits},
@@ -16,11 +18,14 @@ use motor_store::{
 
 use crate::{EngineError, Result};
 
-/// Attempts a batch records at most; attempts waiting at most.
+/// Attempts a batch records at most; attempts waiting at most; a batch of
+/// several attempts waits one timer tick for more (a lone one, a single
+/// hot lane's, never waits).
 const LIMITS: Limits = Limits {
     max_jobs: 256,
     max_weight: 256,
     queue: 8_192,
+    gather: Some(Duration::from_millis(1)),
 };
 
 /// One delivered attempt to record.
