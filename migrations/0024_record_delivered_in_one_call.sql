@@ -17,16 +17,19 @@
 -- settings are the by-key setup's (deliveries::BY_KEY_SETUP) and the
 -- generic plans the transaction used to force.
 --
--- The columns are prefixed `out_` so that PL/pgSQL's names for them do
--- not shadow the statements' own columns.
+-- Both answer rows of motor_finished, one per recorded head: a row type
+-- rather than `RETURNS TABLE`, whose columns PL/pgSQL would also make
+-- variables that shadow the statements' own (`id`, `head`, …).
+
+CREATE TYPE motor_finished AS (
+    head uuid, following_parked boolean, id uuid, subscription_id uuid, app_id uuid,
+    instance_id uuid, event_id uuid, lane text, seq bigint, replay_of uuid,
+    created_at timestamptz, lease_until timestamptz, url text, ordered boolean,
+    max_per_second integer, subscription_version bigint, envelope text,
+    attempts_made integer);
 
 CREATE FUNCTION motor_next_after(uuid[], uuid[], interval, timestamptz)
-RETURNS TABLE (
-    out_head uuid, out_following_parked boolean, out_id uuid, out_subscription_id uuid,
-    out_app_id uuid, out_instance_id uuid, out_event_id uuid, out_lane text, out_seq bigint,
-    out_replay_of uuid, out_created_at timestamptz, out_lease_until timestamptz, out_url text,
-    out_ordered boolean, out_max_per_second integer, out_subscription_version bigint,
-    out_envelope text, out_attempts_made integer)
+RETURNS SETOF motor_finished
 LANGUAGE plpgsql VOLATILE
 SET enable_seqscan = off SET enable_bitmapscan = off SET plan_cache_mode = force_generic_plan
 AS $motor$
@@ -131,12 +134,7 @@ $motor$;
 
 CREATE FUNCTION motor_record_delivered(uuid[], integer[], integer[], timestamptz[], integer[],
                                        text[], timestamptz[], uuid[], interval)
-RETURNS TABLE (
-    out_head uuid, out_following_parked boolean, out_id uuid, out_subscription_id uuid,
-    out_app_id uuid, out_instance_id uuid, out_event_id uuid, out_lane text, out_seq bigint,
-    out_replay_of uuid, out_created_at timestamptz, out_lease_until timestamptz, out_url text,
-    out_ordered boolean, out_max_per_second integer, out_subscription_version bigint,
-    out_envelope text, out_attempts_made integer)
+RETURNS SETOF motor_finished
 LANGUAGE plpgsql VOLATILE
 SET enable_seqscan = off SET enable_bitmapscan = off SET plan_cache_mode = force_generic_plan
 AS $motor$

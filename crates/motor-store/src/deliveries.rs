@@ -190,7 +190,9 @@ macro_rules! by_key_setup {
 /// reading 200,000 open deliveries for the 1,000 oldest. With both off the
 /// plan probes the indexes at any size. (In `release`'s case they stay off
 /// for the rest of the caller's transaction.) `set_config(…, true)` is `SET
-/// LOCAL`, both in one statement.
+/// LOCAL`, both in one statement. The group commit of delivered attempts
+/// runs in `motor_record_delivered` (migration 0024), whose definition
+/// carries the same settings.
 pub(crate) const BY_KEY_SETUP: &str = by_key_setup!();
 
 /// `BEGIN` then [`BY_KEY_SETUP`], sent together: one round trip where
