@@ -208,45 +208,75 @@ mod tests {
         }
     }
 
+    type Answer = tokio::task::JoinHandle<Result<u32, GroupCommitError>>;
+
+    fn submit(worker: &GroupCommit<Recording>, job: u32) -> Answer {
+        let w = worker.clone();
+        tokio::spawn(async move { w.submit(job).await })
+    }
+
+    /// A worker whose first batch (job 1) is held in its commit until
+    /// `release`, with `queued` submitted behind it in this order (each in
+    /// the queue before the next is sent).
+    struct Held {
+        worker: GroupCommit<Recording>,
+        seen: Arc<Mutex<Vec<Vec<u32>>>>,
+        release: Arc<tokio::sync::Notify>,
+        first: Answer,
+        later: Vec<Answer>,
+    }
+
+    impl Held {
+        async fn start(limits: Limits, queued: &[u32]) -> Self {
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let release = Arc::new(tokio::sync::Notify::new());
+            let recording = Recording {
+                seen: seen.clone(),
+                hold: Some(release.clone()),
+            };
+            let worker = GroupCommit::start(recording, limits);
+            let first = submit(&worker, 1);
+            while seen.lock().unwrap().is_empty() {
+                tokio::task::yield_now().await;
+            }
+            let mut later = Vec::new();
+            for &job in queued {
+                later.push(submit(&worker, job));
+                while worker.queue.capacity() + later.len() > limits.queue {
+                    tokio::task::yield_now().await;
+                }
+            }
+            Self {
+                worker,
+                seen,
+                release,
+                first,
+                later,
+            }
+        }
+    }
+
     #[tokio::test]
     async fn what_arrives_during_a_commit_makes_the_next_batch_within_limits() {
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let release = Arc::new(tokio::sync::Notify::new());
         let limits = Limits {
             max_jobs: 3,
             max_weight: 100,
             queue: 16,
             gather: None,
         };
-        let recording = Recording {
-            seen: seen.clone(),
-            hold: Some(release.clone()),
-        };
-        let worker = GroupCommit::start(recording, limits);
-        let first = tokio::spawn({
-            let w = worker.clone();
-            async move { w.submit(1).await }
-        });
-        while seen.lock().unwrap().is_empty() {
-            tokio::task::yield_now().await;
-        }
         // Queued while the first batch is in flight, in this order.
-        let mut later = Vec::new();
-        for job in [2, 3, 4, 5] {
-            let w = worker.clone();
-            later.push(tokio::spawn(async move { w.submit(job).await }));
-            while worker.queue.capacity() + later.len() > limits.queue {
-                tokio::task::yield_now().await;
-            }
-        }
-        release.notify_one();
-        assert_eq!(first.await.unwrap().unwrap(), 10);
+        let held = Held::start(limits, &[2, 3, 4, 5]).await;
+        held.release.notify_one();
+        assert_eq!(held.first.await.unwrap().unwrap(), 10);
         let mut answers = Vec::new();
-        for task in later {
+        for task in held.later {
             answers.push(task.await.unwrap().unwrap());
         }
         assert_eq!(answers, [20, 30, 40, 50], "each caller gets its own answer");
-        assert_eq!(*seen.lock().unwrap(), [vec![1], vec![2, 3, 4], vec![5]]);
+        assert_eq!(
+            *held.seen.lock().unwrap(),
+            [vec![1], vec![2, 3, 4], vec![5]]
+        );
     }
 
     /// With `gather`, jobs that queued together wait once for more (here
@@ -255,38 +285,22 @@ mod tests {
     /// wait); a lone job is answered without waiting.
     #[tokio::test]
     async fn jobs_queued_together_gather_more_and_a_lone_job_never_waits() {
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let release = Arc::new(tokio::sync::Notify::new());
         let limits = Limits {
             max_jobs: 10,
             max_weight: 100,
             queue: 16,
             gather: Some(Duration::from_secs(2)),
         };
-        let recording = Recording {
-            seen: seen.clone(),
-            hold: Some(release.clone()),
-        };
-        let worker = GroupCommit::start(recording, limits);
-        let first = tokio::spawn({
-            let w = worker.clone();
-            async move { w.submit(1).await }
-        });
-        while seen.lock().unwrap().is_empty() {
-            tokio::task::yield_now().await;
-        }
-        let mut later = Vec::new();
-        for job in [2, 3] {
-            let w = worker.clone();
-            later.push(tokio::spawn(async move { w.submit(job).await }));
-            while worker.queue.capacity() + later.len() > limits.queue {
-                tokio::task::yield_now().await;
-            }
-        }
+        let Held {
+            worker,
+            seen,
+            release,
+            first,
+            mut later,
+        } = Held::start(limits, &[2, 3]).await;
         release.notify_one();
         assert_eq!(first.await.unwrap().unwrap(), 10);
-        let w = worker.clone();
-        later.push(tokio::spawn(async move { w.submit(4).await }));
+        later.push(submit(&worker, 4));
         for (task, answer) in later.into_iter().zip([20, 30, 40]) {
             assert_eq!(task.await.unwrap().unwrap(), answer);
         }
