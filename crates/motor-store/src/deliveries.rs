@@ -308,7 +308,8 @@ pub fn hot_statements() -> Vec<HotStatement> {
         hot(
             "append",
             "int[], text[], text[], bytea[], jsonb[], timestamptz, uuid[], bigint[], uuid[], \
-             text[], text[], text[], uuid[], bigint[], interval, text[]",
+             text[], text[], text[], uuid[], bigint[], interval, text[], text[], uuid[], \
+             bigint[], bigint[], uuid[], text[]",
             include_str!("deliveries/sql/append.sql"),
         ),
         HotStatement {

@@ -1,11 +1,11 @@
 //! The intake: producer requests of this process group-committed
 //! (`motor_store::group_commit`, which says how batches form and what that
-//! was measured to save). One batch is one transaction
-//! (`motor_store::ledger::append_batch`: instances locked in id order,
-//! then one statement whatever the batch holds) and one commit; then the
-//! dispatcher of this process is handed its first attempts and each
-//! request answered with its own envelopes and seqs. An instance's
-//! requests keep their order.
+//! was measured to save). One batch is one transaction and one commit
+//! (`motor_store::ledger::Appender`: one statement when this intake wrote
+//! to every instance of the batch last, else instances locked in id
+//! order, then that statement); then the dispatcher of this process is
+//! handed its first attempts and each request answered with its own
+//! envelopes and seqs. An instance's requests keep their order.
 
 use std::sync::Arc;
 
@@ -14,10 +14,9 @@ use motor_store::{
     deliveries::{AfterCommit, Handed},
     group_commit::{Batch, GroupCommit, GroupCommitError, Limits},
     held::Held,
-    ledger::{self, Appended, Request},
+    ledger::{Appended, Appender, Request},
     Pool, StoreError,
 };
-use sqlx::Connection;
 
 use crate::{AppError, Result};
 
@@ -41,6 +40,7 @@ pub struct Pending {
 /// keeps between batches (`motor_store::held`: no pool round trips).
 struct Appending {
     held: Held,
+    appender: Appender,
     after_commit: Option<Arc<dyn AfterCommit>>,
 }
 
@@ -50,10 +50,8 @@ impl Appending {
         requests: &[Request<'_>],
     ) -> Result<(Vec<Appended>, Handed), StoreError> {
         let lease = self.after_commit.as_ref().and_then(|a| a.lease());
-        let mut tx = self.held.conn().await?.begin().await?;
-        let appended = ledger::append_batch(&mut tx, requests, lease).await?;
-        tx.commit().await?;
-        Ok(appended)
+        let conn = self.held.conn().await?;
+        self.appender.append(conn, requests, lease).await
     }
 }
 
@@ -94,6 +92,7 @@ impl Intake {
     pub fn start(pool: Pool, after_commit: Option<Arc<dyn AfterCommit>>) -> Self {
         let batch = Appending {
             held: Held::new(pool),
+            appender: Appender::new(),
             after_commit,
         };
         Self {

@@ -8,6 +8,7 @@
 
 use std::{collections::HashMap, time::Duration};
 
+mod appender;
 pub mod redact;
 pub mod stream;
 mod write;
@@ -15,6 +16,9 @@ mod write;
 use motor_domain::{ledger::LedgerQuery, InstanceId, NewEvent};
 use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
+
+pub use appender::{Appender, Ways, CONTENDED_FOR, STALE};
+use write::Numbering;
 
 use crate::{deliveries::Handed, Result, StoreError};
 
@@ -103,6 +107,7 @@ pub async fn append_locked_handing(
             events,
         }],
         lease,
+        Numbering::Locked,
     )
     .await?;
     let mut one = appended.pop().expect("one request, one answer");
@@ -130,6 +135,16 @@ pub async fn append_batch(
     requests: &[Request<'_>],
     lease: Option<Duration>,
 ) -> Result<(Vec<Appended>, Handed)> {
+    let (appended, _) = append_batch_reading(conn, requests, lease).await?;
+    Ok(appended)
+}
+
+/// [`append_batch`], also answering each instance as the batch left it.
+async fn append_batch_reading(
+    conn: &mut PgConnection,
+    requests: &[Request<'_>],
+    lease: Option<Duration>,
+) -> Result<((Vec<Appended>, Handed), HashMap<InstanceId, LockedInstance>)> {
     let mut ids: Vec<Uuid> = requests.iter().map(|r| Uuid::from(r.instance)).collect();
     ids.sort();
     ids.dedup();
@@ -164,7 +179,9 @@ pub async fn append_batch(
     if locked.len() != ids.len() {
         return Err(StoreError::NotFound("instance"));
     }
-    write::append_locked_all(conn, &mut locked, requests, lease).await
+    let appended =
+        write::append_locked_all(conn, &mut locked, requests, lease, Numbering::Locked).await?;
+    Ok((appended, locked))
 }
 
 /// [`append_batch`] for a caller that already holds every request's
@@ -177,7 +194,7 @@ pub async fn append_batch_locked(
     requests: &[Request<'_>],
     lease: Option<Duration>,
 ) -> Result<(Vec<Appended>, Handed)> {
-    write::append_locked_all(conn, locked, requests, lease).await
+    write::append_locked_all(conn, locked, requests, lease, Numbering::Locked).await
 }
 
 /// A page of the ledger: `(seq, envelope)` in seq order, and whether more

@@ -21,15 +21,32 @@ use crate::{
     outbox, Result,
 };
 
-/// Appends `requests` for instances this transaction holds in `locked`
-/// (their `last_seq` moves on as events are numbered).
+/// How the instances in a batch's `locked` map were read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Numbering {
+    /// Locked by this transaction: the `source_id`s already stored are
+    /// read under the locks and answered with their envelopes.
+    Locked,
+    /// Known from this process's last append to each, not locked: the
+    /// append statement, run on its own, locks them and writes nothing
+    /// unless they are still as given and none of the batch's
+    /// `source_id`s is stored (`deliveries/sql/append.sql`, `expected`).
+    Expected,
+}
+
+/// Appends `requests` for the instances in `locked` (their `last_seq`
+/// moves on as events are numbered), read as `numbering` says.
 pub(super) async fn append_locked_all(
     conn: &mut PgConnection,
     locked: &mut HashMap<InstanceId, LockedInstance>,
     requests: &[Request<'_>],
     lease: Option<Duration>,
+    numbering: Numbering,
 ) -> Result<(Vec<Appended>, Handed)> {
-    let known = known_sources(&mut *conn, requests).await?;
+    let known = match numbering {
+        Numbering::Locked => known_sources(&mut *conn, requests).await?,
+        Numbering::Expected => HashMap::new(),
+    };
     let received_at = time::now_millis();
     let before: HashMap<InstanceId, i64> = locked.values().map(|l| (l.id, l.last_seq)).collect();
 
@@ -101,8 +118,19 @@ pub(super) async fn append_locked_all(
         .filter(|l| l.last_seq > before[&l.id])
         .map(|l| (Uuid::from(l.id), l.last_seq))
         .unzip();
+    let expected = match numbering {
+        Numbering::Locked => Expected::default(),
+        Numbering::Expected => Expected::of(locked, &before, &rows),
+    };
     let fanned_out = rows
-        .insert(&mut *conn, received_at, &numbered, &last_seqs, lease)
+        .insert(
+            &mut *conn,
+            received_at,
+            &numbered,
+            &last_seqs,
+            lease,
+            &expected,
+        )
         .await?;
     handed = deliveries::hand_over(&mut *conn, fanned_out).await?;
     let stored_at: HashMap<(InstanceId, i64), usize> = rows
@@ -154,6 +182,41 @@ async fn known_sources(
         .collect())
 }
 
+/// What an optimistic append expects of its instances (`append.sql`'s
+/// $18-$22): each one's generation and last_seq as numbered from, and no
+/// event stored with one of the batch's `source_id`s. Empty for a
+/// transaction that holds the instances.
+#[derive(Default)]
+struct Expected {
+    instances: Vec<Uuid>,
+    last_seqs: Vec<i64>,
+    generations: Vec<i64>,
+    source_instances: Vec<Uuid>,
+    sources: Vec<String>,
+}
+
+impl Expected {
+    fn of(
+        locked: &HashMap<InstanceId, LockedInstance>,
+        before: &HashMap<InstanceId, i64>,
+        rows: &NewRows,
+    ) -> Self {
+        let mut expected = Self::default();
+        for instance in locked.values() {
+            expected.instances.push(Uuid::from(instance.id));
+            expected.last_seqs.push(before[&instance.id]);
+            expected.generations.push(instance.generation);
+        }
+        for (instance, source) in rows.instances.iter().zip(&rows.sources) {
+            if let Some(source) = source {
+                expected.source_instances.push(*instance);
+                expected.sources.push(source.clone());
+            }
+        }
+        expected
+    }
+}
+
 /// Column arrays for one multi-row insert of events and their outbox
 /// records.
 #[derive(Default)]
@@ -195,6 +258,8 @@ impl NewRows {
     /// statement (`deliveries/sql/append.sql`): the instances' locks are
     /// held for as few round trips as possible. With `lease`, the fan-out
     /// claims for this process's dispatcher (see [`deliveries::FannedOut`]).
+    /// With a non-empty `expected`, it fails with `appender::STALE` and
+    /// writes nothing when an instance is not as expected.
     async fn insert(
         &self,
         conn: &mut PgConnection,
@@ -202,6 +267,7 @@ impl NewRows {
         numbered: &[Uuid],
         last_seqs: &[i64],
         lease: Option<Duration>,
+        expected: &Expected,
     ) -> Result<Vec<deliveries::FannedOut>> {
         let records = &self.records;
         Ok(sqlx::query_file_as!(
@@ -224,6 +290,11 @@ impl NewRows {
             lease.map(crate::interval),
             &self.environments as &[&str],
             &self.order_keys as &[Option<String>],
+            &expected.instances,
+            &expected.last_seqs,
+            &expected.generations,
+            &expected.source_instances,
+            &expected.sources,
         )
         .fetch_all(&mut *conn)
         .await?)

@@ -180,6 +180,13 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
         .fetch_one(&mut *conn)
         .await
         .unwrap();
+    // What an optimistic append of instance 1 expects (its lock's read).
+    let (generation, last_seq): (i64, i64) =
+        sqlx::query_as("SELECT generation, last_seq FROM instances WHERE id = $1")
+            .bind(i1)
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap();
     let heads = INSTANCES as usize;
     let mut lane_heads = Vec::new();
     for i in 1..=INSTANCES {
@@ -283,7 +290,20 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
                 "'{{1}}', '{{events}}', '{{{i1}}}', ARRAY['\\x7b7d'::bytea], ARRAY['{{}}'::jsonb], \
                  now(), '{{{i1}}}', '{{{next}}}', ARRAY[gen_random_uuid()], '{{plans}}', \
                  ARRAY[NULL::text], ARRAY['{{}}'], '{{{i1}}}', '{{{next}}}', '30 seconds', \
-                 '{{live}}', ARRAY[NULL::text]"
+                 '{{live}}', ARRAY[NULL::text], '{{}}', '{{}}', '{{}}', '{{}}', '{{}}'"
+            ),
+        ),
+        // The same as an optimistic append (ledger::Appender): the
+        // instance locked and checked by the statement, and its source_id
+        // looked up.
+        (
+            "append",
+            format!(
+                "'{{1}}', '{{events}}', '{{{i1}}}', ARRAY['\\x7b7d'::bytea], ARRAY['{{}}'::jsonb], \
+                 now(), '{{{i1}}}', '{{{next}}}', ARRAY[gen_random_uuid()], '{{plans}}', \
+                 ARRAY['plans-source'], ARRAY['{{}}'], '{{{i1}}}', '{{{next}}}', '30 seconds', \
+                 '{{live}}', ARRAY[NULL::text], '{{{i1}}}', '{{{last_seq}}}', '{{{generation}}}', \
+                 '{{{i1}}}', '{{plans-source}}'"
             ),
         ),
         ("claim_next", format!("'{o}', '{i1}', 'live', '30 seconds'")),

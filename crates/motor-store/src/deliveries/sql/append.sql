@@ -5,7 +5,22 @@
 -- $7-$12 the events (instance, seq, event_id, type, source_id,
 -- envelope), $13-$14 each instance's new last_seq, $15 the lease of a
 -- claim at insert (NULL: none), $16 the events' entorno, $17 their
--- orden_clave.
+-- orden_clave, $18-$22 what an optimistic append expects (below; empty
+-- arrays when the transaction holds the instances already).
+--
+-- An optimistic append (ledger::Appender) runs this statement alone,
+-- outside a transaction block: its process numbered the batch from the
+-- generation and last_seq it last wrote to each instance ($18-$20) and
+-- stored no event with the batch's source_ids it knows of ($21-$22).
+-- `expected` locks those instances, in id order as every append does,
+-- and reads them as they are once locked; unless each is as expected and
+-- none of the sources is stored, motor_append_stale() (migration 0025)
+-- raises, and the statement writes nothing. Every write below waits for
+-- that check (its `WHERE (SELECT ok FROM guard)`). Nothing else can have
+-- moved that this statement's older snapshot would miss: an append to
+-- one of these instances moves its last_seq, and the rest (records,
+-- sweeps, subscription changes) may commit between a held lock and the
+-- snapshot of the usual path's statement as well.
 --
 -- A delivery's lane is `live`, or `live/<orden_clave>` when its
 -- subscription orders by key (orden_por_clave) and the event has a key
@@ -20,13 +35,33 @@
 -- one is created parked (the finish of the delivery before it takes it);
 -- an unordered one's are handed over after the commit. A process that
 -- dies first leaves them due and unleased, for the sweeper.
-WITH stored AS (
+WITH expected AS (
+    SELECT count(*) = cardinality($18::uuid[])
+           AND coalesce(bool_and(i.last_seq = x.last_seq AND i.generation = x.generation), true)
+           AND NOT EXISTS (
+               -- One probe of the sources' index per source (a join was
+               -- planned as a scan of `events` while the table was small).
+               SELECT 1
+               FROM UNNEST($21::uuid[], $22::text[]) AS k(instance_id, source_id)
+               CROSS JOIN LATERAL (
+                   SELECT 1 FROM events e
+                   WHERE e.instance_id = k.instance_id AND e.source_id = k.source_id
+                   LIMIT 1) stored)
+           AS fresh
+    FROM (SELECT id, generation, last_seq FROM instances
+          WHERE id = ANY ($18::uuid[]) ORDER BY id FOR NO KEY UPDATE) i
+    JOIN UNNEST($18::uuid[], $19::bigint[], $20::bigint[]) AS x(id, last_seq, generation)
+         ON x.id = i.id
+), guard AS (
+    SELECT CASE WHEN fresh THEN true ELSE motor_append_stale() END AS ok FROM expected
+), stored AS (
     INSERT INTO events (instance_id, seq, event_id, type, source_id, recibido_en, envelope,
                         entorno, orden_clave)
     SELECT instance_id, seq, event_id, type, source_id, $6, envelope, entorno, orden_clave
     FROM UNNEST($7::uuid[], $8::bigint[], $9::uuid[], $10::text[], $11::text[], $12::text[],
                 $16::text[], $17::text[])
          AS t(instance_id, seq, event_id, type, source_id, envelope, entorno, orden_clave)
+    WHERE (SELECT ok FROM guard)
     RETURNING instance_id, seq, event_id, type, entorno, orden_clave
 ), published AS (
     -- outbox::insert's statement.
@@ -34,11 +69,12 @@ WITH stored AS (
     SELECT shard, topic, key, payload, headers
     FROM UNNEST($1::int[], $2::text[], $3::text[], $4::bytea[], $5::jsonb[])
          WITH ORDINALITY AS t(shard, topic, key, payload, headers, n)
+    WHERE (SELECT ok FROM guard)
     ORDER BY n
 ), numbered AS (
     UPDATE instances i SET last_seq = r.last_seq
     FROM UNNEST($13::uuid[], $14::bigint[]) AS r(id, last_seq)
-    WHERE i.id = r.id
+    WHERE i.id = r.id AND (SELECT ok FROM guard)
 ), candidates AS (
     -- The new events as the insert returns them (this statement cannot
     -- read them back from `events`); a delivery's key to its event is
