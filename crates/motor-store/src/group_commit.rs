@@ -25,6 +25,17 @@
 //!   chains) committed small ones, and delivered 3,296–3,664/s against
 //!   4,256–4,670/s before; with the wait, 4,023–4,219/s (p50 40 ms, 130–190
 //!   ms before). A lone job (one hot lane) never waits.
+//! - With [`Limits::pace`] (the intake's, 2 ms), a batch starts no sooner
+//!   than that after the one before it started: a job that comes sooner
+//!   waits until then, with what else arrives meanwhile. Once the intake
+//!   appended in one round trip instead of four (`ledger::Appender`),
+//!   its batches at a steady 1,000 events/s shrank to about one request
+//!   each, and the transactions that made up for it cost more than the
+//!   round trips saved: 1,487–1,524 µs of CPU an event for every process
+//!   against 1,358–1,428 before. Paced, 1,204–1,240 µs, with the
+//!   producers' request p50 unchanged (3.3–3.5 ms); below 500 events/s
+//!   requests come further apart than the pace and never wait
+//!   (docs/BENCHMARKS.md, "Low-rate CPU", 2026-12-04 21:18–21:56).
 //! - Jobs keep their queue order inside a batch and from batch to batch,
 //!   so one producer instance's requests keep their order.
 //! - A batch that fails answers every job in it with the same error (the
@@ -69,6 +80,11 @@ pub struct Limits {
     /// together), how long the worker waits once for more before it
     /// commits; `None`: never. A lone caller never waits.
     pub gather: Option<Duration>,
+    /// The least time from one batch's start to the next one's: a job that
+    /// comes sooner waits until then, with whatever else arrives (a batch
+    /// already full does not wait); `None`: a batch starts as soon as the
+    /// one before it committed.
+    pub pace: Option<Duration>,
 }
 
 /// Why a job got no answer of its own.
@@ -144,10 +160,18 @@ async fn work<B: Batch>(
     limits: Limits,
     mut waiting: mpsc::Receiver<(B::Job, Reply<B::Answer>)>,
 ) {
+    let mut started: Option<tokio::time::Instant> = None;
     while let Some(first) = waiting.recv().await {
         let mut weight = B::weight(&first.0);
         let mut taken = vec![first];
-        let room = take_queued::<B>(&mut taken, &mut weight, &mut waiting, &limits);
+        let mut room = take_queued::<B>(&mut taken, &mut weight, &mut waiting, &limits);
+        if let (Some(pace), Some(last), true) = (limits.pace, started, room) {
+            if last + pace > tokio::time::Instant::now() {
+                tokio::time::sleep_until(last + pace).await;
+                room = take_queued::<B>(&mut taken, &mut weight, &mut waiting, &limits);
+            }
+        }
+        started = Some(tokio::time::Instant::now());
         if let (Some(wait), true, true) = (limits.gather, room, taken.len() > 1) {
             tokio::time::sleep(wait).await;
             take_queued::<B>(&mut taken, &mut weight, &mut waiting, &limits);
@@ -263,6 +287,7 @@ mod tests {
             max_weight: 100,
             queue: 16,
             gather: None,
+            pace: None,
         };
         // Queued while the first batch is in flight, in this order.
         let held = Held::start(limits, &[2, 3, 4, 5]).await;
@@ -290,6 +315,7 @@ mod tests {
             max_weight: 100,
             queue: 16,
             gather: Some(Duration::from_secs(2)),
+            pace: None,
         };
         let Held {
             worker,
@@ -312,6 +338,47 @@ mod tests {
         assert_eq!(lone.expect("a lone job does not wait").unwrap(), 50);
     }
 
+    /// With `pace`, a job that comes sooner than that after the last
+    /// batch started waits for it, and what arrives meanwhile joins its
+    /// batch; the first job, and one that comes later, go at once.
+    #[tokio::test]
+    async fn a_job_within_the_pace_waits_with_what_arrives_and_a_later_one_goes_at_once() {
+        let pace = Duration::from_millis(400);
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let limits = Limits {
+            max_jobs: 10,
+            max_weight: 100,
+            queue: 16,
+            gather: None,
+            pace: Some(pace),
+        };
+        let recording = Recording {
+            seen: seen.clone(),
+            hold: None,
+        };
+        let worker = GroupCommit::start(recording, limits);
+        let started = tokio::time::Instant::now();
+        let first = tokio::time::timeout(pace / 2, worker.submit(1)).await;
+        assert_eq!(first.expect("the first job does not wait").unwrap(), 10);
+        let second = submit(&worker, 2);
+        tokio::time::sleep(pace / 4).await;
+        let third = submit(&worker, 3);
+        assert_eq!(second.await.unwrap().unwrap(), 20);
+        assert_eq!(third.await.unwrap().unwrap(), 30);
+        assert!(
+            started.elapsed() >= pace,
+            "the second batch waited for the pace"
+        );
+        assert_eq!(*seen.lock().unwrap(), [vec![1], vec![2, 3]]);
+
+        tokio::time::sleep(pace).await;
+        let later = tokio::time::timeout(pace / 2, worker.submit(4)).await;
+        assert_eq!(
+            later.expect("a job past the pace does not wait").unwrap(),
+            40
+        );
+    }
+
     #[tokio::test]
     async fn weight_closes_a_batch_and_a_failure_answers_every_job_of_it() {
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -320,6 +387,7 @@ mod tests {
             max_weight: 5,
             queue: 16,
             gather: None,
+            pace: None,
         };
         let recording = Recording {
             seen: seen.clone(),

@@ -38,6 +38,7 @@ const LIMITS: Limits = Limits {
     max_weight: 256,
     queue: 4_096,
     gather: None,
+    pace: None,
 };
 
 /// One request to store a command, parsed and allowed.

@@ -26,6 +26,7 @@ const LIMITS: Limits = Limits {
     max_weight: 256,
     queue: 8_192,
     gather: Some(Duration::from_millis(1)),
+    pace: None,
 };
 
 /// One delivered attempt to record.
