@@ -36,8 +36,10 @@ use crate::{deliveries::Handed, Result, StoreError};
 pub const STALE: &str = "MTA01";
 
 /// How long a batch's instances are appended the usual way after an
-/// optimistic append of theirs found one written to by somebody else.
-pub const CONTENDED_FOR: Duration = Duration::from_secs(10);
+/// optimistic append of theirs found one written to by somebody else. A
+/// minute, so that an instance with two writers costs at most one failed
+/// statement (and one `ERROR` line in Postgres's log) a minute.
+pub const CONTENDED_FOR: Duration = Duration::from_secs(60);
 
 /// Instances remembered at most; past it the memory starts again (the
 /// next batch of each is appended the usual way, once).
