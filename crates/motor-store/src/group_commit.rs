@@ -33,9 +33,12 @@
 //!   each, and the transactions that made up for it cost more than the
 //!   round trips saved: 1,487–1,524 µs of CPU an event for every process
 //!   against 1,358–1,428 before. Paced, 1,204–1,240 µs, with the
-//!   producers' request p50 unchanged (3.3–3.5 ms); below 500 events/s
-//!   requests come further apart than the pace and never wait
-//!   (docs/BENCHMARKS.md, "Low-rate CPU", 2026-12-04 21:18–21:56).
+//!   producers' request p50 unchanged (3.3–3.5 ms). What the pace costs
+//!   is a request's wait where requests come less than 2 ms apart: at a
+//!   steady 400/s (not evenly spaced) the request p50 went from 1.4 to
+//!   2.5–2.7 ms, the deliveries' commit → receiver did not move (p50
+//!   1.5–1.7, p99 3.1–3.3 ms); at 200/s neither moved
+//!   (docs/BENCHMARKS.md, "Low-rate CPU", 2026-12-04 21:18–21:52).
 //! - Jobs keep their queue order inside a batch and from batch to batch,
 //!   so one producer instance's requests keep their order.
 //! - A batch that fails answers every job in it with the same error (the
