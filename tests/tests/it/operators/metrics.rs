@@ -170,12 +170,17 @@ async fn per_instance_and_type_metrics_keep_their_cardinality_bounded() {
         .await;
     }
     let [i0, i1, ..] = [0, 1].map(|i| t.instances[i].to_string());
+    // Every delivery counted, whatever order the four lanes finished in
+    // (the first one, i0's, can finish last: waiting for i1's alone
+    // scraped before it once).
     let metrics = scrape_until(&m, "the deliveries counted", |m| {
         m.get("motor_instance_deliveries_failed_total{instance=\"other\"}") == Some(&1.0)
             && m.get("motor_type_deliveries_delivered_total{event_type=\"other\"}") == Some(&1.0)
-            && m.get(&format!(
-                "motor_instance_deliveries_delivered_total{{instance=\"{i1}\"}}"
-            )) == Some(&1.0)
+            && [&i0, &i1].iter().all(|i| {
+                m.get(&format!(
+                    "motor_instance_deliveries_delivered_total{{instance=\"{i}\"}}"
+                )) == Some(&1.0)
+            })
     })
     .await;
     let at = |name: String| {
