@@ -169,8 +169,9 @@ async fn work<B: Batch>(
         let mut taken = vec![first];
         let mut room = take_queued::<B>(&mut taken, &mut weight, &mut waiting, &limits);
         if let (Some(pace), Some(last), true) = (limits.pace, started, room) {
-            if last + pace > tokio::time::Instant::now() {
-                tokio::time::sleep_until(last + pace).await;
+            let due = last + pace;
+            if due > tokio::time::Instant::now() {
+                tokio::time::sleep_until(due).await;
                 room = take_queued::<B>(&mut taken, &mut weight, &mut waiting, &limits);
             }
         }

@@ -17,7 +17,7 @@ use motor_domain::{ledger::LedgerQuery, InstanceId, NewEvent};
 use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
-pub use appender::{Appender, Ways, CONTENDED_FOR, STALE};
+pub use appender::{Appender, Ways};
 use write::Numbering;
 
 use crate::{deliveries::Handed, Result, StoreError};
