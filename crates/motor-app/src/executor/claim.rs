@@ -40,6 +40,21 @@ pub async fn claim(
     id: CommandId,
     lease: Duration,
 ) -> Result<ClaimedCommand> {
+    // Most claims are one statement; the rest (bound to a generation,
+    // refused, expired) take the transaction below, which says why.
+    let alone = commands::claim_alone(
+        pool,
+        access.app,
+        id,
+        lease,
+        time::now_millis(),
+        &access.restriction,
+    )
+    .await
+    .map_err(command_error)?;
+    if let Some((command, lease)) = alone {
+        return Ok(ClaimedCommand { command, lease });
+    }
     let mut tx = pool.begin().await?;
     let current = commands::get(&mut *tx, Some(access.app), id)
         .await

@@ -27,7 +27,7 @@ mod transition;
 pub use due::due;
 pub use insert::{find_repeat, insert, insert_batch, Acceptance, Accepted};
 pub use sweep::{expire_due, expire_leases};
-pub use transition::{cancel, claim, extend_lease, report, Claimed};
+pub use transition::{cancel, claim, claim_alone, extend_lease, report, Claimed};
 
 use motor_domain::{
     command::{CommandId, CommandKind, CommandStatus, IllegalTransition, Stage},

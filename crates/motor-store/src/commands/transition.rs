@@ -15,9 +15,9 @@ use motor_domain::{
     },
     outbox::OutboxRecord,
     time::Timestamp,
-    AppId,
+    AppId, InstanceId,
 };
-use sqlx::PgConnection;
+use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
 use super::{insert::job, Command, CommandError, CommandRow};
@@ -58,13 +58,8 @@ pub async fn claim(
     now: Timestamp,
 ) -> Result<Claimed, CommandError> {
     let token = Uuid::new_v4();
-    // A lease beyond the calendar's end is clamped, never a panic.
-    let until = chrono::TimeDelta::from_std(lease)
-        .ok()
-        .and_then(|lease| now.checked_add_signed(lease))
-        .unwrap_or(chrono::DateTime::<chrono::Utc>::MAX_UTC);
     let change = Change {
-        lease: Some((token, until)),
+        lease: Some((token, lease_end(now, lease))),
         ..Change::new(Transition::Claim, Some(app), id, now)
     };
     match apply(conn, change).await {
@@ -87,6 +82,41 @@ pub async fn claim(
         }
         Err(e) => Err(e),
     }
+}
+
+/// [`claim`] in one statement, its own transaction (`db`: a pool, or a
+/// connection outside a transaction block), for what most claims are: a
+/// command not bound to a generation (`generacion_esperada` needs the
+/// instance's lock first, so a transaction) on one of `instances` (empty:
+/// any). One round trip where [`claim`]'s transaction takes four. `None`
+/// when it claimed nothing, for whatever reason (bound, another instance,
+/// not claimable, expired, unknown): [`claim`] then says why, and expires
+/// an expired command.
+pub async fn claim_alone(
+    db: impl PgExecutor<'_>,
+    app: AppId,
+    id: CommandId,
+    lease: Duration,
+    now: Timestamp,
+    instances: &[InstanceId],
+) -> Result<Option<(Command, Uuid)>, CommandError> {
+    let token = Uuid::new_v4();
+    let change = Change {
+        lease: Some((token, lease_end(now, lease))),
+        ..Change::new(Transition::Claim, Some(app), id, now)
+    };
+    let instances: Vec<Uuid> = instances.iter().copied().map(Uuid::from).collect();
+    let claimed = set(db, &change, Some(&instances)).await?;
+    Ok(claimed.map(|command| (command, token)))
+}
+
+/// When a lease taken at `now` ends; one beyond the calendar's end is
+/// clamped, never a panic.
+fn lease_end(now: Timestamp, lease: Duration) -> Timestamp {
+    chrono::TimeDelta::from_std(lease)
+        .ok()
+        .and_then(|lease| now.checked_add_signed(lease))
+        .unwrap_or(chrono::DateTime::<chrono::Utc>::MAX_UTC)
 }
 
 /// Whether a claim was refused by a guard (due time, expiry) rather than
@@ -208,8 +238,7 @@ pub(super) async fn apply(
     conn: &mut PgConnection,
     change: Change<'_>,
 ) -> Result<Command, CommandError> {
-    let sources = change.transition.sources();
-    let Step { to, event } = step(sources[0], change.transition)?;
+    let Step { event, .. } = step(change.transition.sources()[0], change.transition)?;
     let locked = match event {
         Some(_) => {
             let instance = sqlx::query_scalar!(
@@ -220,11 +249,42 @@ pub(super) async fn apply(
             .fetch_optional(&mut *conn)
             .await?
             .ok_or(CommandError::NotFound)?;
-            let instance = motor_domain::InstanceId::from_uuid(instance);
+            let instance = InstanceId::from_uuid(instance);
             Some(ledger::lock_instance(&mut *conn, instance).await?)
         }
         None => None,
     };
+    let Some(command) = set(&mut *conn, &change, None).await? else {
+        return Err(why_not(conn, &change).await);
+    };
+    if let (Some(event), Some(locked)) = (event, locked) {
+        let new = event.to_event(&EventFacts {
+            chat: change.reported_chat.or(command.chat.as_deref()),
+            correlation_id: command.correlation_id.as_deref(),
+            provider_message_id: command.provider_message_id.as_deref(),
+            accepted_at: command.accepted_at,
+            error_code: command.error_code.as_deref(),
+            stage: command.stage,
+            server_code: command.server_code.as_deref(),
+            ..EventFacts::of(command.id, command.kind)
+        });
+        ledger::append_locked(&mut *conn, locked, &[new]).await?;
+    }
+    Ok(command)
+}
+
+/// `change`'s compare-and-set statement: the command as it now is, or
+/// `None` when the statement changed nothing. With `alone` it also leaves
+/// alone a command bound to a generation and one on an instance not in
+/// `alone` (empty: any instance): the guards [`claim_alone`] cannot
+/// check without a transaction.
+async fn set(
+    db: impl PgExecutor<'_>,
+    change: &Change<'_>,
+    alone: Option<&[Uuid]>,
+) -> Result<Option<Command>, CommandError> {
+    let sources = change.transition.sources();
+    let Step { to, .. } = step(sources[0], change.transition)?;
     let sources: Vec<&str> = sources.iter().map(|s| s.as_str()).collect();
     let row = sqlx::query_as!(
         CommandRow,
@@ -238,6 +298,8 @@ pub(super) async fn apply(
                             AND (next_try IS NULL OR next_try <= $13)))
            AND (NOT $17 OR expires_at <= $13)
            AND (NOT $18 OR reservado_hasta <= $13)
+           AND (NOT $19 OR (generacion_esperada IS NULL
+                            AND (cardinality($20::uuid[]) = 0 OR instance_id = ANY ($20))))
          RETURNING id, app_id, instance_id, tipo AS kind, chat, contenido AS content,
                    parametros AS parameters, status, next_try, error_code, stage, server_code,
                    provider_message_id, aceptado_en AS accepted_at, expires_at, correlation_id,
@@ -262,27 +324,12 @@ pub(super) async fn apply(
         change.transition == Transition::Claim,
         change.transition == Transition::Expired,
         change.transition == Transition::LeaseExpired,
+        alone.is_some(),
+        alone.unwrap_or_default() as &[Uuid],
     )
-    .fetch_optional(&mut *conn)
+    .fetch_optional(db)
     .await?;
-    let Some(row) = row else {
-        return Err(why_not(conn, &change).await);
-    };
-    let command = Command::try_from(row)?;
-    if let (Some(event), Some(locked)) = (event, locked) {
-        let new = event.to_event(&EventFacts {
-            chat: change.reported_chat.or(command.chat.as_deref()),
-            correlation_id: command.correlation_id.as_deref(),
-            provider_message_id: command.provider_message_id.as_deref(),
-            accepted_at: command.accepted_at,
-            error_code: command.error_code.as_deref(),
-            stage: command.stage,
-            server_code: command.server_code.as_deref(),
-            ..EventFacts::of(command.id, command.kind)
-        });
-        ledger::append_locked(&mut *conn, locked, &[new]).await?;
-    }
-    Ok(command)
+    Ok(row.map(Command::try_from).transpose()?)
 }
 
 /// Why `change` changed nothing, read from the row as it is now: gone (or

@@ -430,3 +430,105 @@ async fn a_lease_beyond_the_calendar_is_clamped() {
     }
     db.drop_it().await;
 }
+
+/// A claim alone (one statement, no transaction) takes a due, unbound
+/// command on one of its instances, exactly as a claim would; it leaves
+/// everything else as it is for the claim's transaction: a command bound
+/// to a generation, one on another instance, one not due yet, one
+/// already claimed, one whose `expires_at` passed (not expired by it),
+/// and another app's.
+#[tokio::test]
+async fn a_claim_alone_takes_only_an_unbound_due_command_on_its_instances() {
+    let db = Db::new().await;
+    let now = now();
+    let lease = std::time::Duration::from_secs(30);
+    let alone = |id, app, now, instances: Vec<InstanceId>| {
+        let pool = db.pool.clone();
+        async move {
+            commands::claim_alone(&pool, app, id, lease, now, &instances)
+                .await
+                .unwrap()
+        }
+    };
+
+    let c = db.sent("hola", "k1", now).await;
+    let (claimed, token) = alone(c.id, db.app, now, vec![db.instance])
+        .await
+        .expect("an unbound due command is claimed alone");
+    assert_eq!((status(&claimed), claimed.claims), ("ejecutando", 1));
+    assert_eq!(claimed.lease_until, Some(later(now, 30)));
+    // Its lease is the one a report must present.
+    let mut tx = db.pool.begin().await.unwrap();
+    let done = commands::report(&mut tx, db.app, c.id, token, &Report::Completed, now).await;
+    tx.commit().await.unwrap();
+    assert_eq!(status(&done.unwrap()), "completado");
+    // Claimed once: a second claim alone takes nothing.
+    let d = db.sent("otra", "k2", now).await;
+    assert!(alone(d.id, db.app, now, vec![]).await.is_some());
+    assert!(alone(d.id, db.app, now, vec![]).await.is_none());
+    assert_eq!(db.get(d.id).await.claims, 1);
+
+    let bound = send_with(
+        "549",
+        "ligado",
+        RawOptions {
+            expected_generation: Some(1),
+            ..RawOptions::default()
+        },
+        now,
+    );
+    let bound = db.insert(&bound, Some("k3"), now).await.unwrap().command;
+    assert!(alone(bound.id, db.app, now, vec![]).await.is_none());
+    // The claim's transaction still takes it.
+    db.claimed(bound.id, now).await;
+
+    let elsewhere = db.sent("fuera", "k4", now).await;
+    assert!(alone(elsewhere.id, db.app, now, vec![InstanceId::new()])
+        .await
+        .is_none());
+    assert!(alone(elsewhere.id, AppId::new(), now, vec![])
+        .await
+        .is_none());
+    assert_eq!(status(&db.get(elsewhere.id).await), "en_cola");
+
+    let expires = ts(later(now, 10));
+    let expiring = send_with(
+        "549",
+        "vence",
+        RawOptions {
+            expires_at: Some(&expires),
+            ..RawOptions::default()
+        },
+        now,
+    );
+    let expiring = db.insert(&expiring, Some("k5"), now).await.unwrap().command;
+    assert!(alone(expiring.id, db.app, later(now, 11), vec![])
+        .await
+        .is_none());
+    assert_eq!(status(&db.get(expiring.id).await), "en_cola");
+
+    // Deferred to next_try: not due before it, due at it.
+    let deferred = db.sent("diferido", "k6", now).await;
+    let (_, first) = db.claimed(deferred.id, now).await;
+    let next_try = later(now, 60);
+    let mut tx = db.pool.begin().await.unwrap();
+    commands::report(
+        &mut tx,
+        db.app,
+        deferred.id,
+        first,
+        &Report::Deferred { next_try },
+        now,
+    )
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    assert!(alone(deferred.id, db.app, later(now, 59), vec![])
+        .await
+        .is_none());
+    let (again, _) = alone(deferred.id, db.app, next_try, vec![db.instance])
+        .await
+        .expect("due again at next_try");
+    assert_eq!(again.claims, 2);
+    db.drop_it().await;
+}
