@@ -6,25 +6,31 @@
 //!   cargo bench -p motor --bench commands     (or scripts/bench)
 //!
 //! Phases (MOTOR_BENCH_PHASES, a comma list; unset or empty: all of them;
-//! scripts/bench passes its MOTOR_BENCH_COMMAND_PHASES):
-//! - `commands-accept`: MOTOR_BENCH_SENDERS concurrent clients POST single
-//!   sends (`POST /v1/instances/{id}/messages`, a fresh `Idempotency-Key`
-//!   each) over MOTOR_BENCH_INSTANCES instances for MOTOR_BENCH_SECONDS, as
-//!   fast as the 202s come back: accepted/s, request latency.
+//! scripts/bench passes its MOTOR_BENCH_COMMAND_PHASES), run in this order:
 //! - `commands-claim`: sends at a fixed MOTOR_BENCH_COMMAND_RATE over
 //!   MOTOR_BENCH_COMMAND_INSTANCES instances; one executor loop per
 //!   instance long-polls (`GET /v1/executor/commands?instance=&wait=1`)
-//!   and claims what it is answered, one claim after the other.
+//!   and claims what it is answered, one claim after the other. A second
+//!   at the rate first is not measured (the first phase of a fresh
+//!   process: pools open connections, statements are planned).
 //! - `commands-topic`: the same rate over other instances; a Kafka consumer
 //!   (rdkafka, assigned every partition of `{prefix}.commands` at its end)
 //!   claims each record's command, concurrently.
-//!
 //! - `commands-broker`: the broker's share of `commands-topic`, without
 //!   Motor: the relay's producer (`motor_bus::Producer`, its settings)
 //!   publishes records shaped like command records, at the same rate and
 //!   keyed over as many instances, to `{prefix}.commands`, and the same
 //!   consumer reads them: published → acknowledged and published →
 //!   received. The difference from `commands-topic` is Motor's.
+//! - `commands-accept`: MOTOR_BENCH_SENDERS concurrent clients POST single
+//!   sends (`POST /v1/instances/{id}/messages`, a fresh `Idempotency-Key`
+//!   each) over MOTOR_BENCH_INSTANCES instances for MOTOR_BENCH_SECONDS, as
+//!   fast as the 202s come back: accepted/s, request latency. Last: its
+//!   60,000-odd records on `{prefix}.commands` made the two phases that
+//!   read that topic measure the development broker instead of Motor
+//!   (Tansu's memory engine lists every batch a partition ever held at
+//!   each fetch: 80–97 % of a core through those phases after it, 15 %
+//!   before; docs/BENCHMARKS.md, commands, 2026-12-04 23:33).
 //!
 //! Accepted → claimed is this process's monotonic clock: the claim's 200
 //! received minus the send's 202 received (both include a response's
@@ -35,7 +41,8 @@
 //! Knobs (environment): MOTOR_BENCH_SECONDS (10), MOTOR_BENCH_SENDERS (64),
 //! MOTOR_BENCH_INSTANCES (100), MOTOR_BENCH_COMMAND_RATE (500),
 //! MOTOR_BENCH_COMMAND_INSTANCES (10), MOTOR_BENCH_PATIENCE (60 s for the
-//! last claims and for the outbox to drain), MOTOR_BENCH_PHASES,
+//! last claims and for the outbox to drain), MOTOR_BENCH_FETCH_WAIT_MS (the
+//! topic consumer's `fetch.wait.max.ms`, 5), MOTOR_BENCH_PHASES,
 //! MOTOR_BENCH_MOTOR_BIN (default: the one cargo built),
 //! MOTOR_BENCH_DATABASE_URL, MOTOR_BENCH_KAFKA_BROKERS.
 
@@ -68,7 +75,7 @@ use tokio::task::JoinSet;
 use uuid::Uuid;
 
 /// The phases MOTOR_BENCH_PHASES may name, and its default.
-const PHASES: &str = "commands-accept,commands-claim,commands-topic,commands-broker";
+const PHASES: &str = "commands-claim,commands-topic,commands-broker,commands-accept";
 
 /// When each command's 202 (or claim's 200) was received.
 type Times = Arc<Mutex<HashMap<Uuid, Instant>>>;
@@ -298,7 +305,10 @@ fn topic_reader(
         .set("bootstrap.servers", brokers)
         .set("group.id", format!("{topic}-bench"))
         .set("enable.auto.commit", "false")
-        .set("fetch.wait.max.ms", "5")
+        .set(
+            "fetch.wait.max.ms",
+            env_or("MOTOR_BENCH_FETCH_WAIT_MS", "5"),
+        )
         .set("fetch.min.bytes", "1")
         .create()
         .unwrap();
@@ -565,7 +575,8 @@ async fn main() {
     let runs = |name: &str| phases.iter().any(|p| p == name);
 
     let binary = PathBuf::from(env_or("MOTOR_BENCH_MOTOR_BIN", env!("CARGO_BIN_EXE_motor")));
-    let db = common::BenchDb::create().await;
+    let mut db = common::BenchDb::create().await;
+    db.checkpoint().await;
     let motor = server::Motor::start(&binary, &db).await;
     let app = motor
         .post(
@@ -605,66 +616,16 @@ async fn main() {
     );
     let mut rows = Vec::new();
 
-    if runs("commands-accept") {
-        println!("commands-accept (load average {})", load_average());
-        let end = Instant::now() + Duration::from_secs_f64(seconds);
-        let started = Instant::now();
-        let mut clients = JoinSet::new();
-        for s in 0..senders {
-            let (api, instances) = (producer.clone(), accept_instances.clone());
-            clients.spawn(async move {
-                let (mut latencies, mut errors, mut first_error) = (Vec::new(), 0, None);
-                let mut i = s;
-                while Instant::now() < end {
-                    let at = Instant::now();
-                    match api.send(instances[i % instances.len()]).await {
-                        Ok(_) => latencies.push(ms(at.elapsed())),
-                        Err(e) => {
-                            errors += 1;
-                            first_error.get_or_insert(e);
-                        }
-                    }
-                    i += senders;
-                }
-                (latencies, errors, first_error)
-            });
-        }
-        let (mut latencies, mut errors, mut first_error) = (Vec::new(), 0, None);
-        while let Some(done) = clients.join_next().await {
-            let (l, e, f) = done.unwrap();
-            latencies.extend(l);
-            errors += e;
-            if first_error.is_none() {
-                first_error = f;
-            }
-        }
-        let elapsed = started.elapsed().as_secs_f64();
-        latencies.sort_by(f64::total_cmp);
-        let per_s = latencies.len() as f64 / elapsed;
-        let (p50, p99) = (percentile(&latencies, 0.5), percentile(&latencies, 0.99));
-        println!(
-            "  {} accepted in {elapsed:.1} s: {per_s:.0} accepted/s; request p50 {p50:.1} ms, \
-             p99 {p99:.1} ms; {errors} errors{}; load average after {}",
-            latencies.len(),
-            first_error
-                .map(|e| format!(" (first: {e})"))
-                .unwrap_or_default(),
-            load_average()
-        );
-        rows.push(Row {
-            what: format!("commands-accept: {senders} clients, single sends, fresh Idempotency-Key, {n} instances"),
-            measured: format!("{per_s:.0}/s (request p50 {p50:.1} / p99 {p99:.1} ms, {errors} errors)"),
-            target: "≥ 3,000/s",
-            met: Some(per_s >= 3000.0 && errors == 0),
-        });
-        drain_outbox(&pool, patience).await;
-    }
-
     if runs("commands-claim") {
         println!("commands-claim (load average {})", load_average());
         let (accepted, claimed): (Times, Times) = Default::default();
         let stop = Arc::new(AtomicBool::new(false));
         let mut loops = executors(&executor, &claim_instances, &claimed, &stop);
+        // Warm-up, not measured: a second at the rate, every command
+        // claimed (the pools' connections opened, the statements planned).
+        let warm = Times::default();
+        open_loop(&producer, &claim_instances, rate, 1.0, &warm).await;
+        latencies(&warm, &claimed, patience).await;
         let (sent, errors, first_error) =
             open_loop(&producer, &claim_instances, rate, seconds, &accepted).await;
         let (lat, early, missing) = latencies(&accepted, &claimed, patience).await;
@@ -749,6 +710,61 @@ async fn main() {
             replication: 1,
         };
         rows.push(broker_alone(&bus, &topic, rate, seconds, executed, patience).await);
+    }
+
+    if runs("commands-accept") {
+        println!("commands-accept (load average {})", load_average());
+        let end = Instant::now() + Duration::from_secs_f64(seconds);
+        let started = Instant::now();
+        let mut clients = JoinSet::new();
+        for s in 0..senders {
+            let (api, instances) = (producer.clone(), accept_instances.clone());
+            clients.spawn(async move {
+                let (mut latencies, mut errors, mut first_error) = (Vec::new(), 0, None);
+                let mut i = s;
+                while Instant::now() < end {
+                    let at = Instant::now();
+                    match api.send(instances[i % instances.len()]).await {
+                        Ok(_) => latencies.push(ms(at.elapsed())),
+                        Err(e) => {
+                            errors += 1;
+                            first_error.get_or_insert(e);
+                        }
+                    }
+                    i += senders;
+                }
+                (latencies, errors, first_error)
+            });
+        }
+        let (mut latencies, mut errors, mut first_error) = (Vec::new(), 0, None);
+        while let Some(done) = clients.join_next().await {
+            let (l, e, f) = done.unwrap();
+            latencies.extend(l);
+            errors += e;
+            if first_error.is_none() {
+                first_error = f;
+            }
+        }
+        let elapsed = started.elapsed().as_secs_f64();
+        latencies.sort_by(f64::total_cmp);
+        let per_s = latencies.len() as f64 / elapsed;
+        let (p50, p99) = (percentile(&latencies, 0.5), percentile(&latencies, 0.99));
+        println!(
+            "  {} accepted in {elapsed:.1} s: {per_s:.0} accepted/s; request p50 {p50:.1} ms, \
+             p99 {p99:.1} ms; {errors} errors{}; load average after {}",
+            latencies.len(),
+            first_error
+                .map(|e| format!(" (first: {e})"))
+                .unwrap_or_default(),
+            load_average()
+        );
+        rows.push(Row {
+            what: format!("commands-accept: {senders} clients, single sends, fresh Idempotency-Key, {n} instances"),
+            measured: format!("{per_s:.0}/s (request p50 {p50:.1} / p99 {p99:.1} ms, {errors} errors)"),
+            target: "≥ 3,000/s",
+            met: Some(per_s >= 3000.0 && errors == 0),
+        });
+        drain_outbox(&pool, patience).await;
     }
 
     println!();
