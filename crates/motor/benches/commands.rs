@@ -30,7 +30,7 @@
 //!   read that topic measure the development broker instead of Motor
 //!   (Tansu's memory engine lists every batch a partition ever held at
 //!   each fetch: 80–97 % of a core through those phases after it, 15 %
-//!   before; docs/BENCHMARKS.md, commands, 2026-12-04 23:33).
+//!   before; docs/BENCHMARKS.md, commands, 2026-12-04 23:28–00:03).
 //!
 //! Accepted → claimed is this process's monotonic clock: the claim's 200
 //! received minus the send's 202 received (both include a response's
