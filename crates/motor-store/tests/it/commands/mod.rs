@@ -117,7 +117,6 @@ impl Db {
         claimed
     }
 
-    /// Claims `id` and answers its lease; panics unless the claim took it.
     /// A send to chat `549` with `text`, accepted under `key`.
     pub async fn sent(&self, text: &str, key: &str, now: DateTime<Utc>) -> Command {
         self.insert(&send("549", text, now), Some(key), now)
@@ -126,6 +125,7 @@ impl Db {
             .command
     }
 
+    /// Claims `id` and answers its lease; panics unless the claim took it.
     pub async fn claimed(&self, id: CommandId, now: DateTime<Utc>) -> (Command, Uuid) {
         match self.claim(id, 30, now).await.unwrap() {
             Claimed::Claimed { command, lease } => (command, lease),
