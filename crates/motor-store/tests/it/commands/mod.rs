@@ -12,6 +12,7 @@ use chrono::{DateTime, SubsecRound, TimeDelta, Utc};
 use motor_domain::{
     command::{
         CommandId, CommandStatus, IdempotencyKey, NewCommand, RawOperation, RawOptions, RawSend,
+        Report,
     },
     time, AppId, InstanceId,
 };
@@ -115,6 +116,21 @@ impl Db {
         let claimed = commands::claim(&mut tx, self.app, id, lease, now).await;
         tx.commit().await.unwrap();
         claimed
+    }
+
+    /// Reports `report` on `id` under `lease`, in a transaction of its own
+    /// (committed either way).
+    pub async fn report(
+        &self,
+        id: CommandId,
+        lease: Uuid,
+        report: &Report,
+        now: DateTime<Utc>,
+    ) -> Result<Command, CommandError> {
+        let mut tx = self.pool.begin().await.unwrap();
+        let reported = commands::report(&mut tx, self.app, id, lease, report, now).await;
+        tx.commit().await.unwrap();
+        reported
     }
 
     /// A send to chat `549` with `text`, accepted under `key`.

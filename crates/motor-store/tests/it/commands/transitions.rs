@@ -366,18 +366,10 @@ async fn a_deferral_queues_it_again_until_next_try_under_a_new_lease() {
     let c = db.sent("hola", "k", now).await;
     let (_, first) = db.claimed(c.id, now).await;
     let next_try = later(now, 60);
-    let mut tx = db.pool.begin().await.unwrap();
-    let deferred = commands::report(
-        &mut tx,
-        db.app,
-        c.id,
-        first,
-        &Report::Deferred { next_try },
-        now,
-    )
-    .await
-    .unwrap();
-    tx.commit().await.unwrap();
+    let deferred = db
+        .report(c.id, first, &Report::Deferred { next_try }, now)
+        .await
+        .unwrap();
     assert_eq!(
         (status(&deferred), deferred.next_try),
         ("en_cola", Some(next_try))
@@ -458,9 +450,7 @@ async fn a_claim_alone_takes_only_an_unbound_due_command_on_its_instances() {
     assert_eq!((status(&claimed), claimed.claims), ("ejecutando", 1));
     assert_eq!(claimed.lease_until, Some(later(now, 30)));
     // Its lease is the one a report must present.
-    let mut tx = db.pool.begin().await.unwrap();
-    let done = commands::report(&mut tx, db.app, c.id, token, &Report::Completed, now).await;
-    tx.commit().await.unwrap();
+    let done = db.report(c.id, token, &Report::Completed, now).await;
     assert_eq!(status(&done.unwrap()), "completado");
     // Claimed once: a second claim alone takes nothing.
     let d = db.sent("otra", "k2", now).await;
@@ -511,18 +501,9 @@ async fn a_claim_alone_takes_only_an_unbound_due_command_on_its_instances() {
     let deferred = db.sent("diferido", "k6", now).await;
     let (_, first) = db.claimed(deferred.id, now).await;
     let next_try = later(now, 60);
-    let mut tx = db.pool.begin().await.unwrap();
-    commands::report(
-        &mut tx,
-        db.app,
-        deferred.id,
-        first,
-        &Report::Deferred { next_try },
-        now,
-    )
-    .await
-    .unwrap();
-    tx.commit().await.unwrap();
+    db.report(deferred.id, first, &Report::Deferred { next_try }, now)
+        .await
+        .unwrap();
     assert!(alone(deferred.id, db.app, later(now, 59), vec![])
         .await
         .is_none());
