@@ -1,10 +1,16 @@
 //! The relay role: outbox → Kafka.
 //!
 //! Records are read per shard in id order, published through the idempotent
-//! producer, and deleted only after the broker acknowledged them: by the
-//! next read, in the same statement (one round trip a round), or before
-//! shards move to another relay (the check of every second waits for the
-//! rounds in flight only then), or at once when a round fails. A round
+//! producer, and deleted only after the broker acknowledged them: by a
+//! later read, in the same statement (one round trip a round), once
+//! [`Owed::SETTLE_AT`] of them are acknowledged or the oldest was for
+//! [`Owed::SETTLE_AFTER`] (until then each read leaves them out, as it
+//! does the records in flight, and writes nothing: at a steady low rate a
+//! round used to be a write transaction of its own for the one record the
+//! round before it published); or before shards move to another relay
+//! (the check of every second waits for the rounds in flight only then),
+//! at shutdown, or at once when a round fails. Rounds run on a connection
+//! the relay keeps between them (`motor_store::held`: no pool pings). A round
 //! does not wait for the one before it to be acknowledged: up to
 //! [`RelayConfig::depth`] rounds are in flight, each read leaving out the
 //! records still in flight, and the producer keeps their order per
@@ -25,7 +31,7 @@ use std::{collections::VecDeque, sync::Arc, time::Duration};
 use futures::{future::BoxFuture, stream::FuturesOrdered, FutureExt, StreamExt};
 use motor_bus::{topics::ensure_topics, BusConfig, Producer, Record, Report, Topics};
 use motor_metrics::Metrics;
-use motor_store::{outbox, Pool};
+use motor_store::{held::Held, outbox, Pool};
 use tokio::{
     sync::Notify,
     time::{sleep, sleep_until, Instant},
@@ -84,6 +90,43 @@ impl RelayConfig {
 /// A round's record ids and their delivery reports, in order.
 type Landed = (Vec<i64>, Vec<Report>);
 
+/// Records the broker acknowledged and the outbox still holds.
+#[derive(Default)]
+struct Owed {
+    ids: Vec<i64>,
+    /// When the oldest of them was acknowledged.
+    since: Option<Instant>,
+}
+
+impl Owed {
+    /// Acknowledged records a read deletes once this many are owed...
+    const SETTLE_AT: usize = 128;
+    /// ...or once the oldest was owed this long.
+    const SETTLE_AFTER: Duration = Duration::from_millis(100);
+
+    fn push(&mut self, id: i64) {
+        self.since.get_or_insert_with(Instant::now);
+        self.ids.push(id);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Whether the next read deletes them.
+    fn due(&self, now: Instant) -> bool {
+        self.ids.len() >= Self::SETTLE_AT
+            || self
+                .since
+                .is_some_and(|since| now.saturating_duration_since(since) >= Self::SETTLE_AFTER)
+    }
+
+    fn clear(&mut self) {
+        self.ids.clear();
+        self.since = None;
+    }
+}
+
 /// Rounds handed to the producer whose reports have not all come back, in
 /// the order they were read.
 #[derive(Default)]
@@ -119,7 +162,7 @@ impl InFlight {
     }
 
     /// The next round to land: its acknowledged ids are added to `owed`.
-    async fn land_one(&mut self, owed: &mut Vec<i64>, metrics: &Metrics) -> Option<Result<()>> {
+    async fn land_one(&mut self, owed: &mut Owed, metrics: &Metrics) -> Option<Result<()>> {
         let (ids, reports) = self.rounds.next().await?;
         self.ids.drain(..ids.len());
         Some(settle_reports(&ids, reports, owed, metrics))
@@ -127,7 +170,7 @@ impl InFlight {
 
     /// After a failed round: every round lands and what the broker
     /// acknowledged is deleted now (a failed delete publishes it again).
-    async fn abandon(&mut self, pool: &Pool, owed: &mut Vec<i64>, metrics: &Metrics) {
+    async fn abandon(&mut self, pool: &Pool, owed: &mut Owed, metrics: &Metrics) {
         let _ = self.land_all(owed, metrics).await;
         if let Err(e) = settle(pool, owed).await {
             tracing::warn!(error = %e, "relay cannot delete published records; retrying");
@@ -136,7 +179,7 @@ impl InFlight {
 
     /// Every round: the acknowledged ids are all added to `owed`, and the
     /// first failure, if any, is returned.
-    async fn land_all(&mut self, owed: &mut Vec<i64>, metrics: &Metrics) -> Result<()> {
+    async fn land_all(&mut self, owed: &mut Owed, metrics: &Metrics) -> Result<()> {
         let mut first = Ok(());
         while let Some(landed) = self.land_one(owed, metrics).await {
             if first.is_ok() {
@@ -151,7 +194,7 @@ impl InFlight {
 fn settle_reports(
     ids: &[i64],
     reports: Vec<Report>,
-    owed: &mut Vec<i64>,
+    owed: &mut Owed,
     metrics: &Metrics,
 ) -> Result<()> {
     let mut first_error = None;
@@ -191,7 +234,9 @@ pub async fn run(
     let mut shards = Shards::new(pool.clone())?;
     let mut idle = config.idle_wait;
     // Acknowledged records not yet deleted.
-    let mut owed = Vec::new();
+    let mut owed = Owed::default();
+    // The rounds' connection, kept between them (no pool pings).
+    let mut held = Held::new(pool.clone());
     let mut flight = InFlight::default();
     // Whether to read now (a wake, a poll due, or a full round: more may
     // wait), and when the next poll is due otherwise.
@@ -239,7 +284,7 @@ pub async fn run(
             let limit = flight.limit(config.batch);
             let owned = shards.list();
             match read_and_enqueue(
-                &pool,
+                &mut held,
                 &producer,
                 &topics,
                 &owned,
@@ -289,7 +334,7 @@ pub async fn run(
     let _ = flight.land_all(&mut owed, &metrics).await;
     producer.flush(Duration::from_secs(5));
     if let Err(e) = settle(&pool, &mut owed).await {
-        tracing::warn!(error = %e, records = owed.len(), "relay stopped with published records undeleted: they will be published again");
+        tracing::warn!(error = %e, records = owed.ids.len(), "relay stopped with published records undeleted: they will be published again");
     }
     tracing::info!("relay stopped");
     Ok(())
@@ -327,7 +372,7 @@ async fn lose_shards(
     error: EngineError,
     flight: &mut InFlight,
     pool: &Pool,
-    owed: &mut Vec<i64>,
+    owed: &mut Owed,
     metrics: &Metrics,
 ) {
     tracing::warn!(error = %error, "relay lost its shard locks; reconnecting");
@@ -336,29 +381,43 @@ async fn lose_shards(
 }
 
 /// Deletes the records `owed` (published and acknowledged).
-async fn settle(pool: &Pool, owed: &mut Vec<i64>) -> Result<()> {
+async fn settle(pool: &Pool, owed: &mut Owed) -> Result<()> {
     if !owed.is_empty() {
-        outbox::delete(pool, owed).await?;
+        outbox::delete(pool, &owed.ids).await?;
         owed.clear();
     }
     Ok(())
 }
 
-/// One round: delete the records `owed` and read the oldest records of the
-/// owned shards that are not in flight, in one statement; hand them to the
-/// producer and add the round to `flight`. Returns how many records were
-/// read.
+/// One round: delete the records `owed` when they are due, and read the
+/// oldest records of the owned shards that are neither in flight nor
+/// owed, in one statement; hand them to the producer and add the round to
+/// `flight`. Returns how many records were read.
 async fn read_and_enqueue(
-    pool: &Pool,
+    held: &mut Held,
     producer: &Producer,
     topics: &Topics,
     shards: &[i32],
     limit: i64,
-    owed: &mut Vec<i64>,
+    owed: &mut Owed,
     flight: &mut InFlight,
 ) -> Result<usize> {
-    let records = outbox::fetch_after(pool, shards, limit, owed, flight.ids()).await?;
-    owed.clear();
+    let settling = owed.due(Instant::now());
+    let deleted: &[i64];
+    let joined: Vec<i64>;
+    let left_out: &[i64] = if settling || owed.is_empty() {
+        deleted = if settling { &owed.ids } else { &[] };
+        flight.ids()
+    } else {
+        deleted = &[];
+        joined = [flight.ids(), &owed.ids[..]].concat();
+        &joined
+    };
+    let read = outbox::fetch_after(held.conn().await?, shards, limit, deleted, left_out).await;
+    let records = held.outcome(read)?;
+    if settling {
+        owed.clear();
+    }
     if records.is_empty() {
         return Ok(0);
     }
@@ -400,5 +459,33 @@ async fn pause(shutdown: &CancellationToken, wait: Duration) {
     tokio::select! {
         _ = shutdown.cancelled() => {}
         _ = sleep(wait) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acknowledged_records_are_deleted_once_enough_or_old_enough() {
+        let start = Instant::now();
+        let mut owed = Owed::default();
+        assert!(!owed.due(start), "nothing owed");
+        owed.push(1);
+        let since = owed.since.expect("the oldest is timed");
+        assert!(!owed.due(since), "one, just acknowledged");
+        owed.push(2);
+        assert_eq!(owed.since, Some(since), "timed from the oldest");
+        assert!(!owed.due(since + Owed::SETTLE_AFTER - Duration::from_millis(1)));
+        assert!(owed.due(since + Owed::SETTLE_AFTER), "old enough");
+        owed.clear();
+        assert!(owed.is_empty() && owed.since.is_none());
+        for id in 0..Owed::SETTLE_AT as i64 - 1 {
+            owed.push(id);
+        }
+        let now = owed.since.unwrap();
+        assert!(!owed.due(now));
+        owed.push(-1);
+        assert!(owed.due(now), "enough");
     }
 }
