@@ -39,6 +39,14 @@
 //!   2.5–2.7 ms, the deliveries' commit → receiver did not move (p50
 //!   1.5–1.7, p99 3.1–3.3 ms); at 200/s neither moved
 //!   (docs/BENCHMARKS.md, "Low-rate CPU", 2026-12-04 21:18–21:52).
+//! - With [`Limits::linger`] (the recorder's), a batch whose every job
+//!   says it may wait ([`Batch::patient`]: a delivered attempt nothing is
+//!   known to wait behind) waits for more, up to the linger from its first
+//!   job's arrival, and goes at once when a job that may not wait
+//!   arrives, when it is full, or when the worker is hurried
+//!   ([`GroupCommit::hurry`]: something now waits behind one of its
+//!   jobs). At a steady low rate, where each job used to be a batch and a
+//!   commit of its own, the jobs of a linger share one.
 //! - Jobs keep their queue order inside a batch and from batch to batch,
 //!   so one producer instance's requests keep their order.
 //! - A batch that fails answers every job in it with the same error (the
@@ -46,7 +54,7 @@
 
 use std::{future::Future, sync::Arc, time::Duration};
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, Notify};
 
 use crate::StoreError;
 
@@ -66,6 +74,12 @@ pub trait Batch: Send + Sync + 'static {
     /// producer request; 1 by default).
     fn weight(_job: &Self::Job) -> usize {
         1
+    }
+
+    /// Whether `job` may wait up to [`Limits::linger`] for others to share
+    /// its batch (no by default).
+    fn patient(_job: &Self::Job) -> bool {
+        false
     }
 }
 
@@ -88,6 +102,11 @@ pub struct Limits {
     /// already full does not wait); `None`: a batch starts as soon as the
     /// one before it committed.
     pub pace: Option<Duration>,
+    /// When every job of a batch is [`Batch::patient`], how long from the
+    /// first one's arrival the batch waits for more: it goes sooner when a
+    /// job that is not patient arrives, when it is full, or when the worker
+    /// is hurried; `None`: patient jobs are treated as any other.
+    pub linger: Option<Duration>,
 }
 
 /// Why a job got no answer of its own.
@@ -107,12 +126,15 @@ type Reply<A> = oneshot::Sender<Result<A, GroupCommitError>>;
 /// stops when every handle is dropped.
 pub struct GroupCommit<B: Batch> {
     queue: mpsc::Sender<(B::Job, Reply<B::Answer>)>,
+    /// Ends a linger under way (or the next one, when none is).
+    hurry: Arc<Notify>,
 }
 
 impl<B: Batch> Clone for GroupCommit<B> {
     fn clone(&self) -> Self {
         Self {
             queue: self.queue.clone(),
+            hurry: self.hurry.clone(),
         }
     }
 }
@@ -121,8 +143,15 @@ impl<B: Batch> GroupCommit<B> {
     /// Starts the worker on the current tokio runtime.
     pub fn start(batch: B, limits: Limits) -> Self {
         let (queue, waiting) = mpsc::channel(limits.queue);
-        tokio::spawn(work(batch, limits, waiting));
-        Self { queue }
+        let hurry = Arc::new(Notify::new());
+        tokio::spawn(work(batch, limits, waiting, hurry.clone()));
+        Self { queue, hurry }
+    }
+
+    /// Something waits behind a job of the batch that lingers: it commits
+    /// now. When no batch lingers, the next one to linger commits at once.
+    pub fn hurry(&self) {
+        self.hurry.notify_one();
     }
 
     /// Queues `job` for the next batch; answers once that batch committed.
@@ -158,16 +187,64 @@ fn take_queued<B: Batch>(
     false
 }
 
+/// [`Limits::linger`], for a batch whose every job is patient: takes what
+/// arrives until `until`, a job that is not patient, a full batch or
+/// `hurry`; whether the batch still has room.
+async fn linger<B: Batch>(
+    taken: &mut Vec<Queued<B>>,
+    weight: &mut usize,
+    waiting: &mut mpsc::Receiver<Queued<B>>,
+    limits: &Limits,
+    hurry: &Notify,
+    until: tokio::time::Instant,
+) -> bool {
+    loop {
+        tokio::select! {
+            biased;
+            _ = hurry.notified() => return true,
+            next = waiting.recv() => {
+                let Some(next) = next else { return true };
+                let patient = B::patient(&next.0);
+                *weight += B::weight(&next.0);
+                taken.push(next);
+                if taken.len() >= limits.max_jobs || *weight >= limits.max_weight {
+                    return false;
+                }
+                if !patient {
+                    return true;
+                }
+            }
+            _ = tokio::time::sleep_until(until) => return true,
+        }
+    }
+}
+
 async fn work<B: Batch>(
     mut batch: B,
     limits: Limits,
     mut waiting: mpsc::Receiver<(B::Job, Reply<B::Answer>)>,
+    hurry: Arc<Notify>,
 ) {
     let mut started: Option<tokio::time::Instant> = None;
     while let Some(first) = waiting.recv().await {
+        let arrived = tokio::time::Instant::now();
         let mut weight = B::weight(&first.0);
         let mut taken = vec![first];
         let mut room = take_queued::<B>(&mut taken, &mut weight, &mut waiting, &limits);
+        let lingers = limits
+            .linger
+            .filter(|_| room && taken.iter().all(|(job, _)| B::patient(job)));
+        if let Some(wait) = lingers {
+            room = linger::<B>(
+                &mut taken,
+                &mut weight,
+                &mut waiting,
+                &limits,
+                &hurry,
+                arrived + wait,
+            )
+            .await;
+        }
         if let (Some(pace), Some(last), true) = (limits.pace, started, room) {
             let due = last + pace;
             if due > tokio::time::Instant::now() {
@@ -176,7 +253,8 @@ async fn work<B: Batch>(
             }
         }
         started = Some(tokio::time::Instant::now());
-        if let (Some(wait), true, true) = (limits.gather, room, taken.len() > 1) {
+        // A batch that lingered gathered already.
+        if let (Some(wait), true, true, None) = (limits.gather, room, taken.len() > 1, lingers) {
             tokio::time::sleep(wait).await;
             take_queued::<B>(&mut taken, &mut weight, &mut waiting, &limits);
         }
@@ -233,6 +311,11 @@ mod tests {
 
         fn weight(job: &u32) -> usize {
             *job as usize
+        }
+
+        /// Jobs from 100 up may linger.
+        fn patient(job: &u32) -> bool {
+            *job >= 100
         }
     }
 
@@ -292,6 +375,7 @@ mod tests {
             queue: 16,
             gather: None,
             pace: None,
+            linger: None,
         };
         // Queued while the first batch is in flight, in this order.
         let held = Held::start(limits, &[2, 3, 4, 5]).await;
@@ -320,6 +404,7 @@ mod tests {
             queue: 16,
             gather: Some(Duration::from_secs(2)),
             pace: None,
+            linger: None,
         };
         let Held {
             worker,
@@ -355,6 +440,7 @@ mod tests {
             queue: 16,
             gather: None,
             pace: Some(pace),
+            linger: None,
         };
         let recording = Recording {
             seen: seen.clone(),
@@ -383,6 +469,106 @@ mod tests {
         );
     }
 
+    /// The batches a [`Recording`] was given.
+    type Seen = Arc<Mutex<Vec<Vec<u32>>>>;
+
+    fn lingering(linger: Duration, max_jobs: usize) -> (GroupCommit<Recording>, Seen) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let limits = Limits {
+            max_jobs,
+            max_weight: 10_000,
+            queue: 16,
+            gather: Some(Duration::from_millis(1)),
+            pace: None,
+            linger: Some(linger),
+        };
+        let recording = Recording {
+            seen: seen.clone(),
+            hold: None,
+        };
+        (GroupCommit::start(recording, limits), seen)
+    }
+
+    /// With `linger`, patient jobs share a batch: the first waits the
+    /// linger from its arrival (not from the last job's), with whatever
+    /// arrives meanwhile.
+    #[tokio::test]
+    async fn patient_jobs_linger_together_from_the_first_ones_arrival() {
+        let linger = Duration::from_millis(600);
+        let (worker, seen) = lingering(linger, 10);
+        let started = tokio::time::Instant::now();
+        let first = submit(&worker, 100);
+        tokio::time::sleep(linger / 2).await;
+        let second = submit(&worker, 101);
+        assert_eq!(first.await.unwrap().unwrap(), 1000);
+        assert_eq!(second.await.unwrap().unwrap(), 1010);
+        let took = started.elapsed();
+        assert!(took >= linger, "the batch waited the linger: {took:?}");
+        assert!(
+            took < linger * 3 / 2,
+            "from the first job's arrival: {took:?}"
+        );
+        assert_eq!(*seen.lock().unwrap(), [vec![100, 101]]);
+    }
+
+    /// A patient batch goes at once when a job that is not patient joins
+    /// it, when it fills, or when the worker is hurried.
+    #[tokio::test]
+    async fn a_lingering_batch_goes_for_an_impatient_job_a_full_batch_or_a_hurry() {
+        let linger = Duration::from_secs(5);
+        let soon = Duration::from_secs(2);
+        let (worker, seen) = lingering(linger, 3);
+
+        let patient = submit(&worker, 100);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let impatient = tokio::time::timeout(soon, worker.submit(7)).await;
+        assert_eq!(
+            impatient
+                .expect("an impatient job does not linger")
+                .unwrap(),
+            70
+        );
+        assert_eq!(patient.await.unwrap().unwrap(), 1000);
+
+        let jobs: Vec<Answer> = [101, 102, 103]
+            .iter()
+            .map(|&j| submit(&worker, j))
+            .collect();
+        for (task, answer) in jobs.into_iter().zip([1010, 1020, 1030]) {
+            let done = tokio::time::timeout(soon, task).await;
+            assert_eq!(
+                done.expect("a full batch does not linger")
+                    .unwrap()
+                    .unwrap(),
+                answer
+            );
+        }
+
+        let hurried = submit(&worker, 104);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        worker.hurry();
+        let done = tokio::time::timeout(soon, hurried).await;
+        assert_eq!(
+            done.expect("a hurried batch does not linger")
+                .unwrap()
+                .unwrap(),
+            1040
+        );
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [vec![100, 7], vec![101, 102, 103], vec![104]]
+        );
+    }
+
+    /// Without patient jobs, `linger` changes nothing: a lone job goes at
+    /// once.
+    #[tokio::test]
+    async fn a_job_that_is_not_patient_never_lingers() {
+        let (worker, _) = lingering(Duration::from_secs(5), 10);
+        let lone = tokio::time::timeout(Duration::from_secs(2), worker.submit(5)).await;
+        assert_eq!(lone.expect("not patient: at once").unwrap(), 50);
+    }
+
     #[tokio::test]
     async fn weight_closes_a_batch_and_a_failure_answers_every_job_of_it() {
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -392,6 +578,7 @@ mod tests {
             queue: 16,
             gather: None,
             pace: None,
+            linger: None,
         };
         let recording = Recording {
             seen: seen.clone(),

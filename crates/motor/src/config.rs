@@ -86,6 +86,14 @@ pub struct Config {
     #[arg(long, env = "MOTOR_DISPATCH_IN_FLIGHT", default_value_t = 1000)]
     pub dispatch_in_flight: usize,
 
+    /// How long, in milliseconds, a delivered attempt that nothing is known
+    /// to wait behind (an ordered lane's, its next delivery not yet
+    /// committed) may wait for others to share its record's commit
+    /// (0–60000; 0: never).
+    #[arg(long, env = "MOTOR_RECORD_LINGER_MS", default_value_t = 20,
+          value_parser = clap::value_parser!(u64).range(0..=60_000))]
+    pub record_linger_ms: u64,
+
     /// How often the metrics sampler reads backlogs, lag and memory, in
     /// milliseconds.
     #[arg(long, env = "MOTOR_METRICS_SAMPLE_MS", default_value_t = 15_000,

@@ -147,6 +147,7 @@ pub async fn run_with_resolver(
         .collect();
     if !delivering.is_empty() {
         let ladders = config.ladders()?;
+        let linger = std::time::Duration::from_millis(config.record_linger_ms);
         let config = DispatchConfig {
             bus: config.bus(),
             policy: config.retry_policy()?,
@@ -161,6 +162,7 @@ pub async fn run_with_resolver(
             )
             .sending_with(destinations.clone())
             .deciding_with(ladders)
+            .lingering(linger)
             .waking_relay(relay_wake.clone()),
         );
         if api && delivering.contains(&Source::Deliveries) {

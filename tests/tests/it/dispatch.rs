@@ -8,6 +8,7 @@ mod fast_path;
 mod faults;
 mod inbox_receiver;
 mod leases;
+mod linger;
 mod profiles;
 pub(crate) mod receiver;
 

@@ -39,6 +39,7 @@ const LIMITS: Limits = Limits {
     queue: 4_096,
     gather: None,
     pace: None,
+    linger: None,
 };
 
 /// One request to store a command, parsed and allowed.

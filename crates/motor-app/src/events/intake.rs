@@ -30,6 +30,7 @@ const LIMITS: Limits = Limits {
     queue: 4_096,
     gather: None,
     pace: Some(Duration::from_millis(2)),
+    linger: None,
 };
 
 /// One producer request: events for one instance.

@@ -36,6 +36,20 @@ struct Hot {
     chains: usize,
     /// Parked first attempts handed since the chain's last record began.
     parked: Vec<DeliveryId>,
+    /// A record of the lane's chain is under way.
+    recording: bool,
+}
+
+/// Where a parked first attempt a commit handed went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kept {
+    /// No chain of this process runs its lane: the caller checks it.
+    No,
+    /// Kept for the lane's chain, which is attempting.
+    ForChain,
+    /// Kept for the lane's chain, whose record is under way: that record
+    /// should commit now.
+    BehindRecord,
 }
 
 #[derive(Default)]
@@ -55,37 +69,44 @@ impl HotLanes {
     }
 
     /// A commit handed `parked` (the lowest new delivery of `lane`, parked
-    /// behind an open one): kept for the lane's chain when one runs here
-    /// (`true`); `false` when none does, and the caller checks it.
-    pub(super) fn hand(&self, lane: &LaneKey, parked: DeliveryId) -> bool {
+    /// behind an open one): kept for the lane's chain when one runs here;
+    /// [`Kept::No`] when none does, and the caller checks it.
+    pub(super) fn hand(&self, lane: &LaneKey, parked: DeliveryId) -> Kept {
         match self.lanes.lock().expect("not poisoned").get_mut(lane) {
             Some(hot) => {
                 hot.parked.push(parked);
-                true
+                if hot.recording {
+                    Kept::BehindRecord
+                } else {
+                    Kept::ForChain
+                }
             }
-            None => false,
+            None => Kept::No,
         }
     }
 
-    /// What was handed to `lane` so far, taken by its chain before it
-    /// submits a record (whose snapshot will see them).
+    /// What was handed to `lane` so far, taken by its chain right before
+    /// it submits a record (whose snapshot will see them); the record is
+    /// under way until [`Self::recorded`].
     pub(super) fn take(&self, lane: &LaneKey) -> Vec<DeliveryId> {
         self.lanes
             .lock()
             .expect("not poisoned")
             .get_mut(lane)
-            .map(|hot| std::mem::take(&mut hot.parked))
+            .map(|hot| {
+                hot.recording = true;
+                std::mem::take(&mut hot.parked)
+            })
             .unwrap_or_default()
     }
 
-    /// Gives back what a chain took and its record did not settle (the
-    /// record claimed no next: it may have missed them).
-    pub(super) fn give_back(&self, lane: &LaneKey, parked: Vec<DeliveryId>) {
-        if parked.is_empty() {
-            return;
-        }
+    /// The chain's record returned; it gives back what it took and the
+    /// record did not settle (the record claimed no next: it may have
+    /// missed them).
+    pub(super) fn recorded(&self, lane: &LaneKey, unsettled: Vec<DeliveryId>) {
         if let Some(hot) = self.lanes.lock().expect("not poisoned").get_mut(lane) {
-            hot.parked.extend(parked);
+            hot.recording = false;
+            hot.parked.extend(unsettled);
         }
     }
 
@@ -116,7 +137,7 @@ mod tests {
     #[test]
     fn a_lane_without_a_chain_takes_nothing() {
         let hot = HotLanes::default();
-        assert!(!hot.hand(&lane(), DeliveryId::new()));
+        assert_eq!(hot.hand(&lane(), DeliveryId::new()), Kept::No);
     }
 
     #[test]
@@ -125,16 +146,37 @@ mod tests {
         let (l, other) = (lane(), lane());
         let (a, b, c) = (DeliveryId::new(), DeliveryId::new(), DeliveryId::new());
         hot.enter(l.clone());
-        assert!(hot.hand(&l, a));
-        assert!(!hot.hand(&other, b), "another lane is not running");
+        assert_eq!(hot.hand(&l, a), Kept::ForChain);
+        assert_eq!(hot.hand(&other, b), Kept::No, "another lane is not running");
         assert_eq!(hot.take(&l), [a], "taken before a record");
-        assert!(hot.take(&l).is_empty());
         // The record claimed no next: given back, then the end checks it
         // with what came meanwhile.
-        assert!(hot.hand(&l, b));
-        hot.give_back(&l, vec![a]);
+        assert_eq!(
+            hot.hand(&l, b),
+            Kept::BehindRecord,
+            "the record is under way"
+        );
+        hot.recorded(&l, vec![a]);
         assert_eq!(hot.leave(&l), [b, a]);
-        assert!(!hot.hand(&l, c), "the lane is no longer running");
+        assert_eq!(hot.hand(&l, c), Kept::No, "the lane is no longer running");
+    }
+
+    #[test]
+    fn a_delivery_handed_during_a_record_hurries_it_and_not_the_next_attempt() {
+        let hot = HotLanes::default();
+        let l = lane();
+        hot.enter(l.clone());
+        assert!(hot.take(&l).is_empty());
+        let behind = DeliveryId::new();
+        assert_eq!(hot.hand(&l, behind), Kept::BehindRecord);
+        // The record claimed a next and settled what it took.
+        hot.recorded(&l, Vec::new());
+        assert_eq!(
+            hot.hand(&l, DeliveryId::new()),
+            Kept::ForChain,
+            "attempting again"
+        );
+        assert_eq!(hot.take(&l).len(), 2, "the next record sees both");
     }
 
     #[test]
@@ -144,9 +186,9 @@ mod tests {
         let a = DeliveryId::new();
         hot.enter(l.clone());
         hot.enter(l.clone());
-        assert!(hot.hand(&l, a));
+        assert_eq!(hot.hand(&l, a), Kept::ForChain);
         assert!(hot.leave(&l).is_empty(), "another chain keeps it");
-        assert!(hot.hand(&l, DeliveryId::new()));
+        assert_eq!(hot.hand(&l, DeliveryId::new()), Kept::ForChain);
         assert_eq!(hot.leave(&l).len(), 2);
         assert!(hot.leave(&l).is_empty(), "nothing left");
     }

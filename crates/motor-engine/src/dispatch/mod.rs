@@ -132,7 +132,7 @@ impl Dispatcher {
             last_lease_ms: AtomicU64::new(
                 (Duration::from_secs(60) + LEASE_MARGIN).as_millis() as u64
             ),
-            recorder: Recorder::start(pool),
+            recorder: Recorder::start(pool, recorder::LINGER),
             relay: None,
             detached: TaskTracker::new(),
             stopping: CancellationToken::new(),
@@ -149,6 +149,14 @@ impl Dispatcher {
     /// Decides with `ladders` (a test's stand-ins for built-in ladders).
     pub fn deciding_with(mut self, ladders: Ladders) -> Self {
         self.ladders = ladders;
+        self
+    }
+
+    /// Lets a delivered attempt's record that nothing is known to wait
+    /// behind wait up to `linger` for others to share its commit (none:
+    /// `Duration::ZERO`); [`recorder::LINGER`] by default.
+    pub fn lingering(mut self, linger: Duration) -> Self {
+        self.recorder = Recorder::start(self.pool.clone(), linger);
         self
     }
 
@@ -261,11 +269,13 @@ impl Dispatcher {
         }
         let mut parked = Vec::new();
         for p in handed.parked {
-            if !self
+            match self
                 .hot
                 .hand(&(p.subscription_id, p.instance_id, p.lane), p.delivery_id)
             {
-                parked.push(p.delivery_id);
+                hot::Kept::No => parked.push(p.delivery_id),
+                hot::Kept::ForChain => {}
+                hot::Kept::BehindRecord => self.recorder.hurry(),
             }
         }
         if !parked.is_empty() {
@@ -300,15 +310,19 @@ impl Dispatcher {
     /// Runs the chain from a claimed delivery in a task of its own.
     fn detach(self: &Arc<Self>, claimed: Claimed) {
         let lane = self.enter(&claimed);
-        self.detach_in(claimed, lane);
+        self.detach_in(claimed, lane, false);
     }
 
-    /// [`Self::detach`] for a chain that already entered its lane (`hot`).
-    fn detach_in(self: &Arc<Self>, claimed: Claimed, lane: Option<hot::LaneKey>) {
+    /// [`Self::detach`] for a chain that already entered its lane (`hot`);
+    /// `followed` when the delivery was claimed by the record before it.
+    fn detach_in(self: &Arc<Self>, claimed: Claimed, lane: Option<hot::LaneKey>, followed: bool) {
         let dispatcher = self.clone();
         let delivery = claimed.delivery_id;
         self.detached.spawn(async move {
-            if let Err(e) = dispatcher.chain_in(claimed, None, Runs::Detached, lane).await {
+            if let Err(e) = dispatcher
+                .chain_in(claimed, None, Runs::Detached, lane, followed)
+                .await
+            {
                 tracing::warn!(error = %e, %delivery, "attempt not completed; the sweeper will retry it");
             }
         });

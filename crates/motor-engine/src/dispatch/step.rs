@@ -70,6 +70,9 @@ struct Chain {
     /// The ordered lane this chain entered (`Dispatcher::hot`), left when
     /// it ends or handed on with the lane past a job's budget.
     lane: Option<LaneKey>,
+    /// The delivery in hand was claimed by the record before it: its lane
+    /// has a backlog, and its record does not linger (`recorder`).
+    followed: bool,
 }
 
 /// A 429 or 503 with `Retry-After` holds the whole subscription: what to
@@ -95,7 +98,7 @@ impl Dispatcher {
         runs: Runs,
     ) -> Result<()> {
         let lane = self.enter(&claimed);
-        self.chain_in(claimed, slot, runs, lane).await
+        self.chain_in(claimed, slot, runs, lane, false).await
     }
 
     /// An ordered lane's chain enters it in [`Self::hot`]: from then on
@@ -116,12 +119,14 @@ impl Dispatcher {
     /// [`Self::chain`] once its lane was entered (`lane`); leaves it at the
     /// end, checking what was handed to it and not seen by a record (its
     /// finish is durable by then: `claim_freed` finds the lane free).
+    /// `followed`: `claimed` was claimed by the record before it.
     pub(super) async fn chain_in(
         self: &Arc<Self>,
         claimed: Claimed,
         slot: Option<OwnedSemaphorePermit>,
         runs: Runs,
         lane: Option<LaneKey>,
+        followed: bool,
     ) -> Result<()> {
         let unordered = (!claimed.ordered).then(|| self.unordered(claimed.subscription_id));
         let mut chain = Chain {
@@ -133,6 +138,7 @@ impl Dispatcher {
             claimed_at: Instant::now(),
             attempts: 0,
             lane,
+            followed,
         };
         let ended = self.run(&mut chain, Box::new(claimed)).await;
         if let Some(lane) = chain.lane.take() {
@@ -160,11 +166,14 @@ impl Dispatcher {
                 Some(lane) => self.hot.take(lane),
                 None => Vec::new(),
             };
-            let recorded = self.settle(chain, claimed, attempt, outcome, span).await;
+            let patient = lingers(chain.lane.is_some(), chain.followed, seen.len());
+            let recorded = self
+                .settle(chain, claimed, attempt, outcome, span, patient)
+                .await;
             if let Some(lane) = &chain.lane {
-                if !matches!(&recorded, Ok(Recorded::Done { next: Some(_), .. })) {
-                    self.hot.give_back(lane, seen);
-                }
+                let claimed_next = matches!(&recorded, Ok(Recorded::Done { next: Some(_), .. }));
+                self.hot
+                    .recorded(lane, if claimed_next { Vec::new() } else { seen });
             }
             let recorded = recorded?;
             match self.follow(chain, recorded) {
@@ -255,7 +264,8 @@ impl Dispatcher {
 
     /// Settle: decide, record with what follows (claiming the lane's next
     /// delivery unless the chain should end), count, and hold the
-    /// subscription after a `Retry-After`.
+    /// subscription after a `Retry-After`. A `patient` delivered record
+    /// may linger for others to share its commit.
     async fn settle(
         &self,
         chain: &mut Chain,
@@ -263,6 +273,7 @@ impl Dispatcher {
         attempt: Attempt,
         outcome: Outcome,
         span: tracing::Span,
+        patient: bool,
     ) -> Result<Recorded> {
         let hold = hold_for(&outcome).map(|wait| Hold {
             subscription: claimed.subscription_id,
@@ -281,7 +292,9 @@ impl Dispatcher {
         } else {
             Next::Release
         };
-        let recorded = self.record(claimed, attempt, &decision, next).await?;
+        let recorded = self
+            .record(claimed, attempt, &decision, next, patient)
+            .await?;
         self.metrics.delivery_attempts.inc();
         if let (Some(hold), Decision::Retry { .. }) = (hold, &decision) {
             motor_store::throttle::hold(
@@ -346,9 +359,13 @@ impl Dispatcher {
         attempt: Attempt,
         decision: &Decision,
         next: Next,
+        patient: bool,
     ) -> Result<Recorded> {
         if let Decision::Delivered = decision {
-            let recorded = self.recorder.delivered(claimed, attempt, next).await?;
+            let recorded = self
+                .recorder
+                .delivered(claimed, attempt, next, patient)
+                .await?;
             if let (
                 Recorded::Done {
                     released: Some(_), ..
@@ -396,10 +413,11 @@ impl Dispatcher {
         if past_budget(chain.runs, chain.attempts, chain.started.elapsed()) {
             // The lane goes on in that task, which leaves it at its end.
             let lane = chain.lane.take();
-            self.detach_in(*next, lane);
+            self.detach_in(*next, lane, true);
             return None;
         }
         chain.claimed_at = Instant::now();
+        chain.followed = true;
         Some(next)
     }
 }
@@ -432,6 +450,16 @@ fn hold_until(now: chrono::DateTime<chrono::Utc>, wait: Duration) -> chrono::Dat
 /// claim ahead (this one then leaves the crowd).
 fn claims_next(stopping: bool, running: Option<&mut Running>) -> bool {
     !(stopping || running.is_some_and(|r| r.leaves_crowded()))
+}
+
+/// Whether a delivered record may linger for others to share its commit
+/// (`recorder`): only an ordered lane's (an unordered subscription's
+/// chain holds one of its tasks until the record returns), only when the
+/// delivery in hand was not claimed by the record before it (a lane with
+/// a backlog moves at its records' pace), and only when the chain was
+/// handed no later delivery of its lane (it waits behind this record).
+fn lingers(ordered_lane: bool, followed: bool, handed: usize) -> bool {
+    ordered_lane && !followed && handed == 0
 }
 
 /// Whether a chain that made `attempts` over `elapsed` has used a job's
@@ -508,6 +536,14 @@ mod tests {
         assert!(!claims_next(false, Some(&mut first)));
         assert!(claims_next(false, Some(&mut crowd[0])));
         assert!(!claims_next(false, Some(&mut first)), "left for good");
+    }
+
+    #[test]
+    fn only_an_ordered_lanes_first_record_with_nothing_behind_it_lingers() {
+        assert!(lingers(true, false, 0));
+        assert!(!lingers(false, false, 0), "an unordered chain holds a task");
+        assert!(!lingers(true, true, 0), "a lane with a backlog");
+        assert!(!lingers(true, false, 1), "a delivery waits behind it");
     }
 
     #[test]

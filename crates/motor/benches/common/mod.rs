@@ -114,6 +114,7 @@ impl BenchDb {
             retry_give_up_secs: None,
             test_ladders: Vec::new(),
             dispatch_in_flight: 1000,
+            record_linger_ms: 20,
             streams_max_connections: 10_000,
             streams_buffer: 4_096,
             webhook_extra_roots: None,

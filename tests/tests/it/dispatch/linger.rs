@@ -1,0 +1,163 @@
+//! The record's linger (`MOTOR_RECORD_LINGER_MS`): a delivered attempt
+//! that nothing is known to wait behind — the first of an ordered lane's
+//! run, its lane's next delivery not yet committed — waits for others to
+//! share its record's commit. Such records of several lanes share one
+//! transaction; a delivery committed behind one while it lingers makes
+//! it commit at once; a lane with a backlog and an unordered subscription
+//! never linger.
+
+use std::time::{Duration, Instant};
+
+use motor::serve::Role;
+use motor_domain::subscription::SubscriptionId;
+use serde_json::json;
+
+use super::{receiver::Receiver, receiver::Reply, states, subscribe};
+use crate::{
+    deliveries::post,
+    util::{TestDb, TestMotor},
+};
+
+/// Well short of the linger the tests set (a minute): what arrives
+/// within it did not wait for the linger to pass.
+const SOON: Duration = Duration::from_secs(20);
+
+/// API and dispatcher in one process (first attempts from the commit),
+/// with records that may linger `linger`.
+async fn lingering(linger: Duration) -> TestMotor {
+    TestMotor::start_configured(TestDb::new().await, &[Role::Api, Role::Dispatch], |c| {
+        c.record_linger_ms = linger.as_millis() as u64;
+    })
+    .await
+}
+
+/// Waits up to [`SOON`] for `n` of the subscription's deliveries in
+/// `estado`.
+async fn soon_in_state(m: &TestMotor, sub: SubscriptionId, estado: &str, n: i64) {
+    let deadline = Instant::now() + SOON;
+    loop {
+        let now = states(m, sub).await;
+        if now.get(estado) == Some(&n) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{n} {estado} not within {SOON:?} (a record waited for its linger): {now:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The transactions that last wrote the subscription's deliveries.
+async fn writers(m: &TestMotor, sub: SubscriptionId) -> Vec<String> {
+    sqlx::query_scalar(
+        "SELECT DISTINCT xmin::text FROM deliveries WHERE subscription_id = $1 ORDER BY 1",
+    )
+    .bind(sub.as_uuid())
+    .fetch_all(&m.db.pool)
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn first_attempts_of_several_lanes_share_one_record() {
+    let m = lingering(Duration::from_secs(2)).await;
+    let t = m.tenant(3).await;
+    let receiver = Receiver::start().await;
+    let sub = subscribe(&m, &t, &receiver, json!({})).await;
+
+    // One event to each lane, one after the other: each first attempt is
+    // made and answered long before the first record's linger ends.
+    for (i, instance) in t.instances.iter().enumerate() {
+        post(
+            &m,
+            &t,
+            *instance,
+            json!({"type": "message.sent", "data": {"i": i}}),
+        )
+        .await;
+        receiver
+            .wait_for("the event", SOON, |seen| seen.len() > i)
+            .await;
+    }
+    super::wait_state(&m, sub, "entregada", 3).await;
+    assert_eq!(
+        writers(&m, sub).await.len(),
+        1,
+        "the three records committed together"
+    );
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn a_delivery_committed_behind_a_lingering_record_hurries_it() {
+    let m = lingering(Duration::from_secs(60)).await;
+    let t = m.tenant(1).await;
+    let receiver = Receiver::start().await;
+    let sub = subscribe(&m, &t, &receiver, json!({})).await;
+    let (instance, event) = (t.instances[0], json!({"type": "message.sent", "data": {}}));
+
+    post(&m, &t, instance, event.clone()).await;
+    receiver
+        .wait_for("the head", SOON, |seen| seen.len() == 1)
+        .await;
+    // The head was answered; its record lingers (nothing behind it yet).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        states(&m, sub).await.get("pendiente"),
+        Some(&1),
+        "the head's record lingers"
+    );
+
+    // Parked behind the head and handed to its chain: the record commits
+    // now and claims it.
+    post(&m, &t, instance, event).await;
+    receiver
+        .wait_for(
+            "the next one, without waiting for the linger",
+            SOON,
+            |seen| seen.len() == 2,
+        )
+        .await;
+    let seqs: Vec<i64> = receiver.seen().iter().map(|s| s.seq).collect();
+    assert_eq!(seqs, [1, 2]);
+    // The second was claimed by the first's record, so its own record
+    // does not linger either.
+    soon_in_state(&m, sub, "entregada", 2).await;
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn a_lane_with_a_backlog_and_an_unordered_subscription_never_linger() {
+    let m = lingering(Duration::from_secs(60)).await;
+    let t = m.tenant(1).await;
+    let instance = t.instances[0];
+    let (ordered_receiver, unordered_receiver) = (Receiver::start().await, Receiver::start().await);
+    // The ordered lane's head is answered late: four more queue behind it.
+    ordered_receiver.script(|seen| Reply {
+        delay: if seen.seq == 1 {
+            Duration::from_secs(1)
+        } else {
+            Duration::ZERO
+        },
+        ..Reply::status(204)
+    });
+    let ordered = subscribe(&m, &t, &ordered_receiver, json!({})).await;
+    let unordered = subscribe(&m, &t, &unordered_receiver, json!({"ordenado": false})).await;
+
+    let event = json!({"type": "message.sent", "data": {}});
+    post(&m, &t, instance, event.clone()).await;
+    ordered_receiver
+        .wait_for("the head", SOON, |seen| seen.len() == 1)
+        .await;
+    for _ in 0..4 {
+        post(&m, &t, instance, event.clone()).await;
+    }
+    // Every record of the lane's run, its last one included, and every
+    // unordered one commits at once.
+    soon_in_state(&m, ordered, "entregada", 5).await;
+    soon_in_state(&m, unordered, "entregada", 5).await;
+    let seqs: Vec<i64> = ordered_receiver.seen().iter().map(|s| s.seq).collect();
+    assert_eq!(seqs, [1, 2, 3, 4, 5]);
+    m.stop().await;
+}
