@@ -309,18 +309,18 @@ impl Dispatcher {
 
     /// Runs the chain from a claimed delivery in a task of its own.
     fn detach(self: &Arc<Self>, claimed: Claimed) {
-        let lane = self.enter(&claimed);
-        self.detach_in(claimed, lane, false);
+        let (lane, busy) = self.enter(&claimed);
+        self.detach_in(claimed, lane, busy);
     }
 
     /// [`Self::detach`] for a chain that already entered its lane (`hot`);
-    /// `followed` when the delivery was claimed by the record before it.
-    fn detach_in(self: &Arc<Self>, claimed: Claimed, lane: Option<hot::LaneKey>, followed: bool) {
+    /// `busy` when its lane is (`step::Chain::busy`).
+    fn detach_in(self: &Arc<Self>, claimed: Claimed, lane: Option<hot::LaneKey>, busy: bool) {
         let dispatcher = self.clone();
         let delivery = claimed.delivery_id;
         self.detached.spawn(async move {
             if let Err(e) = dispatcher
-                .chain_in(claimed, None, Runs::Detached, lane, followed)
+                .chain_in(claimed, None, Runs::Detached, lane, busy)
                 .await
             {
                 tracing::warn!(error = %e, %delivery, "attempt not completed; the sweeper will retry it");

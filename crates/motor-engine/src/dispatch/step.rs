@@ -70,9 +70,10 @@ struct Chain {
     /// The ordered lane this chain entered (`Dispatcher::hot`), left when
     /// it ends or handed on with the lane past a job's budget.
     lane: Option<LaneKey>,
-    /// The delivery in hand was claimed by the record before it: its lane
-    /// has a backlog, and its record does not linger (`recorder`).
-    followed: bool,
+    /// The lane is busy — the delivery in hand was claimed by the record
+    /// before it (a backlog), or the lane's last chain here ended moments
+    /// ago (`hot::RECENT`): its records do not linger (`recorder`).
+    busy: bool,
 }
 
 /// A 429 or 503 with `Retry-After` holds the whole subscription: what to
@@ -97,36 +98,38 @@ impl Dispatcher {
         slot: Option<OwnedSemaphorePermit>,
         runs: Runs,
     ) -> Result<()> {
-        let lane = self.enter(&claimed);
-        self.chain_in(claimed, slot, runs, lane, false).await
+        let (lane, busy) = self.enter(&claimed);
+        self.chain_in(claimed, slot, runs, lane, busy).await
     }
 
     /// An ordered lane's chain enters it in [`Self::hot`]: from then on
     /// the lane's parked first attempts handed by this process's commits
-    /// are the chain's to see.
-    pub(super) fn enter(&self, claimed: &Claimed) -> Option<LaneKey> {
-        claimed.ordered.then(|| {
-            let lane = (
-                claimed.subscription_id,
-                claimed.instance_id,
-                claimed.lane.clone(),
-            );
-            self.hot.enter(lane.clone());
-            lane
-        })
+    /// are the chain's to see. With whether the lane is busy (its last
+    /// chain here ended moments ago).
+    pub(super) fn enter(&self, claimed: &Claimed) -> (Option<LaneKey>, bool) {
+        if !claimed.ordered {
+            return (None, false);
+        }
+        let lane = (
+            claimed.subscription_id,
+            claimed.instance_id,
+            claimed.lane.clone(),
+        );
+        let busy = self.hot.enter(lane.clone(), Instant::now());
+        (Some(lane), busy)
     }
 
     /// [`Self::chain`] once its lane was entered (`lane`); leaves it at the
     /// end, checking what was handed to it and not seen by a record (its
     /// finish is durable by then: `claim_freed` finds the lane free).
-    /// `followed`: `claimed` was claimed by the record before it.
+    /// `busy`: its lane is (`Chain::busy`).
     pub(super) async fn chain_in(
         self: &Arc<Self>,
         claimed: Claimed,
         slot: Option<OwnedSemaphorePermit>,
         runs: Runs,
         lane: Option<LaneKey>,
-        followed: bool,
+        busy: bool,
     ) -> Result<()> {
         let unordered = (!claimed.ordered).then(|| self.unordered(claimed.subscription_id));
         let mut chain = Chain {
@@ -138,11 +141,11 @@ impl Dispatcher {
             claimed_at: Instant::now(),
             attempts: 0,
             lane,
-            followed,
+            busy,
         };
         let ended = self.run(&mut chain, Box::new(claimed)).await;
         if let Some(lane) = chain.lane.take() {
-            let left = self.hot.leave(&lane);
+            let left = self.hot.leave(&lane, Instant::now());
             if !left.is_empty() {
                 if let Err(e) = self.take_freed(&left).await {
                     tracing::warn!(error = %e, "parked first attempts not checked; the sweeper sends those whose lane is free");
@@ -166,7 +169,7 @@ impl Dispatcher {
                 Some(lane) => self.hot.take(lane),
                 None => Vec::new(),
             };
-            let patient = lingers(chain.lane.is_some(), chain.followed, seen.len());
+            let patient = lingers(chain.lane.is_some(), chain.busy, seen.len());
             let recorded = self
                 .settle(chain, claimed, attempt, outcome, span, patient)
                 .await;
@@ -417,7 +420,7 @@ impl Dispatcher {
             return None;
         }
         chain.claimed_at = Instant::now();
-        chain.followed = true;
+        chain.busy = true;
         Some(next)
     }
 }
@@ -455,11 +458,12 @@ fn claims_next(stopping: bool, running: Option<&mut Running>) -> bool {
 /// Whether a delivered record may linger for others to share its commit
 /// (`recorder`): only an ordered lane's (an unordered subscription's
 /// chain holds one of its tasks until the record returns), only when the
-/// delivery in hand was not claimed by the record before it (a lane with
-/// a backlog moves at its records' pace), and only when the chain was
-/// handed no later delivery of its lane (it waits behind this record).
-fn lingers(ordered_lane: bool, followed: bool, handed: usize) -> bool {
-    ordered_lane && !followed && handed == 0
+/// lane is not busy (a backlog moves at its records' pace; a lane whose
+/// events come moments apart would find each record before them still
+/// lingering), and only when the chain was handed no later delivery of
+/// its lane (it waits behind this record).
+fn lingers(ordered_lane: bool, busy: bool, handed: usize) -> bool {
+    ordered_lane && !busy && handed == 0
 }
 
 /// Whether a chain that made `attempts` over `elapsed` has used a job's
@@ -542,7 +546,7 @@ mod tests {
     fn only_an_ordered_lanes_first_record_with_nothing_behind_it_lingers() {
         assert!(lingers(true, false, 0));
         assert!(!lingers(false, false, 0), "an unordered chain holds a task");
-        assert!(!lingers(true, true, 0), "a lane with a backlog");
+        assert!(!lingers(true, true, 0), "a busy lane");
         assert!(!lingers(true, false, 1), "a delivery waits behind it");
     }
 
