@@ -68,7 +68,7 @@ const EARLY_MATCH: chrono::TimeDelta = chrono::TimeDelta::milliseconds(1);
 const EARLY_CLAIMS: usize = 3;
 const EARLY_MAX: Duration = Duration::from_secs(1);
 
-/// Where a chain runs: in a consumer's job (bounded: `step::past_budget`)
+/// Where a chain runs: in a consumer's job (bounded: `step::choices::past_budget`)
 /// or in a task of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Runs {

@@ -11,8 +11,11 @@
 //!   a job's budget, in a task of its own.
 //!
 //! The choices inside the steps are plain functions of what they are given
-//! (time passed in), tested below; the steps that touch Postgres are
-//! covered by the system tests (dispatch::, deliveries::, health::).
+//! (time passed in), in `choices` with their tests; the steps that touch
+//! Postgres are covered by the system tests (dispatch::, deliveries::,
+//! health::).
+
+mod choices;
 
 use std::{
     sync::Arc,
@@ -28,28 +31,16 @@ use motor_store::deliveries::{self, Attempt, Claimed, Next, Recorded};
 use tokio::sync::OwnedSemaphorePermit;
 use tracing::Instrument;
 
+pub(super) use self::choices::renew_due;
+use self::choices::{claims_next, hold_for, hold_until, lingers, past_budget};
 use super::{
     attempt,
     hot::LaneKey,
     observe,
     unordered::{Running, Unordered},
-    Dispatcher, Runs, LEASE_MARGIN,
+    Dispatcher, Runs,
 };
 use crate::Result;
-
-/// A claim held this long before its attempt starts (waiting for a slot
-/// of its unordered subscription) renews its lease first: the lease is
-/// the timeout plus [`LEASE_MARGIN`], so the attempt and its record still
-/// have half the margin.
-const RENEW_AFTER: Duration = Duration::from_millis(LEASE_MARGIN.as_millis() as u64 / 2);
-
-/// Attempts of one lane a consumer's job may chain (each head's finish
-/// claiming the next delivery), and for how long, before the lane goes on
-/// in a task of its own: the job's consumer slot and offset are then free,
-/// and the lane does not wait for a job queued behind the backlog of its
-/// partition. A chain already in a task of its own has no bound.
-const CHAIN_MAX: usize = 100;
-const CHAIN_FOR: Duration = Duration::from_secs(1);
 
 /// What a chain carries from one attempt to the next.
 struct Chain {
@@ -422,141 +413,5 @@ impl Dispatcher {
         chain.claimed_at = Instant::now();
         chain.busy = true;
         Some(next)
-    }
-}
-
-/// Whether a claim made at `claimed_at` has waited long enough by `now` to
-/// renew its lease before its attempt.
-pub(super) fn renew_due(claimed_at: Instant, now: Instant) -> bool {
-    now.saturating_duration_since(claimed_at) >= RENEW_AFTER
-}
-
-/// The wait a receiver's `Retry-After` asked for (429 and 503 only, as
-/// classified), which holds the whole subscription if the attempt retries.
-fn hold_for(outcome: &Outcome) -> Option<Duration> {
-    match outcome {
-        Outcome::Retry {
-            retry_after: Some(wait),
-            ..
-        } => Some(*wait),
-        _ => None,
-    }
-}
-
-/// Until when a hold of `wait` from `now` lasts.
-fn hold_until(now: chrono::DateTime<chrono::Utc>, wait: Duration) -> chrono::DateTime<chrono::Utc> {
-    now + chrono::TimeDelta::from_std(wait).unwrap_or(chrono::TimeDelta::MAX)
-}
-
-/// Whether the record claims the lane's next delivery: not at shutdown,
-/// and not when more chains of an unordered subscription run than may
-/// claim ahead (this one then leaves the crowd).
-fn claims_next(stopping: bool, running: Option<&mut Running>) -> bool {
-    !(stopping || running.is_some_and(|r| r.leaves_crowded()))
-}
-
-/// Whether a delivered record may linger for others to share its commit
-/// (`recorder`): only an ordered lane's (an unordered subscription's
-/// chain holds one of its tasks until the record returns), only when the
-/// lane is not busy (a backlog moves at its records' pace; a lane whose
-/// events come moments apart would find each record before them still
-/// lingering), and only when the chain was handed no later delivery of
-/// its lane (it waits behind this record).
-fn lingers(ordered_lane: bool, busy: bool, handed: usize) -> bool {
-    ordered_lane && !busy && handed == 0
-}
-
-/// Whether a chain that made `attempts` over `elapsed` has used a job's
-/// budget (a detached chain has none).
-fn past_budget(runs: Runs, attempts: usize, elapsed: Duration) -> bool {
-    runs == Runs::InJob && (attempts >= CHAIN_MAX || elapsed >= CHAIN_FOR)
-}
-
-#[cfg(test)]
-mod tests {
-    use motor_domain::delivery::ErrorCode;
-
-    use super::*;
-    use crate::dispatch::unordered::UNORDERED_CHAINS;
-
-    #[test]
-    fn a_claim_renews_its_lease_after_half_the_margin() {
-        let claimed_at = Instant::now();
-        assert!(!renew_due(claimed_at, claimed_at));
-        assert!(!renew_due(
-            claimed_at,
-            claimed_at + RENEW_AFTER - Duration::from_millis(1)
-        ));
-        assert!(renew_due(claimed_at, claimed_at + RENEW_AFTER));
-        assert_eq!(RENEW_AFTER, LEASE_MARGIN / 2);
-        // A clock read before the claim (not monotonic across threads in
-        // theory) does not renew.
-        assert!(!renew_due(claimed_at + Duration::from_secs(1), claimed_at));
-    }
-
-    #[test]
-    fn only_a_retry_with_retry_after_holds() {
-        let wait = Duration::from_secs(7);
-        let error = ErrorCode::Timeout;
-        assert_eq!(
-            hold_for(&Outcome::Retry {
-                error,
-                retry_after: Some(wait)
-            }),
-            Some(wait)
-        );
-        assert_eq!(
-            hold_for(&Outcome::Retry {
-                error,
-                retry_after: None
-            }),
-            None
-        );
-        assert_eq!(hold_for(&Outcome::Delivered), None);
-        assert_eq!(hold_for(&Outcome::Fail { error }), None);
-    }
-
-    #[test]
-    fn a_hold_lasts_its_wait() {
-        let now = chrono::Utc::now();
-        assert_eq!(
-            hold_until(now, Duration::from_millis(1_500)),
-            now + chrono::TimeDelta::milliseconds(1_500)
-        );
-        assert_eq!(hold_until(now, Duration::ZERO), now);
-    }
-
-    #[test]
-    fn the_next_is_claimed_unless_stopping_or_crowded() {
-        assert!(claims_next(false, None));
-        assert!(!claims_next(true, None));
-        let unordered = Unordered::default();
-        let mut first = unordered.running();
-        assert!(claims_next(false, Some(&mut first)));
-        assert!(!claims_next(true, Some(&mut first)));
-        // One chain past the bound: the one deciding leaves the crowd, for
-        // good, and the others go on claiming.
-        let mut crowd: Vec<Running> = (0..UNORDERED_CHAINS).map(|_| unordered.running()).collect();
-        assert!(!claims_next(false, Some(&mut first)));
-        assert!(claims_next(false, Some(&mut crowd[0])));
-        assert!(!claims_next(false, Some(&mut first)), "left for good");
-    }
-
-    #[test]
-    fn only_an_ordered_lanes_first_record_with_nothing_behind_it_lingers() {
-        assert!(lingers(true, false, 0));
-        assert!(!lingers(false, false, 0), "an unordered chain holds a task");
-        assert!(!lingers(true, true, 0), "a busy lane");
-        assert!(!lingers(true, false, 1), "a delivery waits behind it");
-    }
-
-    #[test]
-    fn a_job_chains_within_its_budget_and_a_task_of_its_own_has_none() {
-        let quick = Duration::from_millis(10);
-        assert!(!past_budget(Runs::InJob, 1, quick));
-        assert!(!past_budget(Runs::InJob, CHAIN_MAX - 1, quick));
-        assert!(past_budget(Runs::InJob, CHAIN_MAX, quick));
-        assert!(past_budget(Runs::InJob, 1, CHAIN_FOR));
-        assert!(!past_budget(Runs::Detached, CHAIN_MAX * 10, CHAIN_FOR * 10));
     }
 }
