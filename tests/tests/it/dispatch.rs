@@ -167,7 +167,18 @@ pub(crate) async fn states(m: &TestMotor, sub: SubscriptionId) -> HashMap<String
 /// Waits until the subscription has `n` deliveries in `estado` (the
 /// receiver answers before Motor records the attempt).
 pub(crate) async fn wait_state(m: &TestMotor, sub: SubscriptionId, estado: &str, n: i64) {
-    let deadline = std::time::Instant::now() + WAIT;
+    wait_state_within(m, sub, estado, n, WAIT).await;
+}
+
+/// [`wait_state`], for at most `within`.
+pub(crate) async fn wait_state_within(
+    m: &TestMotor,
+    sub: SubscriptionId,
+    estado: &str,
+    n: i64,
+    within: Duration,
+) {
+    let deadline = std::time::Instant::now() + within;
     loop {
         let now = states(m, sub).await;
         if now.get(estado) == Some(&n) {

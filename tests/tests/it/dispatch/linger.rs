@@ -6,13 +6,13 @@
 //! it commit at once; a lane with a backlog and an unordered subscription
 //! never linger.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use motor::serve::Role;
 use motor_domain::subscription::SubscriptionId;
 use serde_json::json;
 
-use super::{receiver::Receiver, receiver::Reply, states, subscribe};
+use super::{receiver::Receiver, receiver::Reply, states, subscribe, wait_state_within};
 use crate::{
     deliveries::post,
     util::{TestDb, TestMotor},
@@ -29,23 +29,6 @@ async fn lingering(linger: Duration) -> TestMotor {
         c.record_linger_ms = linger.as_millis() as u64;
     })
     .await
-}
-
-/// Waits up to [`SOON`] for `n` of the subscription's deliveries in
-/// `estado`.
-async fn soon_in_state(m: &TestMotor, sub: SubscriptionId, estado: &str, n: i64) {
-    let deadline = Instant::now() + SOON;
-    loop {
-        let now = states(m, sub).await;
-        if now.get(estado) == Some(&n) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{n} {estado} not within {SOON:?} (a record waited for its linger): {now:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// The transactions that last wrote the subscription's deliveries.
@@ -123,7 +106,7 @@ async fn a_delivery_committed_behind_a_lingering_record_hurries_it() {
     assert_eq!(seqs, [1, 2]);
     // The second was claimed by the first's record, so its own record
     // does not linger either.
-    soon_in_state(&m, sub, "entregada", 2).await;
+    wait_state_within(&m, sub, "entregada", 2, SOON).await;
     m.stop().await;
 }
 
@@ -155,8 +138,8 @@ async fn a_lane_with_a_backlog_and_an_unordered_subscription_never_linger() {
     }
     // Every record of the lane's run, its last one included, and every
     // unordered one commits at once.
-    soon_in_state(&m, ordered, "entregada", 5).await;
-    soon_in_state(&m, unordered, "entregada", 5).await;
+    wait_state_within(&m, ordered, "entregada", 5, SOON).await;
+    wait_state_within(&m, unordered, "entregada", 5, SOON).await;
     let seqs: Vec<i64> = ordered_receiver.seen().iter().map(|s| s.seq).collect();
     assert_eq!(seqs, [1, 2, 3, 4, 5]);
     m.stop().await;
