@@ -94,6 +94,14 @@ pub struct Config {
           value_parser = clap::value_parser!(u64).range(0..=60_000))]
     pub record_linger_ms: u64,
 
+    /// After a relay round that published records but not a whole batch,
+    /// the least time, in milliseconds, before its next read: the records
+    /// committed meanwhile share one read and one produce request (0–10000;
+    /// 0: none). It can delay a record's arrival on its topic by as much.
+    #[arg(long, env = "MOTOR_RELAY_PACE_MS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(0..=10_000))]
+    pub relay_pace_ms: u64,
+
     /// How often the metrics sampler reads backlogs, lag and memory, in
     /// milliseconds.
     #[arg(long, env = "MOTOR_METRICS_SAMPLE_MS", default_value_t = 15_000,

@@ -120,6 +120,7 @@ pub async fn run_with_resolver(
     if let Some(wake) = &relay_wake {
         let mut relay_config = RelayConfig::new(config.bus());
         relay_config.wake = Some(wake.clone());
+        relay_config.pace = std::time::Duration::from_millis(config.relay_pace_ms);
         if api || roles.contains(&Role::Dispatch) || roles.contains(&Role::Retry) {
             relay_config.idle_max = RelayConfig::IDLE_MAX_WOKEN;
         }

@@ -276,3 +276,60 @@ async fn a_read_leaves_out_records_in_flight_and_deletes_the_acknowledged() {
     let read = fetch_after(&db.pool, &shards, 1, &[], &[]).await.unwrap();
     assert_eq!(ids(&read), all[2..3]);
 }
+
+/// After a round that published records but not a whole batch, the relay
+/// reads again no sooner than `MOTOR_RELAY_PACE_MS` after that round
+/// began: what is committed meanwhile waits, and leaves together. (The
+/// record timestamps are the relay producer's clock when a round handed
+/// it the records.)
+#[tokio::test]
+async fn a_relay_waits_its_pace_after_a_round_before_reading_again() {
+    const PACE_MS: i64 = 5_000;
+    let db = TestDb::new().await;
+    let prefix = topic_prefix();
+    let tenant = Tenant::create(&db.pool, 1).await;
+    let topic = format!("{prefix}.events");
+    let pace = PACE_MS.to_string();
+    // The topics first: a reader that asks for them before the relay
+    // made them would be assigned no partition.
+    motor_bus::topics::ensure_topics(&motor_bus::BusConfig {
+        brokers: motor_system_tests::harness::shared_brokers(),
+        prefix: prefix.clone(),
+        partitions: 4,
+        replication: 1,
+    })
+    .await
+    .unwrap();
+    let _relay = MotorProcess::spawn("relay", &db, &prefix, &[("MOTOR_RELAY_PACE_MS", &pace)]);
+    let event = |i: i32| vec![json!({"type": "relay.test", "data": {"i": i}})];
+    let instance = tenant.instances[0];
+
+    append_to_ledger(&db.pool, instance, &event(0)).await;
+    let first = read_topic(&topic, 1);
+    let first_at = first[0]
+        .timestamp_ms
+        .expect("records carry their timestamp");
+    // Two more, each in a transaction of its own, while the pace runs.
+    let appended_at = chrono::Utc::now().timestamp_millis();
+    append_to_ledger(&db.pool, instance, &event(1)).await;
+    append_to_ledger(&db.pool, instance, &event(2)).await;
+    assert!(
+        appended_at < first_at + PACE_MS - 1_000,
+        "the first record took too long to read back to test the pace \
+         (appended {} ms after it left)",
+        appended_at - first_at
+    );
+
+    let records = read_topic(&topic, 3);
+    assert_eq!(records.len(), 3, "each event once");
+    for later in &records[1..] {
+        let at = later.timestamp_ms.unwrap();
+        assert!(
+            at >= first_at + PACE_MS - 500,
+            "a record committed {} ms after the first round left {} ms after it, \
+             before the pace of {PACE_MS} ms",
+            appended_at - first_at,
+            at - first_at
+        );
+    }
+}

@@ -177,6 +177,7 @@ pub fn config(db: &TestDb, prefix: &str) -> Config {
         test_ladders: Vec::new(),
         dispatch_in_flight: 1000,
         record_linger_ms: 20,
+        relay_pace_ms: 10,
         streams_max_connections: 10_000,
         streams_buffer: 4_096,
         webhook_extra_roots: None,
@@ -411,6 +412,9 @@ pub struct KafkaRecord {
     pub key: String,
     pub payload: Vec<u8>,
     pub headers: HashMap<String, String>,
+    /// The record's timestamp, in milliseconds since the epoch (the
+    /// producer's clock when it was handed the record), if it has one.
+    pub timestamp_ms: Option<i64>,
 }
 
 /// Reads `topic` from the beginning with a plain consumer (no group, no
@@ -466,6 +470,7 @@ pub fn read_topic(topic: &str, at_least: usize) -> Vec<KafkaRecord> {
             key: String::from_utf8_lossy(message.key().unwrap_or_default()).into_owned(),
             payload: message.payload().unwrap_or_default().to_vec(),
             headers,
+            timestamp_ms: message.timestamp().to_millis(),
         });
     }
 }
