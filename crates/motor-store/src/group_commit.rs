@@ -25,9 +25,10 @@
 //!   chains) committed small ones, and delivered 3,296–3,664/s against
 //!   4,256–4,670/s before; with the wait, 4,023–4,219/s (p50 40 ms, 130–190
 //!   ms before). A lone job (one hot lane) never waits.
-//! - With [`Limits::pace`] (the intake's, 2 ms), a batch starts no sooner
-//!   than that after the one before it started: a job that comes sooner
-//!   waits until then, with what else arrives meanwhile. Once the intake
+//! - With [`Limits::pace`] (the intake's, 2 ms by default), a batch starts
+//!   no sooner than [`Pace::every`] after the one before it started: a job
+//!   that comes sooner waits until then, with what else arrives meanwhile,
+//!   unless the batch reaches [`Pace::enough`] jobs first. Once the intake
 //!   appended in one round trip instead of four (`ledger::Appender`),
 //!   its batches at a steady 1,000 events/s shrank to about one request
 //!   each, and the transactions that made up for it cost more than the
@@ -98,15 +99,25 @@ pub struct Limits {
     /// commits; `None`: never. A lone caller never waits.
     pub gather: Option<Duration>,
     /// The least time from one batch's start to the next one's: a job that
-    /// comes sooner waits until then, with whatever else arrives (a batch
-    /// already full does not wait); `None`: a batch starts as soon as the
-    /// one before it committed.
-    pub pace: Option<Duration>,
+    /// comes sooner waits until then, with whatever else arrives, unless
+    /// the batch reaches [`Pace::enough`] jobs (or is full) first; `None`:
+    /// a batch starts as soon as the one before it committed.
+    pub pace: Option<Pace>,
     /// When every job of a batch is [`Batch::patient`], how long from the
     /// first one's arrival the batch waits for more: it goes sooner when a
     /// job that is not patient arrives, when it is full, or when the worker
     /// is hurried; `None`: patient jobs are treated as any other.
     pub linger: Option<Duration>,
+}
+
+/// [`Limits::pace`].
+#[derive(Debug, Clone, Copy)]
+pub struct Pace {
+    /// The least time from one batch's start to the next one's.
+    pub every: Duration,
+    /// Jobs with which a batch goes at once, paced or not: callers that
+    /// come together this many at a time lose nothing to the pace.
+    pub enough: usize,
 }
 
 /// Why a job got no answer of its own.
@@ -187,6 +198,32 @@ fn take_queued<B: Batch>(
     false
 }
 
+/// [`Limits::pace`]: takes what arrives until `until`, [`Pace::enough`]
+/// jobs or a full batch; whether the batch still has room.
+async fn pace<B: Batch>(
+    taken: &mut Vec<Queued<B>>,
+    weight: &mut usize,
+    waiting: &mut mpsc::Receiver<Queued<B>>,
+    limits: &Limits,
+    enough: usize,
+    until: tokio::time::Instant,
+) -> bool {
+    while taken.len() < enough {
+        tokio::select! {
+            next = waiting.recv() => {
+                let Some(next) = next else { return true };
+                *weight += B::weight(&next.0);
+                taken.push(next);
+                if taken.len() >= limits.max_jobs || *weight >= limits.max_weight {
+                    return false;
+                }
+            }
+            _ = tokio::time::sleep_until(until) => return true,
+        }
+    }
+    true
+}
+
 /// [`Limits::linger`], for a batch whose every job is patient: takes what
 /// arrives until `until`, a job that is not patient, a full batch or
 /// `hurry`; whether the batch still has room.
@@ -245,11 +282,18 @@ async fn work<B: Batch>(
             )
             .await;
         }
-        if let (Some(pace), Some(last), true) = (limits.pace, started, room) {
-            let due = last + pace;
+        if let (Some(paced), Some(last), true) = (limits.pace, started, room) {
+            let due = last + paced.every;
             if due > tokio::time::Instant::now() {
-                tokio::time::sleep_until(due).await;
-                room = take_queued::<B>(&mut taken, &mut weight, &mut waiting, &limits);
+                room = pace::<B>(
+                    &mut taken,
+                    &mut weight,
+                    &mut waiting,
+                    &limits,
+                    paced.enough,
+                    due,
+                )
+                .await;
             }
         }
         started = Some(tokio::time::Instant::now());

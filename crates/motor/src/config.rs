@@ -94,6 +94,15 @@ pub struct Config {
           value_parser = clap::value_parser!(u64).range(0..=60_000))]
     pub record_linger_ms: u64,
 
+    /// The least time, in milliseconds, between the starts of two of the
+    /// intake's group commits: a request that comes sooner waits for it,
+    /// with the others that arrive meanwhile, unless 16 are there first
+    /// (0–1000; 0: none). Longer: fewer commits at steady low rates, and
+    /// that much longer for a lone request's answer.
+    #[arg(long, env = "MOTOR_INTAKE_PACE_MS", default_value_t = 2,
+          value_parser = clap::value_parser!(u64).range(0..=1_000))]
+    pub intake_pace_ms: u64,
+
     /// After a relay round that published records but not a whole batch,
     /// the least time, in milliseconds, before its next read: the records
     /// committed meanwhile share one read and one produce request (0–10000;

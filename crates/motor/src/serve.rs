@@ -235,7 +235,11 @@ pub async fn run_with_resolver(
             sealing: sealing.clone(),
             destinations: destinations.clone(),
             commands: motor_app::commands::Acceptor::start(pool.clone(), after_commit.clone()),
-            ledger: motor_app::events::Ledger::start(pool.clone(), after_commit),
+            ledger: motor_app::events::Ledger::start(
+                pool.clone(),
+                after_commit,
+                std::time::Duration::from_millis(config.intake_pace_ms),
+            ),
             instance_apps: Arc::default(),
             api_keys: Arc::default(),
             streams: streams.clone(),

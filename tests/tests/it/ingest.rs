@@ -9,7 +9,7 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 use sqlx::Row;
 
-use crate::util::{Tenant, TestMotor};
+use crate::util::{Tenant, TestDb, TestMotor};
 
 async fn post(
     m: &TestMotor,
@@ -187,6 +187,59 @@ async fn concurrent_requests_share_commits_and_each_gets_its_own_answer() {
         transactions < REQUESTS as i64,
         "{transactions} transactions for {REQUESTS} concurrent requests: none shared a commit"
     );
+    m.stop().await;
+}
+
+/// `MOTOR_INTAKE_PACE_MS`: requests that come within the pace after a
+/// commit began wait for it, and share the next commit; the first, with
+/// no commit before it, goes at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn requests_within_the_intake_pace_wait_for_it_and_share_a_commit() {
+    const PACE_MS: u64 = 1_500;
+    let m = TestMotor::start_configured(TestDb::new().await, &[Role::Api], |c| {
+        c.intake_pace_ms = PACE_MS;
+    })
+    .await;
+    let t = m.tenant(2).await;
+    let event = |n: i32| json!({"type": "message.sent", "data": {"n": n}});
+    let xmin = |instance: InstanceId, seq: i64| {
+        let pool = m.db.pool.clone();
+        async move {
+            sqlx::query_scalar::<_, String>(
+                "SELECT xmin::text FROM events WHERE instance_id = $1 AND seq = $2",
+            )
+            .bind(uuid::Uuid::from(instance))
+            .bind(seq)
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+        }
+    };
+
+    let first = std::time::Instant::now();
+    let (status, _) = post(&m, &t, t.instances[0], &event(0)).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (one, two) = (event(1), event(2));
+    let (second, third) = tokio::join!(
+        post(&m, &t, t.instances[0], &one),
+        post(&m, &t, t.instances[1], &two),
+    );
+    let waited = first.elapsed();
+    assert_eq!(
+        (second.0, third.0),
+        (StatusCode::CREATED, StatusCode::CREATED)
+    );
+    assert!(
+        waited >= std::time::Duration::from_millis(PACE_MS - 200),
+        "two requests right after a commit were answered {waited:?} after it, within the pace"
+    );
+    let (a, b, c) = (
+        xmin(t.instances[0], 1).await,
+        xmin(t.instances[0], 2).await,
+        xmin(t.instances[1], 1).await,
+    );
+    assert_eq!(b, c, "the two paced requests share a commit");
+    assert_ne!(a, b, "the first went alone");
     m.stop().await;
 }
 

@@ -55,10 +55,15 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    /// The ledger of a serving process: starts its intake's worker.
-    pub fn start(pool: Pool, after_commit: Option<Arc<dyn AfterCommit>>) -> Self {
+    /// The ledger of a serving process: starts its intake's worker, with
+    /// `pace` between two batches' starts ([`Intake::start`]).
+    pub fn start(
+        pool: Pool,
+        after_commit: Option<Arc<dyn AfterCommit>>,
+        pace: std::time::Duration,
+    ) -> Self {
         Self {
-            intake: Intake::start(pool.clone(), after_commit.clone()),
+            intake: Intake::start(pool.clone(), after_commit.clone(), pace),
             pool,
             after_commit,
         }

@@ -2,7 +2,7 @@
 //! each caller's order; an `Idempotency-Key` answers its first answer.
 
 use motor_app::{
-    events::{self, Ledger, NOTHING_NEW, STORED_NEW},
+    events::{self, Intake, Ledger, NOTHING_NEW, STORED_NEW},
     instances, AppError,
 };
 use motor_domain::InstanceId;
@@ -24,7 +24,7 @@ async fn concurrent_appends_share_commits_and_stay_gapless() {
     let acme = app(&pool, "Acme").await;
     let a = instances::create(&pool, acme.id, "a").await.unwrap();
     let b = instances::create(&pool, acme.id, "b").await.unwrap();
-    let ledger = Ledger::start(pool.clone(), None);
+    let ledger = Ledger::start(pool.clone(), None, Intake::PACE);
     let mut tasks = Vec::new();
     for n in 0..40 {
         let ledger = ledger.clone();
@@ -59,7 +59,7 @@ async fn an_idempotency_key_answers_the_first_answer_again() {
     let pool = db().await;
     let acme = app(&pool, "Acme").await;
     let i = instances::create(&pool, acme.id, "i").await.unwrap();
-    let ledger = Ledger::start(pool.clone(), None);
+    let ledger = Ledger::start(pool.clone(), None, Intake::PACE);
     let batch = json!([{"type": "t.x", "data": 1, "source_id": "s-1"}]);
 
     let first = ledger

@@ -164,7 +164,10 @@ async fn a_job_within_the_pace_waits_with_what_arrives_and_a_later_one_goes_at_o
         max_weight: 100,
         queue: 16,
         gather: None,
-        pace: Some(pace),
+        pace: Some(Pace {
+            every: pace,
+            enough: 10,
+        }),
         linger: None,
     };
     let recording = Recording {
@@ -192,6 +195,47 @@ async fn a_job_within_the_pace_waits_with_what_arrives_and_a_later_one_goes_at_o
         later.expect("a job past the pace does not wait").unwrap(),
         40
     );
+}
+
+/// With `pace`, a batch that reaches `enough` jobs while it waits goes
+/// at once: callers that come together are not slowed by the pace.
+#[tokio::test]
+async fn a_paced_batch_goes_at_once_with_enough_jobs() {
+    let pace = Duration::from_secs(30);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let limits = Limits {
+        max_jobs: 10,
+        max_weight: 100,
+        queue: 16,
+        gather: None,
+        pace: Some(Pace {
+            every: pace,
+            enough: 3,
+        }),
+        linger: None,
+    };
+    let recording = Recording {
+        seen: seen.clone(),
+        hold: None,
+    };
+    let worker = GroupCommit::start(recording, limits);
+    assert_eq!(
+        worker.submit(1).await.unwrap(),
+        10,
+        "the first job goes at once"
+    );
+    let second = submit(&worker, 2);
+    let third = submit(&worker, 3);
+    let fourth = submit(&worker, 4);
+    let answers = tokio::time::timeout(Duration::from_secs(5), async {
+        (second.await, third.await, fourth.await)
+    })
+    .await
+    .expect("three jobs, enough: no wait for the pace");
+    assert_eq!(answers.0.unwrap().unwrap(), 20);
+    assert_eq!(answers.1.unwrap().unwrap(), 30);
+    assert_eq!(answers.2.unwrap().unwrap(), 40);
+    assert_eq!(*seen.lock().unwrap(), [vec![1], vec![2, 3, 4]]);
 }
 
 fn lingering(linger: Duration, max_jobs: usize) -> (GroupCommit<Recording>, Seen) {

@@ -115,6 +115,7 @@ impl BenchDb {
             test_ladders: Vec::new(),
             dispatch_in_flight: 1000,
             record_linger_ms: 20,
+            intake_pace_ms: 2,
             relay_pace_ms: 10,
             streams_max_connections: 10_000,
             streams_buffer: 4_096,
