@@ -170,9 +170,15 @@ impl Row {
         )
     }
 
-    /// A fixed rate against its latency target (`None`: no target at this
-    /// rate) and, when `held`, its rate.
-    pub fn fixed_rate(phase: &Phase, asked: f64, target: Option<(f64, f64)>, held: bool) -> Self {
+    /// A fixed rate to `shape` (what it was sent to) against its latency
+    /// target (`None`: no target at this rate) and, when `held`, its rate.
+    pub fn fixed_rate(
+        phase: &Phase,
+        asked: f64,
+        shape: &str,
+        target: Option<(f64, f64)>,
+        held: bool,
+    ) -> Self {
         let (p50, p99) = phase.latency();
         let achieved = phase.arrival_rate();
         let measured = format!(
@@ -192,10 +198,7 @@ impl Row {
             ),
             None => ("—".to_owned(), None),
         };
-        let what = format!(
-            "fixed {} events/s, 100 instances, ordered",
-            thousands(asked)
-        );
+        let what = format!("fixed {} events/s, {shape}", thousands(asked));
         Self::new(&what, &target, measured, met, phase)
     }
 
