@@ -8,8 +8,9 @@
 //! and recorded on its own.
 //!
 //! A record nothing is known to wait behind (the first of an ordered
-//! lane's chain, with no later delivery of its lane handed to the chain)
-//! is patient: it lingers up to [`LINGER`] for others to share its commit,
+//! lane's chain, with no later delivery of its lane handed to the chain;
+//! or an unordered subscription's first, while no more of its chains run
+//! here than it has request slots: `step::choices::lingers`) is patient: it lingers up to [`LINGER`] for others to share its commit,
 //! and commits at once when one that is not patient comes, or when a
 //! commit of this process hands its lane a delivery meanwhile
 //! ([`Recorder::hurry`]). At a steady low rate every record was such a

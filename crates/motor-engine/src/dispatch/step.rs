@@ -160,7 +160,8 @@ impl Dispatcher {
                 Some(lane) => self.hot.take(lane),
                 None => Vec::new(),
             };
-            let patient = lingers(chain.lane.is_some(), chain.busy, seen.len());
+            let chains = chain.unordered.as_ref().map(|u| u.chains());
+            let patient = lingers(chain.lane.is_some(), chains, chain.busy, seen.len());
             let recorded = self
                 .settle(chain, claimed, attempt, outcome, span, patient)
                 .await;

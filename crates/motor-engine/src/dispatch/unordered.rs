@@ -116,6 +116,11 @@ impl Unordered {
         self.slots.clone().acquire_owned().await.ok()
     }
 
+    /// Its chains running in this process, counted by [`Self::running`].
+    pub(super) fn chains(&self) -> usize {
+        self.chains.load(Ordering::Relaxed)
+    }
+
     /// Counts a chain while the guard lives.
     pub(super) fn running(&self) -> Running {
         self.chains.fetch_add(1, Ordering::Relaxed);

@@ -3,8 +3,9 @@
 //! run, its lane's next delivery not yet committed — waits for others to
 //! share its record's commit. Such records of several lanes share one
 //! transaction; a delivery committed behind one while it lingers makes
-//! it commit at once; a lane with a backlog and an unordered subscription
-//! never linger.
+//! it commit at once; a lane with a backlog never lingers; an unordered
+//! subscription's record lingers while few of its chains run, and not
+//! once more run than it has request slots.
 
 use std::time::Duration;
 
@@ -111,13 +112,13 @@ async fn a_delivery_committed_behind_a_lingering_record_hurries_it() {
 }
 
 #[tokio::test]
-async fn a_lane_with_a_backlog_and_an_unordered_subscription_never_linger() {
+async fn a_lane_with_a_backlog_never_lingers() {
     let m = lingering(Duration::from_secs(60)).await;
     let t = m.tenant(1).await;
     let instance = t.instances[0];
-    let (ordered_receiver, unordered_receiver) = (Receiver::start().await, Receiver::start().await);
-    // The ordered lane's head is answered late: four more queue behind it.
-    ordered_receiver.script(|seen| Reply {
+    let receiver = Receiver::start().await;
+    // The lane's head is answered late: four more queue behind it.
+    receiver.script(|seen| Reply {
         delay: if seen.seq == 1 {
             Duration::from_secs(1)
         } else {
@@ -125,22 +126,62 @@ async fn a_lane_with_a_backlog_and_an_unordered_subscription_never_linger() {
         },
         ..Reply::status(204)
     });
-    let ordered = subscribe(&m, &t, &ordered_receiver, json!({})).await;
-    let unordered = subscribe(&m, &t, &unordered_receiver, json!({"ordenado": false})).await;
+    let ordered = subscribe(&m, &t, &receiver, json!({})).await;
 
     let event = json!({"type": "message.sent", "data": {}});
     post(&m, &t, instance, event.clone()).await;
-    ordered_receiver
+    receiver
         .wait_for("the head", SOON, |seen| seen.len() == 1)
         .await;
     for _ in 0..4 {
         post(&m, &t, instance, event.clone()).await;
     }
-    // Every record of the lane's run, its last one included, and every
-    // unordered one commits at once.
+    // Every record of the lane's run, its last one included, commits at
+    // once.
     wait_state_within(&m, ordered, "entregada", 5, SOON).await;
-    wait_state_within(&m, unordered, "entregada", 5, SOON).await;
-    let seqs: Vec<i64> = ordered_receiver.seen().iter().map(|s| s.seq).collect();
+    let seqs: Vec<i64> = receiver.seen().iter().map(|s| s.seq).collect();
     assert_eq!(seqs, [1, 2, 3, 4, 5]);
+    m.stop().await;
+}
+
+/// An unordered subscription's lone record lingers; once more of its
+/// chains run than it has request slots (`UNORDERED_PER_SUBSCRIPTION`,
+/// 8), their records commit at once, and take the lingering one along.
+#[tokio::test]
+async fn an_unordered_record_lingers_while_few_chains_run_and_not_once_many_do() {
+    const BURST: usize = 12;
+    let m = lingering(Duration::from_secs(60)).await;
+    let t = m.tenant(1).await;
+    let instance = t.instances[0];
+    let receiver = Receiver::start().await;
+    // The first is answered at once; the burst's after a second each, so
+    // that all of their chains run together.
+    receiver.script(|seen| Reply {
+        delay: if seen.seq == 1 {
+            Duration::ZERO
+        } else {
+            Duration::from_secs(1)
+        },
+        ..Reply::status(204)
+    });
+    let unordered = subscribe(&m, &t, &receiver, json!({"ordenado": false})).await;
+
+    let event = json!({"type": "message.sent", "data": {}});
+    post(&m, &t, instance, event.clone()).await;
+    receiver
+        .wait_for("the first", SOON, |seen| seen.len() == 1)
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        states(&m, unordered).await,
+        [("pendiente".to_owned(), 1)].into(),
+        "a lone unordered record lingers"
+    );
+
+    for _ in 0..BURST {
+        post(&m, &t, instance, event.clone()).await;
+    }
+    wait_state_within(&m, unordered, "entregada", 1 + BURST as i64, SOON).await;
+    assert_eq!(receiver.seen().len(), 1 + BURST);
     m.stop().await;
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use motor_domain::delivery::Outcome;
 
-use super::super::{unordered::Running, Runs, LEASE_MARGIN};
+use super::super::{unordered::Running, Runs, LEASE_MARGIN, UNORDERED_PER_SUBSCRIPTION};
 
 /// A claim held this long before its attempt starts (waiting for a slot
 /// of its unordered subscription) renews its lease first: the lease is
@@ -57,14 +57,23 @@ pub(super) fn claims_next(stopping: bool, running: Option<&mut Running>) -> bool
 }
 
 /// Whether a delivered record may linger for others to share its commit
-/// (`recorder`): only an ordered lane's (an unordered subscription's
-/// chain holds one of its tasks until the record returns), only when the
-/// lane is not busy (a backlog moves at its records' pace; a lane whose
-/// events come moments apart would find each record before them still
-/// lingering), and only when the chain was handed no later delivery of
-/// its lane (it waits behind this record).
-pub(super) fn lingers(ordered_lane: bool, busy: bool, handed: usize) -> bool {
-    ordered_lane && !busy && handed == 0
+/// (`recorder`): an ordered lane's, or an unordered subscription's while
+/// `unordered_chains` — its chains running in this process, this one
+/// included — are no more than its request slots (each chain holds one of
+/// its tasks until its record returns: a busy subscription would run out
+/// of them); only when the chain is not busy (it claimed this delivery
+/// with the record before: a backlog moves at its records' pace; or a lane
+/// whose events come moments apart, which would find each record before
+/// them still lingering), and only when the chain was handed no later
+/// delivery of its lane (it waits behind this record).
+pub(super) fn lingers(
+    ordered_lane: bool,
+    unordered_chains: Option<usize>,
+    busy: bool,
+    handed: usize,
+) -> bool {
+    let few = |chains: usize| chains <= UNORDERED_PER_SUBSCRIPTION;
+    (ordered_lane || unordered_chains.is_some_and(few)) && !busy && handed == 0
 }
 
 /// Whether a chain that made `attempts` over `elapsed` has used a job's
@@ -144,11 +153,24 @@ mod tests {
     }
 
     #[test]
-    fn only_an_ordered_lanes_first_record_with_nothing_behind_it_lingers() {
-        assert!(lingers(true, false, 0));
-        assert!(!lingers(false, false, 0), "an unordered chain holds a task");
-        assert!(!lingers(true, true, 0), "a busy lane");
-        assert!(!lingers(true, false, 1), "a delivery waits behind it");
+    fn a_first_record_with_nothing_behind_it_lingers_unless_its_subscription_is_busy() {
+        assert!(lingers(true, None, false, 0));
+        assert!(!lingers(true, None, true, 0), "a busy lane");
+        assert!(!lingers(true, None, false, 1), "a delivery waits behind it");
+        assert!(
+            lingers(false, Some(1), false, 0),
+            "an unordered chain alone"
+        );
+        assert!(lingers(false, Some(UNORDERED_PER_SUBSCRIPTION), false, 0));
+        assert!(
+            !lingers(false, Some(UNORDERED_PER_SUBSCRIPTION + 1), false, 0),
+            "more unordered chains than slots"
+        );
+        assert!(
+            !lingers(false, Some(1), true, 0),
+            "an unordered chain that claimed ahead"
+        );
+        assert!(!lingers(false, None, false, 0), "neither");
     }
 
     #[test]
