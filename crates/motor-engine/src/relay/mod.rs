@@ -29,12 +29,13 @@
 //! a fair share of the shards (the count of live relays is read from
 //! `pg_stat_activity`) and the rest rebalance within a second.
 
+mod flight;
 mod shards;
 
-use std::{collections::VecDeque, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
-use futures::{future::BoxFuture, stream::FuturesOrdered, FutureExt, StreamExt};
-use motor_bus::{topics::ensure_topics, BusConfig, Producer, Record, Report, Topics};
+use futures::FutureExt;
+use motor_bus::{topics::ensure_topics, BusConfig, Producer, Record, Topics};
 use motor_metrics::Metrics;
 use motor_store::{held::Held, outbox, Pool};
 use tokio::{
@@ -43,7 +44,10 @@ use tokio::{
 };
 use tokio_util::sync::CancellationToken;
 
-use self::shards::Shards;
+use self::{
+    flight::{settle, InFlight, Owed},
+    shards::Shards,
+};
 use crate::{EngineError, Result};
 
 #[derive(Debug, Clone)]
@@ -111,140 +115,6 @@ fn next_read(began: Instant, read: usize, limit: i64, pace: Duration) -> Instant
         began
     } else {
         began + pace
-    }
-}
-
-/// A round's record ids and their delivery reports, in order.
-type Landed = (Vec<i64>, Vec<Report>);
-
-/// Records the broker acknowledged and the outbox still holds.
-#[derive(Default)]
-struct Owed {
-    ids: Vec<i64>,
-    /// When the oldest of them was acknowledged.
-    since: Option<Instant>,
-}
-
-impl Owed {
-    /// Acknowledged records a read deletes once this many are owed...
-    const SETTLE_AT: usize = 128;
-    /// ...or once the oldest was owed this long.
-    const SETTLE_AFTER: Duration = Duration::from_millis(100);
-
-    fn push(&mut self, id: i64) {
-        self.since.get_or_insert_with(Instant::now);
-        self.ids.push(id);
-    }
-
-    fn is_empty(&self) -> bool {
-        self.ids.is_empty()
-    }
-
-    /// Whether the next read deletes them.
-    fn due(&self, now: Instant) -> bool {
-        self.ids.len() >= Self::SETTLE_AT
-            || self
-                .since
-                .is_some_and(|since| now.saturating_duration_since(since) >= Self::SETTLE_AFTER)
-    }
-
-    fn clear(&mut self) {
-        self.ids.clear();
-        self.since = None;
-    }
-}
-
-/// Rounds handed to the producer whose reports have not all come back, in
-/// the order they were read.
-#[derive(Default)]
-struct InFlight {
-    rounds: FuturesOrdered<BoxFuture<'static, Landed>>,
-    /// Every id in flight, round after round (a landed round's ids are the
-    /// first ones).
-    ids: VecDeque<i64>,
-}
-
-impl InFlight {
-    fn len(&self) -> usize {
-        self.rounds.len()
-    }
-
-    fn has_room(&self, depth: usize) -> bool {
-        self.rounds.is_empty()
-            || (self.rounds.len() < depth && self.ids.len() < RelayConfig::PIPELINED)
-    }
-
-    /// How many records the next round may read.
-    fn limit(&self, batch: i64) -> i64 {
-        if self.rounds.is_empty() {
-            batch
-        } else {
-            batch.min((RelayConfig::PIPELINED - self.ids.len()) as i64)
-        }
-    }
-
-    /// The ids a read must leave out, as one slice (no copy).
-    fn ids(&mut self) -> &[i64] {
-        self.ids.make_contiguous()
-    }
-
-    /// The next round to land: its acknowledged ids are added to `owed`.
-    async fn land_one(&mut self, owed: &mut Owed, metrics: &Metrics) -> Option<Result<()>> {
-        let (ids, reports) = self.rounds.next().await?;
-        self.ids.drain(..ids.len());
-        Some(settle_reports(&ids, reports, owed, metrics))
-    }
-
-    /// After a failed round: every round lands and what the broker
-    /// acknowledged is deleted now (a failed delete publishes it again).
-    async fn abandon(&mut self, pool: &Pool, owed: &mut Owed, metrics: &Metrics) {
-        let _ = self.land_all(owed, metrics).await;
-        if let Err(e) = settle(pool, owed).await {
-            tracing::warn!(error = %e, "relay cannot delete published records; retrying");
-        }
-    }
-
-    /// Every round: the acknowledged ids are all added to `owed`, and the
-    /// first failure, if any, is returned.
-    async fn land_all(&mut self, owed: &mut Owed, metrics: &Metrics) -> Result<()> {
-        let mut first = Ok(());
-        while let Some(landed) = self.land_one(owed, metrics).await {
-            if first.is_ok() {
-                first = landed;
-            }
-        }
-        first
-    }
-}
-
-/// Adds the acknowledged ids of a round to `owed`; an error for the rest.
-fn settle_reports(
-    ids: &[i64],
-    reports: Vec<Report>,
-    owed: &mut Owed,
-    metrics: &Metrics,
-) -> Result<()> {
-    let mut first_error = None;
-    let mut failed = 0;
-    for (id, report) in ids.iter().zip(reports) {
-        match report {
-            Ok(()) => owed.push(*id),
-            Err(e) => {
-                failed += 1;
-                first_error.get_or_insert(e);
-            }
-        }
-    }
-    metrics.outbox_published.inc_by((ids.len() - failed) as u64);
-    match first_error {
-        None => Ok(()),
-        Some(e) => {
-            metrics.outbox_publish_errors.inc_by(failed as u64);
-            Err(EngineError::NotAcknowledged {
-                failed,
-                cause: e.to_string(),
-            })
-        }
     }
 }
 
@@ -421,15 +291,6 @@ async fn lose_shards(
     shards.reset();
 }
 
-/// Deletes the records `owed` (published and acknowledged).
-async fn settle(pool: &Pool, owed: &mut Owed) -> Result<()> {
-    if !owed.is_empty() {
-        outbox::delete(pool, &owed.ids).await?;
-        owed.clear();
-    }
-    Ok(())
-}
-
 /// One round: delete the records `owed` when they are due, and read the
 /// oldest records of the owned shards that are neither in flight nor
 /// owed, in one statement; hand them to the producer and add the round to
@@ -529,28 +390,5 @@ mod tests {
             "empty: the next is the first of a spell"
         );
         assert_eq!(next_read(began, 3, 2000, Duration::ZERO), began, "no pace");
-    }
-
-    #[test]
-    fn acknowledged_records_are_deleted_once_enough_or_old_enough() {
-        let start = Instant::now();
-        let mut owed = Owed::default();
-        assert!(!owed.due(start), "nothing owed");
-        owed.push(1);
-        let since = owed.since.expect("the oldest is timed");
-        assert!(!owed.due(since), "one, just acknowledged");
-        owed.push(2);
-        assert_eq!(owed.since, Some(since), "timed from the oldest");
-        assert!(!owed.due(since + Owed::SETTLE_AFTER - Duration::from_millis(1)));
-        assert!(owed.due(since + Owed::SETTLE_AFTER), "old enough");
-        owed.clear();
-        assert!(owed.is_empty() && owed.since.is_none());
-        for id in 0..Owed::SETTLE_AT as i64 - 1 {
-            owed.push(id);
-        }
-        let now = owed.since.unwrap();
-        assert!(!owed.due(now));
-        owed.push(-1);
-        assert!(owed.due(now), "enough");
     }
 }
