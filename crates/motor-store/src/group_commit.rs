@@ -178,80 +178,95 @@ impl<B: Batch> GroupCommit<B> {
 
 type Queued<B> = (<B as Batch>::Job, Reply<<B as Batch>::Answer>);
 
-/// Moves what is queued into `taken`, never waiting, up to the limits;
-/// whether the batch still has room.
-fn take_queued<B: Batch>(
-    taken: &mut Vec<Queued<B>>,
-    weight: &mut usize,
-    waiting: &mut mpsc::Receiver<Queued<B>>,
-    limits: &Limits,
-) -> bool {
-    while taken.len() < limits.max_jobs && *weight < limits.max_weight {
-        match waiting.try_recv() {
-            Ok(next) => {
-                *weight += B::weight(&next.0);
-                taken.push(next);
-            }
-            Err(_) => return true,
-        }
-    }
-    false
+/// The batch being formed: its jobs, in queue order, and their weight.
+struct Forming<B: Batch> {
+    taken: Vec<Queued<B>>,
+    weight: usize,
 }
 
-/// [`Limits::pace`]: takes what arrives until `until`, [`Pace::enough`]
-/// jobs or a full batch; whether the batch still has room.
-async fn pace<B: Batch>(
-    taken: &mut Vec<Queued<B>>,
-    weight: &mut usize,
-    waiting: &mut mpsc::Receiver<Queued<B>>,
-    limits: &Limits,
-    enough: usize,
-    until: tokio::time::Instant,
-) -> bool {
-    while taken.len() < enough {
-        tokio::select! {
-            next = waiting.recv() => {
-                let Some(next) = next else { return true };
-                *weight += B::weight(&next.0);
-                taken.push(next);
-                if taken.len() >= limits.max_jobs || *weight >= limits.max_weight {
-                    return false;
-                }
-            }
-            _ = tokio::time::sleep_until(until) => return true,
+impl<B: Batch> Forming<B> {
+    fn new(first: Queued<B>) -> Self {
+        Self {
+            weight: B::weight(&first.0),
+            taken: vec![first],
         }
     }
-    true
-}
 
-/// [`Limits::linger`], for a batch whose every job is patient: takes what
-/// arrives until `until`, a job that is not patient, a full batch or
-/// `hurry`; whether the batch still has room.
-async fn linger<B: Batch>(
-    taken: &mut Vec<Queued<B>>,
-    weight: &mut usize,
-    waiting: &mut mpsc::Receiver<Queued<B>>,
-    limits: &Limits,
-    hurry: &Notify,
-    until: tokio::time::Instant,
-) -> bool {
-    loop {
-        tokio::select! {
-            biased;
-            _ = hurry.notified() => return true,
-            next = waiting.recv() => {
-                let Some(next) = next else { return true };
-                let patient = B::patient(&next.0);
-                *weight += B::weight(&next.0);
-                taken.push(next);
-                if taken.len() >= limits.max_jobs || *weight >= limits.max_weight {
-                    return false;
+    /// Whether it may take another job.
+    fn has_room(&self, limits: &Limits) -> bool {
+        self.taken.len() < limits.max_jobs && self.weight < limits.max_weight
+    }
+
+    /// Adds `next`; whether the batch still has room.
+    fn add(&mut self, next: Queued<B>, limits: &Limits) -> bool {
+        self.weight += B::weight(&next.0);
+        self.taken.push(next);
+        self.has_room(limits)
+    }
+
+    /// Moves what is queued in, never waiting, up to the limits; whether
+    /// the batch still has room.
+    fn take_queued(&mut self, waiting: &mut mpsc::Receiver<Queued<B>>, limits: &Limits) -> bool {
+        while self.has_room(limits) {
+            match waiting.try_recv() {
+                Ok(next) => {
+                    self.add(next, limits);
                 }
-                if !patient {
-                    return true;
-                }
+                Err(_) => return true,
             }
-            _ = tokio::time::sleep_until(until) => return true,
+        }
+        false
+    }
+
+    /// [`Limits::pace`]: takes what arrives until `until`, `enough` jobs
+    /// or a full batch; whether the batch still has room.
+    async fn pace(
+        &mut self,
+        waiting: &mut mpsc::Receiver<Queued<B>>,
+        limits: &Limits,
+        enough: usize,
+        until: tokio::time::Instant,
+    ) -> bool {
+        while self.taken.len() < enough {
+            tokio::select! {
+                next = waiting.recv() => {
+                    let Some(next) = next else { return true };
+                    if !self.add(next, limits) {
+                        return false;
+                    }
+                }
+                _ = tokio::time::sleep_until(until) => return true,
+            }
+        }
+        true
+    }
+
+    /// [`Limits::linger`], for a batch whose every job is patient: takes
+    /// what arrives until `until`, a job that is not patient, a full batch
+    /// or `hurry`; whether the batch still has room.
+    async fn linger(
+        &mut self,
+        waiting: &mut mpsc::Receiver<Queued<B>>,
+        limits: &Limits,
+        hurry: &Notify,
+        until: tokio::time::Instant,
+    ) -> bool {
+        loop {
+            tokio::select! {
+                biased;
+                _ = hurry.notified() => return true,
+                next = waiting.recv() => {
+                    let Some(next) = next else { return true };
+                    let patient = B::patient(&next.0);
+                    if !self.add(next, limits) {
+                        return false;
+                    }
+                    if !patient {
+                        return true;
+                    }
+                }
+                _ = tokio::time::sleep_until(until) => return true,
+            }
         }
     }
 }
@@ -265,44 +280,30 @@ async fn work<B: Batch>(
     let mut started: Option<tokio::time::Instant> = None;
     while let Some(first) = waiting.recv().await {
         let arrived = tokio::time::Instant::now();
-        let mut weight = B::weight(&first.0);
-        let mut taken = vec![first];
-        let mut room = take_queued::<B>(&mut taken, &mut weight, &mut waiting, &limits);
+        let mut forming = Forming::<B>::new(first);
+        let mut room = forming.take_queued(&mut waiting, &limits);
         let lingers = limits
             .linger
-            .filter(|_| room && taken.iter().all(|(job, _)| B::patient(job)));
+            .filter(|_| room && forming.taken.iter().all(|(job, _)| B::patient(job)));
         if let Some(wait) = lingers {
-            room = linger::<B>(
-                &mut taken,
-                &mut weight,
-                &mut waiting,
-                &limits,
-                &hurry,
-                arrived + wait,
-            )
-            .await;
+            room = forming
+                .linger(&mut waiting, &limits, &hurry, arrived + wait)
+                .await;
         }
         if let (Some(paced), Some(last), true) = (limits.pace, started, room) {
             let due = last + paced.every;
             if due > tokio::time::Instant::now() {
-                room = pace::<B>(
-                    &mut taken,
-                    &mut weight,
-                    &mut waiting,
-                    &limits,
-                    paced.enough,
-                    due,
-                )
-                .await;
+                room = forming.pace(&mut waiting, &limits, paced.enough, due).await;
             }
         }
         started = Some(tokio::time::Instant::now());
         // A batch that lingered gathered already.
-        if let (Some(wait), true, true, None) = (limits.gather, room, taken.len() > 1, lingers) {
+        let several = forming.taken.len() > 1;
+        if let (Some(wait), true, true, None) = (limits.gather, room, several, lingers) {
             tokio::time::sleep(wait).await;
-            take_queued::<B>(&mut taken, &mut weight, &mut waiting, &limits);
+            forming.take_queued(&mut waiting, &limits);
         }
-        let (jobs, replies): (Vec<_>, Vec<_>) = taken.into_iter().unzip();
+        let (jobs, replies): (Vec<_>, Vec<_>) = forming.taken.into_iter().unzip();
         match batch.commit(&jobs).await {
             Ok(answers) => {
                 debug_assert_eq!(answers.len(), replies.len(), "one answer per job");
