@@ -152,29 +152,32 @@ async fn jobs_queued_together_gather_more_and_a_lone_job_never_waits() {
     assert_eq!(lone.expect("a lone job does not wait").unwrap(), 50);
 }
 
-/// With `pace`, a job that comes sooner than that after the last
-/// batch started waits for it, and what arrives meanwhile joins its
-/// batch; the first job, and one that comes later, go at once.
-#[tokio::test]
-async fn a_job_within_the_pace_waits_with_what_arrives_and_a_later_one_goes_at_once() {
-    let pace = Duration::from_millis(400);
+/// A worker whose batches start at least `every` apart, unless `enough`
+/// jobs are there.
+fn pacing(every: Duration, enough: usize) -> (GroupCommit<Recording>, Seen) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let limits = Limits {
         max_jobs: 10,
         max_weight: 100,
         queue: 16,
         gather: None,
-        pace: Some(Pace {
-            every: pace,
-            enough: 10,
-        }),
+        pace: Some(Pace { every, enough }),
         linger: None,
     };
     let recording = Recording {
         seen: seen.clone(),
         hold: None,
     };
-    let worker = GroupCommit::start(recording, limits);
+    (GroupCommit::start(recording, limits), seen)
+}
+
+/// With `pace`, a job that comes sooner than that after the last
+/// batch started waits for it, and what arrives meanwhile joins its
+/// batch; the first job, and one that comes later, go at once.
+#[tokio::test]
+async fn a_job_within_the_pace_waits_with_what_arrives_and_a_later_one_goes_at_once() {
+    let pace = Duration::from_millis(400);
+    let (worker, seen) = pacing(pace, 10);
     let started = tokio::time::Instant::now();
     let first = tokio::time::timeout(pace / 2, worker.submit(1)).await;
     assert_eq!(first.expect("the first job does not wait").unwrap(), 10);
@@ -202,23 +205,7 @@ async fn a_job_within_the_pace_waits_with_what_arrives_and_a_later_one_goes_at_o
 #[tokio::test]
 async fn a_paced_batch_goes_at_once_with_enough_jobs() {
     let pace = Duration::from_secs(30);
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let limits = Limits {
-        max_jobs: 10,
-        max_weight: 100,
-        queue: 16,
-        gather: None,
-        pace: Some(Pace {
-            every: pace,
-            enough: 3,
-        }),
-        linger: None,
-    };
-    let recording = Recording {
-        seen: seen.clone(),
-        hold: None,
-    };
-    let worker = GroupCommit::start(recording, limits);
+    let (worker, seen) = pacing(pace, 3);
     assert_eq!(
         worker.submit(1).await.unwrap(),
         10,
