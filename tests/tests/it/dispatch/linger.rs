@@ -43,6 +43,21 @@ async fn writers(m: &TestMotor, sub: SubscriptionId) -> Vec<String> {
     .unwrap()
 }
 
+/// The subscription's only delivery reaches `receiver` and its record
+/// lingers. Nothing outside the process shows a record lingering: 300 ms
+/// after the answer the delivery is still `pendiente`.
+async fn first_lingers(m: &TestMotor, receiver: &Receiver, sub: SubscriptionId, why: &str) {
+    receiver
+        .wait_for("the first", SOON, |seen| seen.len() == 1)
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        states(m, sub).await,
+        [("pendiente".to_owned(), 1)].into(),
+        "{why}"
+    );
+}
+
 #[tokio::test]
 async fn first_attempts_of_several_lanes_share_one_record() {
     let m = lingering(Duration::from_secs(2)).await;
@@ -82,16 +97,8 @@ async fn a_delivery_committed_behind_a_lingering_record_hurries_it() {
     let (instance, event) = (t.instances[0], json!({"type": "message.sent", "data": {}}));
 
     post(&m, &t, instance, event.clone()).await;
-    receiver
-        .wait_for("the head", SOON, |seen| seen.len() == 1)
-        .await;
     // The head was answered; its record lingers (nothing behind it yet).
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(
-        states(&m, sub).await.get("pendiente"),
-        Some(&1),
-        "the head's record lingers"
-    );
+    first_lingers(&m, &receiver, sub, "the head's record lingers").await;
 
     // Parked behind the head and handed to its chain: the record commits
     // now and claims it.
@@ -168,15 +175,7 @@ async fn an_unordered_record_lingers_while_few_chains_run_and_not_once_many_do()
 
     let event = json!({"type": "message.sent", "data": {}});
     post(&m, &t, instance, event.clone()).await;
-    receiver
-        .wait_for("the first", SOON, |seen| seen.len() == 1)
-        .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(
-        states(&m, unordered).await,
-        [("pendiente".to_owned(), 1)].into(),
-        "a lone unordered record lingers"
-    );
+    first_lingers(&m, &receiver, unordered, "a lone unordered record lingers").await;
 
     for _ in 0..BURST {
         post(&m, &t, instance, event.clone()).await;
