@@ -55,7 +55,7 @@ use uuid::Uuid;
 pub use cancel::cancel_pending;
 pub use claim::{claim, claim_freed, renew, Claim, Claimed, Skip};
 pub(crate) use fan_out::{hand_over, FannedOut};
-pub use fan_out::{AfterCommit, Handed, ParkedHead};
+pub use fan_out::{AfterCommit, Handed, ParkedHead, Taking};
 pub use finish::{record_attempt, record_attempt_parking, Attempt, Next, Recorded};
 pub use finish_many::{record_delivered_many, record_delivered_many_on};
 pub use sweep::{

@@ -8,7 +8,7 @@ use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use motor_domain::InstanceId;
 use motor_store::{
-    deliveries::{AfterCommit, Handed},
+    deliveries::{AfterCommit, Handed, Taking},
     ledger::stream::{self, StreamEvent},
     Pool, StoreError,
 };
@@ -162,8 +162,8 @@ pub struct WakeStreams {
 }
 
 impl AfterCommit for WakeStreams {
-    fn lease(&self) -> Option<Duration> {
-        self.inner.as_ref().and_then(|inner| inner.lease())
+    fn taking(&self) -> Option<Taking> {
+        self.inner.as_ref().and_then(|inner| inner.taking())
     }
 
     fn committed(&self, handed: Handed) {

@@ -58,9 +58,9 @@ impl Appending {
         &mut self,
         requests: &[Request<'_>],
     ) -> Result<(Vec<Appended>, Handed), StoreError> {
-        let lease = self.after_commit.as_ref().and_then(|a| a.lease());
+        let taking = self.after_commit.as_ref().and_then(|a| a.taking());
         let conn = self.held.conn().await?;
-        self.appender.append(conn, requests, lease).await
+        self.appender.append(conn, requests, taking.as_ref()).await
     }
 }
 

@@ -111,9 +111,9 @@ impl Ledger {
                 appended: None,
             });
         }
-        let lease = self.after_commit.as_ref().and_then(|a| a.lease());
+        let taking = self.after_commit.as_ref().and_then(|a| a.taking());
         let mut appended =
-            ledger::append_locked_handing(&mut tx, locked, batch.events(), lease).await?;
+            ledger::append_locked_handing(&mut tx, locked, batch.events(), taking.as_ref()).await?;
         let (status, response) = answer(batch.is_batch(), &appended);
         let stored = StoredAnswer {
             request_hash,

@@ -40,7 +40,7 @@ use motor_domain::{
 };
 use motor_metrics::Metrics;
 use motor_store::{
-    deliveries::{self, AfterCommit, Claim, Claimed, Handed, Skip},
+    deliveries::{self, AfterCommit, Claim, Claimed, Handed, Skip, Taking},
     Pool,
 };
 use tokio::sync::{Notify, OwnedSemaphorePermit};
@@ -48,7 +48,11 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 pub use self::consume::{run, DispatchConfig, Source};
 pub use self::ladders::{Ladders, MotorStandIn};
-use self::{chain::Chained, recorder::Recorder, unordered::Unordered};
+use self::{
+    chain::Chained,
+    recorder::Recorder,
+    unordered::{Busy, Unordered},
+};
 use crate::Result;
 
 /// Time a claim's lease adds to the attempt's timeout for recording the
@@ -68,12 +72,22 @@ const EARLY_MATCH: chrono::TimeDelta = chrono::TimeDelta::milliseconds(1);
 const EARLY_CLAIMS: usize = 3;
 const EARLY_MAX: Duration = Duration::from_secs(1);
 
+/// A request slot of an unordered subscription (none for an ordered one),
+/// and whether the job waited for it.
+pub(super) type Slot = (Option<OwnedSemaphorePermit>, bool);
+
 /// Where a chain runs: in a consumer's job (bounded: `step::choices::past_budget`)
 /// or in a task of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Runs {
     InJob,
     Detached,
+    /// In a task of its own, from an unordered subscription's delivery
+    /// claimed in a commit's fan-out: that attempt only, claiming none
+    /// ahead (the chains of the subscription's handed jobs do; more chains
+    /// claiming ahead beside theirs made their tasks end and claim each
+    /// next job alone: a closed loop delivered 10-15 % less).
+    FanOut,
 }
 
 /// Everything one attempt needs; shared by the consumer's tasks.
@@ -86,6 +100,8 @@ pub struct Dispatcher {
     metrics: Arc<Metrics>,
     /// Slots and chains of unordered subscriptions.
     unordered: Mutex<HashMap<SubscriptionId, Arc<Unordered>>>,
+    /// Those of them with chains running here, kept by their chains.
+    busy: Busy,
     /// Keys in flight of `clave`-ordered subscriptions.
     keys: keyed::KeySlots,
     cache: cache::AttemptCache,
@@ -125,6 +141,7 @@ impl Dispatcher {
             ladders: Ladders::new(policy),
             metrics,
             unordered: Mutex::default(),
+            busy: Busy::default(),
             keys: keyed::KeySlots::default(),
             cache: cache::AttemptCache::new(),
             hot: hot::HotLanes::default(),
@@ -170,11 +187,11 @@ impl Dispatcher {
     /// A slot of an unordered subscription (none for ordered ones: their
     /// lanes run one delivery at a time). Known before the claim, so even
     /// the first jobs of a subscription respect the bound.
-    async fn slot(&self, subscription: SubscriptionId) -> Result<Option<OwnedSemaphorePermit>> {
+    async fn slot(&self, subscription: SubscriptionId) -> Result<Slot> {
         if self.cache.ordered(&self.pool, subscription).await? {
-            return Ok(None);
+            return Ok((None, false));
         }
-        Ok(self.unordered(subscription).slot().await)
+        Ok(self.unordered(subscription).slot_or_wait().await)
     }
 
     fn unordered(&self, subscription: SubscriptionId) -> Arc<Unordered> {
@@ -182,7 +199,7 @@ impl Dispatcher {
             .lock()
             .expect("not poisoned")
             .entry(subscription)
-            .or_default()
+            .or_insert_with(|| Arc::new(Unordered::new(subscription, self.busy.clone())))
             .clone()
     }
 
@@ -210,6 +227,17 @@ impl Dispatcher {
         // Unordered subscriptions first take a slot, before the claim, so a
         // lease never runs while waiting for one.
         let slot = self.slot(job.subscription_id).await?;
+        self.claim_in_slot(job, slot, runs).await
+    }
+
+    /// [`Self::claim_and_chain`] once the job holds its `slot` (none for an
+    /// ordered subscription).
+    async fn claim_in_slot(
+        self: &Arc<Self>,
+        job: &DeliveryJob,
+        (slot, waited): Slot,
+        runs: Runs,
+    ) -> Result<()> {
         let lease = self.lease().await?;
         let mut early = 0;
         let claimed = loop {
@@ -231,7 +259,7 @@ impl Dispatcher {
                 Claim::Parked | Claim::Skipped(_) => return Ok(()),
             }
         };
-        self.chain(*claimed, slot, runs).await
+        self.chain(*claimed, (slot, waited), runs).await
     }
 
     /// The claim's lease: the attempt's timeout and a margin to record it.
@@ -307,20 +335,32 @@ impl Dispatcher {
         Ok(())
     }
 
-    /// Runs the chain from a claimed delivery in a task of its own.
+    /// Runs the chain from a delivery claimed after a commit (by its
+    /// fan-out, or freed in its lane) in a task of its own.
     fn detach(self: &Arc<Self>, claimed: Claimed) {
         let (lane, busy) = self.enter(&claimed);
-        self.detach_in(claimed, lane, busy);
+        let runs = if claimed.ordered {
+            Runs::Detached
+        } else {
+            Runs::FanOut
+        };
+        self.detach_in(claimed, lane, busy, runs);
     }
 
     /// [`Self::detach`] for a chain that already entered its lane (`hot`);
     /// `busy` when its lane is (`step::Chain::busy`).
-    fn detach_in(self: &Arc<Self>, claimed: Claimed, lane: Option<hot::LaneKey>, busy: bool) {
+    fn detach_in(
+        self: &Arc<Self>,
+        claimed: Claimed,
+        lane: Option<hot::LaneKey>,
+        busy: bool,
+        runs: Runs,
+    ) {
         let dispatcher = self.clone();
         let delivery = claimed.delivery_id;
         self.detached.spawn(async move {
             if let Err(e) = dispatcher
-                .chain_in(claimed, None, Runs::Detached, lane, busy)
+                .chain_in(claimed, None, runs, lane, busy)
                 .await
             {
                 tracing::warn!(error = %e, %delivery, "attempt not completed; the sweeper will retry it");
@@ -341,8 +381,13 @@ impl Dispatcher {
     async fn handle_handed(self: &Arc<Self>, mut job: DeliveryJob) {
         let unordered = self.unordered(job.subscription_id);
         loop {
-            if let Err(e) = self.claim_and_chain(&job, Runs::Detached).await {
-                tracing::warn!(error = %e, delivery = %job.delivery_id, "attempt not completed; the sweeper will retry it");
+            // A chain may claim the job's delivery while it waits for its
+            // slot: then it makes no claim of its own (which would fail).
+            let slot = unordered.slot_or_wait().await;
+            if unordered.take_handed(job.delivery_id) {
+                if let Err(e) = self.claim_in_slot(&job, slot, Runs::Detached).await {
+                    tracing::warn!(error = %e, delivery = %job.delivery_id, "attempt not completed; the sweeper will retry it");
+                }
             }
             match unordered.task_ended(self.stopping.is_cancelled()) {
                 Some(next) => job = next,
@@ -363,8 +408,12 @@ pub struct LocalRoles {
 }
 
 impl AfterCommit for LocalRoles {
-    fn lease(&self) -> Option<Duration> {
-        self.dispatcher.as_ref().map(|d| d.last_lease())
+    fn taking(&self) -> Option<Taking> {
+        self.dispatcher.as_ref().map(|d| Taking {
+            lease: d.last_lease(),
+            room: Busy::ROOM,
+            busy: d.busy.rooms(),
+        })
     }
 
     fn committed(&self, handed: Handed) {

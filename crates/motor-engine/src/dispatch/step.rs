@@ -38,7 +38,7 @@ use super::{
     hot::LaneKey,
     observe,
     unordered::{Running, Unordered},
-    Dispatcher, Runs,
+    Dispatcher, Runs, Slot,
 };
 use crate::Result;
 
@@ -63,7 +63,9 @@ struct Chain {
     lane: Option<LaneKey>,
     /// The lane is busy — the delivery in hand was claimed by the record
     /// before it (a backlog), or the lane's last chain here ended moments
-    /// ago (`hot::RECENT`): its records do not linger (`recorder`).
+    /// ago (`hot::RECENT`), or it waited for a request slot of its
+    /// unordered subscription (a backlog too): its records do not linger
+    /// (`recorder`).
     busy: bool,
 }
 
@@ -82,15 +84,16 @@ impl Dispatcher {
     /// record — the next ones. An unordered subscription's `slot` is given
     /// back as soon as the request is answered and taken again before the
     /// next attempt: the bound counts requests in flight, not claims or
-    /// records.
+    /// records. One that waited for its slot is a backlog's (`Chain::busy`).
     pub(super) async fn chain(
         self: &Arc<Self>,
         claimed: Claimed,
-        slot: Option<OwnedSemaphorePermit>,
+        (slot, waited): Slot,
         runs: Runs,
     ) -> Result<()> {
         let (lane, busy) = self.enter(&claimed);
-        self.chain_in(claimed, slot, runs, lane, busy).await
+        self.chain_in(claimed, slot, runs, lane, busy || waited)
+            .await
     }
 
     /// An ordered lane's chain enters it in [`Self::hot`]: from then on
@@ -184,7 +187,9 @@ impl Dispatcher {
     /// was lost, or went back to wait for a token; the chain ends.
     async fn gate(&self, chain: &mut Chain, claimed: &mut Claimed) -> Result<bool> {
         if let (None, Some(unordered)) = (&chain.slot, &chain.unordered) {
-            chain.slot = unordered.slot().await;
+            let (slot, waited) = unordered.slot_or_wait().await;
+            chain.slot = slot;
+            chain.busy |= waited;
         }
         // A key's lane (`clave` ordering) takes one of its subscription's
         // slots for keys in flight; other lanes take none.
@@ -282,7 +287,11 @@ impl Dispatcher {
         // in the same transaction and this task makes that attempt at once,
         // so a lane with a backlog moves at the receiver's pace. At shutdown
         // the next one is released through its job.
-        let next = if claims_next(self.stopping.is_cancelled(), chain.running.as_mut()) {
+        let alone = chain.runs == Runs::FanOut;
+        let next = if claims_next(
+            self.stopping.is_cancelled() || alone,
+            chain.running.as_mut(),
+        ) {
             Next::Claim(self.lease().await?)
         } else {
             Next::Release
@@ -408,7 +417,7 @@ impl Dispatcher {
         if past_budget(chain.runs, chain.attempts, chain.started.elapsed()) {
             // The lane goes on in that task, which leaves it at its end.
             let lane = chain.lane.take();
-            self.detach_in(*next, lane, true);
+            self.detach_in(*next, lane, true, Runs::Detached);
             return None;
         }
         chain.claimed_at = Instant::now();

@@ -24,13 +24,15 @@ use crate::{outbox, Result};
 #[derive(Debug, Clone, Default)]
 pub struct Handed {
     /// Deliveries claimed in the fan-out itself (the head of a free lane of
-    /// an ordered subscription): leased, with no job. The dispatcher attempts
-    /// them now; if the process dies first, the lease runs out and the
-    /// sweeper sends them.
+    /// an ordered subscription, and an unordered subscription's deliveries
+    /// within its room here): leased, with no job. The dispatcher
+    /// attempts them now; if the process dies first, the lease runs out and
+    /// the sweeper sends them.
     pub claimed: Vec<Claimed>,
-    /// First attempts of unordered subscriptions' deliveries, as jobs that
-    /// were never written: the dispatcher claims them after the commit (a
-    /// process that dies first leaves them to the sweeper).
+    /// First attempts of unordered subscriptions' deliveries past their
+    /// room ([`Taking`]), as jobs that were never written: the dispatcher
+    /// claims them after the commit (a process that dies first leaves them
+    /// to the sweeper).
     pub jobs: Vec<DeliveryJob>,
     /// The lowest new delivery of each ordered lane that had an open
     /// delivery: created parked with no job, for that delivery's finish to
@@ -84,9 +86,14 @@ impl Handed {
 /// before each claims it (the chain) or releases it. The lowest of a lane
 /// that had an open delivery is returned in [`Handed::parked`], for the
 /// dispatcher to claim after the commit should its lane have freed
-/// meanwhile. An unordered `activa` subscription's new deliveries get no
-/// job either: they are returned in [`Handed::jobs`] for the dispatcher to
-/// claim after the commit. (Without a lease, or while the subscription is
+/// meanwhile. An unordered `activa` subscription's new deliveries are
+/// claimed as they are inserted too, up to its room in this process
+/// ([`Taking`]), and handed over in [`Handed::claimed`]: no claim
+/// statement each after the commit (at 2,000 events/s to one unordered
+/// subscription that was one transaction an event, Postgres's largest
+/// cost). Those past its room get no job either: they are returned in
+/// [`Handed::jobs`] for the dispatcher to claim when one of its chains can
+/// take them. (Without a lease, or while the subscription is
 /// held by its throttle, every delivery gets its job.) A process that dies
 /// before its dispatcher took them leaves them due and unleased: the
 /// sweeper writes their jobs ([`super::due_lane_heads`]).
@@ -191,13 +198,31 @@ pub(crate) async fn hand_over(conn: &mut PgConnection, rows: Vec<FannedOut>) -> 
     Ok(handed)
 }
 
+/// What the fan-out may claim for the dispatcher of the committing
+/// process: first attempts it can start at once.
+#[derive(Debug, Clone, Default)]
+pub struct Taking {
+    /// The lease of a first attempt claimed in the fan-out (the attempt's
+    /// timeout and a margin).
+    pub lease: Duration,
+    /// How many new deliveries of an unordered subscription the fan-out
+    /// claims at most (its room), when [`Self::busy`] does not name it; the
+    /// rest are handed over as jobs ([`Handed::jobs`]). A claimed delivery
+    /// waits in memory for one of its subscription's request slots, its
+    /// lease running; a job waits unclaimed.
+    pub room: u32,
+    /// Unordered subscriptions with chains running in this process, and
+    /// the room each has left.
+    pub busy: Vec<(SubscriptionId, u32)>,
+}
+
 /// The roles that share the committing process, as the ingest path sees
 /// them: a dispatcher that takes first attempts straight after the commit,
 /// and a relay woken instead of waiting for its next poll.
 pub trait AfterCommit: Send + Sync {
-    /// The lease of a first attempt claimed in the fan-out (the attempt's
-    /// timeout and a margin), or `None` when no dispatcher runs here.
-    fn lease(&self) -> Option<Duration>;
+    /// What the fan-out may claim for this process's dispatcher, or `None`
+    /// when no dispatcher runs here.
+    fn taking(&self) -> Option<Taking>;
 
     /// Takes what a commit handed over; call it right after the commit,
     /// never before.

@@ -29,7 +29,10 @@ use motor_domain::InstanceId;
 use sqlx::{Connection, PgConnection};
 
 use super::{write, Appended, LockedInstance, Numbering, Request};
-use crate::{deliveries::Handed, Result, StoreError};
+use crate::{
+    deliveries::{Handed, Taking},
+    Result, StoreError,
+};
 
 /// The SQLSTATE of `motor_append_stale()` (migration 0025): an instance
 /// was written to since the batch was numbered; nothing was written.
@@ -85,11 +88,11 @@ impl Appender {
         &mut self,
         conn: &mut PgConnection,
         requests: &[Request<'_>],
-        lease: Option<Duration>,
+        taking: Option<&Taking>,
     ) -> Result<(Vec<Appended>, Handed)> {
         let now = Instant::now();
         if let Some(mut locked) = self.expected(requests) {
-            match write::append_locked_all(conn, &mut locked, requests, lease, Numbering::Expected)
+            match write::append_locked_all(conn, &mut locked, requests, taking, Numbering::Expected)
                 .await
             {
                 Ok(appended) => {
@@ -105,7 +108,7 @@ impl Appender {
             }
         }
         let mut tx = conn.begin().await?;
-        let (appended, locked) = super::append_batch_reading(&mut tx, requests, lease).await?;
+        let (appended, locked) = super::append_batch_reading(&mut tx, requests, taking).await?;
         tx.commit().await?;
         self.wrote(locked.values(), now);
         self.ways.locked += 1;

@@ -6,7 +6,7 @@
 //! follow commit order with no gaps or repeats. A `source_id` already in the
 //! ledger returns the stored event and consumes no number.
 
-use std::{collections::HashMap, time::Duration};
+use std::collections::HashMap;
 
 mod appender;
 pub mod redact;
@@ -20,7 +20,10 @@ use uuid::Uuid;
 pub use appender::{Appender, Ways};
 use write::Numbering;
 
-use crate::{deliveries::Handed, Result, StoreError};
+use crate::{
+    deliveries::{Handed, Taking},
+    Result, StoreError,
+};
 
 /// An instance whose row this transaction holds locked.
 #[derive(Debug, Clone, Copy)]
@@ -89,15 +92,16 @@ pub async fn append_locked(
 }
 
 /// [`append_locked`] for a process whose own dispatcher takes first
-/// attempts straight after the commit: with `lease`, the heads of free
-/// ordered lanes are claimed in the fan-out and returned, with the jobs of
-/// unordered subscriptions, in [`Appended::handed`]. Hand them over only
+/// attempts straight after the commit: with `taking`, the heads of free
+/// ordered lanes and the deliveries of unordered subscriptions are claimed
+/// in the fan-out and returned, with the jobs of crowded ones, in
+/// [`Appended::handed`]. Hand them over only
 /// after the transaction commits.
 pub async fn append_locked_handing(
     conn: &mut PgConnection,
     instance: LockedInstance,
     events: &[NewEvent],
-    lease: Option<Duration>,
+    taking: Option<&Taking>,
 ) -> Result<Appended> {
     let (mut appended, handed) = write::append_locked_all(
         conn,
@@ -106,7 +110,7 @@ pub async fn append_locked_handing(
             instance: instance.id,
             events,
         }],
-        lease,
+        taking,
         Numbering::Locked,
     )
     .await?;
@@ -133,9 +137,9 @@ pub struct Request<'a> {
 pub async fn append_batch(
     conn: &mut PgConnection,
     requests: &[Request<'_>],
-    lease: Option<Duration>,
+    taking: Option<&Taking>,
 ) -> Result<(Vec<Appended>, Handed)> {
-    let (appended, _) = append_batch_reading(conn, requests, lease).await?;
+    let (appended, _) = append_batch_reading(conn, requests, taking).await?;
     Ok(appended)
 }
 
@@ -143,7 +147,7 @@ pub async fn append_batch(
 async fn append_batch_reading(
     conn: &mut PgConnection,
     requests: &[Request<'_>],
-    lease: Option<Duration>,
+    taking: Option<&Taking>,
 ) -> Result<((Vec<Appended>, Handed), HashMap<InstanceId, LockedInstance>)> {
     let mut ids: Vec<Uuid> = requests.iter().map(|r| Uuid::from(r.instance)).collect();
     ids.sort();
@@ -180,7 +184,7 @@ async fn append_batch_reading(
         return Err(StoreError::NotFound("instance"));
     }
     let appended =
-        write::append_locked_all(conn, &mut locked, requests, lease, Numbering::Locked).await?;
+        write::append_locked_all(conn, &mut locked, requests, taking, Numbering::Locked).await?;
     Ok((appended, locked))
 }
 
@@ -192,9 +196,9 @@ pub async fn append_batch_locked(
     conn: &mut PgConnection,
     locked: &mut HashMap<InstanceId, LockedInstance>,
     requests: &[Request<'_>],
-    lease: Option<Duration>,
+    taking: Option<&Taking>,
 ) -> Result<(Vec<Appended>, Handed)> {
-    write::append_locked_all(conn, locked, requests, lease, Numbering::Locked).await
+    write::append_locked_all(conn, locked, requests, taking, Numbering::Locked).await
 }
 
 /// A page of the ledger: `(seq, envelope)` in seq order, and whether more

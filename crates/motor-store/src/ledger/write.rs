@@ -4,7 +4,7 @@
 //! known sources (only when the batch names any), and the events with
 //! their outbox records, new `last_seq`s and fan-out.
 
-use std::{collections::HashMap, time::Duration};
+use std::collections::HashMap;
 
 use motor_domain::{
     contract::Environment,
@@ -17,7 +17,7 @@ use uuid::Uuid;
 
 use super::{Appended, LockedInstance, Request};
 use crate::{
-    deliveries::{self, Handed},
+    deliveries::{self, Handed, Taking},
     outbox, Result,
 };
 
@@ -40,7 +40,7 @@ pub(super) async fn append_locked_all(
     conn: &mut PgConnection,
     locked: &mut HashMap<InstanceId, LockedInstance>,
     requests: &[Request<'_>],
-    lease: Option<Duration>,
+    taking: Option<&Taking>,
     numbering: Numbering,
 ) -> Result<(Vec<Appended>, Handed)> {
     let known = match numbering {
@@ -128,7 +128,7 @@ pub(super) async fn append_locked_all(
             received_at,
             &numbered,
             &last_seqs,
-            lease,
+            taking,
             &expected,
         )
         .await?;
@@ -180,6 +180,11 @@ async fn known_sources(
             )
         })
         .collect())
+}
+
+/// A room as the append's `int` (no subscription has more).
+fn room_of(room: u32) -> i32 {
+    i32::try_from(room).unwrap_or(i32::MAX)
 }
 
 /// What an optimistic append expects of its instances (`append.sql`'s
@@ -256,7 +261,7 @@ impl NewRows {
     /// envelope's bytes, in seq order per instance) and the `last_seqs` of
     /// the `numbered` instances, and fans them out, in one
     /// statement (`deliveries/sql/append.sql`): the instances' locks are
-    /// held for as few round trips as possible. With `lease`, the fan-out
+    /// held for as few round trips as possible. With `taking`, the fan-out
     /// claims for this process's dispatcher (see [`deliveries::FannedOut`]).
     /// With a non-empty `expected`, it fails with `appender::STALE` and
     /// writes nothing when an instance is not as expected.
@@ -266,10 +271,18 @@ impl NewRows {
         received_at: time::Timestamp,
         numbered: &[Uuid],
         last_seqs: &[i64],
-        lease: Option<Duration>,
+        taking: Option<&Taking>,
         expected: &Expected,
     ) -> Result<Vec<deliveries::FannedOut>> {
         let records = &self.records;
+        let (busy, rooms): (Vec<Uuid>, Vec<i32>) = taking
+            .map(|t| {
+                t.busy
+                    .iter()
+                    .map(|(s, room)| (Uuid::from(*s), room_of(*room)))
+                    .unzip()
+            })
+            .unwrap_or_default();
         Ok(sqlx::query_file_as!(
             deliveries::FannedOut,
             "src/deliveries/sql/append.sql",
@@ -287,7 +300,7 @@ impl NewRows {
             &self.envelopes,
             numbered,
             last_seqs,
-            lease.map(crate::interval),
+            taking.map(|t| crate::interval(t.lease)),
             &self.environments as &[&str],
             &self.order_keys as &[Option<String>],
             &expected.instances,
@@ -295,6 +308,9 @@ impl NewRows {
             &expected.generations,
             &expected.source_instances,
             &expected.sources,
+            &busy,
+            &rooms,
+            taking.map_or(0, |t| room_of(t.room)),
         )
         .fetch_all(&mut *conn)
         .await?)

@@ -4,10 +4,11 @@
 //! job through Kafka; a new delivery behind an open one of its lane is
 //! created parked, with no job, for that one's finish to take (or for the
 //! dispatcher to claim after the commit, when the lane freed while the
-//! commit was in flight); an unordered subscription's deliveries are handed
-//! over with no job either. A claim whose process died before attempting
-//! it is sent by the sweeper once its lease runs out, a handed delivery
-//! once it is stale.
+//! commit was in flight); an unordered subscription's deliveries are
+//! claimed in the ingest transaction too, or handed over with no job while
+//! the subscription is crowded in the process. A claim whose process died
+//! before attempting it is sent by the sweeper once its lease runs out, a
+//! handed delivery once it is stale.
 
 use std::time::Duration;
 
@@ -17,7 +18,10 @@ use motor_domain::{
     subscription::SubscriptionId,
     InstanceId, NewEvent,
 };
-use motor_store::deliveries::{Attempt, Claimed, Handed, Next, Recorded};
+use motor_store::{
+    deliveries::{Attempt, Claimed, Handed, Next, Recorded, Taking},
+    ledger::Appended,
+};
 use serde_json::json;
 
 use super::{
@@ -50,17 +54,39 @@ async fn append_handing(
     n: i64,
     lease: Duration,
 ) -> Handed {
-    let event = NewEvent::parse(&json!({"type": "message.sent", "data": {"n": n}}), "e").unwrap();
+    append_taking(pool, instance, (n, 1), lease, &[])
+        .await
+        .handed
+}
+
+/// [`append_handing`] of `count` events (numbered from `n`) in a process
+/// where each unordered subscription has room for 8 claims, but those of
+/// `busy` as given; answers the whole append.
+async fn append_taking(
+    pool: &motor_store::Pool,
+    instance: InstanceId,
+    (n, count): (i64, i64),
+    lease: Duration,
+    busy: &[(SubscriptionId, u32)],
+) -> Appended {
+    let events: Vec<NewEvent> = (n..n + count)
+        .map(|i| NewEvent::parse(&json!({"type": "message.sent", "data": {"n": i}}), "e").unwrap())
+        .collect();
+    let taking = Taking {
+        lease,
+        room: 8,
+        busy: busy.to_vec(),
+    };
     let mut tx = pool.begin().await.unwrap();
     let locked = motor_store::ledger::lock_instance(&mut tx, instance)
         .await
         .unwrap();
     let appended =
-        motor_store::ledger::append_locked_handing(&mut tx, locked, &[event], Some(lease))
+        motor_store::ledger::append_locked_handing(&mut tx, locked, &events, Some(&taking))
             .await
             .unwrap();
     tx.commit().await.unwrap();
-    appended.handed
+    appended
 }
 
 /// The ids of the first attempts a commit handed over parked.
@@ -211,34 +237,75 @@ async fn first_attempts_start_from_the_commit_without_the_relay() {
 }
 
 #[tokio::test]
-async fn a_burst_for_an_unordered_subscription_is_delivered_from_the_commit_past_its_tasks() {
+async fn bursts_for_an_unordered_subscription_are_delivered_from_the_commit_past_its_tasks() {
     // No relay and no sweeper: no job reaches Kafka and nothing stale is
-    // sent again, so every arrival came from the commit's hand-over: a
-    // task per first attempt up to the subscription's bound, the rest
-    // waiting for those tasks (and claimed ahead by their chains).
+    // sent again, so every arrival came from the commit's hand-over. The
+    // first burst's fan-out claims as many as the subscription has room
+    // for (64 chains), and hands the rest over as jobs; the chains of those
+    // 64, waiting for its 8 request slots, leave no room: the second
+    // burst, committed while they wait, is all handed over as jobs. A job
+    // gets a task, up to the subscription's bound, the rest wait for those
+    // tasks; and the tasks' chains claim them ahead.
     let m = TestMotor::start(&[Role::Api, Role::Dispatch]).await;
     let t = m.tenant(1).await;
     let receiver = Receiver::start().await;
-    receiver.script(|_| Reply::status(204).after(Duration::from_millis(20)));
+    receiver.script(|_| Reply::status(204).after(Duration::from_millis(100)));
     let sub = subscribe(&m, &t, &receiver, json!({"ordenado": false})).await;
-    let events: Vec<_> = (0..100)
-        .map(|i| json!({"type": "message.sent", "data": {"i": i}}))
-        .collect();
-    post(&m, &t, t.instances[0], json!(events)).await;
+    // Of the burst from `seq` on: those claimed in its fan-out (leased by
+    // the statement that created them: updated when created), and those
+    // taken so far in all (leased, or delivered already).
+    let taken = |from: i64| {
+        sqlx::query_as::<_, (i64, i64)>(
+            "SELECT count(*) FILTER (WHERE reservado_hasta IS NOT NULL
+                                       AND actualizado_en = creado_en),
+                    count(*) FILTER (WHERE reservado_hasta IS NOT NULL OR estado = 'entregada')
+             FROM deliveries WHERE subscription_id = $1 AND seq >= $2",
+        )
+        .bind(sub.as_uuid())
+        .bind(from)
+        .fetch_one(&m.db.pool)
+    };
+    // The first burst: its 64 oldest claimed in the fan-out, and no more
+    // taken until an answer frees a slot (100 ms). The second: nothing
+    // claimed in its fan-out, and the chains claim the first's jobs first.
+    for (burst, claimed) in [64, 0].into_iter().enumerate() {
+        let events: Vec<_> = (0..100)
+            .map(|i| json!({"type": "message.sent", "data": {"burst": burst, "i": i}}))
+            .collect();
+        post(&m, &t, t.instances[0], json!(events)).await;
+        let (in_fan_out, taken) = taken(1 + 100 * burst as i64).await.unwrap();
+        assert_eq!(
+            (in_fan_out, taken),
+            (claimed, claimed),
+            "burst {burst}: claimed in its fan-out, and taken"
+        );
+    }
 
     receiver
-        .wait_for("every event", WAIT, |seen| seen.len() >= 100)
+        .wait_for("every event", WAIT, |seen| seen.len() >= 200)
         .await;
     let mut seqs: Vec<i64> = receiver.seen().iter().map(|s| s.seq).collect();
     seqs.sort();
-    assert_eq!(seqs, (1..=100).collect::<Vec<i64>>(), "each event once");
+    assert_eq!(seqs, (1..=200).collect::<Vec<i64>>(), "each event once");
     assert_eq!(jobs_in_outbox(&m, sub).await, 0);
-    wait_state(&m, sub, "entregada", 100).await;
+    wait_state(&m, sub, "entregada", 200).await;
     m.stop().await;
 }
 
 #[tokio::test]
 async fn a_claim_made_in_the_fan_out_by_a_process_that_died_is_sent_after_its_lease() {
+    claimed_in_the_fan_out_and_sent_after_its_lease(json!({})).await;
+}
+
+#[tokio::test]
+async fn an_unordered_claim_made_in_the_fan_out_by_a_process_that_died_is_sent_after_its_lease() {
+    claimed_in_the_fan_out_and_sent_after_its_lease(json!({"ordenado": false})).await;
+}
+
+/// An ingest commit claims the delivery of a subscription made of
+/// `fields` for a dispatcher that never gets it (its process died right
+/// after the commit): the sweeper sends it once its lease ran out.
+async fn claimed_in_the_fan_out_and_sent_after_its_lease(fields: serde_json::Value) {
     let m = TestMotor::start_on(
         TestDb::new().await,
         &[Role::Api, Role::Relay, Role::Dispatch, Role::Sweeper],
@@ -246,25 +313,17 @@ async fn a_claim_made_in_the_fan_out_by_a_process_that_died_is_sent_after_its_le
     .await;
     let t = m.tenant(1).await;
     let receiver = Receiver::start().await;
-    let sub = subscribe(&m, &t, &receiver, json!({})).await;
+    let sub = subscribe(&m, &t, &receiver, fields).await;
 
-    // An ingest commit that claimed its delivery for a dispatcher that never
-    // got it (its process died right after the commit).
-    let instance = t.instances[0];
-    let event = NewEvent::parse(&json!({"type": "message.sent", "data": {}}), "e").unwrap();
-    let mut tx = m.db.pool.begin().await.unwrap();
-    let locked = motor_store::ledger::lock_instance(&mut tx, instance)
-        .await
-        .unwrap();
-    let appended = motor_store::ledger::append_locked_handing(
-        &mut tx,
-        locked,
-        &[event],
-        Some(Duration::from_secs(1)),
+    let appended = append_taking(
+        &m.db.pool,
+        t.instances[0],
+        (1, 1),
+        Duration::from_secs(1),
+        &[],
     )
-    .await
-    .unwrap();
-    tx.commit().await.unwrap();
+    .await;
+    assert!(appended.handed.jobs.is_empty() && appended.handed.parked.is_empty());
     assert_eq!(appended.handed.claimed.len(), 1);
     let claimed = &appended.handed.claimed[0];
     assert_eq!(
@@ -275,11 +334,42 @@ async fn a_claim_made_in_the_fan_out_by_a_process_that_died_is_sent_after_its_le
     assert_eq!(
         jobs_in_outbox(&m, sub).await,
         0,
-        "a claimed head has no job"
+        "a delivery claimed in the fan-out has no job"
     );
     drop(appended);
 
     receives_the_first_event(&receiver, "the delivery after its lease").await;
+    m.stop().await;
+}
+
+#[tokio::test]
+async fn the_fan_out_claims_an_unordered_subscriptions_deliveries_up_to_its_room() {
+    // No dispatcher runs: the test makes the commits.
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(1).await;
+    let receiver = Receiver::start().await;
+    let sub = subscribe(&m, &t, &receiver, json!({"ordenado": false})).await;
+    let lease = Duration::from_secs(60);
+    let seqs = |handed: &Handed| {
+        (
+            handed.claimed.iter().map(|c| c.seq).collect::<Vec<_>>(),
+            handed.jobs.iter().map(|j| j.seq).collect::<Vec<_>>(),
+        )
+    };
+
+    // No chain of it runs here: the room of any subscription (8).
+    let first = append_taking(&m.db.pool, t.instances[0], (1, 10), lease, &[]).await;
+    assert_eq!(
+        seqs(&first.handed),
+        ((1..=8).collect(), vec![9, 10]),
+        "the oldest claimed, the rest handed over as jobs"
+    );
+    // Its chains here left it room for 3.
+    let second = append_taking(&m.db.pool, t.instances[0], (11, 5), lease, &[(sub, 3)]).await;
+    assert_eq!(seqs(&second.handed), (vec![11, 12, 13], vec![14, 15]));
+    let third = append_taking(&m.db.pool, t.instances[0], (16, 2), lease, &[(sub, 0)]).await;
+    assert_eq!(seqs(&third.handed), (vec![], vec![16, 17]), "no room");
+    assert_eq!(jobs_in_outbox(&m, sub).await, 0, "no job written");
     m.stop().await;
 }
 
@@ -294,9 +384,18 @@ async fn an_unordered_delivery_handed_to_a_process_that_died_is_sent_by_the_swee
     let receiver = Receiver::start().await;
     let sub = subscribe(&m, &t, &receiver, json!({"ordenado": false})).await;
 
-    // An ingest commit that handed its delivery to a dispatcher that never
-    // took it (its process died right after the commit): no job, no lease.
-    let handed = append_handing(&m.db.pool, t.instances[0], 1, Duration::from_secs(60)).await;
+    // An ingest commit of a process where the subscription has no room
+    // left, that handed its delivery to a dispatcher that never took it
+    // (its process died right after the commit): no job, no lease.
+    let handed = append_taking(
+        &m.db.pool,
+        t.instances[0],
+        (1, 1),
+        Duration::from_secs(60),
+        &[(sub, 0)],
+    )
+    .await
+    .handed;
     assert!(handed.claimed.is_empty() && handed.parked.is_empty());
     assert_eq!(handed.jobs.len(), 1);
     assert_eq!(

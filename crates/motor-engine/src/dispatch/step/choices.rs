@@ -62,7 +62,8 @@ pub(super) fn claims_next(stopping: bool, running: Option<&mut Running>) -> bool
 /// included — are no more than its request slots (each chain holds one of
 /// its tasks until its record returns: a busy subscription would run out
 /// of them); only when the chain is not busy (it claimed this delivery
-/// with the record before: a backlog moves at its records' pace; or a lane
+/// with the record before, or waited for a request slot: a backlog moves
+/// at its records' pace; or a lane
 /// whose events come moments apart, which would find each record before
 /// them still lingering), and only when the chain was handed no later
 /// delivery of its lane (it waits behind this record).
@@ -84,10 +85,10 @@ pub(super) fn past_budget(runs: Runs, attempts: usize, elapsed: Duration) -> boo
 
 #[cfg(test)]
 mod tests {
-    use motor_domain::delivery::ErrorCode;
+    use motor_domain::{delivery::ErrorCode, subscription::SubscriptionId};
 
     use super::*;
-    use crate::dispatch::unordered::{Unordered, UNORDERED_CHAINS};
+    use crate::dispatch::unordered::{Busy, Unordered, UNORDERED_CHAINS};
 
     #[test]
     fn a_claim_renews_its_lease_after_half_the_margin() {
@@ -140,7 +141,7 @@ mod tests {
     fn the_next_is_claimed_unless_stopping_or_crowded() {
         assert!(claims_next(false, None));
         assert!(!claims_next(true, None));
-        let unordered = Unordered::default();
+        let unordered = Unordered::new(SubscriptionId::new(), Busy::default());
         let mut first = unordered.running();
         assert!(claims_next(false, Some(&mut first)));
         assert!(!claims_next(true, Some(&mut first)));

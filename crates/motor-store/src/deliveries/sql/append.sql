@@ -6,7 +6,10 @@
 -- envelope), $13-$14 each instance's new last_seq, $15 the lease of a
 -- claim at insert (NULL: none), $16 the events' entorno, $17 their
 -- orden_clave, $18-$22 what an optimistic append expects (below; empty
--- arrays when the transaction holds the instances already).
+-- arrays when the transaction holds the instances already), $23-$24
+-- unordered subscriptions with chains running in the committing process
+-- and how many of their new deliveries it may claim at insert (their
+-- room), $25 the room of any other unordered subscription.
 --
 -- An optimistic append (ledger::Appender) runs this statement alone,
 -- outside a transaction block: its process numbered the batch from the
@@ -33,8 +36,10 @@
 -- taken by that dispatcher, with no job: for an ordered one the lowest of
 -- each lane is claimed when the lane has no open delivery, and every other
 -- one is created parked (the finish of the delivery before it takes it);
--- an unordered one's are handed over after the commit. A process that
--- dies first leaves them due and unleased, for the sweeper.
+-- an unordered one's are claimed up to the subscription's room in that
+-- process ($23-$25), and the rest handed over after the commit, to be
+-- claimed there. A process that dies first leaves them due, for the
+-- sweeper (once their lease ends, for those claimed).
 WITH expected AS (
     SELECT count(*) = cardinality($18::uuid[])
            AND coalesce(bool_and(i.last_seq = x.last_seq AND i.generation = x.generation), true)
@@ -81,7 +86,8 @@ WITH expected AS (
     -- checked at the statement's end, when they are there.
     SELECT motor_uuid_v7() AS id, s.id AS subscription_id, s.app_id, e.instance_id,
            e.event_id, e.seq, s.estado, s.ordenado, l.lane,
-           row_number() OVER (PARTITION BY s.id, e.instance_id, l.lane ORDER BY e.seq) AS nth
+           row_number() OVER (PARTITION BY s.id, e.instance_id, l.lane ORDER BY e.seq) AS nth,
+           row_number() OVER (PARTITION BY s.id ORDER BY e.instance_id, e.seq) AS nth_of_subscription
     FROM stored e
     JOIN instances i ON i.id = e.instance_id
     JOIN subscriptions s ON s.app_id = i.app_id
@@ -105,14 +111,19 @@ WITH expected AS (
     WHERE $15::interval IS NOT NULL AND c.nth = 1 AND c.ordenado AND c.estado = 'activa'
 ), placed AS (
     -- taken: this process's dispatcher takes the delivery (ordered:
-    -- claimed now, or parked behind the one before it; unordered: handed
-    -- over); claimed: the lowest new one of an ordered lane with no open
-    -- delivery.
+    -- claimed now, or parked behind the one before it; unordered: claimed
+    -- now, or handed over past the subscription's room); claimed: the
+    -- lowest new one of an ordered lane with no open delivery, and an
+    -- unordered one within its subscription's room.
     SELECT c.*, t.taken,
-           t.taken AND c.ordenado AND c.nth = 1 AND NOT EXISTS (
-               SELECT 1 FROM busy
-               WHERE busy.subscription_id = c.subscription_id
-                 AND busy.instance_id = c.instance_id AND busy.lane = c.lane) AS claimed
+           t.taken AND CASE WHEN c.ordenado
+               THEN c.nth = 1 AND NOT EXISTS (
+                   SELECT 1 FROM busy
+                   WHERE busy.subscription_id = c.subscription_id
+                     AND busy.instance_id = c.instance_id AND busy.lane = c.lane)
+               ELSE c.nth_of_subscription <= coalesce(
+                   (SELECT r.room FROM UNNEST($23::uuid[], $24::int[]) AS r(id, room)
+                    WHERE r.id = c.subscription_id), $25::int) END AS claimed
     FROM candidates c
     CROSS JOIN LATERAL (
         SELECT $15::interval IS NOT NULL AND c.estado = 'activa'
