@@ -206,7 +206,8 @@ pub struct Taking {
     /// timeout and a margin).
     pub lease: Duration,
     /// How many new deliveries of an unordered subscription the fan-out
-    /// claims at most (its room), when [`Self::busy`] does not name it; the
+    /// claims at most of each instance of the batch (its room), when
+    /// [`Self::busy`] does not name it; the
     /// rest are handed over as jobs ([`Handed::jobs`]). A claimed delivery
     /// waits in memory for one of its subscription's request slots, its
     /// lease running; a job waits unclaimed.

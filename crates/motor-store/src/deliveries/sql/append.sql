@@ -86,8 +86,7 @@ WITH expected AS (
     -- checked at the statement's end, when they are there.
     SELECT motor_uuid_v7() AS id, s.id AS subscription_id, s.app_id, e.instance_id,
            e.event_id, e.seq, s.estado, s.ordenado, l.lane,
-           row_number() OVER (PARTITION BY s.id, e.instance_id, l.lane ORDER BY e.seq) AS nth,
-           row_number() OVER (PARTITION BY s.id ORDER BY e.instance_id, e.seq) AS nth_of_subscription
+           row_number() OVER (PARTITION BY s.id, e.instance_id, l.lane ORDER BY e.seq) AS nth
     FROM stored e
     JOIN instances i ON i.id = e.instance_id
     JOIN subscriptions s ON s.app_id = i.app_id
@@ -114,14 +113,16 @@ WITH expected AS (
     -- claimed now, or parked behind the one before it; unordered: claimed
     -- now, or handed over past the subscription's room); claimed: the
     -- lowest new one of an ordered lane with no open delivery, and an
-    -- unordered one within its subscription's room.
+    -- unordered one within its subscription's room (counted per instance
+    -- of the batch: a second window over the subscription alone cost the
+    -- ordered closed loops a sort in every append).
     SELECT c.*, t.taken,
            t.taken AND CASE WHEN c.ordenado
                THEN c.nth = 1 AND NOT EXISTS (
                    SELECT 1 FROM busy
                    WHERE busy.subscription_id = c.subscription_id
                      AND busy.instance_id = c.instance_id AND busy.lane = c.lane)
-               ELSE c.nth_of_subscription <= coalesce(
+               ELSE c.nth <= coalesce(
                    (SELECT r.room FROM UNNEST($23::uuid[], $24::int[]) AS r(id, room)
                     WHERE r.id = c.subscription_id), $25::int) END AS claimed
     FROM candidates c
