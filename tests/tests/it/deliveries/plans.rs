@@ -283,19 +283,20 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
         ("finishing_lanes", format!("'{{{behind_heads}}}'")),
         // One event (its outbox record, its instance's last_seq) and its
         // fan-out: the ordered lane is busy, the unordered one's delivery
-        // is handed over, the suspended one's is parked.
+        // is claimed (room for 64), the suspended one's is parked.
         (
             "append",
             format!(
                 "'{{1}}', '{{events}}', '{{{i1}}}', ARRAY['\\x7b7d'::bytea], ARRAY['{{}}'::jsonb], \
                  now(), '{{{i1}}}', '{{{next}}}', ARRAY[gen_random_uuid()], '{{plans}}', \
                  ARRAY[NULL::text], ARRAY['{{}}'], '{{{i1}}}', '{{{next}}}', '30 seconds', \
-                 '{{live}}', ARRAY[NULL::text], '{{}}', '{{}}', '{{}}', '{{}}', '{{}}'"
+                 '{{live}}', ARRAY[NULL::text], '{{}}', '{{}}', '{{}}', '{{}}', '{{}}', \
+                 '{{}}', '{{}}', 64"
             ),
         ),
         // The same as an optimistic append (ledger::Appender): the
         // instance locked and checked by the statement, and its source_id
-        // looked up.
+        // looked up; the unordered subscription has no room left.
         (
             "append",
             format!(
@@ -303,7 +304,7 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
                  now(), '{{{i1}}}', '{{{next}}}', ARRAY[gen_random_uuid()], '{{plans}}', \
                  ARRAY['plans-source'], ARRAY['{{}}'], '{{{i1}}}', '{{{next}}}', '30 seconds', \
                  '{{live}}', ARRAY[NULL::text], '{{{i1}}}', '{{{last_seq}}}', '{{{generation}}}', \
-                 '{{{i1}}}', '{{plans-source}}'"
+                 '{{{i1}}}', '{{plans-source}}', '{{{u}}}', '{{0}}', 64"
             ),
         ),
         ("claim_next", format!("'{o}', '{i1}', 'live', '30 seconds'")),
