@@ -287,11 +287,10 @@ impl Dispatcher {
         // in the same transaction and this task makes that attempt at once,
         // so a lane with a backlog moves at the receiver's pace. At shutdown
         // the next one is released through its job.
-        let alone = chain.runs == Runs::FanOut;
-        let next = if claims_next(
-            self.stopping.is_cancelled() || alone,
-            chain.running.as_mut(),
-        ) {
+        // A fan-out's chain claims none ahead (`Runs::FanOut`).
+        let next = if chain.runs != Runs::FanOut
+            && claims_next(self.stopping.is_cancelled(), chain.running.as_mut())
+        {
             Next::Claim(self.lease().await?)
         } else {
             Next::Release

@@ -198,20 +198,11 @@ impl Unordered {
         }
     }
 
-    pub(super) async fn slot(&self) -> Option<OwnedSemaphorePermit> {
-        self.slots.clone().acquire_owned().await.ok()
-    }
-
-    /// A slot if one is free now.
-    pub(super) fn free_slot(&self) -> Option<OwnedSemaphorePermit> {
-        self.slots.clone().try_acquire_owned().ok()
-    }
-
     /// A slot, and whether it had to wait for one (a backlog).
     pub(super) async fn slot_or_wait(&self) -> (Option<OwnedSemaphorePermit>, bool) {
-        match self.free_slot() {
-            Some(slot) => (Some(slot), false),
-            None => (self.slot().await, true),
+        match self.slots.clone().try_acquire_owned() {
+            Ok(slot) => (Some(slot), false),
+            Err(_) => (self.slots.clone().acquire_owned().await.ok(), true),
         }
     }
 
@@ -234,9 +225,7 @@ impl Unordered {
     pub(super) fn hand(&self, job: DeliveryJob) -> Option<DeliveryJob> {
         let mut handed = self.handed.lock().expect("not poisoned");
         let task = handed.hand(job);
-        self.chains
-            .waiting
-            .store(handed.queue.len(), Ordering::Relaxed);
+        self.count_waiting(&handed);
         task
     }
 
@@ -250,10 +239,15 @@ impl Unordered {
         } else {
             handed.next()
         };
+        self.count_waiting(&handed);
+        next
+    }
+
+    /// Keeps [`Chains::waiting`] as `handed` (under its lock) has it.
+    fn count_waiting(&self, handed: &HandedJobs) {
         self.chains
             .waiting
             .store(handed.queue.len(), Ordering::Relaxed);
-        next
     }
 
     /// A task of [`Self::hand`] got a request slot for `delivery`'s job:
