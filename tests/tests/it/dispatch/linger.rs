@@ -118,6 +118,12 @@ async fn a_delivery_committed_behind_a_lingering_record_hurries_it() {
     m.stop().await;
 }
 
+/// `receiver` answers 204 to seq 1 after `first`, to every other after
+/// `rest`.
+fn answer_first_then_rest(receiver: &Receiver, first: Duration, rest: Duration) {
+    receiver.script(move |seen| Reply::status(204).after(if seen.seq == 1 { first } else { rest }));
+}
+
 #[tokio::test]
 async fn a_lane_with_a_backlog_never_lingers() {
     let m = lingering(Duration::from_secs(60)).await;
@@ -125,14 +131,7 @@ async fn a_lane_with_a_backlog_never_lingers() {
     let instance = t.instances[0];
     let receiver = Receiver::start().await;
     // The lane's head is answered late: four more queue behind it.
-    receiver.script(|seen| Reply {
-        delay: if seen.seq == 1 {
-            Duration::from_secs(1)
-        } else {
-            Duration::ZERO
-        },
-        ..Reply::status(204)
-    });
+    answer_first_then_rest(&receiver, Duration::from_secs(1), Duration::ZERO);
     let ordered = subscribe(&m, &t, &receiver, json!({})).await;
 
     let event = json!({"type": "message.sent", "data": {}});
@@ -163,14 +162,7 @@ async fn an_unordered_record_lingers_while_few_chains_run_and_not_once_many_do()
     let receiver = Receiver::start().await;
     // The first is answered at once; the burst's after a second each, so
     // that all of their chains run together.
-    receiver.script(|seen| Reply {
-        delay: if seen.seq == 1 {
-            Duration::ZERO
-        } else {
-            Duration::from_secs(1)
-        },
-        ..Reply::status(204)
-    });
+    answer_first_then_rest(&receiver, Duration::ZERO, Duration::from_secs(1));
     let unordered = subscribe(&m, &t, &receiver, json!({"ordenado": false})).await;
 
     let event = json!({"type": "message.sent", "data": {}});
