@@ -13,10 +13,16 @@ use std::{
 };
 
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
+    let [port] = free_ports();
+    port
+}
+
+/// `N` distinct free ports: every listener is held until all are bound, so
+/// the kernel cannot hand the same port out twice.
+pub fn free_ports<const N: usize>() -> [u16; N] {
+    let listeners: [std::net::TcpListener; N] =
+        std::array::from_fn(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("a free port"));
+    listeners.map(|l| l.local_addr().expect("a bound port").port())
 }
 
 /// Waits until something accepts connections on `addr`; fails after
@@ -261,7 +267,7 @@ pub struct PostgresPair {
 
 impl PostgresPair {
     pub fn start_new(synchronous: bool) -> Self {
-        let (primary, standby) = (free_port(), free_port());
+        let [primary, standby] = free_ports();
         let dir =
             std::env::temp_dir().join(format!("motor-pg-pair-{primary}-{}", std::process::id()));
         let pair = Self {
