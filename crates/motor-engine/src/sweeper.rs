@@ -7,7 +7,9 @@
 //! ([`sweep_commands_once`]): those whose `expires_at` passed before a
 //! claim become `fallido` (`comando_vencido`), those whose lease ran out
 //! while `ejecutando` become `ambiguo` (`frontera`). It also runs retention
-//! (`crate::retention`) every `purge_every`.
+//! (`crate::retention`) every `purge_every`, and analyses the small tables
+//! every hot statement joins once they grew
+//! (`motor_store::statistics::analyze_grown`).
 
 use std::{sync::Arc, time::Duration};
 
@@ -83,7 +85,17 @@ pub async fn run(
                 .commands
                 .swept(swept.expired as u64, swept.ambiguous as u64);
             lapse_keys_once(conn).await?;
-            sweep_once(&config, conn, &mut hints).await
+            let requeued = sweep_once(&config, conn, &mut hints).await?;
+            // After the pass's own statements: what it analyses is
+            // planned again at the next call, on every connection.
+            match motor_store::statistics::analyze_grown(conn).await {
+                Ok(tables) if !tables.is_empty() => {
+                    tracing::info!(?tables, "analysed tables that grew");
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "analysing tables that grew failed"),
+            }
+            Ok::<_, crate::EngineError>(requeued)
         };
         match pass.await {
             Ok(n) => {

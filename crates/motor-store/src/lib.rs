@@ -39,6 +39,7 @@ pub mod primary;
 pub mod reconcile;
 pub mod replays;
 pub mod settings;
+pub mod statistics;
 pub mod subscription_stats;
 pub mod subscriptions;
 pub mod tcp_guard;

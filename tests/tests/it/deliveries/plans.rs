@@ -22,7 +22,7 @@ use serde_json::Value;
 use sqlx::{Connection, Executor, PgConnection, Row};
 use uuid::Uuid;
 
-use motor_store::deliveries::HotStatement;
+use motor_store::{deliveries::HotStatement, statistics::analyze_grown};
 use motor_system_tests::harness::drop_database;
 
 use crate::util::{connect, pg_server, TestDb};
@@ -41,6 +41,27 @@ const BOUND: f64 = 10_000.0;
 /// given (a batch: the sweeper's 1,000 at most), never once per open
 /// delivery (the stall ran one 21,000 times).
 const LOCKS: f64 = 1_000.0;
+
+/// Subscriptions of other apps (many tenants, issue 38's shape) for
+/// [`per_event_plans_made_before_many_tenants_subscribed_are_made_again_once_the_sweeper_analyses`]:
+/// a plan that reads every subscription for each event (the append's
+/// fan-out planned while the table was young read 10,013 for each of a
+/// batch's 55 events, 550,605 rows a call) reads past [`BOUND`].
+const TENANT_SUBSCRIPTIONS: i64 = 12_000;
+
+/// Hot statements that run once a sweeper or retention pass (or a
+/// reactivation), not once an event or an attempt: they walk every
+/// subscription by design, so many tenants' subscriptions are theirs to
+/// read.
+const PER_PASS: [&str; 7] = [
+    "release",
+    "due_lane_heads",
+    "requeue",
+    "purge_delivered",
+    "purge_contract",
+    "purge_cancelled",
+    "purge_contract_cancelled",
+];
 
 /// Deliveries in the table when the second young state's plans are made:
 /// about 40 pages.
@@ -128,6 +149,25 @@ async fn build(conn: &mut PgConnection) {
     ] {
         conn.execute(sql.as_str()).await.unwrap();
     }
+}
+
+/// [`TENANT_SUBSCRIPTIONS`] subscriptions, six to an app of its own, unless
+/// they are there.
+async fn add_tenants(conn: &mut PgConnection) {
+    let script = format!(
+        "INSERT INTO apps (id, nombre)
+             SELECT ('00000000-0000-0000-0003-' || lpad(a::text, 12, '0'))::uuid, 'tenant ' || a
+             FROM generate_series(1, {apps}) a
+         ON CONFLICT DO NOTHING;
+         INSERT INTO subscriptions (id, app_id, nombre, url, ordenado)
+             SELECT ('00000000-0000-0000-0004-' || lpad(n::text, 12, '0'))::uuid,
+                    ('00000000-0000-0000-0003-' || lpad((1 + n / 6)::text, 12, '0'))::uuid,
+                    'tenant ' || n, 'http://127.0.0.1/', true
+             FROM generate_series(0, {TENANT_SUBSCRIPTIONS} - 1) n
+         ON CONFLICT DO NOTHING;",
+        apps = TENANT_SUBSCRIPTIONS / 6,
+    );
+    conn.execute(script.as_str()).await.unwrap();
 }
 
 /// The delivery of a subscription's lane `i` at `seq`.
@@ -717,4 +757,92 @@ async fn by_key_transactions_turn_scans_off_for_themselves_only() {
         ("on", "on", "auto")
     );
     pool.close().await;
+}
+
+/// A connection prepares the statements that run once an event or an
+/// attempt while `subscriptions` holds three rows, never analysed, and
+/// caches their generic plans; then 2,000 tenants subscribe. Those plans
+/// read every subscription (the append hashed them all against each new
+/// event, the claim scanned them all for its own) until the table is
+/// analysed; the sweeper's `statistics::analyze_grown` analyses it (and
+/// `apps`), and the same prepared statements, planned again, read only
+/// what is theirs.
+#[tokio::test]
+async fn per_event_plans_made_before_many_tenants_subscribed_are_made_again_once_the_sweeper_analyses(
+) {
+    let db = TestDb::new().await;
+    let outcome = AssertUnwindSafe(async {
+        let mut conn = connect(&db.url).await;
+        build(&mut conn).await;
+        let mut sweeper = connect(&db.url).await;
+        assert_eq!(
+            analyze_grown(&mut sweeper).await.unwrap(),
+            Vec::<String>::new(),
+            "three subscriptions, one app and ten instances are under the threshold"
+        );
+        let statements = motor_store::deliveries::hot_statements();
+        let cases: Vec<_> = cases(&mut conn)
+            .await
+            .into_iter()
+            .filter(|(name, _)| !PER_PASS.contains(name))
+            .collect();
+        conn.execute("SET plan_cache_mode = force_generic_plan")
+            .await
+            .unwrap();
+        for s in statements.iter().filter(|s| !PER_PASS.contains(&s.name)) {
+            conn.execute(format!("PREPARE few_{} ({}) AS {}", s.name, s.params, s.sql).as_str())
+                .await
+                .unwrap();
+        }
+        // Making a generic plan caches it in the prepared statement.
+        for (name, args) in &cases {
+            let sql = format!("EXPLAIN (FORMAT JSON) EXECUTE few_{name}({args})");
+            explain(&mut conn, setup_of(&statements, name), &sql)
+                .await
+                .unwrap();
+        }
+        add_tenants(&mut conn).await;
+        // The inserting backend reports its counts to the statistics
+        // collector once idle (within seconds).
+        conn.execute("SELECT pg_stat_force_next_flush()")
+            .await
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let analysed = loop {
+            let analysed = analyze_grown(&mut sweeper).await.unwrap();
+            if !analysed.is_empty() || std::time::Instant::now() > deadline {
+                break analysed;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        };
+        assert_eq!(analysed, ["apps", "subscriptions"]);
+        assert_eq!(
+            analyze_grown(&mut sweeper).await.unwrap(),
+            Vec::<String>::new(),
+            "nothing changed since"
+        );
+        let mut problems = Vec::new();
+        for (name, args) in &cases {
+            let at = format!("planned with few subscriptions, run with many: {name}({args:.80})");
+            let sql = format!("EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE few_{name}({args})");
+            problems.extend(report(
+                &at,
+                explain(&mut conn, setup_of(&statements, name), &sql).await,
+            ));
+        }
+        conn.close().await.unwrap();
+        sweeper.close().await.unwrap();
+        problems
+    })
+    .catch_unwind()
+    .await;
+    db.pool.close().await;
+    drop_database(&pg_server(), &db.name).await.unwrap();
+    let problems = outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    assert!(
+        problems.is_empty(),
+        "{} plan(s) read other tenants' subscriptions:\n\n{}",
+        problems.len(),
+        problems.join("\n\n")
+    );
 }

@@ -410,3 +410,55 @@ async fn visito_keeps_finished_deliveries_thirty_days_after_they_finish() {
     assert_eq!(attempts, 0, "its attempts went with it");
     m.stop().await;
 }
+
+/// Two hundred subscriptions made after the sweeper started (many tenants
+/// subscribing): a pass analyses `subscriptions`, so every connection
+/// plans the statements that join it again with its real size
+/// (`motor_store::statistics`). Only an `ANALYZE` sets `last_analyze`
+/// (autovacuum's is `last_autoanalyze`).
+#[tokio::test]
+async fn the_sweeper_analyses_subscriptions_once_many_were_made() {
+    let m = TestMotor::start(&[Role::Api, Role::Sweeper]).await;
+    let (_t, sub) = setup(&m, 1, true).await;
+    let pool = &m.db.pool;
+    let analysed = || async {
+        sqlx::query_scalar::<_, Option<chrono::DateTime<Utc>>>(
+            "SELECT last_analyze FROM pg_stat_user_tables WHERE relname = 'subscriptions'",
+        )
+        .fetch_one(pool)
+        .await
+        .unwrap()
+    };
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        analysed().await,
+        None,
+        "one subscription: under the threshold"
+    );
+    let mut conn = pool.acquire().await.unwrap();
+    sqlx::query(
+        "INSERT INTO subscriptions (id, app_id, nombre, url, ordenado)
+         SELECT gen_random_uuid(), s.app_id, 'many ' || n, s.url, true
+         FROM subscriptions s, generate_series(1, 200) n WHERE s.id = $1",
+    )
+    .bind(sub.as_uuid())
+    .execute(&mut *conn)
+    .await
+    .unwrap();
+    // Counted once this backend reports them (when idle, within seconds).
+    sqlx::query("SELECT pg_stat_force_next_flush()")
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    drop(conn);
+    let mut at = None;
+    for _ in 0..300 {
+        at = analysed().await;
+        if at.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(at.is_some(), "the sweeper did not analyse subscriptions");
+    m.stop().await;
+}

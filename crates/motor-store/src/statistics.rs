@@ -1,0 +1,52 @@
+//! Fresh planner statistics for the small tables every hot statement joins
+//! by key: `apps`, `instances` and `subscriptions`.
+//!
+//! A connection keeps the generic plan it made of a prepared statement
+//! until a table the plan reads changes shape (DDL) or is analysed. Planned
+//! while `subscriptions` held a handful of rows (never analysed: the
+//! planner takes its size from its file, ten pages at the least), the
+//! append's fan-out hashed every subscription against each new event, and
+//! the claim read every subscription to find one; kept after 2,000 tenants
+//! subscribed, that read 10,013 rows for each event of a batch (550,605 a
+//! call of 55) and halved the rate Motor held (shapes bench, `tenants`
+//! after the other phases). Autovacuum analyses a table once a tenth of it
+//! changed, about a minute later; where it is off, or before it comes
+//! round, nothing would. So the sweeper does the same for these tables
+//! (its pass calls [`analyze_grown`]), and the `ANALYZE` makes every
+//! connection plan those statements again with the table's real size.
+//! The large tables (`deliveries`, `events`) are autovacuum's: their hot
+//! statements keep bounded plans without statistics (see
+//! `deliveries::BY_KEY_SETUP`).
+
+use sqlx::PgConnection;
+
+use crate::Result;
+
+/// The tables [`analyze_grown`] keeps analysed.
+pub const TABLES: [&str; 3] = ["apps", "instances", "subscriptions"];
+
+/// Analyses each of [`TABLES`] in the connection's schema that changed
+/// (rows inserted, updated or deleted) by more than autovacuum's default
+/// threshold since its last `ANALYZE`, its own or autovacuum's: 50 rows and
+/// a tenth of the rows it had then. Returns the tables it analysed, by
+/// name. The counts come from the statistics collector (a crash resets
+/// them; the next changes count again).
+pub async fn analyze_grown(conn: &mut PgConnection) -> Result<Vec<String>> {
+    let grown: Vec<String> = sqlx::query_scalar(
+        "SELECT t.relname::text
+         FROM pg_stat_user_tables t JOIN pg_class c ON c.oid = t.relid
+         WHERE t.schemaname = current_schema() AND t.relname = ANY($1)
+           AND t.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0)
+         ORDER BY t.relname",
+    )
+    .bind(&TABLES[..])
+    .fetch_all(&mut *conn)
+    .await?;
+    for table in &grown {
+        // A name of TABLES, as the query above returned it.
+        sqlx::query(&format!("ANALYZE {table}"))
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(grown)
+}
