@@ -30,13 +30,16 @@ pub const TABLES: [&str; 3] = ["apps", "instances", "subscriptions"];
 /// threshold since its last `ANALYZE`, its own or autovacuum's: 50 rows and
 /// a tenth of the rows it had then. Returns the tables it analysed, by
 /// name. The counts come from the statistics collector (a crash resets
-/// them; the next changes count again).
+/// them; the next changes count again). A table the connection's user may
+/// not analyse (it neither owns it nor is a superuser) is left to
+/// autovacuum: `ANALYZE` would skip it with a warning at every pass.
 pub async fn analyze_grown(conn: &mut PgConnection) -> Result<Vec<String>> {
     let grown: Vec<String> = sqlx::query_scalar(
         "SELECT t.relname::text
          FROM pg_stat_user_tables t JOIN pg_class c ON c.oid = t.relid
          WHERE t.schemaname = current_schema() AND t.relname = ANY($1)
            AND t.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0)
+           AND pg_has_role(c.relowner, 'USAGE')
          ORDER BY t.relname",
     )
     .bind(&TABLES[..])

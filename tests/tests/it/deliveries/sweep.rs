@@ -462,3 +462,73 @@ async fn the_sweeper_analyses_subscriptions_once_many_were_made() {
     assert!(at.is_some(), "the sweeper did not analyse subscriptions");
     m.stop().await;
 }
+
+/// A user that neither owns Motor's tables nor is a superuser may not
+/// analyse them: `analyze_grown` leaves them to autovacuum instead of
+/// asking at every pass for an `ANALYZE` Postgres would skip with a
+/// warning. The owner, on the same counts, analyses them.
+#[tokio::test]
+async fn tables_the_user_may_not_analyse_are_left_to_autovacuum() {
+    use futures::FutureExt;
+    use motor_store::statistics::analyze_grown;
+    use sqlx::{Connection, Executor, PgConnection};
+
+    let db = crate::util::TestDb::new().await;
+    let role = format!("{}_reader", db.name);
+    let mut owner = crate::util::connect(&db.url).await;
+    owner
+        .execute(format!("CREATE ROLE {role} LOGIN").as_str())
+        .await
+        .unwrap();
+    let outcome = std::panic::AssertUnwindSafe(async {
+        owner
+            .execute(
+                "INSERT INTO apps (id, nombre) VALUES (gen_random_uuid(), 'reader');
+                 INSERT INTO subscriptions (id, app_id, nombre, url, ordenado)
+                 SELECT gen_random_uuid(), a.id, 'many ' || n, 'http://127.0.0.1/', true
+                 FROM apps a, generate_series(1, 200) n;
+                 SELECT pg_stat_force_next_flush();",
+            )
+            .await
+            .unwrap();
+        // Until the collector has the counts (the inserting backend
+        // reports them once idle).
+        let mut counted = 0;
+        for _ in 0..200 {
+            counted = sqlx::query_scalar::<_, i64>(
+                "SELECT n_mod_since_analyze FROM pg_stat_user_tables
+                 WHERE relname = 'subscriptions'",
+            )
+            .fetch_one(&mut owner)
+            .await
+            .unwrap();
+            if counted >= 200 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(counted, 200, "the collector has the inserts");
+        let options = motor_store::connect_options(&db.url)
+            .unwrap()
+            .username(&role);
+        let mut reader = PgConnection::connect_with(&options).await.unwrap();
+        assert_eq!(
+            analyze_grown(&mut reader).await.unwrap(),
+            Vec::<String>::new()
+        );
+        reader.close().await.unwrap();
+        assert_eq!(analyze_grown(&mut owner).await.unwrap(), ["subscriptions"]);
+    })
+    .catch_unwind()
+    .await;
+    owner
+        .execute(format!("DROP ROLE {role}").as_str())
+        .await
+        .unwrap();
+    owner.close().await.unwrap();
+    db.pool.close().await;
+    motor_system_tests::harness::drop_database(&crate::util::pg_server(), &db.name)
+        .await
+        .unwrap();
+    outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+}
