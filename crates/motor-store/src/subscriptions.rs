@@ -256,8 +256,8 @@ pub async fn is_ordered(db: impl PgExecutor<'_>, id: SubscriptionId) -> Result<O
     .await?)
 }
 
-/// Suspends a subscription (the delivery engine's call) and opens an
-/// alert, in the caller's transaction. A subscription already suspended or
+/// Suspends a subscription (sustained failures' call; an attempt's is
+/// [`suspend_at_version`]) and opens an alert, in the caller's transaction. A subscription already suspended or
 /// eliminated is left as it is; returns whether it changed. Under a
 /// contract that cancels on deactivation its `pendiente` deliveries end
 /// `cancelada` in the same transaction.
@@ -267,14 +267,44 @@ pub async fn suspend(
     motivo: SuspensionReason,
     detalle: &str,
 ) -> Result<bool> {
+    suspend_if(conn, id, None, motivo, detalle).await
+}
+
+/// [`suspend`], for what an attempt found: only while the subscription is
+/// still at `version`, the one the attempt was claimed (and signed, and
+/// logged in) under. A refusal of credentials a `PATCH` has replaced since
+/// (its reactivation with them bumped the version) must not suspend the
+/// subscription again: it then waits for nothing (seen: an attempt of one
+/// lane refused before the fix and recorded after it, every delivery left
+/// `pendiente` behind the second suspension). The delivery is due, and
+/// the sweeper hands it to an attempt under the new version.
+pub async fn suspend_at_version(
+    conn: &mut PgConnection,
+    id: SubscriptionId,
+    version: i64,
+    motivo: SuspensionReason,
+    detalle: &str,
+) -> Result<bool> {
+    suspend_if(conn, id, Some(version), motivo, detalle).await
+}
+
+async fn suspend_if(
+    conn: &mut PgConnection,
+    id: SubscriptionId,
+    version: Option<i64>,
+    motivo: SuspensionReason,
+    detalle: &str,
+) -> Result<bool> {
     let row = sqlx::query!(
         "UPDATE subscriptions
          SET estado = 'suspendida', motivo = $2, suspendido_en = now(),
              version = version + 1, actualizado_en = now()
          WHERE id = $1 AND estado IN ('activa', 'pausada')
+           AND ($3::bigint IS NULL OR version = $3)
          RETURNING app_id, contrato",
         id.as_uuid(),
         motivo.as_str(),
+        version,
     )
     .fetch_optional(&mut *conn)
     .await?;

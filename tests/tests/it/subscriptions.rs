@@ -627,6 +627,69 @@ async fn delete_keeps_the_row_and_stops_changes() {
     m.stop().await;
 }
 
+/// What an attempt found suspends the subscription only at the version the
+/// attempt was claimed under: a refusal of credentials a `PATCH` replaced
+/// since, recorded after it, leaves the subscription as the `PATCH` left
+/// it (the flake of `brokers::faults::refused_credentials_…`: suspended
+/// again, every delivery waited behind it).
+#[tokio::test]
+async fn an_attempt_claimed_under_a_replaced_version_does_not_suspend() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(1).await;
+    let created = create_ok(&m, &t, json!({})).await;
+    let id: SubscriptionId = created["suscripcion"]["id"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let claimed_at = created["suscripcion"]["version"].as_i64().unwrap();
+    let path = format!("/v1/subscriptions/{id}");
+    let (status, patched) = call(
+        &m,
+        Method::PATCH,
+        &path,
+        &t.token,
+        Some(json!({"nombre": "fixed"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{patched}");
+    let now_at = patched["version"].as_i64().unwrap();
+    assert_eq!(now_at, claimed_at + 1);
+    let mut conn = m.db.pool.acquire().await.unwrap();
+    assert!(!motor_store::subscriptions::suspend_at_version(
+        &mut conn,
+        id,
+        claimed_at,
+        SuspensionReason::CredentialsRejected,
+        "refused before the PATCH"
+    )
+    .await
+    .unwrap());
+    drop(conn);
+    let (_, s) = call(&m, Method::GET, &path, &t.token, None).await;
+    assert_eq!(
+        (s["estado"].clone(), s["version"].clone()),
+        (json!("activa"), json!(now_at))
+    );
+    let mut conn = m.db.pool.acquire().await.unwrap();
+    assert!(motor_store::subscriptions::suspend_at_version(
+        &mut conn,
+        id,
+        now_at,
+        SuspensionReason::CredentialsRejected,
+        "refused after it"
+    )
+    .await
+    .unwrap());
+    drop(conn);
+    let (_, s) = call(&m, Method::GET, &path, &t.token, None).await;
+    assert_eq!(
+        (s["estado"].clone(), s["motivo"].clone()),
+        (json!("suspendida"), json!("rechazo_credenciales"))
+    );
+    m.stop().await;
+}
+
 #[tokio::test]
 async fn suspension_opens_an_alert_and_reactivation_closes_it() {
     let m = TestMotor::start(&[Role::Api]).await;

@@ -191,8 +191,14 @@ pub async fn record_attempt_parking(
         }
         Decision::Suspend { reason, error } => {
             let detalle = format!("{error} on delivery {}", claimed.delivery_id);
-            suspended |=
-                subscriptions::suspend(&mut tx, claimed.subscription_id, *reason, &detalle).await?;
+            suspended |= subscriptions::suspend_at_version(
+                &mut tx,
+                claimed.subscription_id,
+                claimed.subscription_version,
+                *reason,
+                &detalle,
+            )
+            .await?;
         }
         Decision::Fail { error } => {
             let error = error.to_string();
