@@ -85,17 +85,11 @@ pub async fn run(
                 .commands
                 .swept(swept.expired as u64, swept.ambiguous as u64);
             lapse_keys_once(conn).await?;
-            let requeued = sweep_once(&config, conn, &mut hints).await?;
-            // After the pass's own statements: what it analyses is
-            // planned again at the next call, on every connection.
-            match motor_store::statistics::analyze_grown(conn).await {
-                Ok(tables) if !tables.is_empty() => {
-                    tracing::info!(?tables, "analysed tables that grew");
-                }
-                Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "analysing tables that grew failed"),
+            let requeued = sweep_once(&config, conn, &mut hints).await;
+            if requeued.is_ok() {
+                analyze_grown_once(conn).await;
             }
-            Ok::<_, crate::EngineError>(requeued)
+            requeued
         };
         match pass.await {
             Ok(n) => {
@@ -152,6 +146,20 @@ pub async fn lapse_keys_once(conn: &mut PgConnection) -> Result<usize> {
         tracing::info!(suspended = n, "subscriptions of lapsed API keys suspended");
     }
     Ok(n)
+}
+
+/// Analyses the small tables that grew (`motor_store::statistics`), after
+/// the pass's own statements: what it analyses is planned again at the
+/// next call, on every connection. A failure is logged and never fails
+/// the pass.
+async fn analyze_grown_once(conn: &mut PgConnection) {
+    match motor_store::statistics::analyze_grown(conn).await {
+        Ok(tables) if !tables.is_empty() => {
+            tracing::info!(?tables, "analysed tables that grew");
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "analysing tables that grew failed"),
+    }
 }
 
 /// The sweeper's connection's `application_name`.

@@ -664,10 +664,8 @@ async fn explain(conn: &mut PgConnection, setup: &str, sql: &str) -> Result<Valu
 
 #[tokio::test]
 async fn hot_statements_keep_bounded_plans_on_a_large_backlog() {
-    let db = TestDb::new().await;
-    // The database is hundreds of MB: dropped whatever happens.
-    let outcome = AssertUnwindSafe(async {
-        let mut conn = connect(&db.url).await;
+    no_problems_on_a_fresh_database("grow with the backlog", |url| async move {
+        let mut conn = connect(&url).await;
         let started = std::time::Instant::now();
         build(&mut conn).await;
         eprintln!("backlog built in {:?}", started.elapsed());
@@ -716,14 +714,24 @@ async fn hot_statements_keep_bounded_plans_on_a_large_backlog() {
         conn.close().await.unwrap();
         problems
     })
-    .catch_unwind()
     .await;
+}
+
+/// Runs `body` on a fresh database, dropped whatever happens (it holds
+/// hundreds of MB), and fails with the plans `body` found wrong: they
+/// `what`.
+async fn no_problems_on_a_fresh_database<F>(what: &str, body: impl FnOnce(String) -> F)
+where
+    F: std::future::Future<Output = Vec<String>>,
+{
+    let db = TestDb::new().await;
+    let outcome = AssertUnwindSafe(body(db.url.clone())).catch_unwind().await;
     db.pool.close().await;
     drop_database(&pg_server(), &db.name).await.unwrap();
     let problems = outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     assert!(
         problems.is_empty(),
-        "{} plan(s) grow with the backlog:\n\n{}",
+        "{} plan(s) {what}:\n\n{}",
         problems.len(),
         problems.join("\n\n")
     );
@@ -770,11 +778,10 @@ async fn by_key_transactions_turn_scans_off_for_themselves_only() {
 #[tokio::test]
 async fn per_event_plans_made_before_many_tenants_subscribed_are_made_again_once_the_sweeper_analyses(
 ) {
-    let db = TestDb::new().await;
-    let outcome = AssertUnwindSafe(async {
-        let mut conn = connect(&db.url).await;
+    no_problems_on_a_fresh_database("read other tenants' subscriptions", |url| async move {
+        let mut conn = connect(&url).await;
         build(&mut conn).await;
-        let mut sweeper = connect(&db.url).await;
+        let mut sweeper = connect(&url).await;
         assert_eq!(
             analyze_grown(&mut sweeper).await.unwrap(),
             Vec::<String>::new(),
@@ -834,15 +841,5 @@ async fn per_event_plans_made_before_many_tenants_subscribed_are_made_again_once
         sweeper.close().await.unwrap();
         problems
     })
-    .catch_unwind()
     .await;
-    db.pool.close().await;
-    drop_database(&pg_server(), &db.name).await.unwrap();
-    let problems = outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-    assert!(
-        problems.is_empty(),
-        "{} plan(s) read other tenants' subscriptions:\n\n{}",
-        problems.len(),
-        problems.join("\n\n")
-    );
 }

@@ -429,7 +429,23 @@ async fn the_sweeper_analyses_subscriptions_once_many_were_made() {
         .await
         .unwrap()
     };
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // A pass that reached its check (the sweeper's last statement).
+    let sweeper = sweeper_backend(pool).await;
+    let mut checked = false;
+    for _ in 0..300 {
+        checked = sqlx::query_scalar::<_, bool>(
+            "SELECT query LIKE '%pg_stat_user_tables%' FROM pg_stat_activity WHERE pid = $1",
+        )
+        .bind(sweeper)
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        if checked {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(checked, "no sweeper pass checked the tables");
     assert_eq!(
         analysed().await,
         None,
