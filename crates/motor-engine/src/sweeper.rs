@@ -107,8 +107,10 @@ pub async fn run(
                 hints.forget();
             }
         }
-        // A pass walks every lane (and one index range per unordered
-        // subscription): if that grows slow, passes space out so the
+        // A pass walks a slice of the known lanes (about
+        // `deliveries::LANES_PER_PASS`, and one index range per unordered
+        // subscription among them): if it still grows slow (a first pass
+        // knows no lane and walks them all), passes space out so the
         // sweeper stays a small share of Postgres.
         let pause = config.every.max(started.elapsed() * 4);
         if purged_at.is_none_or(|at| at.elapsed() >= config.purge_every) {

@@ -60,7 +60,7 @@ pub use finish::{record_attempt, record_attempt_parking, Attempt, Next, Recorded
 pub use finish_many::{record_delivered_many, record_delivered_many_on};
 pub use sweep::{
     due_lane_heads, purge_contract, purge_contract_cancelled, purge_delivered, release_lane,
-    release_lane_heads, requeue, LaneHints, FORGET_AFTER,
+    release_lane_heads, requeue, LaneHints, FORGET_AFTER, LANES_PER_PASS,
 };
 
 /// Delivers the system instance's newest event (just appended, under the
@@ -324,7 +324,7 @@ pub fn hot_statements() -> Vec<HotStatement> {
             setup: sweep::DUE_LANE_HEADS_SETUP,
             ..hot(
                 "due_lane_heads",
-                "interval, bigint, uuid[], uuid[], text[], bigint[]",
+                "interval, bigint, uuid[], uuid[], text[], bigint[], uuid, uuid",
                 include_str!("deliveries/sql/due_lane_heads.sql"),
             )
         },

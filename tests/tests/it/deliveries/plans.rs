@@ -78,6 +78,13 @@ const YOUNG_OPEN_ROWS: i64 = 150;
 
 const APP: &str = "00000000-0000-0000-0000-00000000000a";
 
+/// The end of the last slice of a sweeper's round (`due_lane_heads`' `$8`).
+const MAX: &str = "ffffffff-ffff-ffff-ffff-ffffffffffff";
+
+/// A sweeper's pass that is a whole round: every subscription.
+const WHOLE: &str =
+    "'00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff'";
+
 fn instance(i: i64) -> Uuid {
     format!("00000000-0000-0000-0001-{i:012}").parse().unwrap()
 }
@@ -353,19 +360,31 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
         ("release", format!("'{o}', 'live'")),
         ("release", format!("'{s}', NULL")),
         ("release", format!("'{u}', NULL")),
+        // A whole round (from the nil uuid to the max one).
         (
             "due_lane_heads",
-            "'5 seconds', 1000, '{}', '{}', '{}', '{}'".into(),
+            format!("'5 seconds', 1000, '{{}}', '{{}}', '{{}}', '{{}}', {WHOLE}"),
         ),
         (
             "due_lane_heads",
-            "'0 seconds', 1000, '{}', '{}', '{}', '{}'".into(),
+            format!("'0 seconds', 1000, '{{}}', '{{}}', '{{}}', '{{}}', {WHOLE}"),
         ),
         // A later pass: every lane known, its head where it was.
-        ("due_lane_heads", format!("'5 seconds', 1000, {hints}")),
+        (
+            "due_lane_heads",
+            format!("'5 seconds', 1000, {hints}, {WHOLE}"),
+        ),
         // Half the lanes known, at their first delivered seq: the rest
         // are walked in the ranges between.
-        ("due_lane_heads", format!("'0 seconds', 1000, {half_hints}")),
+        (
+            "due_lane_heads",
+            format!("'0 seconds', 1000, {half_hints}, {WHOLE}"),
+        ),
+        // One slice of the subscriptions: from the ordered one to the end.
+        (
+            "due_lane_heads",
+            format!("'0 seconds', 1000, '{{}}', '{{}}', '{{}}', '{{}}', '{o}', '{MAX}'"),
+        ),
         ("requeue", format!("'{{{ids}}}'")),
         ("purge_delivered", "30, 1000, '{visito}'".into()),
         ("purge_delivered", "365, 1000, '{}'".into()),

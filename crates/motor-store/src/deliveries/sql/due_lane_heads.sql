@@ -1,9 +1,11 @@
--- Lane heads that should be moving: $1 stale_after, $2 limit; $3–$6 the
--- lanes an earlier pass found (subscription, instance, lane) and the seq
--- each one's head is at or after (`LaneHints`). One row per lane with
--- its head and the seq to start from next time (`seq`), plus the
--- unordered subscriptions' stale deliveries (`lane` NULL); `due` marks
--- the candidates.
+-- Lane heads that should be moving, in the subscriptions from $7
+-- (included) to $8 (excluded; the max uuid for "to the end"): $1
+-- stale_after, $2 limit; $3–$6 the lanes of those subscriptions an
+-- earlier pass found (subscription, instance, lane) and the seq each
+-- one's head is at or after (`LaneHints`). One row per lane with its head
+-- and the seq to start from next time (`seq`), plus for each `activa`
+-- unordered subscription its stale deliveries, or one row with no `id`
+-- when it has none (`lane` NULL); `due` marks the candidates.
 WITH RECURSIVE known AS (
     SELECT k.subscription_id, k.instance_id, k.lane, k.seq
     FROM UNNEST($3::uuid[], $4::uuid[], $5::text[], $6::bigint[])
@@ -26,10 +28,10 @@ WITH RECURSIVE known AS (
     -- (level 3); from a known instance's last known lane to the next known
     -- instance of its subscription, and before the first (2); from a
     -- known subscription's last known lane to the next known subscription,
-    -- and before the first (1). A range starts after its (s, i, l); the
-    -- nil uuid and '' stand for "from the start", the max uuid for "to
-    -- the end" (ids are UUIDv7, lanes never empty). With no hints, one
-    -- range: the whole index.
+    -- and from $7 to the first (1), the last one ending at $8. A range
+    -- starts after its (s, i, l); the nil uuid and '' stand for "from the
+    -- start" of a subscription or an instance (ids are UUIDv7, lanes never
+    -- empty). With no hints, one range: the slice's part of the index.
     SELECT 3 AS level, k.subscription_id AS s, k.instance_id AS i,
            coalesce(lag(k.lane) OVER w, '') AS l, NULL::uuid AS to_s, NULL::uuid AS to_i,
            k.lane AS to_l
@@ -46,16 +48,15 @@ WITH RECURSIVE known AS (
     WHERE p.before IS NULL
     UNION ALL
     SELECT 1, p.subscription_id, p.instance_id, p.last_lane,
-           coalesce(lead(p.subscription_id) OVER (ORDER BY p.subscription_id),
-                    'ffffffff-ffff-ffff-ffff-ffffffffffff'),
+           coalesce(lead(p.subscription_id) OVER (ORDER BY p.subscription_id), $8::uuid),
            NULL, NULL
     FROM pairs p
     WHERE p.after IS NULL
     UNION ALL
-    SELECT 1, '00000000-0000-0000-0000-000000000000', '00000000-0000-0000-0000-000000000000', '',
+    SELECT 1, $7::uuid, '00000000-0000-0000-0000-000000000000', '',
            coalesce((SELECT k.subscription_id FROM known k
                      ORDER BY k.subscription_id LIMIT 1),
-                    'ffffffff-ffff-ffff-ffff-ffffffffffff'),
+                    $8::uuid),
            NULL, NULL
 ), walk AS (
     -- Each range's lanes, one probe per lane found (from the lane
@@ -126,16 +127,18 @@ UNION ALL
 -- An unordered subscription's oldest stale deliveries, unless 8 or
 -- more of them are leased: its chains are moving (each claims the
 -- oldest due delivery nobody holds as it records), and one
--- process's 8 slots are busy with them.
-SELECT s.id, NULL, NULL, NULL, u.id, u.proximo_intento, true
-FROM subscriptions s CROSS JOIN LATERAL (
+-- process's 8 slots are busy with them. One with none still gives a
+-- row, so that the sweeper knows it is there (it counts toward a
+-- pass's share).
+SELECT s.id, NULL, NULL, NULL, u.id, u.proximo_intento,
+       (u.leased < 8 AND (u.reservado_hasta IS NULL OR u.reservado_hasta <= now())) IS TRUE
+FROM subscriptions s LEFT JOIN LATERAL (
     SELECT w.id, w.proximo_intento, w.reservado_hasta,
            count(*) FILTER (WHERE w.reservado_hasta > now()) OVER () AS leased
     FROM (SELECT d.id, d.proximo_intento, d.reservado_hasta FROM deliveries d
           WHERE d.subscription_id = s.id
             AND d.proximo_intento <= now() - $1::interval
           ORDER BY d.proximo_intento, d.id
-          LIMIT $2) w) u
+          LIMIT $2) w) u ON true
 WHERE s.estado = 'activa' AND NOT s.ordenado
-  AND u.leased < 8
-  AND (u.reservado_hasta IS NULL OR u.reservado_hasta <= now())
+  AND s.id >= $7::uuid AND s.id < $8::uuid
