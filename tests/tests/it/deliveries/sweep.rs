@@ -548,3 +548,84 @@ async fn tables_the_user_may_not_analyse_are_left_to_autovacuum() {
         .unwrap();
     outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
 }
+
+/// Updates are no growth: every event moves its instance's `last_seq`,
+/// and counted by changes (autovacuum's measure) `instances` was analysed
+/// at every sweeper pass under load, each `ANALYZE` making every
+/// connection plan its hot statements again. Rows inserted are.
+#[tokio::test]
+async fn updates_alone_are_no_reason_to_analyse() {
+    use futures::FutureExt;
+    use motor_store::statistics::analyze_grown;
+    use sqlx::{Connection, Executor};
+
+    let db = crate::util::TestDb::new().await;
+    let mut conn = crate::util::connect(&db.url).await;
+    let outcome = std::panic::AssertUnwindSafe(async {
+        // Waits until the collector has `conn`'s counts for `instances`
+        // (`column` at least `at_least`); returns it.
+        async fn counted(conn: &mut sqlx::PgConnection, column: &str, at_least: i64) -> i64 {
+            conn.execute("SELECT pg_stat_force_next_flush()")
+                .await
+                .unwrap();
+            let mut n = 0;
+            for _ in 0..200 {
+                n = sqlx::query_scalar::<_, i64>(&format!(
+                    "SELECT {column} FROM pg_stat_user_tables WHERE relname = 'instances'"
+                ))
+                .fetch_one(&mut *conn)
+                .await
+                .unwrap();
+                if n >= at_least {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            n
+        }
+        conn.execute(
+            "INSERT INTO apps (id, nombre) VALUES (gen_random_uuid(), 'updates');
+             INSERT INTO instances (id, app_id, nombre)
+             SELECT gen_random_uuid(), a.id, 'i' || n FROM apps a, generate_series(1, 100) n;",
+        )
+        .await
+        .unwrap();
+        // 100 and the system instance the migrations made.
+        assert!(counted(&mut conn, "n_live_tup", 100).await >= 100);
+        assert_eq!(analyze_grown(&mut conn).await.unwrap(), ["instances"]);
+        for _ in 0..20 {
+            conn.execute("UPDATE instances SET last_seq = last_seq + 1")
+                .await
+                .unwrap();
+        }
+        assert!(
+            counted(&mut conn, "n_mod_since_analyze", 2_000).await >= 2_000,
+            "the collector has the updates"
+        );
+        assert_eq!(
+            analyze_grown(&mut conn).await.unwrap(),
+            Vec::<String>::new(),
+            "2,000 updates of 100 rows are no growth"
+        );
+        conn.execute(
+            "INSERT INTO instances (id, app_id, nombre)
+             SELECT gen_random_uuid(), a.id, 'more ' || n FROM apps a, generate_series(1, 100) n;",
+        )
+        .await
+        .unwrap();
+        assert!(counted(&mut conn, "n_live_tup", 200).await >= 200);
+        assert_eq!(
+            analyze_grown(&mut conn).await.unwrap(),
+            ["instances"],
+            "twice the rows"
+        );
+    })
+    .catch_unwind()
+    .await;
+    conn.close().await.unwrap();
+    db.pool.close().await;
+    motor_system_tests::harness::drop_database(&crate::util::pg_server(), &db.name)
+        .await
+        .unwrap();
+    outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+}
