@@ -18,7 +18,11 @@
 //! 3. parked behind suspended subscriptions: both suspended, while a small
 //!    ordered subscription (1,000 open) keeps working;
 //!
-//! then the same three after `ANALYZE`. A call that runs longer than the
+//! then the same three after `ANALYZE`; last, many tenants: MOTOR_BENCH_LANES
+//! (10,000) ordered subscriptions of an instance each, each lane with its
+//! head waiting for a retry, and a sweeper's pass once it knows every lane:
+//! probing them all, and probing its slice (`LaneHints`, about
+//! `deliveries::LANES_PER_PASS` lanes). A call that runs longer than the
 //! statement timeout prints as `timeout`.
 //!
 //! Each build ends with a `CHECKPOINT`: a build writes about 500 MB of
@@ -39,7 +43,7 @@ use motor_domain::{
     subscription::SubscriptionId,
 };
 use motor_store::{
-    deliveries::{self, Attempt, Claim, Next},
+    deliveries::{self, Attempt, Claim, LaneHints, Next},
     Pool,
 };
 use sqlx::Executor;
@@ -232,6 +236,73 @@ async fn sweeper(pool: &Pool, section: &str, runs: usize) {
     }
     report(section, &format!("due_lane_heads (found {found})"), &heads);
     report(section, "requeue (those ids)", &requeued);
+}
+
+/// Many tenants: `lanes` ordered subscriptions, each of an instance of its
+/// own with one open delivery (a retry due in an hour, so no pass finds
+/// it due), then a pass `runs` times with every lane known: over every
+/// known lane (the reference, outside target 7's row), and over a slice
+/// of them.
+async fn many_lanes_section(pool: &Pool, lanes: i64, runs: usize) {
+    let started = Instant::now();
+    exec(
+        pool,
+        &format!(
+            "INSERT INTO instances (id, app_id, nombre)
+                 SELECT ('00000000-0000-0000-0003-' || lpad(n::text, 12, '0'))::uuid, '{APP}',
+                        'tenant ' || n
+                 FROM generate_series(1, {lanes}) n;
+             INSERT INTO subscriptions (id, app_id, nombre, url, ordenado)
+                 SELECT ('00000000-0000-0000-0004-' || lpad(n::text, 12, '0'))::uuid, '{APP}',
+                        'tenant ' || n, 'http://127.0.0.1/', true
+                 FROM generate_series(1, {lanes}) n;
+             INSERT INTO events (instance_id, seq, event_id, type, recibido_en, envelope)
+                 SELECT ('00000000-0000-0000-0003-' || lpad(n::text, 12, '0'))::uuid, 1,
+                        gen_random_uuid(), 'bench', now(), '{{}}'
+                 FROM generate_series(1, {lanes}) n;
+             INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq,
+                                     proximo_intento)
+                 SELECT motor_uuid_v7(),
+                        ('00000000-0000-0000-0004-' || substr(e.instance_id::text, 25))::uuid,
+                        '{APP}', e.instance_id, e.event_id, 1, now() + interval '1 hour'
+                 FROM events e WHERE e.instance_id::text LIKE '00000000-0000-0000-0003-%';
+             ANALYZE subscriptions; ANALYZE instances; CHECKPOINT;"
+        ),
+    )
+    .await;
+    println!(
+        "({lanes} tenants' lanes built in {:.0?})",
+        started.elapsed()
+    );
+    let config = motor_engine::SweeperConfig::default();
+    let section = format!("many tenants, {lanes} lanes known");
+    for (call, reference, mut hints) in [
+        (
+            "a pass over every known lane",
+            true,
+            LaneHints::with_lanes_per_pass(usize::MAX),
+        ),
+        ("a pass over its slice", false, LaneHints::default()),
+    ] {
+        // The first pass knows no lane: it walks them all.
+        hints
+            .due_lane_heads(pool, config.stale_after, config.batch)
+            .await
+            .unwrap();
+        let mut passes = Vec::new();
+        for _ in 0..runs {
+            let pass = hints.due_lane_heads(pool, config.stale_after, config.batch);
+            passes.push(timed(pass).await.0);
+        }
+        let call = format!("{call} ({} known)", hints.len());
+        if reference {
+            // What the sweeper did before its passes took slices: printed
+            // beside, outside target 7's row.
+            println!("{section:<44} {call:<46} {}", summary(&passes));
+        } else {
+            report(&section, &call, &passes);
+        }
+    }
 }
 
 fn delivered() -> Attempt {
@@ -439,6 +510,9 @@ async fn main() {
     ordered_section(&pool, "analysed", runs).await;
     unordered_section(&pool, "analysed", runs).await;
     suspended_section(&pool, "analysed", runs).await;
+
+    let lanes: i64 = env_or("MOTOR_BENCH_LANES", "10000").parse().unwrap();
+    many_lanes_section(&pool, lanes, runs).await;
 
     print_target(backlog);
     pool.close().await;

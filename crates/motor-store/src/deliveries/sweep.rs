@@ -119,7 +119,7 @@ pub async fn due_lane_heads<'c>(
 /// there, and the one that reaches the last subscription ends a round.
 /// So a pass costs about the same with 100 tenants or 10,000 (a probe a
 /// lane was 130–191 ms a pass at 10,000 lanes), and what grows with them
-/// is the round: every lane is looked at once every `lanes / 2,000`
+/// is the round: every lane is looked at once every `lanes / 1,000`
 /// passes. With fewer known lanes than a share (and on the first pass, or
 /// after the hints were forgotten, which knows none) a pass is a whole
 /// round.
@@ -194,8 +194,11 @@ pub const FORGET_AFTER: u64 = 300;
 
 /// Known lanes a pass probes, about: a pass takes whole subscriptions
 /// until it has this many (so one subscription with more lanes is one
-/// pass of its own). Some 10 µs a lane: 2,000 keep a pass near 20 ms.
-pub const LANES_PER_PASS: usize = 2_000;
+/// pass of its own). About 13 µs a known lane (the backlog benchmark's
+/// many tenants: 133 ms a pass over 10,030 lanes): 1,000 keep a pass
+/// near 15 ms, well within the sweeper's 50 ms, and a round of 10,000
+/// lanes takes ten passes, about 10 s.
+pub const LANES_PER_PASS: usize = 1_000;
 
 impl LaneHints {
     /// Hints whose passes each take about `lanes` known lanes (at least
