@@ -38,9 +38,10 @@ pub const TABLES: [&str; 3] = ["apps", "instances", "subscriptions"];
 /// autovacuum's) found by more than autovacuum's default threshold: 50 rows
 /// and a tenth of the rows it had then. Updates count for nothing. Returns
 /// the tables it analysed, by name. The live rows come from the statistics
-/// collector (a crash resets them; the next `ANALYZE` sets them again). A table the connection's user may
-/// not analyse (it neither owns it nor is a superuser) is left to
-/// autovacuum: `ANALYZE` would skip it with a warning at every pass.
+/// collector (a crash resets them; the next `ANALYZE` sets them again). A
+/// table the connection's user may not analyse (it neither owns it nor is
+/// a superuser) is left to autovacuum: `ANALYZE` would skip it with a
+/// warning at every pass.
 pub async fn analyze_grown(conn: &mut PgConnection) -> Result<Vec<String>> {
     let grown: Vec<String> = sqlx::query_scalar(
         "SELECT t.relname::text
