@@ -7,6 +7,13 @@ use motor::{
 };
 use tokio_util::sync::CancellationToken;
 
+/// mimalloc rather than glibc's malloc: under many tenants' traffic
+/// (shapes bench, `tenants`) `perf` put 17 % of Motor's samples in
+/// glibc's allocator (`_int_malloc`, `_int_free`, `malloc_consolidate`);
+/// docs/BENCHMARKS.md, 2026-12-05 13:05.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let _logging = motor::logging::init();
