@@ -38,7 +38,9 @@ mod claim;
 mod fan_out;
 mod finish;
 mod finish_many;
+mod lane_hints;
 pub mod read;
+mod retention;
 mod sweep;
 
 use chrono::Utc;
@@ -58,10 +60,9 @@ pub(crate) use fan_out::{hand_over, FannedOut};
 pub use fan_out::{AfterCommit, Handed, ParkedHead, Taking};
 pub use finish::{record_attempt, record_attempt_parking, Attempt, Next, Recorded};
 pub use finish_many::{record_delivered_many, record_delivered_many_on};
-pub use sweep::{
-    due_lane_heads, purge_contract, purge_contract_cancelled, purge_delivered, release_lane,
-    release_lane_heads, requeue, LaneHints, FORGET_AFTER, LANES_PER_PASS,
-};
+pub use lane_hints::{LaneHints, FORGET_AFTER, LANES_PER_PASS};
+pub use retention::{purge_contract, purge_contract_cancelled, purge_delivered};
+pub use sweep::{due_lane_heads, release_lane, release_lane_heads, requeue};
 
 /// Delivers the system instance's newest event (just appended, under the
 /// instance's lock) to every `activa` subscription of `app` but `except`,
@@ -321,7 +322,7 @@ pub fn hot_statements() -> Vec<HotStatement> {
             )
         },
         HotStatement {
-            setup: sweep::DUE_LANE_HEADS_SETUP,
+            setup: lane_hints::DUE_LANE_HEADS_SETUP,
             ..hot(
                 "due_lane_heads",
                 "interval, bigint, uuid[], uuid[], text[], bigint[], uuid, uuid",
