@@ -71,6 +71,17 @@ impl TestDb {
         let pool = motor_store::connect(&url, 5).await.unwrap();
         Self { name, url, pool }
     }
+
+    /// The end of a test that caught its body's panic to clean up first:
+    /// closes the pool, drops the database (on the shared server), then
+    /// returns the body's value or panics again with its panic.
+    pub async fn drop_then<T>(self, outcome: std::thread::Result<T>) -> T {
+        self.pool.close().await;
+        harness::drop_database(&pg_server(), &self.name)
+            .await
+            .unwrap();
+        outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    }
 }
 
 /// The shared server's database that every test database is copied from:

@@ -13,11 +13,10 @@ use std::{collections::HashSet, panic::AssertUnwindSafe, time::Duration};
 use futures::FutureExt;
 use motor_domain::delivery::DeliveryId;
 use motor_store::deliveries::{due_lane_heads, LaneHints, FORGET_AFTER};
-use motor_system_tests::harness::drop_database;
 use sqlx::{Connection, Executor, PgConnection};
 use uuid::Uuid;
 
-use crate::util::{connect, pg_server, TestDb};
+use crate::util::{connect, TestDb};
 
 const APP: &str = "00000000-0000-0000-0000-00000000000b";
 
@@ -56,9 +55,7 @@ where
     .await
     .unwrap();
     let outcome = AssertUnwindSafe(body(db.url.clone())).catch_unwind().await;
-    db.pool.close().await;
-    drop_database(&pg_server(), &db.name).await.unwrap();
-    outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    db.drop_then(outcome).await;
 }
 
 async fn add_subscription(conn: &mut PgConnection, n: u64, ordered: bool) {

@@ -23,9 +23,8 @@ use sqlx::{Connection, Executor, PgConnection, Row};
 use uuid::Uuid;
 
 use motor_store::{deliveries::HotStatement, statistics::analyze_grown};
-use motor_system_tests::harness::drop_database;
 
-use crate::util::{connect, pg_server, TestDb};
+use crate::util::{connect, TestDb};
 
 /// Open deliveries of each of the two active subscriptions.
 const OPEN: i64 = 200_000;
@@ -745,9 +744,7 @@ where
 {
     let db = TestDb::new().await;
     let outcome = AssertUnwindSafe(body(db.url.clone())).catch_unwind().await;
-    db.pool.close().await;
-    drop_database(&pg_server(), &db.name).await.unwrap();
-    let problems = outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    let problems = db.drop_then(outcome).await;
     assert!(
         problems.is_empty(),
         "{} plan(s) {what}:\n\n{}",

@@ -542,11 +542,7 @@ async fn tables_the_user_may_not_analyse_are_left_to_autovacuum() {
         .await
         .unwrap();
     owner.close().await.unwrap();
-    db.pool.close().await;
-    motor_system_tests::harness::drop_database(&crate::util::pg_server(), &db.name)
-        .await
-        .unwrap();
-    outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    db.drop_then(outcome).await;
 }
 
 /// Updates are no growth: every event moves its instance's `last_seq`,
@@ -623,9 +619,5 @@ async fn updates_alone_are_no_reason_to_analyse() {
     .catch_unwind()
     .await;
     conn.close().await.unwrap();
-    db.pool.close().await;
-    motor_system_tests::harness::drop_database(&crate::util::pg_server(), &db.name)
-        .await
-        .unwrap();
-    outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    db.drop_then(outcome).await;
 }
