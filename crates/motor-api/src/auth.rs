@@ -6,7 +6,13 @@ use axum::{
     extract::FromRequestParts,
     http::{header::AUTHORIZATION, request::Parts},
 };
-use std::time::{Duration, Instant};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use motor_store::key_changes::{KeyChange, KeyChanges};
+use tokio_util::sync::CancellationToken;
 
 use motor_domain::{apikey, principal::Principal, AppId, InstanceId, Scope};
 
@@ -30,7 +36,7 @@ impl FromRequestParts<AppState> for Caller {
         ))?;
         state
             .api_keys
-            .authenticate(&state.pool, &apikey::token_hash(token))
+            .authenticate(&state.pool, &state.metrics, &apikey::token_hash(token))
             .await?
             .map(Caller)
             .ok_or(ApiError::Unauthenticated("unknown or revoked API key"))
@@ -122,15 +128,24 @@ impl InstanceApps {
     }
 }
 
-/// The API keys this process found lately, by token hash, each kept for
-/// [`ApiKeys::FRESH`]: a producer's requests cost one lookup a second per
-/// key instead of one each (at 3,000 requests a second it was half of all
-/// the statements Postgres ran). Only live keys are kept, so a key
-/// created a moment ago works at once. A key never changes but to be
-/// revoked: a revocation through this process forgets every key here at
-/// once; one through another process (or `motor admin`) takes effect
-/// here within [`ApiKeys::FRESH`]. Bounded: past [`ApiKeys::CAPACITY`]
-/// entries it starts over.
+/// The API keys this process found lately, by token hash, each trusted
+/// for a while without asking Postgres again: a producer's requests cost
+/// a lookup now and then per key instead of one each (at 3,000 requests
+/// a second it was half of all the statements Postgres ran).
+///
+/// How long: [`ApiKeys::LISTENED`] while [`ApiKeys::listen`] has a
+/// connection listening for key changes (migration 0026 announces every
+/// statement that updates or deletes keys, `motor admin` included), and
+/// [`ApiKeys::FRESH`] otherwise; never past the key's expiry. An
+/// announcement forgets every key here, so a revocation anywhere takes
+/// effect here at its announcement; without a listener, within
+/// [`ApiKeys::FRESH`]. A revocation through this process forgets them
+/// at once. Only live keys are kept, so a key created a moment ago works
+/// at once. Bounded: past [`ApiKeys::CAPACITY`] entries it starts over.
+///
+/// Why longer than a second: with many tenants (2,000 apps, a key each,
+/// 1,000 requests a second between them) each key came back every two
+/// seconds, after its second of trust, and every request was a lookup.
 #[derive(Debug, Default)]
 pub struct ApiKeys {
     known: std::sync::Mutex<KnownKeys>,
@@ -138,56 +153,131 @@ pub struct ApiKeys {
 
 #[derive(Debug, Default)]
 struct KnownKeys {
+    /// Each key found and until when it is trusted.
     keys: std::collections::HashMap<Vec<u8>, (Principal, Instant)>,
-    /// Counts revocations through this process: a lookup that began
-    /// before one keeps nothing (it may have read the key still live).
-    revocations: u64,
+    /// Counts what made this forget every key: a lookup that began before
+    /// one keeps nothing (it may have read the key still live).
+    forgotten: u64,
+    /// Whether a connection listens for key changes (since the last
+    /// forget): a lookup that began while one did is trusted for
+    /// [`ApiKeys::LISTENED`].
+    listening: bool,
 }
 
 impl ApiKeys {
-    /// How long a key found stays trusted without asking again.
+    /// How long a key found stays trusted without a listener.
     pub const FRESH: Duration = Duration::from_secs(1);
+    /// How long a key found stays trusted while a connection listens for
+    /// key changes: the bound for a listener that hears nothing although
+    /// keys change (one left on a server that stopped taking writes, until
+    /// [`ApiKeys::RENEW`]).
+    pub const LISTENED: Duration = Duration::from_secs(30);
+    /// How often the listener takes a new connection from the pool (which
+    /// follows a move to another primary, `motor_store::primary`).
+    pub const RENEW: Duration = Duration::from_secs(60);
     const CAPACITY: usize = 10_000;
 
     async fn authenticate(
         &self,
         pool: &motor_store::Pool,
+        metrics: &motor_metrics::Metrics,
         token_hash: &[u8],
     ) -> Result<Option<Principal>, ApiError> {
-        let revocations = {
+        let (forgotten, listening) = {
             let known = self.known.lock().expect("not poisoned");
-            if let Some((principal, found)) = known.keys.get(token_hash) {
-                if found.elapsed() < Self::FRESH {
+            if let Some((principal, until)) = known.keys.get(token_hash) {
+                if Instant::now() < *until {
                     return Ok(Some(principal.clone()));
                 }
             }
-            known.revocations
+            (known.forgotten, known.listening)
         };
-        let found = Instant::now();
-        let principal = motor_app::keys::authenticate(pool, token_hash).await?;
+        let (found, found_at) = (Instant::now(), chrono::Utc::now());
+        metrics.api_key_lookups.inc();
+        let key = motor_app::keys::authenticate(pool, token_hash).await?;
         let mut known = self.known.lock().expect("not poisoned");
-        match &principal {
-            Some(principal) if known.revocations == revocations => {
-                if known.keys.len() >= Self::CAPACITY {
-                    known.keys.clear();
-                }
-                known
-                    .keys
-                    .insert(token_hash.to_vec(), (principal.clone(), found));
-            }
-            _ => {
-                known.keys.remove(token_hash);
-            }
+        let Some(key) = key else {
+            known.keys.remove(token_hash);
+            return Ok(None);
+        };
+        if known.forgotten != forgotten {
+            known.keys.remove(token_hash);
+            return Ok(Some(key.principal));
         }
-        Ok(principal)
+        let trust = if listening {
+            Self::LISTENED
+        } else {
+            Self::FRESH
+        };
+        let left = key
+            .expires_at
+            .map_or(trust, |at| (at - found_at).to_std().unwrap_or_default());
+        if known.keys.len() >= Self::CAPACITY {
+            known.keys.clear();
+        }
+        known.keys.insert(
+            token_hash.to_vec(),
+            (key.principal.clone(), found + trust.min(left)),
+        );
+        Ok(Some(key.principal))
     }
 
-    /// A key was revoked: no key found before is trusted again without
-    /// asking.
+    /// A key was revoked or changed: no key found before is trusted again
+    /// without asking.
     pub fn forget(&self) {
         let mut known = self.known.lock().expect("not poisoned");
         known.keys.clear();
-        known.revocations += 1;
+        known.forgotten += 1;
+    }
+
+    /// Forgets every key, and from now on trusts what is found for as long
+    /// as `listening` allows.
+    fn set_listening(&self, listening: bool) {
+        let mut known = self.known.lock().expect("not poisoned");
+        known.keys.clear();
+        known.forgotten += 1;
+        known.listening = listening;
+    }
+
+    /// Listens for key changes until `shutdown`, forgetting every key at
+    /// each: on a connection of `pool`, taken again after a loss (a second
+    /// later, trusting keys for [`ApiKeys::FRESH`] meanwhile) and every
+    /// [`ApiKeys::RENEW`]. Keys found before a listener is up are
+    /// forgotten when it is, since what changed before it went unheard.
+    pub async fn listen(self: Arc<Self>, pool: motor_store::Pool, shutdown: CancellationToken) {
+        while !shutdown.is_cancelled() {
+            let listened = tokio::select! {
+                listened = KeyChanges::listen(&pool) => listened,
+                _ = shutdown.cancelled() => break,
+            };
+            let mut changes = match listened {
+                Ok(changes) => changes,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot listen for API key changes; keys are trusted for a second meanwhile");
+                    tokio::select! {
+                        _ = tokio::time::sleep(Duration::from_secs(1)) => continue,
+                        _ = shutdown.cancelled() => break,
+                    }
+                }
+            };
+            self.set_listening(true);
+            let renew = tokio::time::sleep(Self::RENEW);
+            tokio::pin!(renew);
+            loop {
+                tokio::select! {
+                    change = changes.next() => match change {
+                        KeyChange::Changed => self.forget(),
+                        KeyChange::Lost => {
+                            tracing::warn!("lost the connection listening for API key changes; listening again");
+                            break;
+                        }
+                    },
+                    _ = &mut renew => break,
+                    _ = shutdown.cancelled() => break,
+                }
+            }
+            self.set_listening(false);
+        }
     }
 }
 

@@ -3,7 +3,6 @@
 
 use motor_domain::{
     operator::{parse_name, parse_scopes, ApiKeyInfo, CreatedKey},
-    principal::Principal,
     read_scope,
     time::{self, Timestamp},
     AppId, FieldError, InstanceId,
@@ -101,8 +100,8 @@ pub async fn revoke(pool: &Pool, app: AppId, key_id: &str) -> Result<()> {
 }
 
 /// The live (not revoked, not expired) key whose token hashes to `token_hash`: who a
-/// request with that bearer token acts as.
-pub async fn authenticate(pool: &Pool, token_hash: &[u8]) -> Result<Option<Principal>> {
+/// request with that bearer token acts as, and until when.
+pub async fn authenticate(pool: &Pool, token_hash: &[u8]) -> Result<Option<store::FoundKey>> {
     Ok(store::authenticate(pool, token_hash).await?)
 }
 

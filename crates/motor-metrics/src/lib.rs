@@ -52,6 +52,10 @@ pub struct Metrics {
     pub events_duplicate: Counter,
     /// Accepted producer requests.
     pub ingest_requests: Counter,
+    /// API keys looked up in Postgres: a key found is trusted for a while
+    /// (`motor_api::auth::ApiKeys`), so this grows with the keys in use,
+    /// not with the requests.
+    pub api_key_lookups: Counter,
     /// Outbox records acknowledged by Kafka.
     pub outbox_published: Counter,
     /// Outbox records Kafka did not acknowledge.
@@ -97,6 +101,10 @@ impl Metrics {
             "Events answered from an existing source_id.",
         );
         let ingest_requests = counter("ingest_requests", "Accepted producer requests.");
+        let api_key_lookups = counter(
+            "api_key_lookups",
+            "API keys looked up in Postgres (a key found is trusted for a while).",
+        );
         let outbox_published = counter("outbox_published", "Outbox records acknowledged by Kafka.");
         let outbox_publish_errors = counter(
             "outbox_publish_errors",
@@ -143,6 +151,7 @@ impl Metrics {
             events_stored,
             events_duplicate,
             ingest_requests,
+            api_key_lookups,
             outbox_published,
             outbox_publish_errors,
             delivery_attempts,

@@ -29,6 +29,7 @@ pub mod health;
 pub mod held;
 pub mod idempotency;
 pub mod instance_state;
+pub mod key_changes;
 pub mod ledger;
 pub mod lifecycle;
 pub mod observe;

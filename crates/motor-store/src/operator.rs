@@ -308,23 +308,34 @@ pub async fn revoke_key(pool: &crate::Pool, app: AppId, key_id: &str) -> Result<
     Ok(())
 }
 
+/// A live key found by its token: who it acts as, and until when it
+/// works (`vence_en`; `None`: until revoked).
+#[derive(Debug, Clone)]
+pub struct FoundKey {
+    pub principal: Principal,
+    pub expires_at: Option<Timestamp>,
+}
+
 /// The live (not revoked, not past its `vence_en`) key whose token hashes
 /// to `token_hash`.
-pub async fn authenticate(db: impl PgExecutor<'_>, token_hash: &[u8]) -> Result<Option<Principal>> {
+pub async fn authenticate(db: impl PgExecutor<'_>, token_hash: &[u8]) -> Result<Option<FoundKey>> {
     let row = sqlx::query!(
-        "SELECT key_id, app_id, scopes, instancias, permisos_lectura FROM api_keys
+        "SELECT key_id, app_id, scopes, instancias, permisos_lectura, vence_en FROM api_keys
          WHERE token_hash = $1 AND revocado_en IS NULL
            AND (vence_en IS NULL OR vence_en > now())",
         token_hash,
     )
     .fetch_optional(db)
     .await?;
-    Ok(row.map(|row| Principal {
-        key_id: row.key_id,
-        app_id: AppId::from_uuid(row.app_id),
-        scopes: parse_scopes(row.scopes),
-        instances: instances_of(row.instancias),
-        read_scopes: row.permisos_lectura,
+    Ok(row.map(|row| FoundKey {
+        principal: Principal {
+            key_id: row.key_id,
+            app_id: AppId::from_uuid(row.app_id),
+            scopes: parse_scopes(row.scopes),
+            instances: instances_of(row.instancias),
+            read_scopes: row.permisos_lectura,
+        },
+        expires_at: row.vence_en,
     }))
 }
 

@@ -228,6 +228,8 @@ pub async fn run_with_resolver(
                 hub: streams.clone(),
                 inner: local_roles,
             }));
+        let api_keys = Arc::new(motor_api::auth::ApiKeys::default());
+        tracker.spawn(api_keys.clone().listen(pool.clone(), shutdown.clone()));
         let state = AppState {
             pool: pool.clone(),
             admin_token: config.admin_token.as_deref().map(Arc::from),
@@ -241,7 +243,7 @@ pub async fn run_with_resolver(
                 std::time::Duration::from_millis(config.intake_pace_ms),
             ),
             instance_apps: Arc::default(),
-            api_keys: Arc::default(),
+            api_keys,
             streams: streams.clone(),
             executor: motor_app::executor::ExecutorState {
                 bell: Default::default(),

@@ -2,7 +2,10 @@
 //! scope is 403, a key restricted to instance A touching B is 403, a revoked
 //! key is 401, and the operator API wants MOTOR_ADMIN_TOKEN.
 
+use std::time::{Duration, Instant};
+
 use motor::serve::Role;
+use motor_api::auth::ApiKeys;
 use motor_domain::InstanceId;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -146,11 +149,12 @@ async fn revoked_keys_stop_working() {
     m.stop().await;
 }
 
-/// Keys found are trusted for a moment without asking Postgres again
+/// Keys found are trusted for a while without asking Postgres again
 /// (`motor_api::auth::ApiKeys`): a key stored a moment after its token was
 /// refused works at once (refusals are not remembered), and one revoked
 /// outside this process (`motor admin`, another API process) stops
-/// working within `ApiKeys::FRESH`.
+/// working at the announcement of its change (migration 0026), well
+/// before the trust of a listening process ends.
 #[tokio::test]
 async fn a_key_stored_elsewhere_works_at_once_and_one_revoked_elsewhere_stops() {
     let m = TestMotor::start(&[Role::Api]).await;
@@ -160,22 +164,14 @@ async fn a_key_stored_elsewhere_works_at_once_and_one_revoked_elsewhere_stops() 
     let (status, _) = call(&m, Method::GET, &path, Some(token)).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
 
-    sqlx::query(
-        "INSERT INTO api_keys (key_id, app_id, nombre, token_hash, scopes, instancias)
-         VALUES ('elsewhere', $1, 'elsewhere', $2, ARRAY['events:read'], '{}')",
-    )
-    .bind(uuid::Uuid::from(t.app))
-    .bind(motor_domain::apikey::token_hash(token))
-    .execute(&m.db.pool)
-    .await
-    .unwrap();
+    store_key(&m, t.app, "elsewhere", token, None).await;
     let (status, _) = call(&m, Method::GET, &path, Some(token)).await;
     assert_eq!(status, StatusCode::OK, "a key stored after a refusal");
 
     motor_store::operator::revoke_key(&m.db.pool, t.app, "elsewhere")
         .await
         .unwrap();
-    let revoked = std::time::Instant::now();
+    let revoked = Instant::now();
     loop {
         let (status, _) = call(&m, Method::GET, &path, Some(token)).await;
         if status == StatusCode::UNAUTHORIZED {
@@ -183,13 +179,143 @@ async fn a_key_stored_elsewhere_works_at_once_and_one_revoked_elsewhere_stops() 
         }
         assert_eq!(status, StatusCode::OK);
         assert!(
-            revoked.elapsed() < motor_api::auth::ApiKeys::FRESH * 10,
+            revoked.elapsed() < ApiKeys::LISTENED / 3,
             "a key revoked elsewhere still works after {:?}",
             revoked.elapsed()
         );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
     m.stop().await;
+}
+
+/// While the process listens for key changes, a key found is not looked
+/// up again for longer than a second of requests; a key's expiry still
+/// ends its trust on time, though nothing announces it; and a listener
+/// that loses its connection forgets what it trusted (a change may have
+/// gone unheard), then listens again.
+#[tokio::test]
+async fn a_listening_process_trusts_a_key_for_longer_but_never_past_its_expiry() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(1).await;
+    let path = format!("/v1/instances/{}/events", t.instances[0]);
+    listening(&m).await;
+
+    let (status, _) = call(&m, Method::GET, &path, Some(&t.token)).await;
+    assert_eq!(status, StatusCode::OK);
+    let first = lookups(&m).await;
+    let until = Instant::now() + ApiKeys::FRESH * 3;
+    while Instant::now() < until {
+        let (status, _) = call(&m, Method::GET, &path, Some(&t.token)).await;
+        assert_eq!(status, StatusCode::OK);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        lookups(&m).await,
+        first,
+        "a key used for three seconds was looked up again"
+    );
+
+    let token = "mw_expiring_soon_0123456789abcdef";
+    let expires_in = Duration::from_secs(2);
+    store_key(&m, t.app, "expiring", token, Some(expires_in)).await;
+    let stored = Instant::now();
+    let (status, _) = call(&m, Method::GET, &path, Some(token)).await;
+    assert_eq!(status, StatusCode::OK, "a key before its expiry");
+    tokio::time::sleep(expires_in.saturating_sub(stored.elapsed()) + Duration::from_millis(200))
+        .await;
+    let (status, _) = call(&m, Method::GET, &path, Some(token)).await;
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "a key past its expiry, found while it was live"
+    );
+
+    // The listener's connection dies: what was trusted is forgotten, so
+    // the next request looks the key up again.
+    let before = lookups(&m).await;
+    let ended: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE datname = current_database() AND query = $1) t",
+    )
+    .bind(LISTEN)
+    .fetch_one(&m.db.pool)
+    .await
+    .unwrap();
+    assert_eq!(ended, 1, "one connection listens");
+    let lost = Instant::now();
+    loop {
+        let (status, _) = call(&m, Method::GET, &path, Some(&t.token)).await;
+        assert_eq!(status, StatusCode::OK);
+        if lookups(&m).await > before {
+            break;
+        }
+        assert!(
+            lost.elapsed() < ApiKeys::LISTENED / 3,
+            "a key trusted before the listener's loss still trusted after {:?}",
+            lost.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    listening(&m).await;
+    m.stop().await;
+}
+
+const LISTEN: &str = r#"LISTEN "motor_api_keys""#;
+
+/// Waits until a connection listens for key changes.
+async fn listening(m: &TestMotor) {
+    let since = Instant::now();
+    loop {
+        let listeners: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity
+             WHERE datname = current_database() AND query = $1",
+        )
+        .bind(LISTEN)
+        .fetch_one(&m.db.pool)
+        .await
+        .unwrap();
+        if listeners == 1 {
+            return;
+        }
+        assert!(
+            since.elapsed() < Duration::from_secs(10),
+            "nobody listens for key changes"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// `motor_api_key_lookups_total`.
+async fn lookups(m: &TestMotor) -> u64 {
+    let text = m.metrics().await;
+    text.lines()
+        .find_map(|line| line.strip_prefix("motor_api_key_lookups_total "))
+        .expect("the lookups counter is exposed")
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Stores a key as another process would (no cache of this one knows).
+async fn store_key(
+    m: &TestMotor,
+    app: motor_domain::AppId,
+    key_id: &str,
+    token: &str,
+    expires_in: Option<Duration>,
+) {
+    sqlx::query(
+        "INSERT INTO api_keys (key_id, app_id, nombre, token_hash, scopes, instancias, vence_en)
+         VALUES ($1, $2, $1, $3, ARRAY['events:read'], '{}',
+                 now() + make_interval(secs => $4))",
+    )
+    .bind(key_id)
+    .bind(uuid::Uuid::from(app))
+    .bind(motor_domain::apikey::token_hash(token))
+    .bind(expires_in.map(|d| d.as_secs_f64()))
+    .execute(&m.db.pool)
+    .await
+    .unwrap();
 }
 
 #[tokio::test]
