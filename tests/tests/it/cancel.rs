@@ -26,7 +26,7 @@ use crate::{
     deliveries::post,
     dispatch::{states, wait_state},
     replays::replay_ok,
-    subscriptions::{assert_field, call, create},
+    subscriptions::{assert_field, call, create, sub_id},
     util::{key, serve_loopback, Tenant, TestMotor, ADMIN_TOKEN},
 };
 
@@ -111,14 +111,6 @@ impl Receiver {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
-}
-
-fn sub_id(answer: &Value) -> SubscriptionId {
-    answer["suscripcion"]["id"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap()
 }
 
 async fn subscribe(m: &TestMotor, token: &str, body: Value) -> SubscriptionId {

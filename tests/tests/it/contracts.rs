@@ -26,7 +26,7 @@ use crate::{
     deliveries::post,
     dispatch::{rotate, states, wait_state},
     replays::replay_ok,
-    subscriptions::{assert_field, call, create, create_ok},
+    subscriptions::{assert_field, call, create, create_ok, sub_id},
     util::{serve_loopback, Tenant, TestDb, TestMotor, ADMIN_TOKEN, ALL_ROLES},
 };
 
@@ -113,14 +113,6 @@ impl Drop for Receiver {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn sub_id(answer: &Value) -> SubscriptionId {
-    answer["suscripcion"]["id"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap()
 }
 
 fn secret(answer: &Value) -> String {

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use sha2::Sha256;
 
 use crate::{
-    subscriptions::{call, create_ok, ts},
+    subscriptions::{call, create_ok, sub_id, ts},
     util::{self, TestMotor, ADMIN_TOKEN},
 };
 
@@ -180,11 +180,7 @@ async fn rotation_signs_with_both_keys_newest_first_then_one() {
     let m = TestMotor::start(&[Role::Api]).await;
     let t = m.tenant(1).await;
     let created = create_ok(&m, &t, json!({})).await;
-    let id: SubscriptionId = created["suscripcion"]["id"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let id = sub_id(&created);
     let (old_id, old) = (
         created["secreto"]["key_id"].as_str().unwrap().to_owned(),
         created["secreto"]["valor"].as_str().unwrap().to_owned(),

@@ -67,6 +67,15 @@ pub async fn create_ok(m: &TestMotor, t: &Tenant, extra: Value) -> Value {
     answer
 }
 
+/// The id of the subscription a creation answered with.
+pub fn sub_id(created: &Value) -> SubscriptionId {
+    created["suscripcion"]["id"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
 pub fn assert_field(answer: &(StatusCode, Value), field: &str) {
     assert_eq!(
         answer.0,
@@ -637,11 +646,7 @@ async fn an_attempt_claimed_under_a_replaced_version_does_not_suspend() {
     let m = TestMotor::start(&[Role::Api]).await;
     let t = m.tenant(1).await;
     let created = create_ok(&m, &t, json!({})).await;
-    let id: SubscriptionId = created["suscripcion"]["id"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let id = sub_id(&created);
     let claimed_at = created["suscripcion"]["version"].as_i64().unwrap();
     let path = format!("/v1/subscriptions/{id}");
     let (status, patched) = call(
@@ -695,11 +700,7 @@ async fn suspension_opens_an_alert_and_reactivation_closes_it() {
     let m = TestMotor::start(&[Role::Api]).await;
     let t = m.tenant(1).await;
     let created = create_ok(&m, &t, json!({})).await;
-    let id: SubscriptionId = created["suscripcion"]["id"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let id = sub_id(&created);
     let path = format!("/v1/subscriptions/{id}");
 
     // What the delivery engine does on a 401 from the receiver.
