@@ -164,6 +164,13 @@ struct KnownKeys {
     listening: bool,
 }
 
+impl KnownKeys {
+    fn forget(&mut self) {
+        self.keys.clear();
+        self.forgotten += 1;
+    }
+}
+
 impl ApiKeys {
     /// How long a key found stays trusted without a listener.
     pub const FRESH: Duration = Duration::from_secs(1);
@@ -201,7 +208,6 @@ impl ApiKeys {
             return Ok(None);
         };
         if known.forgotten != forgotten {
-            known.keys.remove(token_hash);
             return Ok(Some(key.principal));
         }
         let trust = if listening {
@@ -225,17 +231,15 @@ impl ApiKeys {
     /// A key was revoked or changed: no key found before is trusted again
     /// without asking.
     pub fn forget(&self) {
-        let mut known = self.known.lock().expect("not poisoned");
-        known.keys.clear();
-        known.forgotten += 1;
+        self.known.lock().expect("not poisoned").forget();
     }
 
     /// Forgets every key, and from now on trusts what is found for as long
-    /// as `listening` allows.
+    /// as `listening` allows (in one hold of the lock: no lookup may see
+    /// the keys forgotten and the listener still up).
     fn set_listening(&self, listening: bool) {
         let mut known = self.known.lock().expect("not poisoned");
-        known.keys.clear();
-        known.forgotten += 1;
+        known.forget();
         known.listening = listening;
     }
 

@@ -257,10 +257,11 @@ pub async fn is_ordered(db: impl PgExecutor<'_>, id: SubscriptionId) -> Result<O
 }
 
 /// Suspends a subscription (sustained failures' call; an attempt's is
-/// [`suspend_at_version`]) and opens an alert, in the caller's transaction. A subscription already suspended or
-/// eliminated is left as it is; returns whether it changed. Under a
-/// contract that cancels on deactivation its `pendiente` deliveries end
-/// `cancelada` in the same transaction.
+/// [`suspend_at_version`]) and opens an alert, in the caller's
+/// transaction. A subscription already suspended or eliminated is left as
+/// it is; returns whether it changed. Under a contract that cancels on
+/// deactivation its `pendiente` deliveries end `cancelada` in the same
+/// transaction.
 pub async fn suspend(
     conn: &mut PgConnection,
     id: SubscriptionId,
