@@ -36,7 +36,7 @@ pub use dispatch::{
 };
 pub use error::{EngineError, Result};
 pub use reconcile::{reconcile_once, run as run_reconcile, ReconcileConfig};
-pub use relay::{run as run_relay, RelayConfig};
+pub use relay::{run as run_relay, RelayConfig, RelayWake};
 pub use sampler::{run as run_sampler, sample_once, SamplerConfig};
 pub use sweeper::{
     purge_once, redact_once, run as run_sweeper, sweep_commands_once, sweep_once, CommandSweep,

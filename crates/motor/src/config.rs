@@ -111,6 +111,16 @@ pub struct Config {
           value_parser = clap::value_parser!(u64).range(0..=10_000))]
     pub relay_pace_ms: u64,
 
+    /// The relay's pace, in milliseconds, after a round whose records were
+    /// all `{prefix}.events` records (read by users' Kafka consumers, not
+    /// by Motor), unless a job or a command is committed in this process
+    /// meanwhile (then `MOTOR_RELAY_PACE_MS`); never shorter than that
+    /// pace (0–10000). It can delay an event's arrival on its topic by as
+    /// much.
+    #[arg(long, env = "MOTOR_RELAY_EVENTS_PACE_MS", default_value_t = 40,
+          value_parser = clap::value_parser!(u64).range(0..=10_000))]
+    pub relay_events_pace_ms: u64,
+
     /// How often the metrics sampler reads backlogs, lag and memory, in
     /// milliseconds.
     #[arg(long, env = "MOTOR_METRICS_SAMPLE_MS", default_value_t = 15_000,

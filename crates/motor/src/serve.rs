@@ -11,7 +11,8 @@ use motor_destinations::{
     Destinations,
 };
 use motor_engine::{
-    DispatchConfig, Dispatcher, LocalRoles, RelayConfig, SamplerConfig, Source, SweeperConfig,
+    DispatchConfig, Dispatcher, LocalRoles, RelayConfig, RelayWake, SamplerConfig, Source,
+    SweeperConfig,
 };
 use motor_metrics::Metrics;
 use motor_store::{deliveries::AfterCommit, settings::MasterKeyCheck};
@@ -116,11 +117,12 @@ pub async fn run_with_resolver(
     // processes' records, so it may poll slowly when idle.
     let relay_wake = roles
         .contains(&Role::Relay)
-        .then(|| Arc::new(tokio::sync::Notify::new()));
+        .then(|| Arc::new(RelayWake::default()));
     if let Some(wake) = &relay_wake {
         let mut relay_config = RelayConfig::new(config.bus());
         relay_config.wake = Some(wake.clone());
         relay_config.pace = std::time::Duration::from_millis(config.relay_pace_ms);
+        relay_config.events_pace = std::time::Duration::from_millis(config.relay_events_pace_ms);
         if api || roles.contains(&Role::Dispatch) || roles.contains(&Role::Retry) {
             relay_config.idle_max = RelayConfig::IDLE_MAX_WOKEN;
         }

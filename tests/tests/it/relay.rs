@@ -12,8 +12,8 @@ use motor_store::Pool;
 use serde_json::{json, value::RawValue, Value};
 
 use crate::util::{
-    append_to_ledger, first_occurrences, read_topic, topic_prefix, wait_outbox_empty, MotorProcess,
-    Tenant, TestDb, TestMotor,
+    append_to_ledger, first_occurrences, key, read_topic, topic_prefix, wait_outbox_empty,
+    KafkaRecord, MotorProcess, Tenant, TestDb, TestMotor,
 };
 
 fn relay(db: &TestDb, prefix: &str) -> MotorProcess {
@@ -332,4 +332,91 @@ async fn a_relay_waits_its_pace_after_a_round_before_reading_again() {
             at - first_at
         );
     }
+}
+
+/// After a round of events alone (read by users' Kafka consumers, by
+/// nothing in Motor), the relay reads again no sooner than
+/// `MOTOR_RELAY_EVENTS_PACE_MS` after that round began; a command its own
+/// process commits meanwhile is a record an executor waits for, and ends
+/// that wait: it leaves after `MOTOR_RELAY_PACE_MS`, long before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_round_of_events_alone_waits_longer_unless_a_command_is_committed() {
+    const EVENTS_PACE_MS: i64 = 6_000;
+    let m = TestMotor::start_configured(TestDb::new().await, &[Role::Api, Role::Relay], |c| {
+        c.relay_events_pace_ms = EVENTS_PACE_MS as u64;
+    })
+    .await;
+    let t = m.tenant(1).await;
+    let instance = t.instances[0];
+    let token = key(&m.db.pool, t.app, &["events:write", "commands:write"], &[]).await;
+    let post = |path: String, body: Value| {
+        let req = m.http.post(m.url(&path)).bearer_auth(&token).json(&body);
+        async move {
+            let res = req.send().await.unwrap();
+            let status = res.status();
+            assert!(
+                status.is_success(),
+                "{path}: {status} {}",
+                res.text().await.unwrap()
+            );
+        }
+    };
+    let event = |i: i32| {
+        post(
+            format!("/v1/instances/{instance}/events"),
+            json!({"type": "t", "data": {"i": i}}),
+        )
+    };
+    let events_topic = format!("{}.events", m.prefix);
+    let left_at = |records: &[KafkaRecord], i: usize| {
+        records[i]
+            .timestamp_ms
+            .expect("records carry their timestamp")
+    };
+
+    // Events alone: the second, committed while the first round's pace
+    // runs, waits for the events' pace.
+    event(0).await;
+    let first_at = left_at(&read_topic(&events_topic, 1), 0);
+    let committed_at = chrono::Utc::now().timestamp_millis();
+    event(1).await;
+    assert!(
+        committed_at < first_at + EVENTS_PACE_MS - 2_000,
+        "the first event took too long to read back to test the pace \
+         (committed {} ms after it left)",
+        committed_at - first_at
+    );
+    let events = read_topic(&events_topic, 2);
+    assert_eq!(events.len(), 2, "each event once");
+    let second_at = left_at(&events, 1);
+    assert!(
+        second_at >= first_at + EVENTS_PACE_MS - 500,
+        "an event committed {} ms after a round of events alone left {} ms \
+         after it, before the events' pace of {EVENTS_PACE_MS} ms",
+        committed_at - first_at,
+        second_at - first_at
+    );
+
+    // That round was of events alone too; a command committed while its
+    // pace runs leaves at once (the relay's pace is 10 ms here).
+    let committed_at = chrono::Utc::now().timestamp_millis();
+    post(
+        format!("/v1/instances/{instance}/commands"),
+        json!({"tipo": "reconectar"}),
+    )
+    .await;
+    let commands = read_topic(&format!("{}.commands", m.prefix), 1);
+    assert_eq!(commands.len(), 1);
+    let command_at = left_at(&commands, 0);
+    assert!(
+        committed_at < second_at + EVENTS_PACE_MS - 3_000,
+        "the second event took too long to read back to test the hurry"
+    );
+    assert!(
+        command_at < committed_at + 2_000,
+        "a command committed {} ms after a round of events alone left {} ms \
+         after it: it waited for the events' pace",
+        committed_at - second_at,
+        command_at - second_at
+    );
 }

@@ -190,6 +190,7 @@ pub fn config(db: &TestDb, prefix: &str) -> Config {
         record_linger_ms: 20,
         intake_pace_ms: 2,
         relay_pace_ms: 10,
+        relay_events_pace_ms: 40,
         streams_max_connections: 10_000,
         streams_buffer: 4_096,
         webhook_extra_roots: None,

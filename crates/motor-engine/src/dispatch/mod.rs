@@ -43,7 +43,7 @@ use motor_store::{
     deliveries::{self, AfterCommit, Claim, Claimed, Handed, Skip, Taking},
     Pool,
 };
-use tokio::sync::{Notify, OwnedSemaphorePermit};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 pub use self::consume::{run, DispatchConfig, Source};
@@ -53,7 +53,7 @@ use self::{
     recorder::Recorder,
     unordered::{Busy, Unordered},
 };
-use crate::Result;
+use crate::{relay::RelayWake, Result};
 
 /// Time a claim's lease adds to the attempt's timeout for recording the
 /// outcome. A process that dies mid-attempt holds its delivery this much
@@ -118,7 +118,7 @@ pub struct Dispatcher {
     recorder: Recorder,
     /// The relay of this process, woken after a record that may have
     /// written outbox records (a retry, a released lane, a DLQ record).
-    relay: Option<Arc<Notify>>,
+    relay: Option<Arc<RelayWake>>,
     /// Chains running in tasks of their own (first attempts a commit
     /// handed over, lanes past a job's budget), drained at shutdown.
     detached: TaskTracker,
@@ -179,7 +179,7 @@ impl Dispatcher {
 
     /// Wakes `relay` (the relay role of this process) after each record
     /// that may have written outbox records.
-    pub fn waking_relay(mut self, relay: Option<Arc<Notify>>) -> Self {
+    pub fn waking_relay(mut self, relay: Option<Arc<RelayWake>>) -> Self {
         self.relay = relay;
         self
     }
@@ -404,7 +404,7 @@ impl Dispatcher {
 #[derive(Clone, Default)]
 pub struct LocalRoles {
     pub dispatcher: Option<Arc<Dispatcher>>,
-    pub relay: Option<Arc<Notify>>,
+    pub relay: Option<Arc<RelayWake>>,
 }
 
 impl AfterCommit for LocalRoles {
@@ -418,7 +418,11 @@ impl AfterCommit for LocalRoles {
 
     fn committed(&self, handed: Handed) {
         if let Some(relay) = &self.relay {
-            relay.notify_one();
+            if handed.events_only {
+                relay.events();
+            } else {
+                relay.awaited();
+            }
         }
         if let Some(dispatcher) = &self.dispatcher {
             if !handed.is_empty() {

@@ -376,7 +376,7 @@ impl Dispatcher {
                 Some(relay),
             ) = (&recorded, &self.relay)
             {
-                relay.notify_one();
+                relay.awaited();
             }
             return Ok(recorded);
         }
@@ -390,7 +390,7 @@ impl Dispatcher {
         )
         .await?;
         if let Some(relay) = &self.relay {
-            relay.notify_one();
+            relay.awaited();
         }
         Ok(recorded)
     }

@@ -20,7 +20,12 @@
 //! [`RelayConfig::pace`] after that one began: at a steady rate the
 //! records of that time leave in one read and one produce request instead
 //! of one each (a full round reads again at once; an empty one does not
-//! pace, so the first record after a quiet spell leaves at once). A relay that dies in between
+//! pace, so the first record after a quiet spell leaves at once). After a
+//! round of `{prefix}.events` records alone, which nothing in Motor waits
+//! for, the next read waits [`RelayConfig::events_pace`] instead, unless
+//! this process commits a record that a role waits for meanwhile (a job,
+//! a command: [`RelayWake::awaited`]), which brings it back to the
+//! pace. A relay that dies in between
 //! leaves published records behind, to be published again (a duplicate, as
 //! when it dies before any delete). Shards are owned under Postgres
 //! advisory locks held by one dedicated connection, so any number of relay
@@ -36,6 +41,7 @@ use std::{sync::Arc, time::Duration};
 
 use futures::FutureExt;
 use motor_bus::{topics::ensure_topics, BusConfig, Producer, Record, Topics};
+use motor_domain::outbox::Topic;
 use motor_metrics::Metrics;
 use motor_store::{held::Held, outbox, Pool};
 use tokio::{
@@ -69,6 +75,18 @@ pub struct RelayConfig {
     /// (docs/BENCHMARKS.md, 2026-12-05 03:46–04:12), 10 ms took 40 % off
     /// the broker's CPU an event and 18 % off every process's.
     pub pace: Duration,
+    /// [`Self::pace`] after a round whose records were all
+    /// `{prefix}.events` records (no job, no command: their readers are
+    /// the users' own Kafka consumers), unless a record a role waits for is
+    /// committed in this process meanwhile ([`RelayWake::awaited`]); never
+    /// shorter than `pace`. At a steady 200 events/s a round is one or two
+    /// events, nearly always on different partitions, and librdkafka sends
+    /// one produce request per partition: gathering 40 ms of them took
+    /// 1,000 events/s from 670–703 to 571–589 µs an event across Motor,
+    /// Postgres and the broker (docs/BENCHMARKS.md, 2026-12-05 16:20),
+    /// at the cost of some 20 ms more from a commit to its record on
+    /// `{prefix}.events` (p50).
+    pub events_pace: Duration,
     /// Wait after the first empty round (the latency floor at low load);
     /// it doubles with each further empty round up to `idle_max`, so an idle
     /// relay costs Postgres a few reads a second, not hundreds.
@@ -76,9 +94,34 @@ pub struct RelayConfig {
     pub idle_max: Duration,
     /// How often shard ownership is re-checked.
     pub rebalance_every: Duration,
-    /// Outbox writers in this process notify it: an idle relay wakes at
+    /// Outbox writers in this process ring it: an idle relay wakes at
     /// once instead of at its next poll.
-    pub wake: Option<Arc<Notify>>,
+    pub wake: Option<Arc<RelayWake>>,
+}
+
+/// How outbox writers in the relay's process tell it they committed
+/// records ([`RelayConfig::wake`]).
+#[derive(Debug, Default)]
+pub struct RelayWake {
+    records: Notify,
+    awaited: Notify,
+}
+
+impl RelayWake {
+    /// Records of `{prefix}.events` alone were committed: the relay reads
+    /// them at once if it is not pacing, or when its pace ends.
+    pub fn events(&self) {
+        self.records.notify_one();
+    }
+
+    /// Records a role waits for were committed (delivery jobs for the
+    /// dispatchers, commands for executors, retries): as
+    /// [`Self::events`], and a relay pacing after a round of events alone
+    /// ([`RelayConfig::events_pace`]) reads at the end of its shorter
+    /// [`RelayConfig::pace`] instead.
+    pub fn awaited(&self) {
+        self.awaited.notify_one();
+    }
 }
 
 impl RelayConfig {
@@ -93,12 +136,16 @@ impl RelayConfig {
     /// The default [`Self::pace`].
     pub const PACE: Duration = Duration::from_millis(10);
 
+    /// The default [`Self::events_pace`].
+    pub const EVENTS_PACE: Duration = Duration::from_millis(40);
+
     pub fn new(bus: BusConfig) -> Self {
         Self {
             bus,
             batch: 2000,
             depth: 16,
             pace: Self::PACE,
+            events_pace: Self::EVENTS_PACE,
             idle_wait: Duration::from_millis(5),
             idle_max: Duration::from_millis(50),
             rebalance_every: Duration::from_secs(1),
@@ -107,14 +154,40 @@ impl RelayConfig {
     }
 }
 
-/// When the read after a round may start: at once after a full round
+/// A round's reading: how many records, and whether all of them were
+/// bound for `{prefix}.events`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Round {
+    read: usize,
+    events_only: bool,
+}
+
+impl Round {
+    const EMPTY: Round = Round {
+        read: 0,
+        events_only: true,
+    };
+}
+
+/// When the read after `round` may start: at once after a full round
 /// (more may wait) or an empty one (the next record is the first of a
-/// quiet spell), `pace` after the round began otherwise.
-fn next_read(began: Instant, read: usize, limit: i64, pace: Duration) -> Instant {
-    if read == 0 || read as i64 >= limit {
-        began
+/// quiet spell), otherwise `pace` after the round began — `events_pace`
+/// (when longer) after a round of events alone. Returns that, and the
+/// time to read at instead should a record a role waits for be committed
+/// meanwhile (`pace`'s).
+fn next_read(
+    began: Instant,
+    round: Round,
+    limit: i64,
+    pace: Duration,
+    events_pace: Duration,
+) -> (Instant, Instant) {
+    if round.read == 0 || round.read as i64 >= limit {
+        (began, began)
+    } else if round.events_only {
+        (began + pace.max(events_pace), began + pace)
     } else {
-        began + pace
+        (began + pace, began + pace)
     }
 }
 
@@ -139,8 +212,11 @@ pub async fn run(
     // wait), and when the next poll is due otherwise.
     let mut read_now = true;
     let mut poll_at = Instant::now();
-    // No read before this (`RelayConfig::pace`).
+    // No read before this (`RelayConfig::pace`, or `events_pace`), and no
+    // read before `hurried_until` once a record a role waits for is
+    // committed here.
     let mut paced_until = Instant::now();
+    let mut hurried_until = paced_until;
     tracing::info!("relay started");
 
     while !shutdown.is_cancelled() {
@@ -195,11 +271,12 @@ pub async fn run(
             )
             .await
             {
-                Ok(read) => {
+                Ok(round) => {
                     // A full round: more may be waiting, read again at once.
-                    read_now = read as i64 == limit;
-                    paced_until = next_read(began, read, limit, config.pace);
-                    idle = if read == 0 {
+                    read_now = round.read as i64 == limit;
+                    (paced_until, hurried_until) =
+                        next_read(began, round, limit, config.pace, config.events_pace);
+                    idle = if round.read == 0 {
                         (idle * 2).min(config.idle_max)
                     } else {
                         config.idle_wait
@@ -216,7 +293,13 @@ pub async fn run(
         }
         let wake = async {
             match &config.wake {
-                Some(wake) => wake.notified().await,
+                Some(wake) => wake.records.notified().await,
+                None => std::future::pending().await,
+            }
+        };
+        let awaited = async {
+            match &config.wake {
+                Some(wake) => wake.awaited.notified().await,
                 None => std::future::pending().await,
             }
         };
@@ -238,6 +321,10 @@ pub async fn run(
                 }
             }
             _ = wake => read_now = true,
+            _ = awaited => {
+                read_now = true;
+                paced_until = paced_until.min(hurried_until);
+            }
             _ = timer => read_now = true,
             _ = shutdown.cancelled() => {}
         }
@@ -294,7 +381,7 @@ async fn lose_shards(
 /// One round: delete the records `owed` when they are due, and read the
 /// oldest records of the owned shards that are neither in flight nor
 /// owed, in one statement; hand them to the producer and add the round to
-/// `flight`. Returns how many records were read.
+/// `flight`. Returns what it read.
 async fn read_and_enqueue(
     held: &mut Held,
     producer: &Producer,
@@ -303,7 +390,7 @@ async fn read_and_enqueue(
     limit: i64,
     owed: &mut Owed,
     flight: &mut InFlight,
-) -> Result<usize> {
+) -> Result<Round> {
     let settling = owed.due(Instant::now());
     let deleted: &[i64];
     let joined: Vec<i64>;
@@ -321,8 +408,13 @@ async fn read_and_enqueue(
         owed.clear();
     }
     if records.is_empty() {
-        return Ok(0);
+        return Ok(Round::EMPTY);
     }
+    let events = Topic::Events.suffix();
+    let round = Round {
+        read: records.len(),
+        events_only: records.iter().all(|r| r.topic == events),
+    };
     let names: Vec<String> = records.iter().map(|r| topics.of_suffix(&r.topic)).collect();
     let batch: Vec<Record<'_>> = records
         .iter()
@@ -340,7 +432,7 @@ async fn read_and_enqueue(
     flight
         .rounds
         .push_back(async move { (ids, delivery.reports().await) }.boxed());
-    Ok(records.len())
+    Ok(round)
 }
 
 async fn wait_for_topics(bus: &BusConfig, shutdown: &CancellationToken) {
@@ -368,27 +460,54 @@ async fn pause(shutdown: &CancellationToken, wait: Duration) {
 mod tests {
     use super::*;
 
+    fn round(read: usize, events_only: bool) -> Round {
+        Round { read, events_only }
+    }
+
     #[test]
     fn a_round_neither_full_nor_empty_paces_the_next_read() {
         let began = Instant::now();
         let pace = Duration::from_millis(10);
-        assert_eq!(next_read(began, 3, 2000, pace), began + pace);
-        assert_eq!(next_read(began, 1, 2000, pace), began + pace);
+        let events_pace = Duration::from_millis(40);
+        let next = |r, limit, pace| next_read(began, r, limit, pace, events_pace);
+        let paced = (began + pace, began + pace);
+        assert_eq!(next(round(3, false), 2000, pace), paced);
+        assert_eq!(next(round(1, false), 2000, pace), paced);
         assert_eq!(
-            next_read(began, 2000, 2000, pace),
-            began,
+            next(round(2000, false), 2000, pace),
+            (began, began),
             "full: more may wait"
         );
         assert_eq!(
-            next_read(began, 256, 256, pace),
-            began,
-            "full while rounds overlap"
+            next(round(256, true), 256, pace),
+            (began, began),
+            "full while rounds overlap, even of events alone"
         );
         assert_eq!(
-            next_read(began, 0, 2000, pace),
-            began,
+            next(Round::EMPTY, 2000, pace),
+            (began, began),
             "empty: the next is the first of a spell"
         );
-        assert_eq!(next_read(began, 3, 2000, Duration::ZERO), began, "no pace");
+        assert_eq!(
+            next(round(3, false), 2000, Duration::ZERO),
+            (began, began),
+            "no pace"
+        );
+    }
+
+    #[test]
+    fn a_round_of_events_alone_waits_the_events_pace_unless_hurried() {
+        let began = Instant::now();
+        let pace = Duration::from_millis(10);
+        assert_eq!(
+            next_read(began, round(2, true), 2000, pace, Duration::from_millis(40)),
+            (began + Duration::from_millis(40), began + pace),
+            "events' pace, the pace once a job or a command is committed"
+        );
+        assert_eq!(
+            next_read(began, round(2, true), 2000, pace, Duration::from_millis(4)),
+            (began + pace, began + pace),
+            "never shorter than the pace"
+        );
     }
 }

@@ -40,6 +40,12 @@ pub struct Handed {
     /// see it, so the dispatcher claims it after the commit if its lane is
     /// free by then ([`super::claim_freed`]).
     pub parked: Vec<ParkedHead>,
+    /// Whether the commit's outbox records were all `{prefix}.events`
+    /// records (the append wrote no job): nothing in Motor waits for
+    /// those, so the relay may gather them for longer
+    /// (`MOTOR_RELAY_EVENTS_PACE_MS`). `false`, the default, for any other
+    /// commit.
+    pub events_only: bool,
 }
 
 /// The lowest new delivery of an ordered lane that had an open delivery
@@ -61,6 +67,7 @@ impl Handed {
         self.claimed.extend(other.claimed);
         self.jobs.extend(other.jobs);
         self.parked.extend(other.parked);
+        self.events_only &= other.events_only;
     }
 }
 
@@ -189,6 +196,7 @@ pub(crate) async fn hand_over(conn: &mut PgConnection, rows: Vec<FannedOut>) -> 
             jobs.push(job);
         }
     }
+    handed.events_only = jobs.is_empty();
     outbox::insert(
         conn,
         jobs.iter()

@@ -652,3 +652,40 @@ async fn a_group_commit_that_waited_for_a_lock_sees_first_attempts_parked_meanwh
     }
     m.stop().await;
 }
+
+/// A commit tells its process's relay whether its outbox records were
+/// events alone (the relay may gather those longer): so with no
+/// subscription, and with every delivery taken by the dispatcher here;
+/// not when it wrote a delivery job, as a commit with no dispatcher does.
+#[tokio::test]
+async fn a_commit_says_whether_it_wrote_events_alone() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(1).await;
+    let instance = t.instances[0];
+    let lease = Duration::from_secs(60);
+    let alone = append_taking(&m.db.pool, instance, (1, 1), lease, &[]).await;
+    assert!(alone.handed.events_only, "no subscription: events alone");
+
+    let receiver = Receiver::start().await;
+    let sub = subscribe(&m, &t, &receiver, json!({})).await;
+    let taken = append_taking(&m.db.pool, instance, (2, 1), lease, &[]).await;
+    assert_eq!(taken.handed.claimed.len(), 1);
+    assert!(taken.handed.events_only, "claimed at insert: no job");
+
+    let events = [NewEvent::parse(&json!({"type": "message.sent", "data": {}}), "e").unwrap()];
+    let mut tx = m.db.pool.begin().await.unwrap();
+    let locked = motor_store::ledger::lock_instance(&mut tx, instance)
+        .await
+        .unwrap();
+    let queued = motor_store::ledger::append_locked_handing(&mut tx, locked, &events, None)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(
+        jobs_in_outbox(&m, sub).await,
+        1,
+        "no dispatcher here: a job"
+    );
+    assert!(!queued.handed.events_only, "a job for a dispatcher");
+    m.stop().await;
+}
