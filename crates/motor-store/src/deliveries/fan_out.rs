@@ -62,13 +62,6 @@ impl Handed {
     pub fn is_empty(&self) -> bool {
         self.claimed.is_empty() && self.jobs.is_empty() && self.parked.is_empty()
     }
-
-    pub fn extend(&mut self, other: Handed) {
-        self.claimed.extend(other.claimed);
-        self.jobs.extend(other.jobs);
-        self.parked.extend(other.parked);
-        self.events_only &= other.events_only;
-    }
 }
 
 /// A delivery the fan-out created, as `sql/append.sql` returns it: the
