@@ -291,18 +291,8 @@ pub async fn run(
             }
             continue;
         }
-        let wake = async {
-            match &config.wake {
-                Some(wake) => wake.records.notified().await,
-                None => std::future::pending().await,
-            }
-        };
-        let awaited = async {
-            match &config.wake {
-                Some(wake) => wake.awaited.notified().await,
-                None => std::future::pending().await,
-            }
-        };
+        let wake = rung(config.wake.as_deref().map(|w| &w.records));
+        let awaited = rung(config.wake.as_deref().map(|w| &w.awaited));
         // A read due waits for its pace; a poll, for its time; neither
         // while the rounds in flight leave no room (one lands first).
         let timer = async {
@@ -446,6 +436,15 @@ async fn wait_for_topics(bus: &BusConfig, shutdown: &CancellationToken) {
                 wait = (wait * 2).min(Duration::from_secs(5));
             }
         }
+    }
+}
+
+/// Until `bell` is rung; never without one (a relay no writer of its
+/// process wakes).
+async fn rung(bell: Option<&Notify>) {
+    match bell {
+        Some(bell) => bell.notified().await,
+        None => std::future::pending().await,
     }
 }
 
