@@ -290,45 +290,67 @@ async fn a_relay_waits_its_pace_after_a_round_before_reading_again() {
     let tenant = Tenant::create(&db.pool, 1).await;
     let topic = format!("{prefix}.events");
     let pace = PACE_MS.to_string();
-    // The topics first: a reader that asks for them before the relay
-    // made them would be assigned no partition.
-    motor_bus::topics::ensure_topics(&motor_bus::BusConfig {
-        brokers: motor_system_tests::harness::shared_brokers(),
-        prefix: prefix.clone(),
-        partitions: 4,
-        replication: 1,
-    })
-    .await
-    .unwrap();
+    topics_first(&prefix).await;
     let _relay = MotorProcess::spawn("relay", &db, &prefix, &[("MOTOR_RELAY_PACE_MS", &pace)]);
     let event = |i: i32| vec![json!({"type": "relay.test", "data": {"i": i}})];
     let instance = tenant.instances[0];
 
     append_to_ledger(&db.pool, instance, &event(0)).await;
-    let first = read_topic(&topic, 1);
-    let first_at = first[0]
-        .timestamp_ms
-        .expect("records carry their timestamp");
+    let first_at = left_at(&read_topic(&topic, 1)[0]);
     // Two more, each in a transaction of its own, while the pace runs.
     let appended_at = chrono::Utc::now().timestamp_millis();
     append_to_ledger(&db.pool, instance, &event(1)).await;
     append_to_ledger(&db.pool, instance, &event(2)).await;
-    assert!(
-        appended_at < first_at + PACE_MS - 1_000,
-        "the first record took too long to read back to test the pace \
-         (appended {} ms after it left)",
-        appended_at - first_at
-    );
 
     let records = read_topic(&topic, 3);
     assert_eq!(records.len(), 3, "each event once");
-    for later in &records[1..] {
-        let at = later.timestamp_ms.unwrap();
+    assert_held_for_pace(first_at, appended_at, PACE_MS, 1_000, &records[1..]);
+}
+
+/// Makes `prefix`'s topics as a relay would (4 partitions, as the tests'
+/// Motor): a reader that asks for a topic before the relay made it is
+/// assigned no partition, and reads nothing.
+async fn topics_first(prefix: &str) {
+    motor_bus::topics::ensure_topics(&motor_bus::BusConfig {
+        brokers: motor_system_tests::harness::shared_brokers(),
+        prefix: prefix.to_owned(),
+        partitions: 4,
+        replication: 1,
+    })
+    .await
+    .unwrap();
+}
+
+/// When the relay's producer took a record (its timestamp, in ms).
+fn left_at(record: &KafkaRecord) -> i64 {
+    record.timestamp_ms.expect("records carry their timestamp")
+}
+
+/// Asserts that the records `later`, committed at `committed_at` while a
+/// pace of `pace_ms` ran from the round that left at `first_at`, left no
+/// sooner than the pace's end (half a second of clocks aside); and first
+/// that they were committed `headroom_ms` before it at least, or the
+/// test could not tell.
+fn assert_held_for_pace(
+    first_at: i64,
+    committed_at: i64,
+    pace_ms: i64,
+    headroom_ms: i64,
+    later: &[KafkaRecord],
+) {
+    assert!(
+        committed_at < first_at + pace_ms - headroom_ms,
+        "the first record took too long to read back to test the pace \
+         (committed {} ms after it left)",
+        committed_at - first_at
+    );
+    for record in later {
+        let at = left_at(record);
         assert!(
-            at >= first_at + PACE_MS - 500,
-            "a record committed {} ms after the first round left {} ms after it, \
-             before the pace of {PACE_MS} ms",
-            appended_at - first_at,
+            at >= first_at + pace_ms - 500,
+            "a record committed {} ms after a round left {} ms after it, \
+             before the pace of {pace_ms} ms",
+            committed_at - first_at,
             at - first_at
         );
     }
@@ -368,34 +390,18 @@ async fn a_round_of_events_alone_waits_longer_unless_a_command_is_committed() {
         )
     };
     let events_topic = format!("{}.events", m.prefix);
-    let left_at = |records: &[KafkaRecord], i: usize| {
-        records[i]
-            .timestamp_ms
-            .expect("records carry their timestamp")
-    };
+    topics_first(&m.prefix).await;
 
     // Events alone: the second, committed while the first round's pace
     // runs, waits for the events' pace.
     event(0).await;
-    let first_at = left_at(&read_topic(&events_topic, 1), 0);
+    let first_at = left_at(&read_topic(&events_topic, 1)[0]);
     let committed_at = chrono::Utc::now().timestamp_millis();
     event(1).await;
-    assert!(
-        committed_at < first_at + EVENTS_PACE_MS - 2_000,
-        "the first event took too long to read back to test the pace \
-         (committed {} ms after it left)",
-        committed_at - first_at
-    );
     let events = read_topic(&events_topic, 2);
     assert_eq!(events.len(), 2, "each event once");
-    let second_at = left_at(&events, 1);
-    assert!(
-        second_at >= first_at + EVENTS_PACE_MS - 500,
-        "an event committed {} ms after a round of events alone left {} ms \
-         after it, before the events' pace of {EVENTS_PACE_MS} ms",
-        committed_at - first_at,
-        second_at - first_at
-    );
+    assert_held_for_pace(first_at, committed_at, EVENTS_PACE_MS, 2_000, &events[1..]);
+    let second_at = left_at(&events[1]);
 
     // That round was of events alone too; a command committed while its
     // pace runs leaves at once (the relay's pace is 10 ms here).
@@ -407,7 +413,7 @@ async fn a_round_of_events_alone_waits_longer_unless_a_command_is_committed() {
     .await;
     let commands = read_topic(&format!("{}.commands", m.prefix), 1);
     assert_eq!(commands.len(), 1);
-    let command_at = left_at(&commands, 0);
+    let command_at = left_at(&commands[0]);
     assert!(
         committed_at < second_at + EVENTS_PACE_MS - 3_000,
         "the second event took too long to read back to test the hurry"
