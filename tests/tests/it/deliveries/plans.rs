@@ -75,6 +75,10 @@ const YOUNG_ROWS: i64 = 2_000;
 /// of the subscription's lane (migration 0013).
 const YOUNG_OPEN_ROWS: i64 = 150;
 
+/// Instances of the app with no event yet, for a batch's append across
+/// as many lanes (the fan-out of a batch under load).
+const BATCH_INSTANCES: i64 = 500;
+
 const APP: &str = "00000000-0000-0000-0000-00000000000a";
 
 /// The end of the last slice of a sweeper's round (`due_lane_heads`' `$8`).
@@ -86,6 +90,10 @@ const WHOLE: &str =
 
 fn instance(i: i64) -> Uuid {
     format!("00000000-0000-0000-0001-{i:012}").parse().unwrap()
+}
+
+fn batch_instance(i: i64) -> Uuid {
+    format!("00000000-0000-0000-0005-{i:012}").parse().unwrap()
 }
 
 /// Subscriptions: 1 ordered, 2 unordered, 3 ordered and suspended.
@@ -111,6 +119,9 @@ async fn build(conn: &mut PgConnection) {
          INSERT INTO instances (id, app_id, nombre)
              SELECT ('00000000-0000-0000-0001-' || lpad(i::text, 12, '0'))::uuid, '{APP}', 'i' || i
              FROM generate_series(1, {INSTANCES}) i;
+         INSERT INTO instances (id, app_id, nombre)
+             SELECT ('00000000-0000-0000-0005-' || lpad(i::text, 12, '0'))::uuid, '{APP}', 'b' || i
+             FROM generate_series(1, {BATCH_INSTANCES}) i;
          INSERT INTO subscriptions (id, app_id, nombre, url, ordenado, estado, motivo, suspendido_en)
          VALUES ('{o}', '{APP}', 'ordered', 'http://127.0.0.1/', true, 'activa', NULL, NULL),
                 ('{u}', '{APP}', 'unordered', 'http://127.0.0.1/', false, 'activa', NULL, NULL),
@@ -250,6 +261,53 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
     let times = vec!["now()"; heads].join(",");
     let durations = vec!["12"; heads].join(",");
     let key_ids = vec!["'whk_1'"; heads].join(",");
+    // A group commit as large as the recorder's batches (256 at most):
+    // first attempts of the unordered subscription's oldest open
+    // deliveries, delivered.
+    let recorded = {
+        let n = 200;
+        let ids = swept[..n].iter().map(Uuid::to_string).collect::<Vec<_>>();
+        let each = |v: &str| vec![v; n].join(",");
+        format!(
+            "'{{{}}}', '{{{}}}', '{{{}}}', ARRAY[{}], '{{{}}}', ARRAY[{}], ARRAY[{}]",
+            ids.join(","),
+            each("1"),
+            each("204"),
+            each("now()"),
+            each("12"),
+            each("'whk_1'"),
+            each("now()"),
+        )
+    };
+    // A batch of one event for each of BATCH_INSTANCES instances, as the
+    // intake's group commit appends under load: each ordered lane free,
+    // the unordered subscription's room (64 in this process) filled.
+    let batch = {
+        let n = BATCH_INSTANCES as usize;
+        let instances = (1..=BATCH_INSTANCES)
+            .map(|i| batch_instance(i).to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let each = |v: &str| vec![v; n].join(",");
+        format!(
+            "'{{{}}}', '{{{}}}', '{{{instances}}}', ARRAY[{}], ARRAY[{}], now(), \
+             '{{{instances}}}', '{{{}}}', ARRAY[{}], '{{{}}}', ARRAY[{}], ARRAY[{}], \
+             '{{{instances}}}', '{{{}}}', '30 seconds', '{{{}}}', ARRAY[{}], '{{}}', '{{}}', \
+             '{{}}', '{{}}', '{{}}', '{{}}', '{{}}', 64",
+            each("1"),
+            each("events"),
+            each("'\\x7b7d'::bytea"),
+            each("'{}'::jsonb"),
+            each("1"),
+            each("gen_random_uuid()"),
+            each("plans"),
+            each("NULL::text"),
+            each("'{}'"),
+            each("1"),
+            each("live"),
+            each("NULL::text"),
+        )
+    };
     // As many of the unordered subscription's oldest open deliveries.
     let unordered_heads = swept[100..]
         .iter()
@@ -308,6 +366,9 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
                  '{{{durations}}}', ARRAY[{key_ids}], ARRAY[{times}]"
             ),
         ),
+        // Each row's attempt read at its place in the arrays: joined to
+        // them, a nested loop over both compared 40,000 pairs.
+        ("record_delivered_many", recorded),
         (
             "next_after_many",
             format!("'{{{head}}}', '{{{head}}}', '30 seconds', now()"),
@@ -353,6 +414,10 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
                  '{{{i1}}}', '{{plans-source}}', '{{{u}}}', '{{0}}', 64"
             ),
         ),
+        // A large batch's fan-out: each new ordered lane's open delivery
+        // probed once, not looked up again in a list of the lanes for each
+        // of the 1,500 candidates.
+        ("append", batch),
         ("claim_next", format!("'{o}', '{i1}', 'live', '30 seconds'")),
         ("release_next", format!("'{o}', '{i1}', 'live'")),
         ("release", format!("'{o}', NULL")),
@@ -800,8 +865,9 @@ async fn per_event_plans_made_before_many_tenants_subscribed_are_made_again_once
         let mut sweeper = connect(&url).await;
         assert_eq!(
             analyze_grown(&mut sweeper).await.unwrap(),
-            Vec::<String>::new(),
-            "three subscriptions, one app and ten instances are under the threshold"
+            ["instances"],
+            "three subscriptions and one app are under the threshold; the batch's \
+             instances are not"
         );
         let statements = motor_store::deliveries::hot_statements();
         let cases: Vec<_> = cases(&mut conn)
