@@ -80,27 +80,20 @@ WITH expected AS (
     UPDATE instances i SET last_seq = r.last_seq
     FROM UNNEST($13::uuid[], $14::bigint[]) AS r(id, last_seq)
     WHERE i.id = r.id AND (SELECT ok FROM guard)
-), hosted AS MATERIALIZED (
-    -- The new events as the insert returns them (this statement cannot
-    -- read them back from `events`; a delivery's key to its event is
-    -- checked at the statement's end, when they are there), each with its
-    -- instance's app: one probe of the instances' key per event. Joined
-    -- in one step with the subscriptions, a plan read the instances by
-    -- app, every instance of the app for each (event, subscription) pair.
-    SELECT e.*, i.app_id
-    FROM stored e
-    JOIN instances i ON i.id = e.instance_id
-    WHERE NOT i.sistema
 ), candidates AS (
+    -- The new events as the insert returns them (this statement cannot
+    -- read them back from `events`); a delivery's key to its event is
+    -- checked at the statement's end, when they are there.
     SELECT motor_uuid_v7() AS id, s.id AS subscription_id, s.app_id, e.instance_id,
            e.event_id, e.seq, s.estado, s.ordenado, l.lane,
            row_number() OVER (PARTITION BY s.id, e.instance_id, l.lane ORDER BY e.seq) AS nth
-    FROM hosted e
-    JOIN subscriptions s ON s.app_id = e.app_id
+    FROM stored e
+    JOIN instances i ON i.id = e.instance_id
+    JOIN subscriptions s ON s.app_id = i.app_id
     CROSS JOIN LATERAL (
         SELECT CASE WHEN s.ordenado AND s.orden_por_clave AND e.orden_clave IS NOT NULL
                     THEN 'live/' || e.orden_clave ELSE 'live' END AS lane) l
-    WHERE s.estado <> 'eliminada' AND s.entorno = e.entorno
+    WHERE s.estado <> 'eliminada' AND NOT i.sistema AND s.entorno = e.entorno
       AND (cardinality(s.instancias) = 0 OR e.instance_id = ANY (s.instancias))
       AND (cardinality(s.tipos) = 0 OR e.type = ANY (s.tipos))
 ), placed AS (
