@@ -79,9 +79,10 @@ const YOUNG_OPEN_ROWS: i64 = 150;
 /// as many lanes (the fan-out of a batch under load). More would make
 /// the append's plan read past [`BOUND`] where it joins the events to
 /// their instances: on a generic plan it reads the instances by app, as
-/// many as half the app's for each (event, subscription) pair; 65 keep
-/// that at about 7,000 rows, and the quadratic search for open lanes this
-/// batch is here to catch at about 12,600.
+/// many as half the app's for each (event, subscription) pair; with 65
+/// that comes to some 7,000 rows by count (195 pairs, 75 instances),
+/// while the quadratic search for open lanes this batch is here to catch
+/// read 12,610 (the statement before 5206357 fails on it).
 const BATCH_INSTANCES: i64 = 65;
 
 const APP: &str = "00000000-0000-0000-0000-00000000000a";
