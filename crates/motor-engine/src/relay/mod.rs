@@ -103,7 +103,7 @@ pub struct RelayConfig {
 /// records ([`RelayConfig::wake`]).
 #[derive(Debug, Default)]
 pub struct RelayWake {
-    records: Notify,
+    events: Notify,
     awaited: Notify,
 }
 
@@ -111,7 +111,7 @@ impl RelayWake {
     /// Records of `{prefix}.events` alone were committed: the relay reads
     /// them at once if it is not pacing, or when its pace ends.
     pub fn events(&self) {
-        self.records.notify_one();
+        self.events.notify_one();
     }
 
     /// Records a role waits for were committed (delivery jobs for the
@@ -291,7 +291,7 @@ pub async fn run(
             }
             continue;
         }
-        let wake = rung(config.wake.as_deref().map(|w| &w.records));
+        let wake = rung(config.wake.as_deref().map(|w| &w.events));
         let awaited = rung(config.wake.as_deref().map(|w| &w.awaited));
         // A read due waits for its pace; a poll, for its time; neither
         // while the rounds in flight leave no room (one lands first).
