@@ -76,14 +76,14 @@ const YOUNG_ROWS: i64 = 2_000;
 const YOUNG_OPEN_ROWS: i64 = 150;
 
 /// Instances of the app with no event yet, for a batch's append across
-/// as many lanes (the fan-out of a batch under load). More would make
-/// the append's plan read past [`BOUND`] where it joins the events to
-/// their instances: on a generic plan it reads the instances by app, as
-/// many as half the app's for each (event, subscription) pair; with 65
-/// that comes to some 7,000 rows by count (195 pairs, 75 instances),
-/// while the quadratic search for open lanes this batch is here to catch
-/// read 12,610 (the statement before 5206357 fails on it).
-const BATCH_INSTANCES: i64 = 65;
+/// as many lanes (the fan-out of a batch under load). The statement before
+/// 5206357 searched a list of open lanes again for each candidate (12,610
+/// rows with 65 instances); the one before this batch grew to 300 read the
+/// instances by app where it joined the events to them, on a generic plan
+/// made before `instances` was analysed: every one of the app's for each
+/// (event, subscription) pair, 900 pairs by 310 instances here. Both read
+/// past [`BOUND`].
+const BATCH_INSTANCES: i64 = 300;
 
 const APP: &str = "00000000-0000-0000-0000-00000000000a";
 
@@ -410,7 +410,7 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
         ),
         // A batch's fan-out: each new ordered lane's open delivery probed
         // once, not looked up again in a list of the lanes for each of the
-        // 195 candidates.
+        // 900 candidates; each event's app read by its instance's key.
         ("append", batch),
         ("claim_next", format!("'{o}', '{i1}', 'live', '30 seconds'")),
         ("release_next", format!("'{o}', '{i1}', 'live'")),

@@ -88,8 +88,19 @@ WITH expected AS (
            e.event_id, e.seq, s.estado, s.ordenado, l.lane,
            row_number() OVER (PARTITION BY s.id, e.instance_id, l.lane ORDER BY e.seq) AS nth
     FROM stored e
+    -- Each event's instance by its key, and its app's subscriptions by
+    -- that app. The app is compared through an expression
+    -- (coalesce(i.app_id, i.app_id), the same value), so no plan can reach
+    -- the instances from the subscriptions through `instances_app_id`: a
+    -- generic plan made before `instances` was analysed (a new app's
+    -- first seconds, until the sweeper's pass) did, reading every one of
+    -- the app's instances for each (event, subscription) pair (18,000
+    -- rows for 60 events to 10 subscriptions of an app of 100). The
+    -- value read through a subquery instead, or the subscriptions in a
+    -- LATERAL of their own, made the generic plan dearer than a custom
+    -- one, and Postgres plan the append again for most calls.
     JOIN instances i ON i.id = e.instance_id
-    JOIN subscriptions s ON s.app_id = i.app_id
+    JOIN subscriptions s ON s.app_id = coalesce(i.app_id, i.app_id)
     CROSS JOIN LATERAL (
         SELECT CASE WHEN s.ordenado AND s.orden_por_clave AND e.orden_clave IS NOT NULL
                     THEN 'live/' || e.orden_clave ELSE 'live' END AS lane) l
