@@ -168,10 +168,13 @@ fn is_host_byte(b: u8) -> bool {
 }
 
 /// A webhook URL that passed every rule of the contract. It keeps the text
-/// the user sent (what the API shows back) and the parsed form.
+/// the user sent (what the API shows back) and the parsed form, which the
+/// sender hands to its client as it is (parsing it again was 1 % of
+/// Motor's CPU in a fan-out).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebhookUrl {
     raw: String,
+    url: Url,
     host: CanonicalHost,
     port: u16,
 }
@@ -235,6 +238,7 @@ impl WebhookUrl {
             .ok_or_else(|| invalid("must have a port"))?;
         Ok(Self {
             raw: raw.to_owned(),
+            url,
             host,
             port,
         })
@@ -242,6 +246,11 @@ impl WebhookUrl {
 
     pub fn as_str(&self) -> &str {
         &self.raw
+    }
+
+    /// The parsed form (WHATWG), as a client sends it.
+    pub fn url(&self) -> &Url {
+        &self.url
     }
 
     pub fn host(&self) -> &CanonicalHost {

@@ -117,7 +117,7 @@ impl Webhook {
     /// reaches 4 KB; the connection is then dropped, not drained.
     pub async fn post(
         &self,
-        url: &str,
+        url: impl reqwest::IntoUrl,
         timeout: Duration,
         headers: &[(&str, String)],
         body: impl Into<reqwest::Body>,
@@ -175,7 +175,7 @@ impl Sender for Webhook {
         message: &Message,
     ) -> Result<Answer, TransportFailure> {
         self.post(
-            target.as_str(),
+            target.url().clone(),
             message.timeout,
             &message.headers,
             message.body.clone(),

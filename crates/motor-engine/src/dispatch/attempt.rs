@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use motor_destinations::{attempt, Attempt as Request};
-use motor_domain::{delivery::Outcome, keyring};
+use motor_domain::delivery::Outcome;
 use motor_store::deliveries::{Attempt, Claimed};
 
 use super::{step::renew_due, Dispatcher};
@@ -33,12 +33,16 @@ pub(super) async fn make(
         .await?;
     // A retiring key stops signing when its window ends, even if the set
     // was read a moment before.
-    let keys = keyring::open_live(
-        &d.sealing,
-        claimed.subscription_id,
-        &signing.keys,
-        chrono::Utc::now(),
-    );
+    let keys = d
+        .cache
+        .keys(
+            &d.pool,
+            &d.sealing,
+            claimed.subscription_id,
+            claimed.subscription_version,
+        )
+        .await?
+        .live(chrono::Utc::now());
     for key in &keys.unopened {
         tracing::error!(key = %key, subscription = %claimed.subscription_id, "a signing key does not open");
     }

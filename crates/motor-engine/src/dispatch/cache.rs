@@ -1,7 +1,7 @@
 //! What every attempt reads but rarely changes — operator settings, an
 //! app's allowed destinations and destination policy, a subscription's signing (its profile and
-//! sealed keys) and broker credentials (both per version of the
-//! subscription) and whether it is ordered — kept for a second, so an
+//! sealed keys, and those keys opened) and broker credentials (all per
+//! version of the subscription) and whether it is ordered — kept for a second, so an
 //! attempt costs its claim, its request and its record and not three more
 //! queries. A second is short enough for the other changes to take effect
 //! at once in practice: a destination removed from a list is caught within
@@ -18,6 +18,7 @@ use std::{
 
 use motor_domain::{
     credentials::{credentials_aad, BrokerCredentials},
+    keyring::OpenedKeys,
     operator::App,
     seal::SealingKey,
     settings::Settings,
@@ -96,6 +97,7 @@ pub(super) struct AttemptCache {
     settings: Fresh<(), Settings>,
     apps: Fresh<AppId, App>,
     signing: Fresh<(SubscriptionId, i64), Signing>,
+    keys: Fresh<(SubscriptionId, i64), OpenedKeys>,
     credentials: Fresh<(SubscriptionId, i64), Option<BrokerCredentials>>,
     ordered: Fresh<SubscriptionId, bool>,
 }
@@ -106,6 +108,7 @@ impl AttemptCache {
             settings: Fresh::new(),
             apps: Fresh::new(),
             signing: Fresh::new(),
+            keys: Fresh::new(),
             credentials: Fresh::new(),
             ordered: Fresh::new(),
         }
@@ -149,6 +152,23 @@ impl AttemptCache {
                         environment: Default::default(),
                         keys: Vec::new(),
                     }))
+            })
+            .await
+    }
+
+    /// The signing keys of a subscription at `version` ([`Self::signing`]'s),
+    /// opened (each attempt takes the live ones).
+    pub(super) async fn keys(
+        &self,
+        pool: &Pool,
+        sealing: &SealingKey,
+        subscription: SubscriptionId,
+        version: i64,
+    ) -> Result<Arc<OpenedKeys>> {
+        self.keys
+            .get(&(subscription, version), || async {
+                let signing = self.signing(pool, subscription, version).await?;
+                Ok(OpenedKeys::open(sealing, subscription, &signing.keys))
             })
             .await
     }
