@@ -193,14 +193,21 @@ async fn add_tenants(conn: &mut PgConnection) {
     conn.execute(script.as_str()).await.unwrap();
 }
 
+/// `ids` comma-separated, as inside a `uuid[]` literal's braces.
+fn listed(ids: &[Uuid]) -> String {
+    ids.iter()
+        .map(Uuid::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// `record_delivered_many`'s arguments for first attempts of `ids`, each
 /// delivered (204, 12 ms, one key).
 fn delivered(ids: &[Uuid]) -> String {
     let each = |v: &str| vec![v; ids.len()].join(",");
-    let ids = ids.iter().map(Uuid::to_string).collect::<Vec<_>>();
     format!(
         "'{{{}}}', '{{{}}}', '{{{}}}', ARRAY[{}], '{{{}}}', ARRAY[{}], ARRAY[{}]",
-        ids.join(","),
+        listed(ids),
         each("1"),
         each("204"),
         each("now()"),
@@ -243,11 +250,7 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
         swept.push(at(conn, ORDERED, i, DELIVERED + 1).await);
         swept.push(at(conn, ORDERED, i, DELIVERED + 2).await);
     }
-    let ids = swept
-        .iter()
-        .map(Uuid::to_string)
-        .collect::<Vec<_>>()
-        .join(",");
+    let ids = listed(&swept);
     let (o, u, s, i1) = (
         subscription(ORDERED),
         subscription(UNORDERED),
@@ -272,26 +275,23 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
     for i in 1..=INSTANCES {
         lane_head_ids.push(at(conn, ORDERED, i, DELIVERED + 1).await);
     }
-    let lane_heads = lane_head_ids
-        .iter()
-        .map(Uuid::to_string)
-        .collect::<Vec<_>>()
-        .join(",");
+    let lane_heads = listed(&lane_head_ids);
     // The second delivery of each lane: parked behind its head.
     let mut behind_heads = Vec::new();
     for i in 1..=INSTANCES {
-        behind_heads.push(at(conn, ORDERED, i, DELIVERED + 2).await.to_string());
+        behind_heads.push(at(conn, ORDERED, i, DELIVERED + 2).await);
     }
-    let behind_heads = behind_heads.join(",");
+    let behind_heads = listed(&behind_heads);
     // A batch of one event for each of BATCH_INSTANCES instances, as the
     // intake's group commit appends under load: each ordered lane free,
     // the unordered subscription's room (64 in this process) filled.
     let batch = {
         let n = BATCH_INSTANCES as usize;
-        let instances = (1..=BATCH_INSTANCES)
-            .map(|i| batch_instance(i).to_string())
-            .collect::<Vec<_>>()
-            .join(",");
+        let instances = listed(
+            &(1..=BATCH_INSTANCES)
+                .map(batch_instance)
+                .collect::<Vec<_>>(),
+        );
         let each = |v: &str| vec![v; n].join(",");
         format!(
             "'{{{}}}', '{{{}}}', '{{{instances}}}', ARRAY[{}], ARRAY[{}], now(), \
@@ -313,12 +313,7 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
         )
     };
     // As many of the unordered subscription's oldest open deliveries.
-    let unordered_heads = swept[100..]
-        .iter()
-        .take(heads)
-        .map(Uuid::to_string)
-        .collect::<Vec<_>>()
-        .join(",");
+    let unordered_heads = listed(&swept[100..100 + heads]);
     // The sweeper's hints: (subscription, instance, lane, seq) arrays.
     let hints_of = |lanes: &[(Uuid, Uuid, i64)]| {
         let list = |f: &dyn Fn(&(Uuid, Uuid, i64)) -> String| {
