@@ -40,23 +40,27 @@ pub fn open_live(
     sealed: &[SealedKey],
     now: Timestamp,
 ) -> LiveKeys {
-    OpenedKeys::open(
+    let opened = OpenedKeys::open(
         sealing,
         subscription,
         sealed.iter().filter(|k| k.is_live(now)),
-    )
-    .live(now)
+    );
+    LiveKeys {
+        keys: opened.keys,
+        unopened: opened.unopened.into_iter().map(|k| k.key_id).collect(),
+    }
 }
 
-/// A subscription's keys opened once, whatever their life span: each
-/// attempt then takes the live ones ([`OpenedKeys::live`]) without opening
-/// them again (opening them at every attempt was 4 % of Motor's CPU in a
-/// fan-out).
+/// A subscription's keys opened once, whatever their life span, for an
+/// attempt cache to keep: the signer takes those live at its own instant
+/// (`signature::sign_profile`), so a retiring key stops signing the moment
+/// its window ends however long ago the set was opened. Opening them at
+/// every attempt was 4 % of Motor's CPU in a fan-out.
 #[derive(Debug, Default)]
 pub struct OpenedKeys {
     keys: Vec<SigningKey>,
-    /// Those that did not open: their key ids and when they stop signing.
-    unopened: Vec<(String, Option<Timestamp>)>,
+    /// Those that did not open, as stored.
+    unopened: Vec<SealedKey>,
 }
 
 impl OpenedKeys {
@@ -76,36 +80,31 @@ impl OpenedKeys {
                 key.expires_at,
             ) {
                 Ok(key) => opened.keys.push(key),
-                Err(_) => opened.unopened.push((key.key_id.clone(), key.expires_at)),
+                Err(_) => opened.unopened.push(key.clone()),
             }
         }
         opened
     }
 
-    /// The keys that sign at `now` (a retiring key stops the moment its
-    /// window ends), and the ids of those that did not open.
-    pub fn live(&self, now: Timestamp) -> LiveKeys {
-        LiveKeys {
-            keys: self
-                .keys
-                .iter()
-                .filter(|k| k.is_live_at(now))
-                .cloned()
-                .collect(),
-            unopened: self
-                .unopened
-                .iter()
-                .filter(|(_, expires_at)| expires_at.is_none_or(|end| end > now))
-                .map(|(id, _)| id.clone())
-                .collect(),
-        }
+    /// Every key that opened, live or not (the signer picks).
+    pub fn keys(&self) -> &[SigningKey] {
+        &self.keys
+    }
+
+    /// The ids of the keys live at `now` that did not open (for the
+    /// caller to log).
+    pub fn unopened_at(&self, now: Timestamp) -> impl Iterator<Item = &str> {
+        self.unopened
+            .iter()
+            .filter(move |k| k.is_live(now))
+            .map(|k| k.key_id.as_str())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{seal::secret_aad, secret::IssuedSecret, time};
+    use crate::{seal::secret_aad, secret::IssuedSecret, signature, time};
 
     fn sealed(
         sealing: &SealingKey,
@@ -125,7 +124,7 @@ mod tests {
     }
 
     #[test]
-    fn keys_opened_once_sign_while_live_as_open_live_opens_them() {
+    fn keys_opened_once_sign_while_live_and_name_the_live_ones_that_did_not_open() {
         let sealing = SealingKey::derive(&"m".repeat(32)).unwrap();
         let subscription = SubscriptionId::new();
         let now = time::now_millis();
@@ -137,29 +136,30 @@ mod tests {
         let mut damaged_retiring = sealed(&sealing, subscription, Some(later));
         damaged_retiring.sealed[0] ^= 1;
         let all = [current, retiring, damaged, damaged_retiring];
+        let id = |n: usize| all[n].key_id.as_str();
         let opened = OpenedKeys::open(&sealing, subscription, &all);
-        let ids = |live: &LiveKeys| -> Vec<String> {
-            live.keys
-                .iter()
-                .map(|k| k.key_id.as_str().to_owned())
-                .collect()
+        let signers = |at| {
+            signature::sign(opened.keys(), at, "d", b"{}")
+                .unwrap()
+                .key_id_list()
+                .into_iter()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
         };
-        for at in [now, later] {
-            let live = opened.live(at);
-            let fresh = open_live(&sealing, subscription, &all, at);
-            assert_eq!(ids(&live), ids(&fresh), "at {at}");
-            assert_eq!(live.unopened, fresh.unopened, "at {at}");
-        }
-        let during = opened.live(now);
-        assert_eq!(ids(&during), [all[0].key_id.clone(), all[1].key_id.clone()]);
-        assert_eq!(
-            during.unopened,
-            [all[2].key_id.clone(), all[3].key_id.clone()]
-        );
-        // The retiring key's window has ended: it signs no more, and its
-        // damaged twin is no longer named.
-        let after = opened.live(later);
-        assert_eq!(ids(&after), [all[0].key_id.clone()]);
-        assert_eq!(after.unopened, [all[2].key_id.clone()]);
+        // While the retiring key's window runs, both sign; once it has
+        // ended, the current key alone, from the same opened set.
+        let mut both = signers(now);
+        both.sort();
+        let mut expected = vec![id(0).to_owned(), id(1).to_owned()];
+        expected.sort();
+        assert_eq!(both, expected);
+        assert_eq!(signers(later), [id(0)]);
+        assert_eq!(opened.unopened_at(now).collect::<Vec<_>>(), [id(2), id(3)]);
+        assert_eq!(opened.unopened_at(later).collect::<Vec<_>>(), [id(2)]);
+        // open_live, which the probe and the checks use, opens the same.
+        let live = open_live(&sealing, subscription, &all, later);
+        let live_ids: Vec<_> = live.keys.iter().map(|k| k.key_id.as_str()).collect();
+        assert_eq!(live_ids, [id(0)]);
+        assert_eq!(live.unopened, [id(2)]);
     }
 }

@@ -31,8 +31,8 @@ pub(super) async fn make(
             claimed.subscription_version,
         )
         .await?;
-    // A retiring key stops signing when its window ends, even if the set
-    // was read a moment before.
+    // Opened once a version; the signer takes those live at its instant
+    // (a retiring key stops signing the moment its window ends).
     let keys = d
         .cache
         .keys(
@@ -41,9 +41,8 @@ pub(super) async fn make(
             claimed.subscription_id,
             claimed.subscription_version,
         )
-        .await?
-        .live(chrono::Utc::now());
-    for key in &keys.unopened {
+        .await?;
+    for key in keys.unopened_at(chrono::Utc::now()) {
         tracing::error!(key = %key, subscription = %claimed.subscription_id, "a signing key does not open");
     }
     let credentials = match &claimed.destination {
@@ -90,7 +89,7 @@ pub(super) async fn make(
             destination: claimed.destination.as_ref(),
             allowed: &[&settings.allowed_destinations, &app.allowed_destinations],
             policy: app.destination_policy,
-            keys: &keys.keys,
+            keys: keys.keys(),
             profile: signing.profile,
             contract: signing.contract,
             app_id: claimed.app_id,
