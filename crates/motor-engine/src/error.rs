@@ -27,6 +27,11 @@ pub enum EngineError {
     /// before its attempt: the attempt was not made.
     #[error("the claim was lost before its attempt")]
     Lost,
+    /// The attempt waited for a read of a value attempts share (settings,
+    /// an app, a subscription's signing) that another made, and that read
+    /// failed.
+    #[error("a read of settings or a subscription this attempt waited for failed")]
+    Waited,
 }
 
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;

@@ -19,7 +19,10 @@
 use std::{
     collections::HashMap,
     hash::Hash,
-    sync::{Arc, Mutex},
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc, Mutex,
+    },
     time::{Duration, Instant},
 };
 
@@ -36,7 +39,7 @@ use motor_domain::{
 };
 use motor_store::{subscriptions::Signing, Pool};
 
-use crate::Result;
+use crate::{EngineError, Result};
 
 const FRESH_FOR: Duration = Duration::from_secs(1);
 
@@ -47,13 +50,18 @@ const FRESH_FOR: Duration = Duration::from_secs(1);
 /// mutex, with no eviction but freshness, is all an attempt needs, and
 /// its read is a hash and a clock reading.
 struct Fresh<K, V> {
-    entries: Mutex<Entries<K, Slot<V>>>,
+    entries: Mutex<Entries<K, Arc<Slot<V>>>>,
 }
 
-/// A value being loaded or loaded: whoever finds it empty waits for the
-/// load in flight, or loads it if that load failed (an error is never
-/// kept).
-type Slot<V> = Arc<OnceCell<Arc<V>>>;
+/// A value being loaded or loaded. Whoever finds it empty waits for the
+/// load in flight; when that load fails, those waiting fail with it (each
+/// would otherwise make its own try, one after the other, a whole
+/// acquire timeout each while Postgres is out of reach), and the next to
+/// ask starts a new slot: an error is never kept.
+struct Slot<V> {
+    value: OnceCell<Arc<V>>,
+    failed: AtomicBool,
+}
 
 impl<K: Eq + Hash + Clone, V> Fresh<K, V> {
     fn new() -> Self {
@@ -70,19 +78,36 @@ impl<K: Eq + Hash + Clone, V> Fresh<K, V> {
         let slot = {
             let mut entries = self.entries.lock().expect("not poisoned");
             match entries.map.get(key) {
-                Some((at, slot)) if at.elapsed() < FRESH_FOR => slot.clone(),
+                Some((at, slot))
+                    if at.elapsed() < FRESH_FOR && !slot.failed.load(Ordering::Acquire) =>
+                {
+                    slot.clone()
+                }
                 _ => {
-                    let slot = Slot::default();
+                    let slot = Arc::new(Slot {
+                        value: OnceCell::new(),
+                        failed: AtomicBool::new(false),
+                    });
                     entries.insert(key.clone(), slot.clone(), Instant::now());
                     slot
                 }
             }
         };
-        if let Some(value) = slot.get() {
+        if let Some(value) = slot.value.get() {
             return Ok(value.clone());
         }
         let value = slot
-            .get_or_try_init(|| async { load().await.map(Arc::new) })
+            .value
+            .get_or_try_init(|| async {
+                if slot.failed.load(Ordering::Acquire) {
+                    return Err(EngineError::Waited);
+                }
+                let loaded = load().await;
+                if loaded.is_err() {
+                    slot.failed.store(true, Ordering::Release);
+                }
+                loaded.map(Arc::new)
+            })
             .await?;
         Ok(value.clone())
     }
@@ -276,8 +301,8 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_value_asked_for_together_is_loaded_once_and_a_failed_load_is_not_kept() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
+    async fn a_value_asked_for_together_is_loaded_once_and_a_failed_load_fails_its_waiters_only() {
+        use std::sync::atomic::AtomicUsize;
 
         let fresh = Arc::new(Fresh::<u32, u32>::new());
         let loads = Arc::new(AtomicUsize::new(0));
@@ -299,11 +324,26 @@ mod tests {
         }
         assert_eq!(loads.load(Ordering::SeqCst), 1, "one load for 20 askers");
 
-        // A load that fails is tried again by the next asker.
-        let failed = fresh
-            .get(&2, || async { Err(crate::EngineError::Lost) })
-            .await;
-        assert!(failed.is_err());
+        // Those waiting for a load that fails fail with it, without a try
+        // of their own; the next to ask loads again.
+        let failures = Arc::new(AtomicUsize::new(0));
+        let mut askers = tokio::task::JoinSet::new();
+        for _ in 0..20 {
+            let (fresh, failures) = (fresh.clone(), failures.clone());
+            askers.spawn(async move {
+                fresh
+                    .get(&2, || async {
+                        failures.fetch_add(1, Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        Err(EngineError::Lost)
+                    })
+                    .await
+            });
+        }
+        while let Some(value) = askers.join_next().await {
+            assert!(value.expect("joined").is_err());
+        }
+        assert_eq!(failures.load(Ordering::SeqCst), 1, "one try for 20 askers");
         let value = fresh
             .get(&2, || async {
                 loads.fetch_add(1, Ordering::SeqCst);
