@@ -40,7 +40,7 @@ use std::{
 
 use rustix::{
     fd::{AsFd, OwnedFd},
-    net::{getpeername, getsockname, sockopt, SocketAddrAny},
+    net::{getpeername, getsockname, sockopt, SocketAddrAny, SocketType},
     process::{getpid, pidfd_getfd, pidfd_open, PidfdFlags, PidfdGetfdFlags},
 };
 use sqlx::PgConnection;
@@ -214,9 +214,12 @@ fn sockets(local: u16, remote: u16) -> Result<Vec<OwnedFd>, GuardError> {
             continue;
         };
         // Not a socket, or not an IP one: no port, no match.
-        let from = getsockname(&socket).ok().and_then(port);
+        if getsockname(&socket).ok().and_then(port) != Some(local) {
+            continue;
+        }
         let to = getpeername(&socket).ok().flatten().and_then(port);
-        if from == Some(local) && to == Some(remote) {
+        let stream = sockopt::socket_type(&socket).is_ok_and(|t| t == SocketType::STREAM);
+        if to == Some(remote) && stream {
             found.push(socket);
         }
     }
