@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::{
     delivery::CancelReason,
     error::FieldError,
-    event::cap::{MAX_ENVELOPE_BYTES, METADATA},
+    event::cap::{json_len, MAX_ENVELOPE_BYTES, METADATA},
     signature::SigningProfile,
     subscription::{SubscriptionState, SuspensionReason},
 };
@@ -460,7 +460,7 @@ impl ContractSpec {
         let (Some(cap), Some(metadata)) = (self.max_metadata_bytes, data.get(METADATA)) else {
             return Ok(());
         };
-        let size = serde_json::to_vec(metadata).map_or(usize::MAX, |b| b.len());
+        let size = json_len(metadata);
         if size > cap {
             return Err(FieldError::invalid(
                 format!("data.{METADATA}"),

@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 use super::CommandKind;
 use crate::{
     error::FieldError,
+    event::cap::json_len,
     time::{self, Timestamp},
 };
 
@@ -268,7 +269,7 @@ fn object(raw: Option<&Value>, field: &str) -> Result<Option<Map<String, Value>>
             "must not contain a NUL character (\\u0000)",
         ));
     }
-    let bytes = value.to_string().len();
+    let bytes = json_len(value);
     if bytes > MAX_PAYLOAD_BYTES {
         return Err(FieldError::too_large(
             field,
