@@ -270,6 +270,8 @@ impl AttemptCache {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::AtomicUsize;
+
     use super::*;
 
     fn keys(entries: &Entries<u32, &'static str>) -> Vec<u32> {
@@ -300,58 +302,58 @@ mod tests {
         assert_eq!(entries.map[&5].0, t0 + ms(2400));
     }
 
-    #[tokio::test]
-    async fn a_value_asked_for_together_is_loaded_once_and_a_failed_load_fails_its_waiters_only() {
-        use std::sync::atomic::AtomicUsize;
-
-        let fresh = Arc::new(Fresh::<u32, u32>::new());
+    /// Asks `fresh` for `key` from 20 tasks at once, each with a load
+    /// that takes 50 ms and yields `Some` value or fails on `None`: what
+    /// each got, and how many loads ran. Time is paused, so the loads'
+    /// timers fire only once every task waits: all 20 ask together.
+    async fn ask_together(
+        fresh: &Arc<Fresh<u32, u32>>,
+        key: u32,
+        outcome: Option<u32>,
+    ) -> (Vec<Result<Arc<u32>>>, usize) {
         let loads = Arc::new(AtomicUsize::new(0));
         let mut askers = tokio::task::JoinSet::new();
         for _ in 0..20 {
             let (fresh, loads) = (fresh.clone(), loads.clone());
             askers.spawn(async move {
                 fresh
-                    .get(&1, || async {
+                    .get(&key, || async {
                         loads.fetch_add(1, Ordering::SeqCst);
                         tokio::time::sleep(Duration::from_millis(50)).await;
-                        Ok(7)
+                        outcome.ok_or(EngineError::Lost)
                     })
                     .await
             });
         }
-        while let Some(value) = askers.join_next().await {
-            assert_eq!(*value.expect("joined").expect("loaded"), 7);
-        }
-        assert_eq!(loads.load(Ordering::SeqCst), 1, "one load for 20 askers");
+        let got = askers.join_all().await;
+        (got, loads.load(Ordering::SeqCst))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_value_asked_for_together_is_loaded_once_and_a_failed_load_fails_its_waiters_only() {
+        let fresh = Arc::new(Fresh::<u32, u32>::new());
+        let (got, loads) = ask_together(&fresh, 1, Some(7)).await;
+        assert!(got.iter().all(|v| v.as_deref().is_ok_and(|v| *v == 7)));
+        assert_eq!(loads, 1, "one load for 20 askers");
 
         // Those waiting for a load that fails fail with it, without a try
         // of their own; the next to ask loads again.
-        let failures = Arc::new(AtomicUsize::new(0));
-        let mut askers = tokio::task::JoinSet::new();
-        for _ in 0..20 {
-            let (fresh, failures) = (fresh.clone(), failures.clone());
-            askers.spawn(async move {
-                fresh
-                    .get(&2, || async {
-                        failures.fetch_add(1, Ordering::SeqCst);
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        Err(EngineError::Lost)
-                    })
-                    .await
-            });
-        }
-        while let Some(value) = askers.join_next().await {
-            assert!(value.expect("joined").is_err());
-        }
-        assert_eq!(failures.load(Ordering::SeqCst), 1, "one try for 20 askers");
+        let (got, tries) = ask_together(&fresh, 2, None).await;
+        assert!(got.iter().all(Result::is_err));
+        assert_eq!(tries, 1, "one try for 20 askers");
+        let again = AtomicUsize::new(0);
         let value = fresh
             .get(&2, || async {
-                loads.fetch_add(1, Ordering::SeqCst);
+                again.fetch_add(1, Ordering::SeqCst);
                 Ok(9)
             })
             .await
             .expect("loaded");
         assert_eq!(*value, 9);
-        assert_eq!(loads.load(Ordering::SeqCst), 2);
+        assert_eq!(
+            again.load(Ordering::SeqCst),
+            1,
+            "a new load after the failure"
+        );
     }
 }
