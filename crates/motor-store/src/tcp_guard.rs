@@ -200,8 +200,8 @@ fn set(socket: &OwnedFd, guard: TcpGuard) -> rustix::io::Result<()> {
 /// Each descriptor is asked for its own ports. Reading `/proc/net/tcp{,6}`
 /// instead, as this did before, made the kernel walk its whole table of
 /// TCP connections for each new one: about 9 ms a connection on a 2-core
-/// EPYC whatever the count (16 sockets or 2,155), against 0.4 ms now, and
-/// a pool makes its 32 together at start and after a failover.
+/// EPYC with only 16 sockets on the machine, against 0.4 ms now, and a
+/// pool makes its 32 together at start and after a failover.
 fn sockets(local: u16, remote: u16) -> Result<Vec<OwnedFd>, GuardError> {
     let pidfd = pidfd_open(getpid(), PidfdFlags::empty())?;
     let mut found = Vec::new();
