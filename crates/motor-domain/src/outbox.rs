@@ -1,16 +1,17 @@
-//! What Motor publishes, named once: the topic vocabulary ([`Topic`]) and
-//! the outbox record ([`OutboxRecord`]) every writer builds — the ledger
-//! (events), the fan-out, replays and the sweeper (delivery jobs) and an
-//! attempt's finish (retries, the DLQ). The store inserts records, the
-//! relay publishes them under `{prefix}.{topic}`; both stay ignorant of
-//! what a record means.
+//! What Motor publishes, named once: the topic vocabulary ([`Topic`]), the
+//! outbox record ([`OutboxRecord`]) every writer builds — the fan-out,
+//! replays and the sweeper (delivery jobs), an attempt's finish (retries,
+//! the DLQ) and commands — and an event's headers ([`event_headers`]; the
+//! ledger's events are recorded by reference, their envelopes read from the
+//! ledger when they are published). The store inserts records, the relay
+//! publishes them under `{prefix}.{topic}`; both stay ignorant of what a
+//! record means.
 
 use std::fmt;
 
 use crate::{
     command::{CommandId, CommandKind},
     delivery::{DeliveryId, DeliveryJob, Lane, Tier},
-    envelope::Envelope,
     ids::{EventId, InstanceId},
     subscription::SubscriptionId,
     time::{self, Timestamp},
@@ -97,6 +98,24 @@ impl fmt::Display for Topic {
     }
 }
 
+/// The Kafka headers of an event on `{prefix}.events` (its value is the
+/// envelope's bytes as the ledger stores them). The outbox keeps an
+/// event's record by reference, its instance and seq: the relay reads the
+/// envelope and these from the ledger when it publishes.
+pub fn event_headers(
+    event_id: EventId,
+    instance_id: InstanceId,
+    seq: i64,
+    event_type: &str,
+) -> Vec<(&'static str, String)> {
+    vec![
+        ("event_id", event_id.to_string()),
+        ("instance_id", instance_id.to_string()),
+        ("seq", seq.to_string()),
+        ("type", event_type.to_owned()),
+    ]
+}
+
 /// A record bound for Kafka, as the outbox stores it: keyed by its
 /// instance, so every record of an instance lands on one partition in the
 /// order it was written.
@@ -110,21 +129,6 @@ pub struct OutboxRecord {
 }
 
 impl OutboxRecord {
-    /// An event for `{prefix}.events`: the envelope's bytes as stored.
-    pub fn event(envelope: &Envelope, json: &str) -> Self {
-        Self {
-            topic: Topic::Events,
-            instance: envelope.instance_id,
-            payload: json.as_bytes().to_vec(),
-            headers: vec![
-                ("event_id", envelope.event_id.to_string()),
-                ("instance_id", envelope.instance_id.to_string()),
-                ("seq", envelope.seq.to_string()),
-                ("type", envelope.event_type.clone()),
-            ],
-        }
-    }
-
     /// A delivery job, on the topic its `due_at` calls for at `now`.
     pub fn job(job: &DeliveryJob, now: Timestamp) -> Self {
         Self::job_on(job, Topic::for_job(job.due_at, now))

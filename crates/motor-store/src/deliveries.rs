@@ -239,7 +239,8 @@ pub struct HotStatement {
 }
 
 /// Every [`HotStatement`] of this module: the texts its functions run
-/// (`sql/*.sql`, checked against the schema when the crate is built).
+/// (`sql/*.sql`, checked against the schema when the crate is built), and
+/// the relay's read ([`outbox::fetch_after`], which reads the ledger).
 #[doc(hidden)]
 pub fn hot_statements() -> Vec<HotStatement> {
     let hot = |name, params, sql: &str| HotStatement {
@@ -308,10 +309,14 @@ pub fn hot_statements() -> Vec<HotStatement> {
         },
         hot(
             "append",
-            "int[], text[], text[], bytea[], jsonb[], timestamptz, uuid[], bigint[], uuid[], \
-             text[], text[], text[], uuid[], bigint[], interval, text[], text[], uuid[], \
-             bigint[], bigint[], uuid[], text[]",
+            "int[], timestamptz, uuid[], bigint[], uuid[], text[], text[], text[], uuid[], \
+             bigint[], interval, text[], text[], uuid[], bigint[], bigint[], uuid[], text[]",
             include_str!("deliveries/sql/append.sql"),
+        ),
+        hot(
+            "fetch_after",
+            "int[], bigint, bigint[], bigint[]",
+            outbox::FETCH_AFTER,
         ),
         HotStatement {
             setup: BY_KEY_SETUP,

@@ -1,8 +1,12 @@
 //! The transactional outbox. Writers insert records in the transaction that
-//! decides them; the relay reads the shards it owns in id order, publishes,
-//! and deletes what the broker acknowledged.
+//! decides them (the ledger's append its events' records, each naming its
+//! event rather than holding its envelope); the relay reads the shards it
+//! owns in id order, publishes, and deletes what the broker acknowledged.
 
-use motor_domain::{outbox::OutboxRecord, OUTBOX_SHARDS};
+use motor_domain::{
+    outbox::{event_headers, OutboxRecord},
+    EventId, OUTBOX_SHARDS,
+};
 use sqlx::{types::Json, PgConnection, PgExecutor};
 
 use crate::Result;
@@ -22,7 +26,7 @@ pub struct PendingRecord {
 }
 
 /// Records as column arrays, for one multi-row insert (`$1…$5` of
-/// [`insert`], and of the ledger's append).
+/// [`insert`], and of a command's statements).
 #[derive(Debug, Default)]
 pub(crate) struct Columns {
     pub shards: Vec<i32>,
@@ -72,7 +76,6 @@ pub async fn insert(
     if columns.is_empty() {
         return Ok(());
     }
-    // The ledger's append has the same INSERT inside its own statement.
     sqlx::query!(
         "INSERT INTO outbox (shard, topic, key, payload, headers)
          SELECT shard, topic, key, payload, headers
@@ -93,8 +96,9 @@ pub async fn insert(
 /// The oldest records of the given shards, in id order, once the records
 /// `published` earlier are deleted, leaving out the records `in_flight`
 /// (published, not yet acknowledged): one statement (and one round trip) a
-/// relay round, where a delete after each publish and a read took two. The
-/// read's snapshot predates the delete, so it leaves those ids out itself.
+/// relay round, where a delete after each publish and a read took two.
+/// An event's record comes back with its envelope and headers, read from
+/// the ledger ([`FETCH_AFTER`]).
 pub async fn fetch_after(
     db: impl PgExecutor<'_>,
     shards: &[i32],
@@ -102,13 +106,8 @@ pub async fn fetch_after(
     published: &[i64],
     in_flight: &[i64],
 ) -> Result<Vec<PendingRecord>> {
-    let rows = sqlx::query!(
-        r#"WITH published AS (DELETE FROM outbox WHERE id = ANY($3))
-           SELECT id, topic, key, payload,
-                  headers AS "headers: Json<serde_json::Map<String, serde_json::Value>>"
-           FROM outbox
-           WHERE shard = ANY($1) AND id <> ALL($3) AND id <> ALL($4)
-           ORDER BY id LIMIT $2"#,
+    let rows = sqlx::query_file!(
+        "src/outbox/fetch_after.sql",
         shards,
         limit,
         published,
@@ -118,24 +117,50 @@ pub async fn fetch_after(
     .await?;
     Ok(rows
         .into_iter()
-        .map(|row| {
-            let Json(headers) = row.headers;
-            PendingRecord {
+        .filter_map(|row| {
+            let (payload, headers) = match (row.payload, row.envelope) {
+                (Some(payload), _) => {
+                    let Json(headers) = row.headers;
+                    let headers = headers
+                        .into_iter()
+                        .map(|(k, v)| match v {
+                            serde_json::Value::String(s) => (k, s),
+                            other => (k, other.to_string()),
+                        })
+                        .collect();
+                    (payload, headers)
+                }
+                (None, Some(envelope)) => {
+                    let headers = event_headers(
+                        EventId::from_uuid(row.event_id?),
+                        row.key.parse().ok()?,
+                        row.event_seq?,
+                        row.event_type.as_deref()?,
+                    );
+                    let headers = headers
+                        .into_iter()
+                        .map(|(k, v)| (k.to_owned(), v))
+                        .collect();
+                    (envelope.into_bytes(), headers)
+                }
+                // Left out by the statement.
+                (None, None) => return None,
+            };
+            Some(PendingRecord {
                 id: row.id,
                 topic: row.topic,
                 key: row.key,
-                payload: row.payload,
-                headers: headers
-                    .into_iter()
-                    .map(|(k, v)| match v {
-                        serde_json::Value::String(s) => (k, s),
-                        other => (k, other.to_string()),
-                    })
-                    .collect(),
-            }
+                payload,
+                headers,
+            })
         })
         .collect())
 }
+
+/// The text of [`fetch_after`]'s statement, for the test of hot statements'
+/// plans.
+#[doc(hidden)]
+pub const FETCH_AFTER: &str = include_str!("outbox/fetch_after.sql");
 
 /// Deletes published records.
 pub async fn delete(db: impl PgExecutor<'_>, ids: &[i64]) -> Result<u64> {

@@ -232,6 +232,9 @@ async fn plain_consumer_gets_the_ledger_bytes() {
                 envelope["event_id"].as_str().unwrap()
             );
             assert_eq!(record.headers["seq"], envelope["seq"].to_string());
+            assert_eq!(record.headers["instance_id"], instance.to_string());
+            assert_eq!(record.headers["type"], envelope["type"].as_str().unwrap());
+            assert_eq!(record.headers.len(), 4, "{:?}", record.headers);
             compared += 1;
         }
     }

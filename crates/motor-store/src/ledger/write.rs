@@ -9,16 +9,16 @@ use std::collections::HashMap;
 use motor_domain::{
     contract::Environment,
     envelope::{Envelope, SCHEMA_VERSION},
-    outbox::OutboxRecord,
+    outbox::outbox_shard,
     time, EventId, InstanceId,
 };
-use sqlx::{types::Json, PgConnection};
+use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::{Appended, LockedInstance, Request};
 use crate::{
     deliveries::{self, Handed, Taking},
-    outbox, Result,
+    Result,
 };
 
 /// How the instances in a batch's `locked` map were read.
@@ -234,7 +234,9 @@ struct NewRows {
     envelopes: Vec<String>,
     environments: Vec<&'static str>,
     order_keys: Vec<Option<String>>,
-    records: outbox::Columns,
+    /// The outbox shard of each event's instance, for its
+    /// `{prefix}.events` record.
+    shards: Vec<i32>,
 }
 
 impl NewRows {
@@ -254,11 +256,12 @@ impl NewRows {
         self.order_keys.push(order_key);
         self.envelopes.push(json.to_owned());
         self.environments.push(environment.as_str());
-        self.records.push(OutboxRecord::event(envelope, json));
+        self.shards.push(outbox_shard(envelope.instance_id));
     }
 
-    /// Inserts the events, their `{prefix}.events` outbox records (the
-    /// envelope's bytes, in seq order per instance) and the `last_seqs` of
+    /// Inserts the events, their `{prefix}.events` outbox records (each
+    /// names its event, whose envelope the relay reads from the ledger; in
+    /// seq order per instance) and the `last_seqs` of
     /// the `numbered` instances, and fans them out, in one
     /// statement (`deliveries/sql/append.sql`): the instances' locks are
     /// held for as few round trips as possible. With `taking`, the fan-out
@@ -274,7 +277,6 @@ impl NewRows {
         taking: Option<&Taking>,
         expected: &Expected,
     ) -> Result<Vec<deliveries::FannedOut>> {
-        let records = &self.records;
         let (busy, rooms): (Vec<Uuid>, Vec<i32>) = taking
             .map(|t| {
                 t.busy
@@ -286,11 +288,7 @@ impl NewRows {
         Ok(sqlx::query_file_as!(
             deliveries::FannedOut,
             "src/deliveries/sql/append.sql",
-            &records.shards,
-            &records.topics as &[&str],
-            &records.keys,
-            &records.payloads,
-            &records.headers as &[Json<_>],
+            &self.shards,
             received_at,
             &self.instances,
             &self.seqs,

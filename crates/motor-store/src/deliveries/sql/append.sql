@@ -1,20 +1,20 @@
 -- The append of new events and their fan-out, in one statement: one
 -- round trip of the ingest transaction, which holds the instances' row
--- locks (ledger::write). $1-$5 the events' outbox records (shard, topic,
--- key, payload, headers; published in this order), $6 recibido_en,
--- $7-$12 the events (instance, seq, event_id, type, source_id,
--- envelope), $13-$14 each instance's new last_seq, $15 the lease of a
--- claim at insert (NULL: none), $16 the events' entorno, $17 their
--- orden_clave, $18-$22 what an optimistic append expects (below; empty
--- arrays when the transaction holds the instances already), $23-$24
--- unordered subscriptions with chains running in the committing process
--- and how many of their new deliveries it may claim at insert (their
--- room), $25 the room of any other unordered subscription.
+-- locks (ledger::write). $1 the outbox shard of each event's instance
+-- (its record's, published in this order), $2 recibido_en, $3-$8 the
+-- events (instance, seq, event_id, type, source_id, envelope), $9-$10
+-- each instance's new last_seq, $11 the lease of a claim at insert (NULL:
+-- none), $12 the events' entorno, $13 their orden_clave, $14-$18 what an
+-- optimistic append expects (below; empty arrays when the transaction
+-- holds the instances already), $19-$20 unordered subscriptions with
+-- chains running in the committing process and how many of their new
+-- deliveries it may claim at insert (their room), $21 the room of any
+-- other unordered subscription.
 --
 -- An optimistic append (ledger::Appender) runs this statement alone,
 -- outside a transaction block: its process numbered the batch from the
--- generation and last_seq it last wrote to each instance ($18-$20) and
--- stored no event with the batch's source_ids it knows of ($21-$22).
+-- generation and last_seq it last wrote to each instance ($14-$16) and
+-- stored no event with the batch's source_ids it knows of ($17-$18).
 -- `expected` locks those instances, in id order as every append does,
 -- and reads them as they are once locked; unless each is as expected and
 -- none of the sources is stored, motor_append_stale() (migration 0025)
@@ -31,54 +31,57 @@
 -- key's lane is claimed, parked and chained as an instance's is.
 --
 -- The fan-out: a new `pendiente` delivery is due at once (proximo_intento's
--- default). With $15 (a dispatcher in the committing process), an
+-- default). With $11 (a dispatcher in the committing process), an
 -- `activa` subscription not held by its throttle has its new deliveries
 -- taken by that dispatcher, with no job: for an ordered one the lowest of
 -- each lane is claimed when the lane has no open delivery, and every other
 -- one is created parked (the finish of the delivery before it takes it);
 -- an unordered one's are claimed up to the subscription's room in that
--- process ($23-$25), and the rest handed over after the commit, to be
+-- process ($19-$21), and the rest handed over after the commit, to be
 -- claimed there. A process that dies first leaves them due, for the
 -- sweeper (once their lease ends, for those claimed).
 WITH expected AS (
-    SELECT count(*) = cardinality($18::uuid[])
+    SELECT count(*) = cardinality($14::uuid[])
            AND coalesce(bool_and(i.last_seq = x.last_seq AND i.generation = x.generation), true)
            AND NOT EXISTS (
                -- One probe of the sources' index per source (a join was
                -- planned as a scan of `events` while the table was small).
                SELECT 1
-               FROM UNNEST($21::uuid[], $22::text[]) AS k(instance_id, source_id)
+               FROM UNNEST($17::uuid[], $18::text[]) AS k(instance_id, source_id)
                CROSS JOIN LATERAL (
                    SELECT 1 FROM events e
                    WHERE e.instance_id = k.instance_id AND e.source_id = k.source_id
                    LIMIT 1) stored)
            AS fresh
     FROM (SELECT id, generation, last_seq FROM instances
-          WHERE id = ANY ($18::uuid[]) ORDER BY id FOR NO KEY UPDATE) i
-    JOIN UNNEST($18::uuid[], $19::bigint[], $20::bigint[]) AS x(id, last_seq, generation)
+          WHERE id = ANY ($14::uuid[]) ORDER BY id FOR NO KEY UPDATE) i
+    JOIN UNNEST($14::uuid[], $15::bigint[], $16::bigint[]) AS x(id, last_seq, generation)
          ON x.id = i.id
 ), guard AS (
     SELECT CASE WHEN fresh THEN true ELSE motor_append_stale() END AS ok FROM expected
 ), stored AS (
     INSERT INTO events (instance_id, seq, event_id, type, source_id, recibido_en, envelope,
                         entorno, orden_clave)
-    SELECT instance_id, seq, event_id, type, source_id, $6, envelope, entorno, orden_clave
-    FROM UNNEST($7::uuid[], $8::bigint[], $9::uuid[], $10::text[], $11::text[], $12::text[],
-                $16::text[], $17::text[])
+    SELECT instance_id, seq, event_id, type, source_id, $2, envelope, entorno, orden_clave
+    FROM UNNEST($3::uuid[], $4::bigint[], $5::uuid[], $6::text[], $7::text[], $8::text[],
+                $12::text[], $13::text[])
          AS t(instance_id, seq, event_id, type, source_id, envelope, entorno, orden_clave)
     WHERE (SELECT ok FROM guard)
     RETURNING instance_id, seq, event_id, type, entorno, orden_clave
 ), published AS (
-    -- outbox::insert's statement.
-    INSERT INTO outbox (shard, topic, key, payload, headers)
-    SELECT shard, topic, key, payload, headers
-    FROM UNNEST($1::int[], $2::text[], $3::text[], $4::bytea[], $5::jsonb[])
-         WITH ORDINALITY AS t(shard, topic, key, payload, headers, n)
+    -- Each event's `{prefix}.events` record, by reference: its key is the
+    -- instance and `event_seq` its seq, and the relay reads its envelope
+    -- from `events` (outbox/fetch_after.sql), which this statement stored
+    -- once (migration 0028).
+    INSERT INTO outbox (shard, topic, key, event_seq)
+    SELECT shard, 'events', instance_id::text, seq
+    FROM UNNEST($1::int[], $3::uuid[], $4::bigint[])
+         WITH ORDINALITY AS t(shard, instance_id, seq, n)
     WHERE (SELECT ok FROM guard)
     ORDER BY n
 ), numbered AS (
     UPDATE instances i SET last_seq = r.last_seq
-    FROM UNNEST($13::uuid[], $14::bigint[]) AS r(id, last_seq)
+    FROM UNNEST($9::uuid[], $10::bigint[]) AS r(id, last_seq)
     WHERE i.id = r.id AND (SELECT ok FROM guard)
 ), candidates AS (
     -- The new events as the insert returns them (this statement cannot
@@ -120,11 +123,11 @@ WITH expected AS (
            t.taken AND CASE WHEN c.ordenado
                THEN c.nth = 1 AND open.lane IS NULL
                ELSE c.nth <= coalesce(
-                   (SELECT r.room FROM UNNEST($23::uuid[], $24::int[]) AS r(id, room)
-                    WHERE r.id = c.subscription_id), $25::int) END AS claimed
+                   (SELECT r.room FROM UNNEST($19::uuid[], $20::int[]) AS r(id, room)
+                    WHERE r.id = c.subscription_id), $21::int) END AS claimed
     FROM candidates c
     CROSS JOIN LATERAL (
-        SELECT $15::interval IS NOT NULL AND c.estado = 'activa'
+        SELECT $11::interval IS NOT NULL AND c.estado = 'activa'
                AND NOT EXISTS (
                    SELECT 1 FROM subscription_throttle t
                    WHERE t.subscription_id = c.subscription_id AND t.hasta > now())
@@ -147,7 +150,7 @@ WITH expected AS (
     SELECT c.id, c.subscription_id, c.app_id, c.instance_id, c.event_id, c.seq, c.lane,
            CASE WHEN c.estado <> 'activa' OR (c.taken AND c.ordenado AND NOT c.claimed)
                 THEN now() END,
-           CASE WHEN c.claimed THEN now() + $15 END
+           CASE WHEN c.claimed THEN now() + $11 END
     FROM placed c
     ORDER BY c.instance_id, c.seq, c.subscription_id
     RETURNING id, subscription_id, app_id, instance_id, event_id, seq, lane, proximo_intento,
@@ -163,7 +166,7 @@ SELECT c.id AS "id!", c.subscription_id AS "subscription_id!", c.app_id AS "app_
        -- `placed`'s taken (the same snapshot and clock), read again here: a
        -- join of `created` with `placed` was planned as a nested loop over
        -- both (quadratic in the batch: arrays of 100 lost a fifth).
-       ($15::interval IS NOT NULL AND s.estado = 'activa' AND NOT EXISTS (
+       ($11::interval IS NOT NULL AND s.estado = 'activa' AND NOT EXISTS (
            SELECT 1 FROM subscription_throttle t
            WHERE t.subscription_id = s.id AND t.hasta > now())) AS "taken!"
 FROM created c JOIN subscriptions s ON s.id = c.subscription_id

@@ -1,0 +1,28 @@
+-- A relay round's read (outbox::fetch_after): the oldest $2 records of
+-- the shards $1, in id order, once the records $3 (published earlier)
+-- are deleted, leaving out the records $4 (in flight). The read's
+-- snapshot predates the delete, so it leaves those ids out itself.
+--
+-- An event's record carries no envelope (migration 0028): its
+-- `event_seq` names the event of its instance (the key), read here from
+-- the ledger by its primary key, one probe a record of the batch (a
+-- LATERAL of its own, so no plan can join the ledger by a scan). Its
+-- envelope, event_id and type come back beside the record. A record
+-- whose event is not there (the ledger never deletes one) is left
+-- unread, for the reconciliation's report of an outbox behind; the key
+-- is cast only for a record that names an event.
+WITH published AS (DELETE FROM outbox WHERE id = ANY($3))
+SELECT o.id, o.topic, o.key, o.payload, o.event_seq,
+       o.headers AS "headers: Json<serde_json::Map<String, serde_json::Value>>",
+       e.event_id AS "event_id?", e.type AS "event_type?", e.envelope AS "envelope?"
+FROM (SELECT id, topic, key, payload, headers, event_seq
+      FROM outbox
+      WHERE shard = ANY($1) AND id <> ALL($3) AND id <> ALL($4)
+      ORDER BY id LIMIT $2) o
+LEFT JOIN LATERAL (
+    SELECT l.event_id, l.type, l.envelope
+    FROM events l
+    WHERE l.instance_id = CASE WHEN o.event_seq IS NOT NULL THEN o.key::uuid END
+      AND l.seq = o.event_seq) e ON true
+WHERE o.payload IS NOT NULL OR e.envelope IS NOT NULL
+ORDER BY o.id
