@@ -7,7 +7,10 @@
 //! (retry, suspend, fail) is the caller's: [`AttemptReport::outcome`] is the
 //! domain's classification of it.
 
-use std::time::{Duration, Instant};
+use std::{
+    borrow::Cow,
+    time::{Duration, Instant},
+};
 
 use bytes::Bytes;
 use motor_domain::{
@@ -17,7 +20,7 @@ use motor_domain::{
     destination::{Destination, DestinationPolicy},
     signature::{SigningKey, SigningProfile},
     time::Timestamp,
-    AppId, InstanceId,
+    AppId, EventId, InstanceId,
 };
 use serde::Deserialize;
 
@@ -63,6 +66,8 @@ pub struct Attempt<'a> {
     pub replay_of: Option<&'a str>,
     /// The envelope's bytes, exactly as the ledger holds them.
     pub envelope: Bytes,
+    /// Its `event_id` (the ledger's row has it beside the envelope).
+    pub event_id: EventId,
     /// The operator setting `webhooks.timeout_segundos` (clamped to 1–60),
     /// for contracts that leave the timeout to the operator.
     pub timeout_seconds: i64,
@@ -149,6 +154,7 @@ async fn send(
         spec,
         &RenderInput {
             envelope: &attempt.envelope,
+            event_id: attempt.event_id,
             app_id: attempt.app_id,
             environment: attempt.environment,
             delivery_id: attempt.delivery_id,
@@ -185,8 +191,14 @@ async fn send(
                 .clamp(*TIMEOUT_SECONDS.start(), *TIMEOUT_SECONDS.end()) as u64,
         )
     });
+    let body = match rendered.body {
+        // Motor's shape: the envelope itself, shared rather than copied
+        // (a body borrowed from the input can only be its envelope).
+        Cow::Borrowed(_) => attempt.envelope.clone(),
+        Cow::Owned(body) => Bytes::from(body),
+    };
     let message = Message {
-        body: Bytes::from(rendered.body),
+        body,
         headers: rendered.headers,
         delivery_id: attempt.delivery_id.to_string(),
         event_type: routing.event_type,

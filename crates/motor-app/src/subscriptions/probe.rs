@@ -105,6 +105,7 @@ pub async fn test(
             replay: false,
             replay_of: None,
             envelope: Bytes::from(envelope.to_json()),
+            event_id: envelope.event_id,
             timeout_seconds: config.timeout_seconds,
             credentials: credentials.as_ref(),
             nats_without_jetstream: config.nats_without_jetstream,

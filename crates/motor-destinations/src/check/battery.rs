@@ -8,7 +8,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use chrono::{TimeDelta, Utc};
 use motor_domain::{
-    contract::{self, render::Replay, Environment, RenderInput, Rendered, ReplayIdentity},
+    contract::{self, render::Replay, Environment, RenderInput, ReplayIdentity},
     delivery::{DeliveryId, TransportFailure},
     envelope::{Envelope, SCHEMA_VERSION},
     event::cap::MAX_ENVELOPE_BYTES,
@@ -353,11 +353,12 @@ pub(super) fn build(
     let now = Utc::now();
     let spec = options.profile.spec();
     let original = plan.replay_of.map(|d| d.to_string());
-    let render = |keys: &[SigningKey], at: Timestamp| -> Result<Rendered, String> {
+    let render = |keys: &[SigningKey], at: Timestamp| {
         contract::render(
             spec,
             &RenderInput {
                 envelope: &plan.envelope,
+                event_id: plan.event_id,
                 app_id: options.app_id,
                 environment: Environment::Live,
                 delivery_id: plan.delivery_id,
@@ -369,19 +370,19 @@ pub(super) fn build(
                 now: at,
             },
         )
+        // Owned: the body may borrow from the keys' lifetime's input.
+        .map(|r| (r.headers, Bytes::from(r.body.into_owned())))
         .map_err(|e| e.to_string())
     };
     let with_stranger: Vec<SigningKey> = std::iter::once(stranger.clone())
         .chain(keys.iter().cloned())
         .collect();
-    let rendered = match plan.shape {
+    let (mut headers, mut body) = match plan.shape {
         Shape::Clock(secs) => render(keys, now + TimeDelta::seconds(secs))?,
         Shape::StrangerOnly => render(std::slice::from_ref(stranger), now)?,
         Shape::StrangerFirst => render(&with_stranger, now)?,
         Shape::Valid | Shape::TamperedBody | Shape::RepeatedHeader => render(keys, now)?,
     };
-    let mut headers: Headers = rendered.headers;
-    let mut body = Bytes::from(rendered.body);
     match plan.shape {
         Shape::TamperedBody => {
             let text = String::from_utf8_lossy(&body).replacen(SIGNED_AMOUNT, TAMPERED_AMOUNT, 1);
@@ -389,11 +390,13 @@ pub(super) fn build(
         }
         Shape::RepeatedHeader => {
             let name = options.profile.signature_header();
-            let foreign = render(std::slice::from_ref(stranger), now)?;
+            let (foreign, _) = render(std::slice::from_ref(stranger), now)?;
             let value = foreign
-                .header(name)
+                .into_iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v)
                 .ok_or_else(|| format!("the profile signs without {name}"))?;
-            headers.push((name, value.to_owned()));
+            headers.push((name, value));
         }
         _ => {}
     }

@@ -7,6 +7,8 @@
 //! The Visito and Asixto bodies copy `data` from the stored bytes as they
 //! are (a [`RawValue`]), so no number or escape is rewritten on the way.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
@@ -70,6 +72,10 @@ pub struct Replay<'a> {
 pub struct RenderInput<'a> {
     /// The envelope's bytes, exactly as the ledger holds them.
     pub envelope: &'a [u8],
+    /// The envelope's `event_id`, as the ledger's row holds it beside the
+    /// envelope: Motor's shape sends the envelope as it is and reads none
+    /// of it.
+    pub event_id: EventId,
     /// The app the event belongs to: Visito's `tenantId`.
     pub app_id: AppId,
     /// Asixto's `environment`.
@@ -88,15 +94,16 @@ pub struct RenderInput<'a> {
 
 /// One attempt's request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rendered {
-    pub body: Vec<u8>,
+pub struct Rendered<'a> {
+    /// Borrowed for Motor's shape: the input's envelope itself, not a copy.
+    pub body: Cow<'a, [u8]>,
     /// In the order they are sent.
     pub headers: Vec<(&'static str, String)>,
     /// The key ids that signed, newest first, for the attempt's record.
     pub key_ids: Vec<String>,
 }
 
-impl Rendered {
+impl Rendered<'_> {
     /// A header's value by exact name.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -160,7 +167,10 @@ struct AsixtoBody<'a> {
 }
 
 /// The body and headers of one attempt under `spec`.
-pub fn render(spec: &ContractSpec, input: &RenderInput<'_>) -> Result<Rendered, RenderError> {
+pub fn render<'a>(
+    spec: &ContractSpec,
+    input: &RenderInput<'a>,
+) -> Result<Rendered<'a>, RenderError> {
     let (body, event_id) = body(spec, input)?;
     let mut headers = Vec::new();
     if let Some(name) = spec.ids.event_id {
@@ -216,20 +226,16 @@ pub fn render(spec: &ContractSpec, input: &RenderInput<'_>) -> Result<Rendered, 
     })
 }
 
-/// The body's bytes and the event id the stored envelope carries (parsed
-/// only when the shape needs it; Motor's shape sends the bytes as they
-/// are and reads only `event_id`).
-fn body(spec: &ContractSpec, input: &RenderInput<'_>) -> Result<(Vec<u8>, EventId), RenderError> {
-    #[derive(Deserialize)]
-    struct IdOnly {
-        event_id: EventId,
-    }
+/// The body's bytes and the event's id (the envelope is parsed only when
+/// the shape needs it: Motor's shape sends the bytes as they are, and its
+/// id is the input's).
+fn body<'a>(
+    spec: &ContractSpec,
+    input: &RenderInput<'a>,
+) -> Result<(Cow<'a, [u8]>, EventId), RenderError> {
     let parse_error = RenderError::Envelope;
     match spec.envelope {
-        EnvelopeShape::Motor => {
-            let id: IdOnly = serde_json::from_slice(input.envelope).map_err(parse_error)?;
-            Ok((input.envelope.to_vec(), id.event_id))
-        }
+        EnvelopeShape::Motor => Ok((Cow::Borrowed(input.envelope), input.event_id)),
         EnvelopeShape::Visito => {
             let stored: Stored<'_> = serde_json::from_slice(input.envelope).map_err(parse_error)?;
             let body = VisitoBody {
@@ -240,7 +246,7 @@ fn body(spec: &ContractSpec, input: &RenderInput<'_>) -> Result<(Vec<u8>, EventI
                 occurred_at: stored.occurred_at,
                 data: stored.data,
             };
-            Ok((to_vec(&body), stored.event_id))
+            Ok((Cow::Owned(to_vec(&body)), stored.event_id))
         }
         EnvelopeShape::Asixto => {
             let stored: Stored<'_> = serde_json::from_slice(input.envelope).map_err(parse_error)?;
@@ -260,7 +266,7 @@ fn body(spec: &ContractSpec, input: &RenderInput<'_>) -> Result<(Vec<u8>, EventI
                 replay_of: replayed.then_some(stored.event_id),
                 data: stored.data,
             };
-            Ok((to_vec(&body), stored.event_id))
+            Ok((Cow::Owned(to_vec(&body)), stored.event_id))
         }
     }
 }

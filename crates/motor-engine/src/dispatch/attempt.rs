@@ -98,6 +98,7 @@ pub(super) async fn make(
             replay: claimed.lane.replay_id().is_some(),
             replay_of: replay_of.as_deref(),
             envelope: Bytes::from(claimed.envelope.clone()),
+            event_id: claimed.event_id,
             timeout_seconds: settings.timeout_seconds,
             credentials: credentials.as_ref().as_ref(),
             nats_without_jetstream: settings.nats_without_jetstream,

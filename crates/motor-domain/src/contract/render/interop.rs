@@ -106,6 +106,11 @@ fn attempt<'a>(
 ) -> RenderInput<'a> {
     RenderInput {
         envelope: envelope.as_bytes(),
+        event_id: serde_json::from_str::<Value>(envelope).unwrap()["event_id"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap(),
         app_id: AppId::new(),
         environment: Environment::Live,
         delivery_id,
@@ -123,11 +128,15 @@ fn request(r: &Rendered) -> Value {
     })
 }
 
-fn tampered(r: &Rendered) -> Rendered {
-    let mut bad = r.clone();
-    let text = String::from_utf8(bad.body).unwrap().replace("hola", "hole");
-    bad.body = text.into_bytes();
-    bad
+fn tampered(r: &Rendered<'_>) -> Rendered<'static> {
+    let text = String::from_utf8(r.body.to_vec())
+        .unwrap()
+        .replace("hola", "hole");
+    Rendered {
+        body: text.into_bytes().into(),
+        headers: r.headers.clone(),
+        key_ids: r.key_ids.clone(),
+    }
 }
 
 #[test]
@@ -152,15 +161,10 @@ fn a_visito_receiver_from_seed_001_accepts_retries_once_and_refuses_forgeries() 
     .unwrap();
     // Another event, stale (signed six minutes before the receiver's
     // clock), and tampered.
+    let other_body = stored(EventId::new(), "hola");
     let other = render(
         spec,
-        &attempt(
-            &stored(EventId::new(), "hola"),
-            &keys,
-            DeliveryId::new(),
-            None,
-            now,
-        ),
+        &attempt(&other_body, &keys, DeliveryId::new(), None, now),
     )
     .unwrap();
     let stale_at = now - chrono::Duration::seconds(301);

@@ -83,6 +83,7 @@ fn input<'a>(
 ) -> RenderInput<'a> {
     RenderInput {
         envelope: stored,
+        event_id: stored_id(stored),
         app_id: APP.parse().unwrap(),
         environment: Environment::Live,
         delivery_id: if replay.is_some() {
@@ -107,7 +108,16 @@ fn hmac_hex(secret: &str, parts: &[&[u8]]) -> String {
     hex::encode(mac.finalize().into_bytes())
 }
 
-fn names(r: &Rendered) -> Vec<&str> {
+/// The envelope's `event_id`, as the ledger's row holds it beside the
+/// envelope (nil for bytes that are no envelope).
+fn stored_id(stored: &[u8]) -> EventId {
+    serde_json::from_slice::<Value>(stored)
+        .ok()
+        .and_then(|v| v["event_id"].as_str()?.parse().ok())
+        .unwrap_or(EventId::from_uuid(uuid::Uuid::nil()))
+}
+
+fn names<'r>(r: &'r Rendered<'_>) -> Vec<&'r str> {
     r.headers.iter().map(|(n, _)| *n).collect()
 }
 
@@ -133,7 +143,7 @@ fn asixto_reproduces_the_seeds_example_byte_for_byte() {
         serde_json::to_string(&seed).unwrap()
     );
     assert_eq!(
-        r.body,
+        &*r.body,
         br#"{"id":"9f1c3a70-4e0b-4f2a-9d5e-2b8c1a6f0d33","type":"job.succeeded","created":1787923200,"environment":"live","data":{}}"#
     );
     // One header, `t=…,v1=…` with one v1 per live key, newest first.
@@ -163,7 +173,7 @@ fn asixto_environment_and_a_replays_new_id_with_replay_of() {
     test_env.environment = Environment::Test;
     let first = render(spec, &test_env).unwrap();
     assert_eq!(
-        first.body,
+        &*first.body,
         br#"{"id":"9f1c3a70-4e0b-4f2a-9d5e-2b8c1a6f0d33","type":"job.failed","created":1787923200,"environment":"test","data":{"status":"failed","metadata":null}}"#
     );
     let replay = Replay {
@@ -171,7 +181,7 @@ fn asixto_environment_and_a_replays_new_id_with_replay_of() {
     };
     let again = render(spec, &input(stored.as_bytes(), &keys, Some(replay))).unwrap();
     assert_eq!(
-        again.body,
+        &*again.body,
         format!(
             r#"{{"id":"{REPLAY_DELIVERY}","type":"job.failed","created":1787923200,"environment":"live","replay_of":"9f1c3a70-4e0b-4f2a-9d5e-2b8c1a6f0d33","data":{{"status":"failed","metadata":null}}}}"#
         )
@@ -336,6 +346,26 @@ fn standard_webhooks_is_motors_envelope_under_the_specs_headers_only() {
     assert_eq!(r.header("webhook-id"), Some(DELIVERY));
 }
 
+/// Motor's shape sends the stored bytes themselves (borrowed, not copied)
+/// and reads nothing of them: its event id header is the one the ledger's
+/// row gave, and bytes no other shape could parse go out as they are.
+#[test]
+fn motors_shape_sends_the_stored_bytes_themselves_with_the_rows_event_id() {
+    let keys = rotation();
+    let foreign: &[u8] = b"{\"seq\":1}";
+    let mut given = input(foreign, &keys, None);
+    given.event_id = "e1f0c2d4-0000-4000-8000-000000001187".parse().unwrap();
+    let r = render(Contract::Motor.spec(), &given).unwrap();
+    assert!(
+        matches!(&r.body, std::borrow::Cow::Borrowed(b) if std::ptr::eq(*b, foreign)),
+        "the body is the input's envelope, not a copy"
+    );
+    assert_eq!(
+        r.header("X-MW-Event-Id"),
+        Some("e1f0c2d4-0000-4000-8000-000000001187")
+    );
+}
+
 #[test]
 fn no_live_key_and_a_foreign_envelope_are_errors() {
     let stored = envelope(
@@ -354,6 +384,13 @@ fn no_live_key_and_a_foreign_envelope_are_errors() {
     for c in Contract::ALL {
         let err = render(c.spec(), &input(stored.as_bytes(), &expired, None)).unwrap_err();
         assert!(matches!(err, RenderError::Sign(_)), "{c}: {err}");
+    }
+    // Motor's shape (Motor's and standard-webhooks') reads none of the
+    // envelope (the test above).
+    let parsed = Contract::ALL
+        .into_iter()
+        .filter(|c| !matches!(c.spec().envelope, EnvelopeShape::Motor));
+    for c in parsed {
         let err = render(c.spec(), &input(b"{\"seq\":1}", &rotation(), None)).unwrap_err();
         assert!(matches!(err, RenderError::Envelope(_)), "{c}: {err}");
     }
