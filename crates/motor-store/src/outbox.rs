@@ -131,6 +131,8 @@ pub async fn fetch_after(
                     (payload, headers)
                 }
                 (None, Some(envelope)) => {
+                    // Never None here: the ledger's columns are NOT NULL,
+                    // and the key was cast to a uuid to find the event.
                     let headers = event_headers(
                         EventId::from_uuid(row.event_id?),
                         row.key.parse().ok()?,

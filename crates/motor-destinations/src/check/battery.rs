@@ -370,7 +370,8 @@ pub(super) fn build(
                 now: at,
             },
         )
-        // Owned: the body may borrow from the keys' lifetime's input.
+        // Owned: a Motor-shaped body borrows the input, which this
+        // closure makes and cannot return.
         .map(|r| (r.headers, Bytes::from(r.body.into_owned())))
         .map_err(|e| e.to_string())
     };
