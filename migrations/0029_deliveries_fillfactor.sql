@@ -1,0 +1,11 @@
+-- Room on each page of `deliveries` for a claim's update (issue 38, the
+-- fan-out). A delivery is written once and updated at least twice: its
+-- claim (`reservado_hasta`, `aparcado_en`, `actualizado_en`, none of them
+-- indexed) and its record. A claim's new row version stays on its page
+-- (a HOT update: no index touched) only when the page has room; at the
+-- default fillfactor (100) the append filled every page, and in the
+-- fan-out benchmark (60,000 deliveries) 26 % of the updates were HOT. At
+-- 85, 36-37 %: Postgres's buffer reads fell 6 %, its WAL 8 % and its CPU
+-- 3-9 % (2 alternated pairs). Only pages written from now on keep the
+-- room; the table takes some more pages for the same rows.
+ALTER TABLE deliveries SET (fillfactor = 85);
