@@ -93,9 +93,8 @@ impl<K: Eq + Hash + Clone, V> Fresh<K, V> {
                 }
             }
         };
-        if let Some(value) = slot.value.get() {
-            return Ok(value.clone());
-        }
+        // A value already loaded comes back at once; otherwise this waits
+        // for the load in flight, or makes it.
         let value = slot
             .value
             .get_or_try_init(|| async {

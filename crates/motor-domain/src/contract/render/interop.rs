@@ -106,11 +106,7 @@ fn attempt<'a>(
 ) -> RenderInput<'a> {
     RenderInput {
         envelope: envelope.as_bytes(),
-        event_id: serde_json::from_str::<Value>(envelope).unwrap()["event_id"]
-            .as_str()
-            .unwrap()
-            .parse()
-            .unwrap(),
+        event_id: super::tests::stored_id(envelope.as_bytes()),
         app_id: AppId::new(),
         environment: Environment::Live,
         delivery_id,

@@ -110,7 +110,7 @@ fn hmac_hex(secret: &str, parts: &[&[u8]]) -> String {
 
 /// The envelope's `event_id`, as the ledger's row holds it beside the
 /// envelope (nil for bytes that are no envelope).
-fn stored_id(stored: &[u8]) -> EventId {
+pub(super) fn stored_id(stored: &[u8]) -> EventId {
     serde_json::from_slice::<Value>(stored)
         .ok()
         .and_then(|v| v["event_id"].as_str()?.parse().ok())
