@@ -192,8 +192,8 @@ macro_rules! by_key_setup {
 /// plan probes the indexes at any size. (In `release`'s case they stay off
 /// for the rest of the caller's transaction.) `set_config(…, true)` is `SET
 /// LOCAL`, both in one statement. The group commit of delivered attempts
-/// runs in `motor_record_delivered` (migration 0024), whose definition
-/// carries the same settings.
+/// runs in `motor_record_delivered` (migration 0024; its body now
+/// 0030's), whose definition carries the same settings.
 pub(crate) const BY_KEY_SETUP: &str = by_key_setup!();
 
 /// `BEGIN` then [`BY_KEY_SETUP`], sent together: one round trip where
@@ -287,7 +287,7 @@ pub fn hot_statements() -> Vec<HotStatement> {
             setup: BY_KEY_SETUP,
             ..hot(
                 "next_after_many",
-                "uuid[], uuid[], interval, timestamptz",
+                "uuid[], uuid[], uuid[], text[], uuid[], interval, timestamptz",
                 include_str!("deliveries/sql/next_after_many.sql"),
             )
         },

@@ -1,11 +1,12 @@
 //! The group commit of delivered attempts runs as one call of
-//! `motor_record_delivered` (migration 0024), whose body holds the two
-//! statements the plans test reads from their files
+//! `motor_record_delivered` (migration 0024; its body now 0030's), which
+//! runs the two statements the plans test reads from their files
 //! (`motor_store::deliveries::hot_statements`). A change to either file
 //! that no migration brings into the function would leave the plans test
 //! checking statements Motor no longer runs: this test fails first.
 
 use motor_store::deliveries::hot_statements;
+use uuid::Uuid;
 
 use crate::util::TestDb;
 
@@ -42,4 +43,91 @@ async fn the_record_functions_run_the_statements_the_plans_test_checks() {
              a migration must replace the function with the file's text"
         );
     }
+}
+
+/// A group commit's claim of what follows its heads reads each of their
+/// subscriptions once, with its throttle, however many heads it has
+/// (migration 0030): 40 heads of two subscriptions, an ordered one (each
+/// lane's second delivery parked behind its head) and an unordered one,
+/// recorded and each followed by a claim. Before, each head's
+/// subscription was read twice and once more with its claim's throttle.
+#[tokio::test]
+async fn a_group_commit_reads_each_of_its_heads_subscriptions_once() {
+    const LANES: i64 = 20;
+    let db = TestDb::new().await;
+    let (app, ordered, unordered) = (Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7());
+    sqlx::raw_sql(&format!(
+        "INSERT INTO apps (id, nombre) VALUES ('{app}', 'once');
+         INSERT INTO instances (id, app_id, nombre)
+             SELECT gen_random_uuid(), '{app}', 'i' || i FROM generate_series(1, {LANES}) i;
+         INSERT INTO subscriptions (id, app_id, nombre, url, ordenado)
+         VALUES ('{ordered}', '{app}', 'ordered', 'http://127.0.0.1/', true),
+                ('{unordered}', '{app}', 'unordered', 'http://127.0.0.1/', false);
+         INSERT INTO events (instance_id, seq, event_id, type, recibido_en, envelope)
+             SELECT i.id, s, gen_random_uuid(), 'once', now(), '{{}}'
+             FROM instances i, generate_series(1, 2) s WHERE i.app_id = '{app}';
+         INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq,
+                                 proximo_intento, aparcado_en)
+             SELECT motor_uuid_v7(), sub.id, '{app}', e.instance_id, e.event_id, e.seq,
+                    now() - interval '1 minute' + e.seq * interval '1 ms',
+                    CASE WHEN sub.ordenado AND e.seq = 2 THEN now() END
+             FROM events e, subscriptions sub WHERE sub.app_id = '{app}';"
+    ))
+    .execute(&db.pool)
+    .await
+    .unwrap();
+    let heads: Vec<Uuid> =
+        sqlx::query_scalar("SELECT id FROM deliveries WHERE seq = 1 ORDER BY id")
+            .fetch_all(&db.pool)
+            .await
+            .unwrap();
+    assert_eq!(heads.len() as i64, 2 * LANES);
+
+    let mut tx = db.pool.begin().await.unwrap();
+    let before = scans(&mut tx).await;
+    let n = heads.len();
+    let claimed: Vec<(Option<Uuid>, Option<Uuid>)> = sqlx::query_as(
+        "SELECT head, id FROM motor_record_delivered(
+             $1, $2, $3, $4, $5, $6, $7, $1, interval '30 seconds')",
+    )
+    .bind(&heads)
+    .bind(vec![1_i32; n])
+    .bind(vec![204_i32; n])
+    .bind(vec![chrono::Utc::now(); n])
+    .bind(vec![3_i32; n])
+    .bind(vec!["whk_1".to_owned(); n])
+    .bind(vec![None::<chrono::DateTime<chrono::Utc>>; n])
+    .fetch_all(&mut *tx)
+    .await
+    .unwrap();
+    assert_eq!(claimed.len(), n, "one row a recorded head");
+    assert!(
+        claimed
+            .iter()
+            .all(|(head, next)| head.is_some() && next.is_some()),
+        "every head's next delivery claimed: {claimed:?}"
+    );
+    let after = scans(&mut tx).await;
+    tx.rollback().await.unwrap();
+    assert_eq!(
+        [after[0] - before[0], after[1] - before[1]],
+        [2, 2],
+        "each of the two subscriptions read once, and its throttle once"
+    );
+}
+
+/// The scans of `subscriptions` and `subscription_throttle` this
+/// connection made and has not reported to the statistics yet (the
+/// setup's too, on the same connection: hence a difference).
+async fn scans(conn: &mut sqlx::PgConnection) -> [i64; 2] {
+    let (subscriptions, throttle): (i64, i64) = sqlx::query_as(
+        "SELECT coalesce(sum(idx_scan + seq_scan) FILTER (WHERE relname = 'subscriptions'), 0)::bigint,
+                coalesce(sum(idx_scan + seq_scan)
+                         FILTER (WHERE relname = 'subscription_throttle'), 0)::bigint
+         FROM pg_stat_xact_user_tables",
+    )
+    .fetch_one(conn)
+    .await
+    .unwrap();
+    [subscriptions, throttle]
 }

@@ -235,6 +235,32 @@ async fn at(conn: &mut PgConnection, sub: i64, i: i64, seq: i64) -> Uuid {
     .unwrap()
 }
 
+/// `next_after_many`'s arguments for heads `ids` that each claim a next:
+/// their ids, then their subscriptions, instances and lanes as the record
+/// returns them, then the ids again.
+async fn following(conn: &mut PgConnection, ids: &[Uuid]) -> String {
+    let rows: Vec<(Uuid, Uuid, String)> = sqlx::query_as(
+        "SELECT d.subscription_id, d.instance_id, d.lane
+         FROM UNNEST($1::uuid[]) WITH ORDINALITY AS h(id, n)
+         JOIN deliveries d ON d.id = h.id ORDER BY h.n",
+    )
+    .bind(ids)
+    .fetch_all(conn)
+    .await
+    .unwrap();
+    assert_eq!(rows.len(), ids.len(), "every head is a delivery");
+    let column = |f: &dyn Fn(&(Uuid, Uuid, String)) -> String| {
+        rows.iter().map(f).collect::<Vec<_>>().join(",")
+    };
+    let ids = listed(ids);
+    format!(
+        "'{{{ids}}}', '{{{}}}', '{{{}}}', '{{{}}}', '{{{ids}}}'",
+        column(&|r| r.0.to_string()),
+        column(&|r| r.1.to_string()),
+        column(&|r| r.2.clone()),
+    )
+}
+
 /// For each hot statement, the arguments (SQL literals) it runs with: what
 /// the engine passes on a backlog like this one.
 async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
@@ -315,7 +341,9 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
         )
     };
     // As many of the unordered subscription's oldest open deliveries.
-    let unordered_heads = listed(&swept[100..100 + heads]);
+    let unordered_heads = following(conn, &swept[100..100 + heads]).await;
+    let after_head = following(conn, &[head]).await;
+    let after_lane_heads = following(conn, &lane_head_ids).await;
     // The sweeper's hints: (subscription, instance, lane, seq) arrays.
     let hints_of = |lanes: &[(Uuid, Uuid, i64)]| {
         let list = |f: &dyn Fn(&(Uuid, Uuid, i64)) -> String| {
@@ -362,17 +390,17 @@ async fn cases(conn: &mut PgConnection) -> Vec<(&'static str, String)> {
         ("record_delivered_many", delivered(&swept[..200])),
         (
             "next_after_many",
-            format!("'{{{head}}}', '{{{head}}}', '30 seconds', now()"),
+            format!("{after_head}, '30 seconds', now()"),
         ),
         (
             "next_after_many",
-            format!("'{{{lane_heads}}}', '{{{lane_heads}}}', '30 seconds', now()"),
+            format!("{after_lane_heads}, '30 seconds', now()"),
         ),
         // An unordered subscription's chains: each claims one of its
         // oldest due deliveries.
         (
             "next_after_many",
-            format!("'{{{unordered_heads}}}', '{{{unordered_heads}}}', '30 seconds', now()"),
+            format!("{unordered_heads}, '30 seconds', now()"),
         ),
         // After a commit: first attempts parked behind busy lanes, and
         // ones whose lane is free.

@@ -1,16 +1,17 @@
 -- What follows heads that record_delivered_many.sql just recorded, in
--- its transaction: $1 their ids, $2 those of them that claim a next, $3
--- the next one's lease, $4 the clock. The next one is, for an ordered
--- subscription, the lowest open delivery of the head's lane; for an
--- unordered one, the subscription's oldest due open delivery that nobody
--- holds (rows locked by another transaction are skipped; two heads of one
--- subscription get two different ones). One row per head: whether its
--- lane's next one is parked, and the claimed next one's columns
--- (claim.sql's), NULL when none was claimed.
+-- its transaction: $1 their ids, $2-$4 their subscriptions, instances and
+-- lanes (as the record returned them: a delivery's never change), $5
+-- those of them that claim a next, $6 the next one's lease, $7 the clock.
+-- The next one is, for an ordered subscription, the lowest open delivery
+-- of the head's lane; for an unordered one, the subscription's oldest due
+-- open delivery that nobody holds (rows locked by another transaction are
+-- skipped; two heads of one subscription get two different ones). One
+-- row per head: whether its lane's next one is parked, and the claimed
+-- next one's columns (claim.sql's), NULL when none was claimed.
 --
--- Run by motor_record_delivered (migration 0024) right after the record,
+-- Run by motor_record_delivered (migration 0030) right after the record,
 -- as a statement of its own: its snapshot is taken once every head is
--- locked. Its clock ($4) is read then too (clock_timestamp()), not the
+-- locked. Its clock ($7) is read then too (clock_timestamp()), not the
 -- transaction's start: a first attempt committed between the two
 -- statements is due at its own transaction's start, later than that.
 --
@@ -18,26 +19,45 @@
 -- `next` joins the subscription on `chosen`'s subscription id, never on
 -- the row's (which let it walk the subscription's deliveries from the
 -- subscription: 200 ms on 200,000 rows).
-WITH head AS (
-    SELECT d.id, d.subscription_id, d.instance_id, d.lane, d.id = ANY ($2::uuid[]) AS claims_next
-    FROM deliveries d
-    WHERE d.id = ANY ($1::uuid[])
+--
+-- Each subscription is read once (`subs`), whatever the number of its
+-- heads: a batch of the fan-out benchmark (256 heads of 10
+-- subscriptions) read the subscriptions 522 times and probed the throttle
+-- 256 times, and read each head again by its key, about 9 of the 29
+-- buffers a head cost (migration 0030).
+WITH subs AS MATERIALIZED (
+    -- The heads' subscriptions (an index probe of an array skips its
+    -- repeats), and whether a next delivery of theirs may be claimed now:
+    -- `activa` and not held by its throttle.
+    SELECT s.id, s.ordenado, s.url, s.max_por_segundo, s.version,
+           s.estado = 'activa' AND NOT EXISTS (
+               SELECT 1 FROM subscription_throttle t
+               WHERE t.subscription_id = s.id AND t.hasta > $7::timestamptz) AS claimable
+    FROM subscriptions s
+    WHERE s.id = ANY ($2::uuid[])
+), head AS (
+    SELECT h.id, h.subscription_id, h.instance_id, h.lane,
+           h.id = ANY ($5::uuid[]) AS claims_next, s.ordenado
+    FROM UNNEST($1::uuid[], $2::uuid[], $3::uuid[], $4::text[])
+         AS h(id, subscription_id, instance_id, lane)
+    LEFT JOIN subs s ON s.id = h.subscription_id
 ), following AS (
     -- Ordered lanes: the lowest open delivery after the head.
     SELECT h.id AS head, h.subscription_id, h.claims_next, f.id,
            f.aparcado_en IS NOT NULL AS parked
-    FROM head h JOIN subscriptions s ON s.id = h.subscription_id AND s.ordenado,
+    FROM head h,
     LATERAL (
         SELECT id, aparcado_en FROM deliveries f
         WHERE f.subscription_id = h.subscription_id AND f.instance_id = h.instance_id
           AND f.lane = h.lane AND f.estado = 'pendiente' AND f.id <> h.id
         ORDER BY f.seq LIMIT 1) f
+    WHERE h.ordenado
 ), unordered AS (
     -- Unordered subscriptions: their heads that claim a next, numbered.
     SELECT h.id AS head, h.subscription_id,
            row_number() OVER (PARTITION BY h.subscription_id ORDER BY h.id) AS rank
-    FROM head h JOIN subscriptions s ON s.id = h.subscription_id AND NOT s.ordenado
-    WHERE h.claims_next
+    FROM head h
+    WHERE NOT h.ordenado AND h.claims_next
 ), candidates AS MATERIALIZED (
     -- As many of each such subscription's oldest due, unheld open
     -- deliveries (one range of deliveries_open_due_by_subscription).
@@ -52,8 +72,8 @@ WITH head AS (
     LATERAL (
         SELECT f.id, f.proximo_intento FROM deliveries f
         WHERE f.subscription_id = w.subscription_id
-          AND f.proximo_intento <= $4::timestamptz
-          AND (f.reservado_hasta IS NULL OR f.reservado_hasta <= $4::timestamptz)
+          AND f.proximo_intento <= $7::timestamptz
+          AND (f.reservado_hasta IS NULL OR f.reservado_hasta <= $7::timestamptz)
           AND f.id <> ALL ($1::uuid[])
         ORDER BY f.proximo_intento, f.id
         LIMIT w.wanted
@@ -65,17 +85,14 @@ WITH head AS (
     FROM unordered u JOIN candidates c USING (subscription_id, rank)
 ), next AS (
     UPDATE deliveries d
-    SET reservado_hasta = $4::timestamptz + $3, aparcado_en = NULL,
-        actualizado_en = $4::timestamptz
-    FROM chosen c, subscriptions s, events e
+    SET reservado_hasta = $7::timestamptz + $6, aparcado_en = NULL,
+        actualizado_en = $7::timestamptz
+    FROM chosen c, subs s, events e
     WHERE d.id = c.id AND s.id = c.subscription_id AND e.event_id = d.event_id
-      AND s.estado = 'activa'
+      AND s.claimable
       AND (d.estado = 'pendiente') IS TRUE
-      AND (d.reservado_hasta IS NULL OR d.reservado_hasta <= $4::timestamptz)
-      AND (d.proximo_intento <= $4::timestamptz) IS TRUE
-      AND NOT EXISTS (
-          SELECT 1 FROM subscription_throttle t
-          WHERE t.subscription_id = s.id AND t.hasta > $4::timestamptz)
+      AND (d.reservado_hasta IS NULL OR d.reservado_hasta <= $7::timestamptz)
+      AND (d.proximo_intento <= $7::timestamptz) IS TRUE
     RETURNING d.id, d.subscription_id, d.app_id, d.instance_id, d.event_id, d.lane, d.seq,
               d.replay_of, d.creado_en, d.reservado_hasta, s.url, s.ordenado,
               s.max_por_segundo, s.version AS subscription_version, e.envelope, d.intentos,

@@ -3,15 +3,16 @@
 -- (comma-joined), $7 the leases their claims hold. The ids of the
 -- deliveries still at their attempt and not claimed by anyone else since
 -- (the others are stale; see record_attempt.sql), as one array (NULL
--- when none). motor_record_delivered (migration 0027) runs it, then
--- claims what follows each head with next_after_many.sql, a statement of
--- its own so that its snapshot is taken after every head here is locked:
--- a first attempt committed parked behind one of them before that
--- snapshot is seen there, and one committed after it finds the head
--- locked (deliveries::claim_freed waits for this transaction). In one
--- statement, a head locked late (after a wait) was finished with a
--- snapshot older than such a commit, which then stayed parked until the
--- sweeper's pass.
+-- when none), and their subscriptions, instances and lanes, as three
+-- more in the same order. motor_record_delivered (migration 0030) runs
+-- it, then claims what follows each head with next_after_many.sql, a
+-- statement of its own so that its snapshot is taken after every head
+-- here is locked: a first attempt committed parked behind one of them
+-- before that snapshot is seen there, and one committed after it finds
+-- the head locked (deliveries::claim_freed waits for this transaction).
+-- In one statement, a head locked late (after a wait) was finished with
+-- a snapshot older than such a commit, which then stayed parked until
+-- the sweeper's pass.
 --
 -- Every `deliveries` row is reached by its primary key, whatever the
 -- planner believes of the table: a connection keeps the generic plan it
@@ -35,7 +36,8 @@ WITH head AS (
       -- see record_attempt.sql
       AND (d.reservado_hasta IS NULL
            OR d.reservado_hasta = ($7::timestamptz[])[array_position($1::uuid[], d.id)])
-    RETURNING d.id, d.subscription_id, array_position($1::uuid[], d.id) AS n
+    RETURNING d.id, d.subscription_id, d.instance_id, d.lane,
+              array_position($1::uuid[], d.id) AS n
 ), attempt AS (
     INSERT INTO delivery_attempts (delivery_id, numero, iniciado_en, duracion_ms, status,
                                    error, key_ids)
@@ -48,4 +50,5 @@ WITH head AS (
     DELETE FROM subscription_health
     WHERE subscription_id IN (SELECT subscription_id FROM head)
 )
-SELECT array_agg(id) FROM head
+SELECT array_agg(id), array_agg(subscription_id), array_agg(instance_id), array_agg(lane)
+FROM head
