@@ -689,3 +689,52 @@ async fn a_commit_says_whether_it_wrote_events_alone() {
     assert!(!queued.handed.events_only, "a job for a dispatcher");
     m.stop().await;
 }
+
+/// The fan-out asks whether a subscription is held by its throttle once a
+/// new delivery, and once more for the commit's answer: 10 events to an
+/// ordered and an unordered subscription, 20 deliveries, 40 probes.
+/// `taken` as a lateral of `placed`, pulled up into each of its uses,
+/// probed it 90 times.
+#[tokio::test]
+async fn the_fan_out_probes_the_throttle_once_a_delivery_and_once_for_its_answer() {
+    let m = TestMotor::start(&[Role::Api]).await;
+    let t = m.tenant(1).await;
+    let receiver = Receiver::start().await;
+    subscribe(&m, &t, &receiver, json!({})).await;
+    subscribe(&m, &t, &receiver, json!({"ordenado": false})).await;
+    let events: Vec<NewEvent> = (0..10)
+        .map(|i| NewEvent::parse(&json!({"type": "message.sent", "data": {"n": i}}), "e").unwrap())
+        .collect();
+    let taking = Taking {
+        lease: Duration::from_secs(30),
+        room: 8,
+        busy: Vec::new(),
+    };
+    let mut tx = m.db.pool.begin().await.unwrap();
+    let locked = motor_store::ledger::lock_instance(&mut tx, t.instances[0])
+        .await
+        .unwrap();
+    // This connection's scans not yet reported to the statistics (earlier
+    // transactions' too: hence a difference).
+    let probes = "SELECT coalesce(sum(idx_scan + seq_scan), 0)::bigint
+                  FROM pg_stat_xact_user_tables WHERE relname = 'subscription_throttle'";
+    let before: i64 = sqlx::query_scalar(probes)
+        .fetch_one(&mut *tx)
+        .await
+        .unwrap();
+    motor_store::ledger::append_locked_handing(&mut tx, locked, &events, Some(&taking))
+        .await
+        .unwrap();
+    let after: i64 = sqlx::query_scalar(probes)
+        .fetch_one(&mut *tx)
+        .await
+        .unwrap();
+    let created: i64 = sqlx::query_scalar("SELECT count(*) FROM deliveries")
+        .fetch_one(&mut *tx)
+        .await
+        .unwrap();
+    tx.rollback().await.unwrap();
+    assert_eq!(created, 20);
+    assert_eq!(after - before, 2 * created, "two probes a delivery");
+    m.stop().await;
+}

@@ -89,7 +89,15 @@ WITH expected AS (
     -- checked at the statement's end, when they are there.
     SELECT motor_uuid_v7() AS id, s.id AS subscription_id, s.app_id, e.instance_id,
            e.event_id, e.seq, s.estado, s.ordenado, l.lane,
-           row_number() OVER (PARTITION BY s.id, e.instance_id, l.lane ORDER BY e.seq) AS nth
+           row_number() OVER (PARTITION BY s.id, e.instance_id, l.lane ORDER BY e.seq) AS nth,
+           -- taken (see `placed`), here: the window keeps this subquery
+           -- whole, so its throttle is probed once a candidate. As a
+           -- lateral of `placed`, which Postgres pulled up into each of its
+           -- four uses, it was probed four times, 8 of the 29 buffers a
+           -- delivery cost the fan-out benchmark's appends.
+           $11::interval IS NOT NULL AND s.estado = 'activa' AND NOT EXISTS (
+               SELECT 1 FROM subscription_throttle t
+               WHERE t.subscription_id = s.id AND t.hasta > now()) AS taken
     FROM stored e
     -- Each event's instance by its key, and its app's subscriptions by
     -- that app. The app is compared through an expression
@@ -119,19 +127,13 @@ WITH expected AS (
     -- unordered one within its subscription's room (counted per instance
     -- of the batch: a second window over the subscription alone cost the
     -- ordered closed loops a sort in every append).
-    SELECT c.*, t.taken,
-           t.taken AND CASE WHEN c.ordenado
+    SELECT c.*,
+           c.taken AND CASE WHEN c.ordenado
                THEN c.nth = 1 AND open.lane IS NULL
                ELSE c.nth <= coalesce(
                    (SELECT r.room FROM UNNEST($19::uuid[], $20::int[]) AS r(id, room)
                     WHERE r.id = c.subscription_id), $21::int) END AS claimed
     FROM candidates c
-    CROSS JOIN LATERAL (
-        SELECT $11::interval IS NOT NULL AND c.estado = 'activa'
-               AND NOT EXISTS (
-                   SELECT 1 FROM subscription_throttle t
-                   WHERE t.subscription_id = c.subscription_id AND t.hasta > now())
-               AS taken) t
     LEFT JOIN LATERAL (
         -- The lane's open delivery, for the lowest new one of an ordered
         -- lane this process takes: one probe of the open-lane index (the
@@ -139,7 +141,7 @@ WITH expected AS (
         -- searched again for every candidate, twice (quadratic in the
         -- batch: 610 deliveries of 61 events spent 65 ms of 90 there).
         SELECT b.lane FROM deliveries b
-        WHERE t.taken AND c.ordenado AND c.nth = 1
+        WHERE c.taken AND c.ordenado AND c.nth = 1
           AND b.subscription_id = c.subscription_id AND b.instance_id = c.instance_id
           AND b.lane = c.lane AND b.estado = 'pendiente'
         ORDER BY b.seq
