@@ -691,12 +691,13 @@ async fn a_commit_says_whether_it_wrote_events_alone() {
 }
 
 /// The fan-out asks whether a subscription is held by its throttle once a
-/// new delivery, and once more for the commit's answer: 10 events to an
-/// ordered and an unordered subscription, 20 deliveries, 40 probes.
-/// `taken` as a lateral of `placed`, pulled up into each of its uses,
-/// probed it 90 times.
+/// new delivery, and answers from what it inserted: 10 events to an
+/// ordered and an unordered subscription, 20 deliveries, 20 probes, and
+/// the claims it hands over as the rows hold them. `taken` as a lateral
+/// of `placed`, pulled up into each of its uses, and the answer's own
+/// probe after the insert, probed it 90 times.
 #[tokio::test]
-async fn the_fan_out_probes_the_throttle_once_a_delivery_and_once_for_its_answer() {
+async fn the_fan_out_probes_the_throttle_once_a_delivery_and_answers_as_it_stored() {
     let m = TestMotor::start(&[Role::Api]).await;
     let t = m.tenant(1).await;
     let receiver = Receiver::start().await;
@@ -722,9 +723,10 @@ async fn the_fan_out_probes_the_throttle_once_a_delivery_and_once_for_its_answer
         .fetch_one(&mut *tx)
         .await
         .unwrap();
-    motor_store::ledger::append_locked_handing(&mut tx, locked, &events, Some(&taking))
-        .await
-        .unwrap();
+    let appended =
+        motor_store::ledger::append_locked_handing(&mut tx, locked, &events, Some(&taking))
+            .await
+            .unwrap();
     let after: i64 = sqlx::query_scalar(probes)
         .fetch_one(&mut *tx)
         .await
@@ -733,8 +735,24 @@ async fn the_fan_out_probes_the_throttle_once_a_delivery_and_once_for_its_answer
         .fetch_one(&mut *tx)
         .await
         .unwrap();
+    // The ordered lane's head and the unordered subscription's 8 (its
+    // room), each as its row holds it.
+    let claimed = &appended.handed.claimed;
+    assert_eq!(claimed.len(), 9);
+    for c in claimed {
+        let stored: (
+            chrono::DateTime<chrono::Utc>,
+            chrono::DateTime<chrono::Utc>,
+            i64,
+        ) = sqlx::query_as("SELECT reservado_hasta, creado_en, seq FROM deliveries WHERE id = $1")
+            .bind(c.delivery_id.as_uuid())
+            .fetch_one(&mut *tx)
+            .await
+            .unwrap();
+        assert_eq!((c.lease_until, c.created_at, c.seq), stored);
+    }
     tx.rollback().await.unwrap();
     assert_eq!(created, 20);
-    assert_eq!(after - before, 2 * created, "two probes a delivery");
+    assert_eq!(after - before, created, "one probe a delivery");
     m.stop().await;
 }

@@ -88,7 +88,8 @@ WITH expected AS (
     -- read them back from `events`); a delivery's key to its event is
     -- checked at the statement's end, when they are there.
     SELECT motor_uuid_v7() AS id, s.id AS subscription_id, s.app_id, e.instance_id,
-           e.event_id, e.seq, s.estado, s.ordenado, l.lane,
+           e.event_id, e.seq, s.estado, s.ordenado, l.lane, s.url, s.max_por_segundo,
+           s.version,
            row_number() OVER (PARTITION BY s.id, e.instance_id, l.lane ORDER BY e.seq) AS nth,
            -- taken (see `placed`), here: the window keeps this subquery
            -- whole, so its throttle is probed once a candidate. As a
@@ -119,7 +120,7 @@ WITH expected AS (
     WHERE s.estado <> 'eliminada' AND NOT i.sistema AND s.entorno = e.entorno
       AND (cardinality(s.instancias) = 0 OR e.instance_id = ANY (s.instancias))
       AND (cardinality(s.tipos) = 0 OR e.type = ANY (s.tipos))
-), placed AS (
+), placed AS MATERIALIZED (
     -- taken: this process's dispatcher takes the delivery (ordered:
     -- claimed now, or parked behind the one before it; unordered: claimed
     -- now, or handed over past the subscription's room); claimed: the
@@ -146,30 +147,39 @@ WITH expected AS (
           AND b.lane = c.lane AND b.estado = 'pendiente'
         ORDER BY b.seq
         LIMIT 1) open ON true
+), marked AS (
+    -- Each new row's parked and lease columns, once: for the insert and
+    -- for the answer. (MATERIALIZED, `placed` is not pulled up into this,
+    -- which would compute `claimed` again in each of its uses.)
+    SELECT c.*,
+           CASE WHEN c.estado <> 'activa' OR (c.taken AND c.ordenado AND NOT c.claimed)
+                THEN now() END AS aparcado_en,
+           CASE WHEN c.claimed THEN now() + $11 END AS reservado_hasta
+    FROM placed c
 ), created AS (
     INSERT INTO deliveries (id, subscription_id, app_id, instance_id, event_id, seq, lane,
                             aparcado_en, reservado_hasta)
     SELECT c.id, c.subscription_id, c.app_id, c.instance_id, c.event_id, c.seq, c.lane,
-           CASE WHEN c.estado <> 'activa' OR (c.taken AND c.ordenado AND NOT c.claimed)
-                THEN now() END,
-           CASE WHEN c.claimed THEN now() + $11 END
-    FROM placed c
+           c.aparcado_en, c.reservado_hasta
+    FROM marked c
     ORDER BY c.instance_id, c.seq, c.subscription_id
-    RETURNING id, subscription_id, app_id, instance_id, event_id, seq, lane, proximo_intento,
-              reservado_hasta, aparcado_en, creado_en
 )
+-- The answer, one row a delivery inserted, from what the insert was
+-- given: the insert has no ON CONFLICT (a conflict fails the whole
+-- statement), so its rows are `marked`'s, and `proximo_intento` and
+-- `creado_en` are the defaults the insert left them, `now()`, the
+-- transaction's start. Read from the insert's RETURNING instead, each row
+-- was joined to its subscription again and its throttle probed again (4
+-- of the 27 buffers a delivery cost the fan-out benchmark's appends); a
+-- join of that RETURNING with `placed` was planned as a nested loop over
+-- both (quadratic in the batch: arrays of 100 lost a fifth).
 SELECT c.id AS "id!", c.subscription_id AS "subscription_id!", c.app_id AS "app_id!",
        c.instance_id AS "instance_id!", c.event_id AS "event_id!", c.seq AS "seq!",
        c.lane AS "lane!",
-       c.proximo_intento AS "due!", c.reservado_hasta AS "lease_until?",
+       now() AS "due!", c.reservado_hasta AS "lease_until?",
        c.aparcado_en IS NOT NULL AS "parked!",
-       c.creado_en AS "created_at!", s.estado = 'activa' AS "active!", s.ordenado AS ordered,
-       s.url, s.max_por_segundo AS max_per_second, s.version AS subscription_version,
-       -- `placed`'s taken (the same snapshot and clock), read again here: a
-       -- join of `created` with `placed` was planned as a nested loop over
-       -- both (quadratic in the batch: arrays of 100 lost a fifth).
-       ($11::interval IS NOT NULL AND s.estado = 'activa' AND NOT EXISTS (
-           SELECT 1 FROM subscription_throttle t
-           WHERE t.subscription_id = s.id AND t.hasta > now())) AS "taken!"
-FROM created c JOIN subscriptions s ON s.id = c.subscription_id
+       now() AS "created_at!", c.estado = 'activa' AS "active!", c.ordenado AS "ordered!",
+       c.url AS "url!", c.max_por_segundo AS "max_per_second?",
+       c.version AS "subscription_version!", c.taken AS "taken!"
+FROM marked c
 ORDER BY c.instance_id, c.seq, c.subscription_id
