@@ -165,6 +165,21 @@ pub async fn connect(url: &str) -> PgConnection {
     PgConnection::connect_with(&options).await.unwrap()
 }
 
+/// The scans (index and sequential) of `table` this connection made and
+/// has not reported to the statistics yet: its open transaction's, and
+/// those of earlier transactions still pending, so a test compares two
+/// readings in one transaction.
+pub async fn scans(conn: &mut PgConnection, table: &str) -> i64 {
+    sqlx::query_scalar(
+        "SELECT coalesce(sum(idx_scan + seq_scan), 0)::bigint
+         FROM pg_stat_xact_user_tables WHERE relname = $1",
+    )
+    .bind(table)
+    .fetch_one(conn)
+    .await
+    .unwrap()
+}
+
 /// Configuration for a Motor under test: its database, a topic prefix of
 /// its own, the API on a free port.
 pub fn config(db: &TestDb, prefix: &str) -> Config {

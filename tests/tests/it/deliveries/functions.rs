@@ -8,7 +8,7 @@
 use motor_store::deliveries::hot_statements;
 use uuid::Uuid;
 
-use crate::util::TestDb;
+use crate::util::{scans, TestDb};
 
 /// The body of function `name` as the database holds it.
 async fn body(db: &TestDb, name: &str) -> String {
@@ -84,7 +84,10 @@ async fn a_group_commit_reads_each_of_its_heads_subscriptions_once() {
     assert_eq!(heads.len() as i64, 2 * LANES);
 
     let mut tx = db.pool.begin().await.unwrap();
-    let before = scans(&mut tx).await;
+    let before = [
+        scans(&mut tx, "subscriptions").await,
+        scans(&mut tx, "subscription_throttle").await,
+    ];
     let n = heads.len();
     let claimed: Vec<(Option<Uuid>, Option<Uuid>)> = sqlx::query_as(
         "SELECT head, id FROM motor_record_delivered(
@@ -107,27 +110,24 @@ async fn a_group_commit_reads_each_of_its_heads_subscriptions_once() {
             .all(|(head, next)| head.is_some() && next.is_some()),
         "every head's next delivery claimed: {claimed:?}"
     );
-    let after = scans(&mut tx).await;
+    let after = [
+        scans(&mut tx, "subscriptions").await,
+        scans(&mut tx, "subscription_throttle").await,
+    ];
+    // Each lane's (or the unordered subscription's) next one: the
+    // deliveries at seq 2, each claimed once.
+    let mut nexts: Vec<Uuid> = claimed.iter().filter_map(|(_, next)| *next).collect();
+    nexts.sort();
+    let seconds: Vec<Uuid> =
+        sqlx::query_scalar("SELECT id FROM deliveries WHERE seq = 2 ORDER BY id")
+            .fetch_all(&mut *tx)
+            .await
+            .unwrap();
+    assert_eq!(nexts, seconds);
     tx.rollback().await.unwrap();
     assert_eq!(
         [after[0] - before[0], after[1] - before[1]],
         [2, 2],
         "each of the two subscriptions read once, and its throttle once"
     );
-}
-
-/// The scans of `subscriptions` and `subscription_throttle` this
-/// connection made and has not reported to the statistics yet (the
-/// setup's too, on the same connection: hence a difference).
-async fn scans(conn: &mut sqlx::PgConnection) -> [i64; 2] {
-    let (subscriptions, throttle): (i64, i64) = sqlx::query_as(
-        "SELECT coalesce(sum(idx_scan + seq_scan) FILTER (WHERE relname = 'subscriptions'), 0)::bigint,
-                coalesce(sum(idx_scan + seq_scan)
-                         FILTER (WHERE relname = 'subscription_throttle'), 0)::bigint
-         FROM pg_stat_xact_user_tables",
-    )
-    .fetch_one(conn)
-    .await
-    .unwrap();
-    [subscriptions, throttle]
 }

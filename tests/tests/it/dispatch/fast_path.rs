@@ -30,7 +30,7 @@ use super::{
 };
 use crate::{
     deliveries::{post, sessions_waiting_for_a_lock, waits_for_a_lock},
-    util::{TestDb, TestMotor},
+    util::{scans, TestDb, TestMotor},
 };
 
 /// Jobs of a subscription's deliveries still in the outbox (no relay runs,
@@ -59,9 +59,26 @@ async fn append_handing(
         .handed
 }
 
-/// [`append_handing`] of `count` events (numbered from `n`) in a process
+/// `count` events, numbered from `n`.
+fn numbered(n: i64, count: i64) -> Vec<NewEvent> {
+    (n..n + count)
+        .map(|i| NewEvent::parse(&json!({"type": "message.sent", "data": {"n": i}}), "e").unwrap())
+        .collect()
+}
+
+/// A process whose dispatcher takes the commit's deliveries for `lease`,
 /// where each unordered subscription has room for 8 claims, but those of
-/// `busy` as given; answers the whole append.
+/// `busy` as given.
+fn taking_for(lease: Duration, busy: &[(SubscriptionId, u32)]) -> Taking {
+    Taking {
+        lease,
+        room: 8,
+        busy: busy.to_vec(),
+    }
+}
+
+/// [`append_handing`] of `count` events (numbered from `n`) as [`taking_for`]
+/// takes them; answers the whole append.
 async fn append_taking(
     pool: &motor_store::Pool,
     instance: InstanceId,
@@ -69,14 +86,7 @@ async fn append_taking(
     lease: Duration,
     busy: &[(SubscriptionId, u32)],
 ) -> Appended {
-    let events: Vec<NewEvent> = (n..n + count)
-        .map(|i| NewEvent::parse(&json!({"type": "message.sent", "data": {"n": i}}), "e").unwrap())
-        .collect();
-    let taking = Taking {
-        lease,
-        room: 8,
-        busy: busy.to_vec(),
-    };
+    let (events, taking) = (numbered(n, count), taking_for(lease, busy));
     let mut tx = pool.begin().await.unwrap();
     let locked = motor_store::ledger::lock_instance(&mut tx, instance)
         .await
@@ -703,34 +713,17 @@ async fn the_fan_out_probes_the_throttle_once_a_delivery_and_answers_as_it_store
     let receiver = Receiver::start().await;
     subscribe(&m, &t, &receiver, json!({})).await;
     subscribe(&m, &t, &receiver, json!({"ordenado": false})).await;
-    let events: Vec<NewEvent> = (0..10)
-        .map(|i| NewEvent::parse(&json!({"type": "message.sent", "data": {"n": i}}), "e").unwrap())
-        .collect();
-    let taking = Taking {
-        lease: Duration::from_secs(30),
-        room: 8,
-        busy: Vec::new(),
-    };
+    let (events, taking) = (numbered(0, 10), taking_for(Duration::from_secs(30), &[]));
     let mut tx = m.db.pool.begin().await.unwrap();
     let locked = motor_store::ledger::lock_instance(&mut tx, t.instances[0])
         .await
         .unwrap();
-    // This connection's scans not yet reported to the statistics (earlier
-    // transactions' too: hence a difference).
-    let probes = "SELECT coalesce(sum(idx_scan + seq_scan), 0)::bigint
-                  FROM pg_stat_xact_user_tables WHERE relname = 'subscription_throttle'";
-    let before: i64 = sqlx::query_scalar(probes)
-        .fetch_one(&mut *tx)
-        .await
-        .unwrap();
+    let before = scans(&mut tx, "subscription_throttle").await;
     let appended =
         motor_store::ledger::append_locked_handing(&mut tx, locked, &events, Some(&taking))
             .await
             .unwrap();
-    let after: i64 = sqlx::query_scalar(probes)
-        .fetch_one(&mut *tx)
-        .await
-        .unwrap();
+    let after = scans(&mut tx, "subscription_throttle").await;
     let created: i64 = sqlx::query_scalar("SELECT count(*) FROM deliveries")
         .fetch_one(&mut *tx)
         .await
