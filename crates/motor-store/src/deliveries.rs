@@ -168,14 +168,6 @@ pub(crate) async fn enqueue_jobs(conn: &mut PgConnection, jobs: &[DeliveryJob]) 
     enqueue(conn, jobs).await
 }
 
-/// The text of [`BY_KEY_SETUP`], for [`BEGIN_BY_KEY`] to send with `BEGIN`.
-macro_rules! by_key_setup {
-    () => {
-        "SELECT set_config('enable_seqscan', 'off', true), \
-         set_config('enable_bitmapscan', 'off', true)"
-    };
-}
-
 /// What the statements that take rows of `deliveries` by key (`id = ANY
 /// (…)`: the group commit of delivered attempts, the claim after a commit,
 /// the sweeper's `requeue`) or read a range of an index in its order up to
@@ -193,35 +185,19 @@ macro_rules! by_key_setup {
 /// for the rest of the caller's transaction.) `set_config(…, true)` is `SET
 /// LOCAL`, both in one statement. The group commit of delivered attempts
 /// runs in `motor_record_delivered` (migration 0024; its body now
-/// 0030's), whose definition carries the same settings.
-pub(crate) const BY_KEY_SETUP: &str = by_key_setup!();
-
-/// `BEGIN` then [`BY_KEY_SETUP`], sent together: one round trip where
-/// `begin()` and [`by_key`] take two (each waits for its answer). These
-/// transactions run nothing but hot statements, so they also keep their
-/// generic plans (the plans test checks both kinds): the group commit's
-/// custom plan, sure of its arrays' lengths, looked cheaper to some
-/// connections, which then planned it anew at every call (2,055 plans in
-/// 11,099 calls, 710 ms of Postgres' CPU in 40 s at 200–400 events/s).
-const BEGIN_BY_KEY: &str = concat!(
-    "BEGIN; ",
-    by_key_setup!(),
-    ", set_config('plan_cache_mode', 'force_generic_plan', true)"
-);
+/// 0030's) and the claim after a commit in `motor_claim_freed` (0031),
+/// whose definitions carry the same settings and keep generic plans too:
+/// the group commit's custom plan, sure of its arrays' lengths, looked
+/// cheaper to some connections, which then planned it anew at every call
+/// (2,055 plans in 11,099 calls, 710 ms of Postgres' CPU in 40 s at
+/// 200–400 events/s).
+pub(crate) const BY_KEY_SETUP: &str = "SELECT set_config('enable_seqscan', 'off', true), \
+                                       set_config('enable_bitmapscan', 'off', true)";
 
 /// Runs [`BY_KEY_SETUP`] in `tx`.
 async fn by_key(tx: &mut PgConnection) -> Result<()> {
     sqlx::query(BY_KEY_SETUP).execute(tx).await?;
     Ok(())
-}
-
-/// A transaction of `pool` with [`BY_KEY_SETUP`] already run. Public for
-/// the test that checks it; not an API.
-#[doc(hidden)]
-pub async fn begin_by_key(
-    pool: &crate::Pool,
-) -> Result<sqlx::Transaction<'static, sqlx::Postgres>> {
-    Ok(pool.begin_with(BEGIN_BY_KEY).await?)
 }
 
 /// A statement that runs on every attempt or every sweeper pass, whose cost

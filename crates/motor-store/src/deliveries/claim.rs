@@ -13,6 +13,7 @@ use motor_domain::{
 use sqlx::PgExecutor;
 use uuid::Uuid;
 
+use super::finish::FinishedRow;
 use crate::{interval, Pool, Result};
 
 /// What the sender needs for one attempt of a delivery it claimed.
@@ -155,8 +156,11 @@ pub async fn renew(pool: &Pool, claimed: &Claimed, lease: Duration) -> Result<Op
 ///
 /// One statement claims every lane found free, taking no lock but the
 /// claimed rows; a second finds the lanes whose delivery before is locked
-/// now (its finish in flight) or gone since the first. Those are tried
-/// again, both statements on just them, after `FREED_WAIT` and then
+/// now (its finish in flight) or gone since the first. Both run in one
+/// call of `motor_claim_freed` (migration 0031: one round trip where
+/// `BEGIN`, the two statements and `COMMIT` took three or four). The
+/// lanes still finishing are tried again, both statements on just them,
+/// after `FREED_WAIT` and then
 /// twice as long each time, holding no connection meanwhile: a finish in
 /// flight has committed by then, and either claimed its lane's parked one
 /// (no longer parked: left alone) or left its lane free (claimed here).
@@ -167,8 +171,8 @@ pub async fn renew(pool: &Pool, claimed: &Claimed, lease: Duration) -> Result<Op
 /// [`claim`] for every such lane held a connection 5 ms a lane: at 2,000
 /// events/s, 5,053 such waits in 10 s.)
 ///
-/// Its transaction turns sequential and bitmap scans off
-/// ([`super::BY_KEY_SETUP`]).
+/// The function turns sequential and bitmap scans off
+/// ([`super::BY_KEY_SETUP`]) and keeps generic plans.
 pub async fn claim_freed(
     pool: &Pool,
     parked: &[DeliveryId],
@@ -178,25 +182,21 @@ pub async fn claim_freed(
     let mut claimed = Vec::new();
     let mut wait = FREED_WAIT;
     for tries in 1.. {
-        let mut tx = super::begin_by_key(pool).await?;
         let rows = sqlx::query_file_as!(
-            ClaimedRow,
-            "src/deliveries/sql/claim_freed.sql",
+            FinishedRow,
+            "src/deliveries/sql/claim_freed_call.sql",
             &waiting,
             interval(lease),
         )
-        .fetch_all(&mut *tx)
+        .fetch_all(pool)
         .await?;
-        let freed = rows.len();
-        claimed.extend(rows.into_iter().map(|row| row.claimed(1)));
-        waiting = if freed < waiting.len() {
-            sqlx::query_file_scalar!("src/deliveries/sql/finishing_lanes.sql", &waiting)
-                .fetch_all(&mut *tx)
-                .await?
-        } else {
-            Vec::new()
-        };
-        tx.commit().await?;
+        waiting.clear();
+        for mut row in rows {
+            match row.next() {
+                Some(freed) => claimed.push(freed.claimed(1)),
+                None => waiting.extend(row.head),
+            }
+        }
         if waiting.is_empty() || tries == FREED_TRIES {
             break;
         }

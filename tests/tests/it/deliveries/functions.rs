@@ -1,7 +1,8 @@
 //! The group commit of delivered attempts runs as one call of
-//! `motor_record_delivered` (migration 0024; its body now 0030's), which
-//! runs the two statements the plans test reads from their files
-//! (`motor_store::deliveries::hot_statements`). A change to either file
+//! `motor_record_delivered` (migration 0024; its body now 0030's), and the
+//! claim of parked first attempts after a commit as one call of
+//! `motor_claim_freed` (0031); each runs two statements the plans test
+//! reads from their files (`motor_store::deliveries::hot_statements`). A change to either file
 //! that no migration brings into the function would leave the plans test
 //! checking statements Motor no longer runs: this test fails first.
 
@@ -20,7 +21,7 @@ async fn body(db: &TestDb, name: &str) -> String {
 }
 
 #[tokio::test]
-async fn the_record_functions_run_the_statements_the_plans_test_checks() {
+async fn the_functions_run_the_statements_the_plans_test_checks() {
     let db = TestDb::new().await;
     let statements = hot_statements();
     let text = |name: &str| {
@@ -35,12 +36,44 @@ async fn the_record_functions_run_the_statements_the_plans_test_checks() {
     for (function, statement) in [
         ("motor_record_delivered", "record_delivered_many"),
         ("motor_next_after", "next_after_many"),
+        ("motor_claim_freed", "claim_freed"),
+        ("motor_claim_freed", "finishing_lanes"),
     ] {
         let body = body(&db, function).await;
         assert!(
             body.contains(&text(statement)),
             "{function} no longer runs {statement}.sql as the file has it: \
              a migration must replace the function with the file's text"
+        );
+    }
+}
+
+/// The functions run their statements as the plans test plans them: with
+/// sequential and bitmap scans off and generic plans
+/// (`motor_store::deliveries::BY_KEY_SETUP`'s settings), for the call
+/// only, as `SET` clauses of their definitions do.
+#[tokio::test]
+async fn the_functions_probe_by_key_with_generic_plans() {
+    let db = TestDb::new().await;
+    for function in [
+        "motor_record_delivered",
+        "motor_next_after",
+        "motor_claim_freed",
+    ] {
+        let settings: Vec<String> =
+            sqlx::query_scalar("SELECT unnest(proconfig) FROM pg_proc WHERE proname = $1")
+                .bind(function)
+                .fetch_all(&db.pool)
+                .await
+                .unwrap();
+        assert_eq!(
+            settings,
+            [
+                "enable_seqscan=off",
+                "enable_bitmapscan=off",
+                "plan_cache_mode=force_generic_plan"
+            ],
+            "{function}'s settings"
         );
     }
 }

@@ -838,36 +838,6 @@ where
     );
 }
 
-/// The group commit and the claim after a commit begin their transactions
-/// with `BEGIN` and the by-key setup in one round trip
-/// (`motor_store::deliveries::begin_by_key`): sequential and bitmap scans
-/// are off and plans generic inside the transaction, and all is as it was
-/// for the connection's next one.
-#[tokio::test]
-async fn by_key_transactions_turn_scans_off_for_themselves_only() {
-    let db = TestDb::new().await;
-    // One connection, so the reads after the commit are on the same one.
-    let pool = motor_store::connect(&db.url, 1).await.unwrap();
-    let settings = "SELECT pg_backend_pid(), current_setting('enable_seqscan'), \
-                    current_setting('enable_bitmapscan'), current_setting('plan_cache_mode')";
-    let mut tx = motor_store::deliveries::begin_by_key(&pool).await.unwrap();
-    let (inside, seqscan, bitmapscan, plans): (i32, String, String, String) =
-        sqlx::query_as(settings).fetch_one(&mut *tx).await.unwrap();
-    assert_eq!(
-        (seqscan.as_str(), bitmapscan.as_str(), plans.as_str()),
-        ("off", "off", "force_generic_plan")
-    );
-    tx.commit().await.unwrap();
-    let (after, seqscan, bitmapscan, plans): (i32, String, String, String) =
-        sqlx::query_as(settings).fetch_one(&pool).await.unwrap();
-    assert_eq!(after, inside, "the same connection");
-    assert_eq!(
-        (seqscan.as_str(), bitmapscan.as_str(), plans.as_str()),
-        ("on", "on", "auto")
-    );
-    pool.close().await;
-}
-
 /// A connection prepares the statements that run once an event or an
 /// attempt while `subscriptions` holds three rows, never analysed, and
 /// caches their generic plans; then 2,000 tenants subscribe. Those plans

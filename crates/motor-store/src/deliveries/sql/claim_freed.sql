@@ -2,7 +2,9 @@
 -- open delivery of their ordered lane) whose lane has freed since, for
 -- $2: the delivery they waited for finished while that commit was in
 -- flight, and its finish could not see them. "Claimable now" as in
--- claim.sql. It takes no lock but the rows it claims, so it never waits
+-- claim.sql. One row of motor_finished a claimed delivery (`head` its
+-- id, `following_parked` unused), as motor_claim_freed (migration 0031),
+-- which runs it, answers. It takes no lock but the rows it claims, so it never waits
 -- while holding one (a lane check locking the delivery before, as
 -- park_or_why_not.sql does, deadlocked with group commits finishing the
 -- same lanes in another order). A finish of that delivery still in flight
@@ -32,7 +34,8 @@ WHERE d.id = g.id AND s.id = g.subscription_id AND e.event_id = d.event_id
        WHERE b.subscription_id = d.subscription_id AND b.instance_id = d.instance_id
          AND b.lane = d.lane AND b.estado = 'pendiente' AND b.seq < d.seq
        ORDER BY b.seq LIMIT 1) IS NULL
-RETURNING d.id, d.subscription_id, d.app_id, d.instance_id, d.event_id, d.lane, d.seq,
+RETURNING d.id AS head, NULL::boolean AS following_parked,
+          d.id, d.subscription_id, d.app_id, d.instance_id, d.event_id, d.lane, d.seq,
           d.replay_of, d.creado_en AS created_at, d.reservado_hasta AS "lease_until!",
           s.url, s.ordenado AS ordered, s.max_por_segundo AS max_per_second,
           s.version AS subscription_version, e.envelope, d.intentos AS attempts_made

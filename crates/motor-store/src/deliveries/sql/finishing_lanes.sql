@@ -1,4 +1,5 @@
--- Those of $1 (parked first attempts that claim_freed.sql did not claim)
+-- Those of $1 (parked first attempts that claim_freed.sql did not claim;
+-- motor_claim_freed, migration 0031, runs it right after that statement)
 -- whose lane may have freed since that statement: the lowest open
 -- delivery before them is locked right now (its finish, or its claim, in
 -- flight, which may have missed them), or there is none any more (a
