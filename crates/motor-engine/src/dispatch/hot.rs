@@ -147,6 +147,19 @@ impl HotLanes {
             .unwrap_or_default()
     }
 
+    /// What was handed to `lane` so far, taken by its chain, which claims
+    /// it after a record that claimed no next (the record is not under
+    /// way: what comes meanwhile is kept for the chain, with no hurry).
+    pub(super) fn handed(&self, lane: &LaneKey) -> Vec<DeliveryId> {
+        self.lanes
+            .lock()
+            .expect("not poisoned")
+            .running
+            .get_mut(lane)
+            .map(|hot| std::mem::take(&mut hot.parked))
+            .unwrap_or_default()
+    }
+
     /// The chain's record returned; it gives back what it took and the
     /// record did not settle (the record claimed no next: it may have
     /// missed them).
@@ -214,6 +227,27 @@ mod tests {
         hot.recorded(&l, vec![a]);
         assert_eq!(hot.leave(&l, Instant::now()), [b, a]);
         assert_eq!(hot.hand(&l, c), Kept::No, "the lane is no longer running");
+    }
+
+    #[test]
+    fn a_chain_claiming_what_its_record_missed_keeps_the_lane() {
+        let hot = HotLanes::default();
+        let l = lane();
+        let (a, b) = (DeliveryId::new(), DeliveryId::new());
+        hot.enter(l.clone(), Instant::now());
+        assert!(hot.take(&l).is_empty());
+        assert_eq!(hot.hand(&l, a), Kept::BehindRecord);
+        // The record claimed no next; the chain claims what it missed.
+        hot.recorded(&l, Vec::new());
+        assert_eq!(hot.handed(&l), [a]);
+        assert_eq!(
+            hot.hand(&l, b),
+            Kept::ForChain,
+            "kept for the chain while it claims, with no record to hurry"
+        );
+        // Nothing claimed: the chain ends, and its end checks what came.
+        assert_eq!(hot.leave(&l, Instant::now()), [b]);
+        assert!(hot.handed(&l).is_empty(), "the lane is no longer running");
     }
 
     #[test]

@@ -328,11 +328,16 @@ impl Dispatcher {
     /// Claims those of `parked` whose lane freed while their commit was in
     /// flight, and runs their chains.
     async fn take_freed(self: &Arc<Self>, parked: &[DeliveryId]) -> Result<()> {
-        let lease = self.lease().await?;
-        for claimed in deliveries::claim_freed(&self.pool, parked, lease).await? {
+        for claimed in self.claim_freed(parked).await? {
             self.detach(claimed);
         }
         Ok(())
+    }
+
+    /// Claims those of `parked` whose lane is free.
+    async fn claim_freed(&self, parked: &[DeliveryId]) -> Result<Vec<Claimed>> {
+        let lease = self.lease().await?;
+        Ok(deliveries::claim_freed(&self.pool, parked, lease).await?)
     }
 
     /// Runs the chain from a delivery claimed after a commit (by its
