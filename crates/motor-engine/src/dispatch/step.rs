@@ -194,6 +194,7 @@ impl Dispatcher {
     /// (the TLS shape, 40,000 events: 4,898 checks, 2,540 of which claimed
     /// nothing; with the lane kept, 3,829 and 1,302; docs/BENCHMARKS.md,
     /// 2026-12-06 05:39).
+    ///
     /// `None` when nothing was handed or nothing could be claimed: the
     /// chain ends, and its lane's end checks what came since (`chain_in`).
     async fn freed(self: &Arc<Self>, chain: &mut Chain) -> Option<Box<Claimed>> {

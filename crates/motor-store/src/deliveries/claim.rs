@@ -160,10 +160,10 @@ pub async fn renew(pool: &Pool, claimed: &Claimed, lease: Duration) -> Result<Op
 /// call of `motor_claim_freed` (migration 0031: one round trip where
 /// `BEGIN`, the two statements and `COMMIT` took three or four). The
 /// lanes still finishing are tried again, both statements on just them,
-/// after `FREED_WAIT` and then
-/// twice as long each time, holding no connection meanwhile: a finish in
-/// flight has committed by then, and either claimed its lane's parked one
-/// (no longer parked: left alone) or left its lane free (claimed here).
+/// after `FREED_WAIT` and then twice as long each time, holding no
+/// connection meanwhile: a finish in flight has committed by then, and
+/// either claimed its lane's parked one (no longer parked: left alone) or
+/// left its lane free (claimed here).
 /// What is still finishing after `FREED_TRIES` tries is claimed one by
 /// one through [`claim`], whose lane check waits for that finish. (One
 /// statement that waited on one lane while holding another lane's lock
