@@ -308,11 +308,8 @@ impl Dispatcher {
         }
         if !parked.is_empty() {
             let dispatcher = self.clone();
-            self.detached.spawn(async move {
-                if let Err(e) = dispatcher.take_freed(&parked).await {
-                    tracing::warn!(error = %e, "parked first attempts not checked; the sweeper sends those whose lane is free");
-                }
-            });
+            self.detached
+                .spawn(async move { dispatcher.take_freed(&parked).await });
         }
         for job in handed.jobs {
             // Past its tasks, an unordered subscription's first attempts
@@ -327,17 +324,24 @@ impl Dispatcher {
 
     /// Claims those of `parked` whose lane freed while their commit was in
     /// flight, and runs their chains.
-    async fn take_freed(self: &Arc<Self>, parked: &[DeliveryId]) -> Result<()> {
-        for claimed in self.claim_freed(parked).await? {
+    async fn take_freed(self: &Arc<Self>, parked: &[DeliveryId]) {
+        for claimed in self.claim_freed(parked).await {
             self.detach(claimed);
         }
-        Ok(())
     }
 
-    /// Claims those of `parked` whose lane is free.
-    async fn claim_freed(&self, parked: &[DeliveryId]) -> Result<Vec<Claimed>> {
-        let lease = self.lease().await?;
-        Ok(deliveries::claim_freed(&self.pool, parked, lease).await?)
+    /// Claims those of `parked` whose lane is free. A failure is logged and
+    /// claims none: they stay parked, a lost wake-up the sweeper repairs.
+    async fn claim_freed(&self, parked: &[DeliveryId]) -> Vec<Claimed> {
+        let claimed: Result<Vec<Claimed>> = async {
+            let lease = self.lease().await?;
+            Ok(deliveries::claim_freed(&self.pool, parked, lease).await?)
+        }
+        .await;
+        claimed.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "parked first attempts not checked; the sweeper sends those whose lane is free");
+            Vec::new()
+        })
     }
 
     /// Runs the chain from a delivery claimed after a commit (by its

@@ -141,9 +141,7 @@ impl Dispatcher {
         if let Some(lane) = chain.lane.take() {
             let left = self.hot.leave(&lane, Instant::now());
             if !left.is_empty() {
-                if let Err(e) = self.take_freed(&left).await {
-                    tracing::warn!(error = %e, "parked first attempts not checked; the sweeper sends those whose lane is free");
-                }
+                self.take_freed(&left).await;
             }
         }
         ended
@@ -203,23 +201,14 @@ impl Dispatcher {
         if handed.is_empty() {
             return None;
         }
-        let mut next = None;
-        match self.claim_freed(&handed).await {
-            // One at most: the lowest of the lane's, when it is free.
-            Ok(claimed) => {
-                for claimed in claimed {
-                    if next.is_none() {
-                        next = Some(Box::new(claimed));
-                    } else {
-                        self.detach(claimed);
-                    }
-                }
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "parked first attempts not checked; the sweeper sends those whose lane is free");
-            }
+        // One at most: the lowest of the lane's, when it is free (any
+        // other would be another lane's, and runs in a task of its own).
+        let mut claimed = self.claim_freed(&handed).await.into_iter();
+        let next = claimed.next();
+        for other in claimed {
+            self.detach(other);
         }
-        self.go_on(chain, next?)
+        self.go_on(chain, Box::new(next?))
     }
 
     /// Gate: whether the claimed delivery may be attempted now. Takes its

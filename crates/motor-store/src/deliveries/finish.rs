@@ -236,7 +236,9 @@ pub async fn record_attempt_parking(
 
 /// What follows a recorded head (`sql/next_after_many.sql`): the head,
 /// whether its lane's next delivery was parked, and the next delivery's
-/// [`ClaimedRow`] columns, all NULL when none was claimed.
+/// [`ClaimedRow`] columns, all NULL when none was claimed. Also
+/// `motor_claim_freed`'s answer (`sql/claim_freed_call.sql`): a given
+/// delivery, and its own columns when it was claimed.
 pub(super) struct FinishedRow {
     pub head: Option<Uuid>,
     pub following_parked: Option<bool>,

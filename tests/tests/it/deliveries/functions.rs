@@ -2,9 +2,10 @@
 //! `motor_record_delivered` (migration 0024; its body now 0030's), and the
 //! claim of parked first attempts after a commit as one call of
 //! `motor_claim_freed` (0031); each runs two statements the plans test
-//! reads from their files (`motor_store::deliveries::hot_statements`). A change to either file
-//! that no migration brings into the function would leave the plans test
-//! checking statements Motor no longer runs: this test fails first.
+//! reads from their files (`motor_store::deliveries::hot_statements`). A
+//! change to one of those files that no migration brings into its
+//! function would leave the plans test checking statements Motor no
+//! longer runs: this test fails first.
 
 use motor_store::deliveries::hot_statements;
 use uuid::Uuid;
