@@ -1,5 +1,5 @@
 //! 200 concurrent streams on one `motor serve --roles api` process follow
-//! 10,000 events, while four readers that stop reading are cut off with a
+//! 10,000 events, while twelve readers that stop reading are cut off with a
 //! resumable cursor and the others keep their pace. The process's RSS is
 //! printed (and bounded) before, during and after.
 
@@ -18,8 +18,9 @@ use crate::util::{topic_prefix, MotorProcess, Tenant, TestDb};
 const CLIENTS: usize = 200;
 const EVENTS: i64 = 10_000;
 const BATCH: usize = 100;
-/// Readers that stop reading.
-const STALLED: usize = 4;
+/// Readers that stop reading: enough that keeping their backlogs would
+/// stand far above what the followers' bursts cost (see the RSS bound).
+const STALLED: usize = 12;
 
 /// A stream on a raw socket with a 4 KiB receive buffer, so that a reader
 /// that stops reading blocks the server quickly.
@@ -140,10 +141,16 @@ async fn two_hundred_streams_follow_ten_thousand_events_and_stalled_readers_are_
     );
     // Keeping pace is behaviour, not a clock: no follower fell a buffer
     // (1,024 events) behind, or it would have been cut off above. Memory
-    // stays flat: the stalled readers' backlogs are not kept (each is
-    // about 5 MB of events past what the kernel holds for it).
+    // stays flat: the stalled readers' backlogs are not kept. Measured on
+    // a 2-core machine: the followers' bursts raise the peak by 7 to 8 MiB
+    // with no stalled reader (200 connections' write queues while the
+    // readers here lag; more under load: 13.4 once in CI with four), each
+    // stalled reader adds about 0.5 MiB (the chunks the HTTP server queues
+    // for it), and a stream that kept its backlog (tried: an unbounded
+    // queue between follower and socket) adds about 8 MiB per stalled
+    // reader: a peak of 173 MiB instead of 85.
     assert!(
-        peak - open < 12.0,
+        peak - open < 30.0,
         "RSS grew from {open:.1} to {peak:.1} MiB"
     );
     for stalled in stalled {
