@@ -36,6 +36,9 @@
 //!   (`motor_sweeper_pass_seconds`) of the phase. Last, since its
 //!   subscriptions stay.
 //!
+//! A fixed-rate phase (`large`, `tenants`) also lists its deliveries later
+//! than 50 ms by the 100 ms of their commit: a stall shows as one window.
+//!
 //! Every phase waits until each committed event reached its receiver(s)
 //! (MOTOR_BENCH_PATIENCE, 60 s without a new arrival, then reports what is
 //! missing) and the outbox drained. Also MOTOR_BENCH_MOTOR_BIN,

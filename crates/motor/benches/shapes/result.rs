@@ -1,6 +1,8 @@
 //! A phase's result: one line for people and one `BENCH_JSON {...}` line
 //! for `scripts/bench` (docs/BENCHMARKS.md, "Quick runs", lists its keys).
 
+use std::collections::BTreeMap;
+
 use serde_json::{json, Map, Value};
 
 use crate::{
@@ -10,6 +12,10 @@ use crate::{
     receiver::Delivered,
     report::thousands,
 };
+
+/// A delivery later than this, commit -> receiver, is late (the p99
+/// target of issue 38).
+const LATE_MS: f64 = 50.0;
 
 pub struct Outcome {
     pub phase: &'static str,
@@ -41,6 +47,41 @@ impl Outcome {
             Some(_) => f64::NAN,
             None => n * 1000.0 / (d.last_ms() + self.answer_ms - self.posted.started_ms),
         }
+    }
+
+    /// For a fixed-rate phase, its deliveries later than [`LATE_MS`] by
+    /// the tenth of a second of their commit since the phase's first:
+    /// "late (> 50 ms) by 100 ms of commit: 0.0 s 18 (max 75.6 ms), …",
+    /// which tells one stall from a steady tail.
+    fn late_windows(&self) -> Option<String> {
+        self.asked?;
+        let arrivals = &self.delivered.arrivals;
+        let first = arrivals
+            .iter()
+            .map(|a| a.received_at_ms)
+            .fold(f64::INFINITY, f64::min);
+        let mut windows = BTreeMap::<u64, (usize, f64)>::new();
+        for a in arrivals {
+            let ms = a.at_ms - a.received_at_ms;
+            if ms > LATE_MS {
+                let (n, max) = windows
+                    .entry(((a.received_at_ms - first) / 100.0) as u64)
+                    .or_default();
+                *n += 1;
+                *max = max.max(ms);
+            }
+        }
+        if windows.is_empty() {
+            return None;
+        }
+        let list: Vec<String> = windows
+            .iter()
+            .map(|(tenth, (n, max))| format!("{:.1} s {n} (max {max:.1} ms)", *tenth as f64 / 10.0))
+            .collect();
+        Some(format!(
+            "late (> {LATE_MS} ms) by 100 ms of commit: {}",
+            list.join(", ")
+        ))
     }
 
     /// µs of CPU per delivered event by [`GROUPS`].
@@ -87,6 +128,9 @@ impl Outcome {
         }
         for note in &self.notes {
             println!("  {note}");
+        }
+        if let Some(late) = self.late_windows() {
+            println!("  {late}");
         }
         if self.posted.errors > 0 {
             println!(
