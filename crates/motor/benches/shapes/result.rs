@@ -76,7 +76,10 @@ impl Outcome {
         }
         let list: Vec<String> = windows
             .iter()
-            .map(|(tenth, (n, max))| format!("{:.1} s {n} (max {max:.1} ms)", *tenth as f64 / 10.0))
+            .map(|(tenth, (n, max))| {
+                let at = *tenth as f64 / 10.0;
+                format!("{at:.1} s {n} (max {max:.1} ms)")
+            })
             .collect();
         Some(format!(
             "late (> {LATE_MS} ms) by 100 ms of commit: {}",
