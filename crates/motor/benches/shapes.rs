@@ -38,6 +38,9 @@
 //!
 //! A fixed-rate phase (`large`, `tenants`) also lists its deliveries later
 //! than 50 ms by the 100 ms of their commit: a stall shows as one window.
+//! It first runs MOTOR_BENCH_WARM_SECONDS (2) of its own load, not counted
+//! and printed on a line of its own (0: one warm-up event, as the closed
+//! loops).
 //!
 //! Every phase waits until each committed event reached its receiver(s)
 //! (MOTOR_BENCH_PATIENCE, 60 s without a new arrival, then reports what is
@@ -97,6 +100,9 @@ struct Settings {
     slow_answer: Duration,
     large_bytes: usize,
     large_rate: f64,
+    /// A fixed-rate phase's warm-up at its own rate and bodies, not
+    /// counted (0: one event, as the closed loops).
+    warm_seconds: f64,
     tenants: usize,
     tenant_instances: usize,
     tenant_rate: f64,
@@ -131,6 +137,7 @@ impl Settings {
             slow_answer: Duration::from_millis(number("MOTOR_BENCH_SLOW_ANSWER_MS", "500") as u64),
             large_bytes: number("MOTOR_BENCH_LARGE_BYTES", "65536") as usize,
             large_rate: number("MOTOR_BENCH_LARGE_RATE", "500"),
+            warm_seconds: number("MOTOR_BENCH_WARM_SECONDS", "2"),
             tenants: number("MOTOR_BENCH_TENANTS", "2000") as usize,
             tenant_instances: number("MOTOR_BENCH_TENANT_INSTANCES", "5") as usize,
             tenant_rate: number("MOTOR_BENCH_TENANT_RATE", "1000"),
@@ -162,19 +169,23 @@ impl Bench {
         )
     }
 
-    /// Runs `posting` (after one warm-up event through `warm`), waits for
-    /// every committed event at each receiver and for the outbox, and
-    /// meters it all.
-    async fn measure<P: Future<Output = Posted>>(
+    /// Runs `posting` (after the warm-up `warm`: one event, or a fixed-rate
+    /// phase's own load, whose line is printed apart), waits for every
+    /// committed event at each receiver and for the outbox, and meters it
+    /// all.
+    async fn measure<W: Future<Output = Posted>, P: Future<Output = Posted>>(
         &self,
         phase: &'static str,
         receivers: &[Arc<Receiver>],
-        warm: P,
+        warm: W,
         posting: impl FnOnce() -> P,
     ) -> Outcome {
         // The first delivery of a subscription may wait for its consumer.
         let warmed = warm.await;
-        self.wait(receivers, &warmed).await;
+        let warm_delivered = self.wait(receivers, &warmed).await;
+        if warmed.committed.len() > 1 {
+            result::print_warm_up(phase, self.settings.warm_seconds, &warm_delivered);
+        }
         for r in receivers {
             r.clear();
         }
@@ -226,6 +237,26 @@ impl Bench {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// A fixed-rate phase's warm-up: `MOTOR_BENCH_WARM_SECONDS` of its own
+    /// load, so the phase measures a Motor already under it. Its first
+    /// fraction of a second is Motor's own start (pools filling, a heap
+    /// of some 100 MB touched for the first time; docs/BENCHMARKS.md,
+    /// 2026-12-06), which the warm-up's line still shows.
+    fn warm_up<'a>(
+        &'a self,
+        targets: &'a [open::Target],
+        body: Bytes,
+        rate: f64,
+    ) -> impl Future<Output = Posted> + 'a {
+        let seconds = self.settings.warm_seconds;
+        let (targets, rate, seconds) = if seconds > 0.0 {
+            (targets, rate, seconds)
+        } else {
+            (&targets[..1], 1.0, 1.0)
+        };
+        open::run(&self.motor.base, targets, body, rate, seconds)
     }
 
     fn load(&self, app: &setup::App) -> Load {
@@ -341,7 +372,7 @@ impl Bench {
             .measure(
                 "large",
                 std::slice::from_ref(&receiver),
-                open::run(base, &targets[..1], body.clone(), 1.0, 1.0),
+                self.warm_up(&targets, body.clone(), s.large_rate),
                 || open::run(base, &targets, body.clone(), s.large_rate, s.seconds),
             )
             .await;
@@ -371,7 +402,7 @@ impl Bench {
             .measure(
                 "tenants",
                 std::slice::from_ref(&receiver),
-                open::run(base, &targets[..1], body.clone(), 1.0, 1.0),
+                self.warm_up(&targets, body.clone(), s.tenant_rate),
                 || open::run(base, &targets, body.clone(), s.tenant_rate, s.seconds),
             )
             .await;

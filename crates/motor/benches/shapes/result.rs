@@ -9,7 +9,7 @@ use crate::{
     common::percentile,
     load::Posted,
     meter::{load_average, Spent, GROUPS},
-    receiver::Delivered,
+    receiver::{Arrival, Delivered},
     report::thousands,
 };
 
@@ -47,44 +47,6 @@ impl Outcome {
             Some(_) => f64::NAN,
             None => n * 1000.0 / (d.last_ms() + self.answer_ms - self.posted.started_ms),
         }
-    }
-
-    /// For a fixed-rate phase, its deliveries later than [`LATE_MS`] by
-    /// the tenth of a second of their commit since the phase's first:
-    /// "late (> 50 ms) by 100 ms of commit: 0.0 s 18 (max 75.6 ms), …",
-    /// which tells one stall from a steady tail.
-    fn late_windows(&self) -> Option<String> {
-        self.asked?;
-        let arrivals = &self.delivered.arrivals;
-        let first = arrivals
-            .iter()
-            .map(|a| a.received_at_ms)
-            .fold(f64::INFINITY, f64::min);
-        let mut windows = BTreeMap::<u64, (usize, f64)>::new();
-        for a in arrivals {
-            let ms = a.at_ms - a.received_at_ms;
-            if ms > LATE_MS {
-                let (n, max) = windows
-                    .entry(((a.received_at_ms - first) / 100.0) as u64)
-                    .or_default();
-                *n += 1;
-                *max = max.max(ms);
-            }
-        }
-        if windows.is_empty() {
-            return None;
-        }
-        let list: Vec<String> = windows
-            .iter()
-            .map(|(tenth, (n, max))| {
-                let at = *tenth as f64 / 10.0;
-                format!("{at:.1} s {n} (max {max:.1} ms)")
-            })
-            .collect();
-        Some(format!(
-            "late (> {LATE_MS} ms) by 100 ms of commit: {}",
-            list.join(", ")
-        ))
     }
 
     /// µs of CPU per delivered event by [`GROUPS`].
@@ -132,7 +94,10 @@ impl Outcome {
         for note in &self.notes {
             println!("  {note}");
         }
-        if let Some(late) = self.late_windows() {
+        if let Some(late) = self
+            .asked
+            .and_then(|_| late_windows(&self.delivered.arrivals))
+        {
             println!("  {late}");
         }
         if self.posted.errors > 0 {
@@ -177,6 +142,59 @@ impl Outcome {
         put("load_average", load_average().into());
         println!("BENCH_JSON {}", Value::Object(fields));
     }
+}
+
+/// A fixed-rate phase's warm-up, not counted in its numbers: one line for
+/// people (no JSON), so Motor's start under the phase's load stays in
+/// sight.
+pub fn print_warm_up(phase: &str, seconds: f64, delivered: &Delivered) {
+    let ms = delivered.latencies();
+    println!(
+        "{phase} warm-up ({seconds} s at the phase's rate, not counted): {} deliveries; \
+         commit -> receiver p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        thousands(delivered.arrivals.len() as f64),
+        percentile(&ms, 0.5),
+        percentile(&ms, 0.99),
+        ms.last().copied().unwrap_or(f64::NAN),
+    );
+    if let Some(late) = late_windows(&delivered.arrivals) {
+        println!("  {late}");
+    }
+}
+
+/// Deliveries later than [`LATE_MS`] by the tenth of a second of their
+/// commit since the first: "late (> 50 ms) by 100 ms of commit: 0.0 s 18
+/// (max 75.6 ms), …", which tells one stall from a steady tail.
+fn late_windows(arrivals: &[Arrival]) -> Option<String> {
+    let first = arrivals
+        .iter()
+        .map(|a| a.received_at_ms)
+        .fold(f64::INFINITY, f64::min);
+    let mut windows = BTreeMap::<u64, (usize, f64)>::new();
+    for a in arrivals {
+        let ms = a.at_ms - a.received_at_ms;
+        if ms > LATE_MS {
+            let (n, max) = windows
+                .entry(((a.received_at_ms - first) / 100.0) as u64)
+                .or_default();
+            *n += 1;
+            *max = max.max(ms);
+        }
+    }
+    if windows.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = windows
+        .iter()
+        .map(|(tenth, (n, max))| {
+            let at = *tenth as f64 / 10.0;
+            format!("{at:.1} s {n} (max {max:.1} ms)")
+        })
+        .collect();
+    Some(format!(
+        "late (> {LATE_MS} ms) by 100 ms of commit: {}",
+        list.join(", ")
+    ))
 }
 
 fn round(v: f64) -> Value {
