@@ -397,16 +397,22 @@ impl Bench {
         let base = &self.motor.base;
         let body =
             Bytes::from(json!({"type": "message.received", "data": {"text": "hola"}}).to_string());
-        let passes_before = sweeper_passes(base).await;
+        // The sweeper's passes from the phase's first POST (after the
+        // warm-up) until it is over.
+        let before = std::cell::Cell::new((f64::NAN, f64::NAN));
+        let (passes_before, posted_to) = (&before, &targets);
         let mut outcome = self
             .measure(
                 "tenants",
                 std::slice::from_ref(&receiver),
                 self.warm_up(&targets, body.clone(), s.tenant_rate),
-                || open::run(base, &targets, body.clone(), s.tenant_rate, s.seconds),
+                move || async move {
+                    passes_before.set(sweeper_passes(base).await);
+                    open::run(base, posted_to, body, s.tenant_rate, s.seconds).await
+                },
             )
             .await;
-        let passes = sweeper_passes(base).await;
+        let (passes, passes_before) = (sweeper_passes(base).await, before.get());
         let (count, sum) = (passes.0 - passes_before.0, passes.1 - passes_before.1);
         outcome.asked = Some(s.tenant_rate);
         outcome.extras.push(("tenants", apps.len() as f64));
