@@ -56,12 +56,7 @@ impl Outcome {
     }
 
     pub fn print(&self) {
-        let ms = self.delivered.latencies();
-        let (p50, p99, max) = (
-            percentile(&ms, 0.5),
-            percentile(&ms, 0.99),
-            ms.last().copied().unwrap_or(f64::NAN),
-        );
+        let (p50, p99, max) = spread(&self.delivered);
         let per = self.per_event();
         let motor_side = per[0] + per[1] + per[2];
         let rate = match self.asked {
@@ -148,18 +143,25 @@ impl Outcome {
 /// people (no JSON), so Motor's start under the phase's load stays in
 /// sight.
 pub fn print_warm_up(phase: &str, seconds: f64, delivered: &Delivered) {
-    let ms = delivered.latencies();
+    let (p50, p99, max) = spread(delivered);
     println!(
         "{phase} warm-up ({seconds} s at the phase's rate, not counted): {} deliveries; \
-         commit -> receiver p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+         commit -> receiver p50 {p50:.1} ms, p99 {p99:.1} ms, max {max:.1} ms",
         thousands(delivered.arrivals.len() as f64),
-        percentile(&ms, 0.5),
-        percentile(&ms, 0.99),
-        ms.last().copied().unwrap_or(f64::NAN),
     );
     if let Some(late) = late_windows(&delivered.arrivals) {
         println!("  {late}");
     }
+}
+
+/// Commit -> receiver p50, p99 and max, in ms.
+fn spread(delivered: &Delivered) -> (f64, f64, f64) {
+    let ms = delivered.latencies();
+    (
+        percentile(&ms, 0.5),
+        percentile(&ms, 0.99),
+        ms.last().copied().unwrap_or(f64::NAN),
+    )
 }
 
 /// Deliveries later than [`LATE_MS`] by the tenth of a second of their
