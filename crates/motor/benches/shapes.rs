@@ -399,8 +399,8 @@ impl Bench {
             Bytes::from(json!({"type": "message.received", "data": {"text": "hola"}}).to_string());
         // The sweeper's passes from the phase's first POST (after the
         // warm-up) until it is over.
-        let before = std::cell::Cell::new((f64::NAN, f64::NAN));
-        let (passes_before, posted_to) = (&before, &targets);
+        let passes_before = &std::cell::Cell::new((f64::NAN, f64::NAN));
+        let posted_to = &targets;
         let mut outcome = self
             .measure(
                 "tenants",
@@ -412,8 +412,8 @@ impl Bench {
                 },
             )
             .await;
-        let (passes, passes_before) = (sweeper_passes(base).await, before.get());
-        let (count, sum) = (passes.0 - passes_before.0, passes.1 - passes_before.1);
+        let (passes, before) = (sweeper_passes(base).await, passes_before.get());
+        let (count, sum) = (passes.0 - before.0, passes.1 - before.1);
         outcome.asked = Some(s.tenant_rate);
         outcome.extras.push(("tenants", apps.len() as f64));
         outcome.extras.push(("subscriptions", subscriptions as f64));
