@@ -1,13 +1,22 @@
 //! What every attempt reads but rarely changes — operator settings, an
 //! app's allowed destinations and destination policy, a subscription's signing (its profile and
 //! sealed keys, and those keys opened) and broker credentials (all per
-//! version of the subscription) and whether it is ordered — kept for a second, so an
+//! version of the subscription) and whether it is ordered — kept, so an
 //! attempt costs its claim, its request and its record and not three more
-//! queries. A second is short enough for the other changes to take effect
-//! at once in practice: a destination removed from a list is caught within
-//! a second. Signing and credentials are exact: a rotation, a change of
-//! `firma` or of `credenciales` bumps the subscription's version, which the
-//! claim returns, and they are kept per version.
+//! queries.
+//!
+//! What has no version (settings, an app, whether a subscription is
+//! ordered) is kept for a second ([`FRESH_FOR`]): short enough for a change
+//! to take effect at once in practice (a destination removed from a list is
+//! caught within a second). Signing and credentials are exact: a rotation,
+//! a change of `firma`, `contrato` or `credenciales` bumps the
+//! subscription's version, which the claim returns, and they are kept per
+//! version for [`KEPT_FOR`], read again only so that memory holds the
+//! subscriptions attempted lately. Kept for a second too, they were read
+//! again at nearly every attempt of a subscription that gets an event every
+//! few seconds: with 10,000 such subscriptions (the shapes bench's many
+//! tenants), a query and the keys opened again an attempt
+//! (docs/BENCHMARKS.md, 2026-12-06 15:20).
 //!
 //! A value is loaded once however many attempts ask for it together: the
 //! first to miss loads it and the others wait for that load. Before, every
@@ -41,14 +50,18 @@ use motor_store::{subscriptions::Signing, Pool};
 
 use crate::{EngineError, Result};
 
+/// How long a value without a version is kept.
 const FRESH_FOR: Duration = Duration::from_secs(1);
 
-/// Values by key, each fresh for [`FRESH_FOR`] from when its load began.
+/// How long a value of one version of a subscription is kept.
+const KEPT_FOR: Duration = Duration::from_secs(600);
+
+/// Values by key, each kept for `fresh_for` from when its load began.
 ///
 /// Hand-written rather than a caching crate's (`moka`'s `try_get_with`
-/// coalesces loads too): a map of a few hundred entries read under a
-/// mutex, with no eviction but freshness, is all an attempt needs, and
-/// its read is a hash and a clock reading.
+/// coalesces loads too): a map read under a mutex, with no eviction but
+/// age (an entry per subscription attempted lately), is all an attempt
+/// needs, and its read is a hash and a clock reading.
 struct Fresh<K, V> {
     entries: Mutex<Entries<K, Arc<Slot<V>>>>,
 }
@@ -64,9 +77,9 @@ struct Slot<V> {
 }
 
 impl<K: Eq + Hash + Clone, V> Fresh<K, V> {
-    fn new() -> Self {
+    fn new(fresh_for: Duration) -> Self {
         Self {
-            entries: Mutex::new(Entries::new(Instant::now())),
+            entries: Mutex::new(Entries::new(Instant::now(), fresh_for)),
         }
     }
 
@@ -77,9 +90,10 @@ impl<K: Eq + Hash + Clone, V> Fresh<K, V> {
     {
         let slot = {
             let mut entries = self.entries.lock().expect("not poisoned");
+            let fresh_for = entries.fresh_for;
             match entries.map.get(key) {
                 Some((at, slot))
-                    if at.elapsed() < FRESH_FOR && !slot.failed.load(Ordering::Acquire) =>
+                    if at.elapsed() < fresh_for && !slot.failed.load(Ordering::Acquire) =>
                 {
                     slot.clone()
                 }
@@ -112,30 +126,33 @@ impl<K: Eq + Hash + Clone, V> Fresh<K, V> {
     }
 }
 
-/// The values of a [`Fresh`], each with when its load began.
+/// The values of a [`Fresh`], each with when its load began, and how long
+/// each is kept.
 struct Entries<K, V> {
     map: HashMap<K, (Instant, V)>,
+    fresh_for: Duration,
     pruned_at: Instant,
 }
 
 impl<K: Eq + Hash, V> Entries<K, V> {
-    fn new(now: Instant) -> Self {
+    fn new(now: Instant, fresh_for: Duration) -> Self {
         Self {
             map: HashMap::new(),
+            fresh_for,
             pruned_at: now,
         }
     }
 
     /// Keeps `value` under `key` from `now`, and drops the stale values at
-    /// most once every [`FRESH_FOR`], against `now`: a miss that looked at
+    /// most once every `fresh_for`, against `now`: a miss that looked at
     /// every value's age read the clock once per value, and with 10,000
     /// subscriptions (the shapes bench's many tenants, a miss per attempt)
-    /// that was 7 % of Motor's CPU. Values live at most twice
-    /// [`FRESH_FOR`].
+    /// that was 7 % of Motor's CPU. Values live at most twice `fresh_for`.
     fn insert(&mut self, key: K, value: V, now: Instant) {
-        if now.saturating_duration_since(self.pruned_at) >= FRESH_FOR {
+        let fresh_for = self.fresh_for;
+        if now.saturating_duration_since(self.pruned_at) >= fresh_for {
             self.map
-                .retain(|_, (at, _)| now.saturating_duration_since(*at) < FRESH_FOR);
+                .retain(|_, (at, _)| now.saturating_duration_since(*at) < fresh_for);
             self.pruned_at = now;
         }
         self.map.insert(key, (now, value));
@@ -154,12 +171,12 @@ pub(super) struct AttemptCache {
 impl AttemptCache {
     pub(super) fn new() -> Self {
         Self {
-            settings: Fresh::new(),
-            apps: Fresh::new(),
-            signing: Fresh::new(),
-            keys: Fresh::new(),
-            credentials: Fresh::new(),
-            ordered: Fresh::new(),
+            settings: Fresh::new(FRESH_FOR),
+            apps: Fresh::new(FRESH_FOR),
+            signing: Fresh::new(KEPT_FOR),
+            keys: Fresh::new(KEPT_FOR),
+            credentials: Fresh::new(KEPT_FOR),
+            ordered: Fresh::new(FRESH_FOR),
         }
     }
 
@@ -283,7 +300,7 @@ mod tests {
     fn stale_values_go_at_most_once_a_second_and_fresh_ones_stay() {
         let t0 = Instant::now();
         let ms = Duration::from_millis;
-        let mut entries = Entries::new(t0);
+        let mut entries = Entries::new(t0, FRESH_FOR);
         entries.insert(1, "a", t0);
         entries.insert(2, "b", t0 + ms(500));
         assert_eq!(keys(&entries), [1, 2]);
@@ -299,6 +316,39 @@ mod tests {
         entries.insert(5, "f", t0 + ms(2400));
         assert_eq!(entries.map[&5].1, "f");
         assert_eq!(entries.map[&5].0, t0 + ms(2400));
+    }
+
+    fn kept<K, V>(fresh: &Fresh<K, V>) -> Duration {
+        fresh.entries.lock().unwrap().fresh_for
+    }
+
+    #[test]
+    fn a_versions_values_outlive_a_second_and_the_others_do_not() {
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        let cache = AttemptCache::new();
+        // Exact per version: kept across the pruning a second would do.
+        for fresh_for in [
+            kept(&cache.signing),
+            kept(&cache.keys),
+            kept(&cache.credentials),
+        ] {
+            assert_eq!(fresh_for, KEPT_FOR);
+            let mut entries = Entries::new(t0, fresh_for);
+            entries.insert(1, "v1", t0);
+            entries.insert(2, "v2", t0 + s(5));
+            assert_eq!(keys(&entries), [1, 2]);
+            entries.insert(3, "v3", t0 + s(6) + KEPT_FOR);
+            assert_eq!(keys(&entries), [3], "gone once loaded longer ago");
+        }
+        // No version: a second.
+        for fresh_for in [
+            kept(&cache.settings),
+            kept(&cache.apps),
+            kept(&cache.ordered),
+        ] {
+            assert_eq!(fresh_for, FRESH_FOR);
+        }
     }
 
     /// Asks `fresh` for `key` from 20 tasks at once, each with a load
@@ -330,7 +380,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_value_asked_for_together_is_loaded_once_and_a_failed_load_fails_its_waiters_only() {
-        let fresh = Arc::new(Fresh::<u32, u32>::new());
+        let fresh = Arc::new(Fresh::<u32, u32>::new(FRESH_FOR));
         let (got, loads) = ask_together(&fresh, 1, Some(7)).await;
         assert!(got.iter().all(|v| v.as_deref().is_ok_and(|v| *v == 7)));
         assert_eq!(loads, 1, "one load for 20 askers");
