@@ -56,6 +56,11 @@ const FRESH_FOR: Duration = Duration::from_secs(1);
 /// How long a value of one version of a subscription is kept.
 const KEPT_FOR: Duration = Duration::from_secs(600);
 
+/// Values a [`Fresh`] holds at most: past it, it starts over (as
+/// `motor_api::auth::ApiKeys` does), so that the subscriptions attempted
+/// in [`KEPT_FOR`] bound neither memory nor a pruning's walk.
+const CAPACITY: usize = 20_000;
+
 /// Values by key, each kept for `fresh_for` from when its load began.
 ///
 /// Hand-written rather than a caching crate's (`moka`'s `try_get_with`
@@ -147,13 +152,17 @@ impl<K: Eq + Hash, V> Entries<K, V> {
     /// most once every `fresh_for`, against `now`: a miss that looked at
     /// every value's age read the clock once per value, and with 10,000
     /// subscriptions (the shapes bench's many tenants, a miss per attempt)
-    /// that was 7 % of Motor's CPU. Values live at most twice `fresh_for`.
+    /// that was 7 % of Motor's CPU. Values live at most twice `fresh_for`,
+    /// and [`CAPACITY`] of them at most.
     fn insert(&mut self, key: K, value: V, now: Instant) {
         let fresh_for = self.fresh_for;
         if now.saturating_duration_since(self.pruned_at) >= fresh_for {
             self.map
                 .retain(|_, (at, _)| now.saturating_duration_since(*at) < fresh_for);
             self.pruned_at = now;
+        }
+        if self.map.len() >= CAPACITY {
+            self.map.clear();
         }
         self.map.insert(key, (now, value));
     }
@@ -341,6 +350,14 @@ mod tests {
             entries.insert(3, "v3", t0 + s(6) + KEPT_FOR);
             assert_eq!(keys(&entries), [3], "gone once loaded longer ago");
         }
+        // Bounded: a full map starts over.
+        let mut entries = Entries::new(t0, KEPT_FOR);
+        for k in 0..CAPACITY as u32 {
+            entries.insert(k, "v", t0);
+        }
+        assert_eq!(entries.map.len(), CAPACITY);
+        entries.insert(u32::MAX, "v", t0 + s(1));
+        assert_eq!(keys(&entries), [u32::MAX]);
         // No version: a second.
         for fresh_for in [
             kept(&cache.settings),
