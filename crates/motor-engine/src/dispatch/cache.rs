@@ -332,7 +332,7 @@ mod tests {
     }
 
     #[test]
-    fn a_versions_values_outlive_a_second_and_the_others_do_not() {
+    fn a_versions_values_outlive_a_second_within_a_bound_and_the_others_do_not() {
         let t0 = Instant::now();
         let s = Duration::from_secs;
         let cache = AttemptCache::new();
