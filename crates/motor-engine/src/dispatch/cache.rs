@@ -95,19 +95,15 @@ impl<K: Eq + Hash + Clone, V> Fresh<K, V> {
     {
         let slot = {
             let mut entries = self.entries.lock().expect("not poisoned");
-            let fresh_for = entries.fresh_for;
-            match entries.map.get(key) {
-                Some((at, slot))
-                    if at.elapsed() < fresh_for && !slot.failed.load(Ordering::Acquire) =>
-                {
-                    slot.clone()
-                }
+            let now = Instant::now();
+            match entries.fresh(key, now) {
+                Some(slot) if !slot.failed.load(Ordering::Acquire) => slot.clone(),
                 _ => {
                     let slot = Arc::new(Slot {
                         value: OnceCell::new(),
                         failed: AtomicBool::new(false),
                     });
-                    entries.insert(key.clone(), slot.clone(), Instant::now());
+                    entries.insert(key.clone(), slot.clone(), now);
                     slot
                 }
             }
@@ -146,6 +142,15 @@ impl<K: Eq + Hash, V> Entries<K, V> {
             fresh_for,
             pruned_at: now,
         }
+    }
+
+    /// The value under `key`, if its load began less than `fresh_for`
+    /// before `now`.
+    fn fresh(&self, key: &K, now: Instant) -> Option<&V> {
+        self.map
+            .get(key)
+            .filter(|(at, _)| now.saturating_duration_since(*at) < self.fresh_for)
+            .map(|(_, value)| value)
     }
 
     /// Keeps `value` under `key` from `now`, and drops the stale values at
@@ -327,7 +332,7 @@ mod tests {
         assert_eq!(entries.map[&5].0, t0 + ms(2400));
     }
 
-    fn kept<K, V>(fresh: &Fresh<K, V>) -> Duration {
+    fn kept_for<K, V>(fresh: &Fresh<K, V>) -> Duration {
         fresh.entries.lock().unwrap().fresh_for
     }
 
@@ -338,15 +343,17 @@ mod tests {
         let cache = AttemptCache::new();
         // Exact per version: kept across the pruning a second would do.
         for fresh_for in [
-            kept(&cache.signing),
-            kept(&cache.keys),
-            kept(&cache.credentials),
+            kept_for(&cache.signing),
+            kept_for(&cache.keys),
+            kept_for(&cache.credentials),
         ] {
             assert_eq!(fresh_for, KEPT_FOR);
             let mut entries = Entries::new(t0, fresh_for);
             entries.insert(1, "v1", t0);
             entries.insert(2, "v2", t0 + s(5));
             assert_eq!(keys(&entries), [1, 2]);
+            assert_eq!(entries.fresh(&1, t0 + s(5)), Some(&"v1"), "found again");
+            assert_eq!(entries.fresh(&1, t0 + KEPT_FOR), None, "loaded again");
             entries.insert(3, "v3", t0 + s(6) + KEPT_FOR);
             assert_eq!(keys(&entries), [3], "gone once loaded longer ago");
         }
@@ -360,11 +367,18 @@ mod tests {
         assert_eq!(keys(&entries), [u32::MAX]);
         // No version: a second.
         for fresh_for in [
-            kept(&cache.settings),
-            kept(&cache.apps),
-            kept(&cache.ordered),
+            kept_for(&cache.settings),
+            kept_for(&cache.apps),
+            kept_for(&cache.ordered),
         ] {
             assert_eq!(fresh_for, FRESH_FOR);
+            let mut entries = Entries::new(t0, fresh_for);
+            entries.insert(1, "v1", t0);
+            assert_eq!(
+                entries.fresh(&1, t0 + Duration::from_millis(900)),
+                Some(&"v1")
+            );
+            assert_eq!(entries.fresh(&1, t0 + s(1)), None, "loaded again");
         }
     }
 
