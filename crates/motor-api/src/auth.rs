@@ -6,13 +6,9 @@ use axum::{
     extract::FromRequestParts,
     http::{header::AUTHORIZATION, request::Parts},
 };
-use std::{
-    sync::Arc,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
-use motor_store::key_changes::{KeyChange, KeyChanges};
-use tokio_util::sync::CancellationToken;
+use motor_store::changes::{self, Heard};
 
 use motor_domain::{apikey, principal::Principal, AppId, InstanceId, Scope};
 
@@ -133,8 +129,8 @@ impl InstanceApps {
 /// a lookup now and then per key instead of one each (at 3,000 requests
 /// a second it was half of all the statements Postgres ran).
 ///
-/// How long: [`ApiKeys::LISTENED`] while [`ApiKeys::listen`] has a
-/// connection listening for key changes (migration 0026 announces every
+/// How long: [`ApiKeys::LISTENED`] while a connection listens for key
+/// changes ([`ApiKeys::heard`]) (migration 0026 announces every
 /// statement that updates or deletes keys, `motor admin` included), and
 /// [`ApiKeys::FRESH`] otherwise; never past the key's expiry. An
 /// announcement forgets every key here, so a revocation anywhere takes
@@ -175,13 +171,8 @@ impl ApiKeys {
     /// How long a key found stays trusted without a listener.
     pub const FRESH: Duration = Duration::from_secs(1);
     /// How long a key found stays trusted while a connection listens for
-    /// key changes: the bound for a listener that hears nothing although
-    /// keys change (one left on a server that stopped taking writes, until
-    /// [`ApiKeys::RENEW`]).
-    pub const LISTENED: Duration = Duration::from_secs(30);
-    /// How often the listener takes a new connection from the pool (which
-    /// follows a move to another primary, `motor_store::primary`).
-    pub const RENEW: Duration = Duration::from_secs(60);
+    /// key changes (`motor_store::changes::TRUSTED_WHILE_LISTENING`).
+    pub const LISTENED: Duration = changes::TRUSTED_WHILE_LISTENING;
     const CAPACITY: usize = 10_000;
 
     async fn authenticate(
@@ -243,44 +234,17 @@ impl ApiKeys {
         known.listening = listening;
     }
 
-    /// Listens for key changes until `shutdown`, forgetting every key at
-    /// each: on a connection of `pool`, taken again after a loss (a second
-    /// later, trusting keys for [`ApiKeys::FRESH`] meanwhile) and every
-    /// [`ApiKeys::RENEW`]. Keys found before a listener is up are
-    /// forgotten when it is, since what changed before it went unheard.
-    pub async fn listen(self: Arc<Self>, pool: motor_store::Pool, shutdown: CancellationToken) {
-        while !shutdown.is_cancelled() {
-            let listened = tokio::select! {
-                listened = KeyChanges::listen(&pool) => listened,
-                _ = shutdown.cancelled() => break,
-            };
-            let mut changes = match listened {
-                Ok(changes) => changes,
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot listen for API key changes; keys are trusted for a second meanwhile");
-                    tokio::select! {
-                        _ = tokio::time::sleep(Duration::from_secs(1)) => continue,
-                        _ = shutdown.cancelled() => break,
-                    }
-                }
-            };
-            self.set_listening(true);
-            let renew = tokio::time::sleep(Self::RENEW);
-            tokio::pin!(renew);
-            loop {
-                tokio::select! {
-                    change = changes.next() => match change {
-                        KeyChange::Changed => self.forget(),
-                        KeyChange::Lost => {
-                            tracing::warn!("lost the connection listening for API key changes; listening again");
-                            break;
-                        }
-                    },
-                    _ = &mut renew => break,
-                    _ = shutdown.cancelled() => break,
-                }
-            }
-            self.set_listening(false);
+    /// What the listener for key changes heard (`motor_store::changes::follow`
+    /// on [`changes::API_KEYS`]): every key is forgotten at each; what is
+    /// found is trusted for [`ApiKeys::LISTENED`] while a connection
+    /// listens, [`ApiKeys::FRESH`] otherwise. Keys found before a listener
+    /// is up are forgotten when it is, since what changed before it went
+    /// unheard.
+    pub fn heard(&self, heard: Heard) {
+        match heard {
+            Heard::Listening => self.set_listening(true),
+            Heard::Changed => self.forget(),
+            Heard::Deaf => self.set_listening(false),
         }
     }
 }

@@ -56,6 +56,12 @@ pub struct Metrics {
     /// (`motor_api::auth::ApiKeys`), so this grows with the keys in use,
     /// not with the requests.
     pub api_key_lookups: Counter,
+    /// What delivery attempts read from Postgres that has no version (an
+    /// app, the settings, whether a subscription is ordered): trusted
+    /// while Postgres announces its changes (the dispatcher's attempt
+    /// cache), so this grows with the apps and subscriptions attempted,
+    /// not with the attempts.
+    pub attempt_lookups: Counter,
     /// Outbox records acknowledged by Kafka.
     pub outbox_published: Counter,
     /// Outbox records Kafka did not acknowledge.
@@ -105,6 +111,10 @@ impl Metrics {
             "api_key_lookups",
             "API keys looked up in Postgres (a key found is trusted for a while).",
         );
+        let attempt_lookups = counter(
+            "attempt_lookups",
+            "Apps, settings and subscriptions' ordering read from Postgres for delivery attempts (each trusted for a while).",
+        );
         let outbox_published = counter("outbox_published", "Outbox records acknowledged by Kafka.");
         let outbox_publish_errors = counter(
             "outbox_publish_errors",
@@ -152,6 +162,7 @@ impl Metrics {
             events_duplicate,
             ingest_requests,
             api_key_lookups,
+            attempt_lookups,
             outbox_published,
             outbox_publish_errors,
             delivery_attempts,

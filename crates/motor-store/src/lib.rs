@@ -15,13 +15,15 @@
 //! `health` (disabling on sustained failure), `throttle` (`Retry-After`
 //! holds), `observe` (backlog counts for metrics), `reconcile` (stuck work),
 //! `group_commit` (the one batching worker of the intake and the recorder),
-//! `held` (the pool connection such a worker keeps between batches).
+//! `held` (the pool connection such a worker keeps between batches),
+//! `changes` (what Postgres announces to the caches that listen).
 //! The migrations in `migrations/` are embedded as [`MIGRATOR`].
 //!
 //! Neighbours: `motor-domain` (the types it stores); used by `motor-app`,
 //! `motor-engine`, `motor-api` and the `motor` binary.
 
 pub mod alerts;
+pub mod changes;
 pub mod commands;
 pub mod deliveries;
 pub mod group_commit;
@@ -29,7 +31,6 @@ pub mod health;
 pub mod held;
 pub mod idempotency;
 pub mod instance_state;
-pub mod key_changes;
 pub mod ledger;
 pub mod lifecycle;
 pub mod observe;

@@ -15,7 +15,7 @@ use motor_engine::{
     SweeperConfig,
 };
 use motor_metrics::Metrics;
-use motor_store::{deliveries::AfterCommit, settings::MasterKeyCheck};
+use motor_store::{changes, deliveries::AfterCommit, settings::MasterKeyCheck};
 use tokio::net::TcpListener;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
@@ -110,6 +110,9 @@ pub async fn run_with_resolver(
 
     // A commit of the API hands work to the roles in its own process.
     let mut local = LocalRoles::default();
+    // The caches that trust what they read while Postgres announces its
+    // changes (`motor_store::changes`).
+    let mut followers: Vec<(&'static str, changes::Follower)> = Vec::new();
     let api = roles.contains(&Role::Api);
 
     // Outbox writers in this process (the API's commits, the dispatcher's
@@ -168,6 +171,8 @@ pub async fn run_with_resolver(
             .lingering(linger)
             .waking_relay(relay_wake.clone()),
         );
+        let heard = dispatcher.clone();
+        followers.push((changes::ATTEMPT_READS, Box::new(move |h| heard.heard(h))));
         if api && delivering.contains(&Source::Deliveries) {
             dispatcher.warm().await;
             local.dispatcher = Some(dispatcher.clone());
@@ -231,7 +236,8 @@ pub async fn run_with_resolver(
                 inner: local_roles,
             }));
         let api_keys = Arc::new(motor_api::auth::ApiKeys::default());
-        tracker.spawn(api_keys.clone().listen(pool.clone(), shutdown.clone()));
+        let heard = api_keys.clone();
+        followers.push((changes::API_KEYS, Box::new(move |h| heard.heard(h))));
         let state = AppState {
             pool: pool.clone(),
             admin_token: config.admin_token.as_deref().map(Arc::from),
@@ -266,6 +272,12 @@ pub async fn run_with_resolver(
             // Open WebSockets got their close frame at shutdown; let it out.
             streams.drained().await;
         });
+    }
+
+    // One connection listens for what the caches above trust.
+    if !followers.is_empty() {
+        let (pool, shutdown) = (pool.clone(), shutdown.clone());
+        tracker.spawn(async move { changes::follow(&pool, &followers, &shutdown).await });
     }
 
     tracker.close();

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use motor::serve::Role;
 use motor_api::auth::ApiKeys;
 use motor_domain::InstanceId;
+use motor_store::changes;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
@@ -198,7 +199,7 @@ async fn a_listening_process_trusts_a_key_for_longer_but_never_past_its_expiry()
     let m = TestMotor::start(&[Role::Api]).await;
     let t = m.tenant(1).await;
     let path = format!("/v1/instances/{}/events", t.instances[0]);
-    listening(&m).await;
+    m.listening(changes::API_KEYS).await;
 
     let (status, _) = call(&m, Method::GET, &path, Some(&t.token)).await;
     assert_eq!(status, StatusCode::OK);
@@ -233,15 +234,11 @@ async fn a_listening_process_trusts_a_key_for_longer_but_never_past_its_expiry()
     // The listener's connection dies: what was trusted is forgotten, so
     // the next request looks the key up again.
     let before = lookups(&m).await;
-    let ended: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-          WHERE datname = current_database() AND query = $1) t",
-    )
-    .bind(LISTEN)
-    .fetch_one(&m.db.pool)
-    .await
-    .unwrap();
-    assert_eq!(ended, 1, "one connection listens");
+    assert_eq!(
+        m.end_listeners(changes::API_KEYS).await,
+        1,
+        "one connection listens"
+    );
     let lost = Instant::now();
     loop {
         let (status, _) = call(&m, Method::GET, &path, Some(&t.token)).await;
@@ -256,44 +253,13 @@ async fn a_listening_process_trusts_a_key_for_longer_but_never_past_its_expiry()
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    listening(&m).await;
+    m.listening(changes::API_KEYS).await;
     m.stop().await;
-}
-
-const LISTEN: &str = r#"LISTEN "motor_api_keys""#;
-
-/// Waits until a connection listens for key changes.
-async fn listening(m: &TestMotor) {
-    let since = Instant::now();
-    loop {
-        let listeners: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM pg_stat_activity
-             WHERE datname = current_database() AND query = $1",
-        )
-        .bind(LISTEN)
-        .fetch_one(&m.db.pool)
-        .await
-        .unwrap();
-        if listeners == 1 {
-            return;
-        }
-        assert!(
-            since.elapsed() < Duration::from_secs(10),
-            "nobody listens for key changes"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// `motor_api_key_lookups_total`.
 async fn lookups(m: &TestMotor) -> u64 {
-    let text = m.metrics().await;
-    text.lines()
-        .find_map(|line| line.strip_prefix("motor_api_key_lookups_total "))
-        .expect("the lookups counter is exposed")
-        .trim()
-        .parse()
-        .unwrap()
+    m.counter("motor_api_key_lookups").await
 }
 
 /// Stores a key as another process would (no cache of this one knows).

@@ -2,9 +2,12 @@
 //! Motor and real receivers on loopback: the manual retry of a `fallida`
 //! delivery and `replay_of` (`health/retry.rs`), the body cap
 //! (`health/body_cap.rs`), the destination policy and the answer's limits
-//! (`health/policy.rs`, with a raw TCP receiver in `health/raw.rs`).
+//! (`health/policy.rs`, with a raw TCP receiver in `health/raw.rs`), and
+//! a change of the app, the settings or a subscription's ordering taking
+//! effect at the next attempt (`health/changes.rs`).
 
 mod body_cap;
+mod changes;
 mod disabling;
 mod policy;
 mod rate;

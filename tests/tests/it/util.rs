@@ -327,6 +327,54 @@ impl TestMotor {
         response.text().await.unwrap()
     }
 
+    /// The counter `name` (its `_total` sample) on `/metrics`.
+    pub async fn counter(&self, name: &str) -> u64 {
+        let sample = format!("{name}_total ");
+        self.metrics()
+            .await
+            .lines()
+            .find_map(|line| line.strip_prefix(&sample))
+            .unwrap_or_else(|| panic!("{name} is exposed"))
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    /// Waits until one connection listens on `channel`
+    /// (`motor_store::changes`: one connection of a process listens on
+    /// every channel its roles follow, in one statement).
+    pub async fn listening(&self, channel: &str) {
+        let since = Instant::now();
+        while self.listeners(channel, false).await != 1 {
+            assert!(
+                since.elapsed() < Duration::from_secs(10),
+                "nobody listens on {channel}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Ends the connections listening on `channel` (and on the other
+    /// channels they listen on): how many there were.
+    pub async fn end_listeners(&self, channel: &str) -> i64 {
+        self.listeners(channel, true).await
+    }
+
+    /// The connections listening on `channel`, ended if `end`.
+    async fn listeners(&self, channel: &str, end: bool) -> i64 {
+        sqlx::query_scalar(
+            "SELECT count(*) FILTER (WHERE CASE WHEN $2 THEN pg_terminate_backend(pid) ELSE true END)
+               FROM pg_stat_activity
+              WHERE datname = current_database()
+                AND strpos(query, 'LISTEN \"' || $1 || '\";') > 0",
+        )
+        .bind(channel)
+        .bind(end)
+        .fetch_one(&self.db.pool)
+        .await
+        .unwrap()
+    }
+
     /// An app with one key holding every scope and `n` instances.
     pub async fn tenant(&self, instances: usize) -> Tenant {
         Tenant::create(&self.db.pool, instances).await

@@ -6,9 +6,19 @@
 //! queries.
 //!
 //! What has no version (settings, an app, whether a subscription is
-//! ordered) is kept for a second ([`FRESH_FOR`]): short enough for a change
-//! to take effect at once in practice (a destination removed from a list is
-//! caught within a second). Signing and credentials are exact: a rotation,
+//! ordered) is trusted while Postgres announces its changes: migration
+//! 0032 notifies `motor_attempt_reads` at the commit of every statement
+//! that changes them, the dispatcher listens there
+//! ([`crate::Dispatcher::heard`]) and each announcement forgets
+//! them all. While a connection listens they are kept for [`LISTENED`]
+//! (the bound for a listener that hears nothing although they change);
+//! without one, for a second ([`FRESH_FOR`]). A destination removed from
+//! a list is caught at the next attempt after the announcement. Kept for a
+//! second always, they were read again at nearly every attempt with many
+//! tenants: each of 10,000 subscriptions (2,000 apps) attempted every 10
+//! s, its app every 2 s (docs/BENCHMARKS.md, 2026-12-06).
+//!
+//! Signing and credentials are exact: a rotation,
 //! a change of `firma`, `contrato` or `credenciales` bumps the
 //! subscription's version, which the claim returns, and they are kept per
 //! version for [`KEPT_FOR`], read again only so that memory holds the
@@ -46,12 +56,18 @@ use motor_domain::{
     subscription::SubscriptionId,
     AppId,
 };
-use motor_store::{subscriptions::Signing, Pool};
+use motor_metrics::Metrics;
+use motor_store::{changes::Heard, subscriptions::Signing, Pool};
 
 use crate::{EngineError, Result};
 
-/// How long a value without a version is kept.
+/// How long a value without a version is kept while nobody listens for
+/// its changes.
 const FRESH_FOR: Duration = Duration::from_secs(1);
+
+/// How long a value without a version is kept while a connection listens
+/// for its changes (as an API key is).
+pub(super) const LISTENED: Duration = motor_store::changes::TRUSTED_WHILE_LISTENING;
 
 /// How long a value of one version of a subscription is kept.
 const KEPT_FOR: Duration = Duration::from_secs(600);
@@ -125,6 +141,19 @@ impl<K: Eq + Hash + Clone, V> Fresh<K, V> {
             .await?;
         Ok(value.clone())
     }
+
+    /// Forgets every value, and keeps what is loaded from now on for
+    /// `fresh_for` (as long as before: `None`). A load in flight is not
+    /// kept: its slot is gone from the map (those already waiting for it
+    /// still get it).
+    fn forget(&self, fresh_for: Option<Duration>) {
+        let mut entries = self.entries.lock().expect("not poisoned");
+        let fresh = Entries::new(Instant::now(), fresh_for.unwrap_or(entries.fresh_for));
+        let forgotten = std::mem::replace(&mut *entries, fresh);
+        drop(entries);
+        // Dropped outside the lock: up to [`CAPACITY`] values.
+        drop(forgotten);
+    }
 }
 
 /// The values of a [`Fresh`], each with when its load began, and how long
@@ -174,6 +203,8 @@ impl<K: Eq + Hash, V> Entries<K, V> {
 }
 
 pub(super) struct AttemptCache {
+    /// Counts the loads of what has no version (`attempt_lookups`).
+    metrics: Arc<Metrics>,
     settings: Fresh<(), Settings>,
     apps: Fresh<AppId, App>,
     signing: Fresh<(SubscriptionId, i64), Signing>,
@@ -183,8 +214,9 @@ pub(super) struct AttemptCache {
 }
 
 impl AttemptCache {
-    pub(super) fn new() -> Self {
+    pub(super) fn new(metrics: Arc<Metrics>) -> Self {
         Self {
+            metrics,
             settings: Fresh::new(FRESH_FOR),
             apps: Fresh::new(FRESH_FOR),
             signing: Fresh::new(KEPT_FOR),
@@ -194,9 +226,25 @@ impl AttemptCache {
         }
     }
 
+    /// What the listener for changes heard (`motor_store::changes::follow`):
+    /// the values without a version are forgotten at each, and kept for
+    /// [`LISTENED`] while a connection listens, [`FRESH_FOR`] otherwise.
+    /// Those of a version are exact and stay.
+    pub(super) fn heard(&self, heard: Heard) {
+        let fresh_for = match heard {
+            Heard::Listening => Some(LISTENED),
+            Heard::Changed => None,
+            Heard::Deaf => Some(FRESH_FOR),
+        };
+        self.settings.forget(fresh_for);
+        self.apps.forget(fresh_for);
+        self.ordered.forget(fresh_for);
+    }
+
     pub(super) async fn settings(&self, pool: &Pool) -> Result<Arc<Settings>> {
         self.settings
             .get(&(), || async {
+                self.metrics.attempt_lookups.inc();
                 Ok(motor_store::settings::load(pool).await?)
             })
             .await
@@ -206,6 +254,7 @@ impl AttemptCache {
     pub(super) async fn app(&self, pool: &Pool, app: AppId) -> Result<Arc<App>> {
         self.apps
             .get(&app, || async {
+                self.metrics.attempt_lookups.inc();
                 Ok(motor_store::operator::get_app(pool, app).await?)
             })
             .await
@@ -289,6 +338,7 @@ impl AttemptCache {
         let ordered = self
             .ordered
             .get(&subscription, || async {
+                self.metrics.attempt_lookups.inc();
                 Ok(motor_store::subscriptions::is_ordered(pool, subscription)
                     .await?
                     .unwrap_or(true))
@@ -340,7 +390,7 @@ mod tests {
     fn a_versions_values_outlive_a_second_within_a_bound_and_the_others_do_not() {
         let t0 = Instant::now();
         let s = Duration::from_secs;
-        let cache = AttemptCache::new();
+        let cache = AttemptCache::new(Arc::new(Metrics::default()));
         // Exact per version: kept across the pruning a second would do.
         for fresh_for in [
             kept_for(&cache.signing),
@@ -380,6 +430,94 @@ mod tests {
             );
             assert_eq!(entries.fresh(&1, t0 + s(1)), None, "loaded again");
         }
+    }
+
+    /// Loads `ordered` for `sub` if it is not kept: whether it loaded.
+    async fn loads(cache: &AttemptCache, sub: SubscriptionId) -> bool {
+        let loaded = AtomicBool::new(false);
+        cache
+            .ordered
+            .get(&sub, || async {
+                loaded.store(true, Ordering::SeqCst);
+                Ok(true)
+            })
+            .await
+            .expect("loaded");
+        loaded.load(Ordering::SeqCst)
+    }
+
+    #[tokio::test]
+    async fn what_has_no_version_is_trusted_while_changes_are_heard_and_forgotten_at_each() {
+        let cache = AttemptCache::new(Arc::new(Metrics::default()));
+        let (sub, other) = (SubscriptionId::new(), SubscriptionId::new());
+        let credentials = |cache: &AttemptCache| {
+            let entries = cache.credentials.entries.lock().unwrap();
+            (entries.map.len(), entries.fresh_for)
+        };
+        cache
+            .credentials
+            .get(&(sub, 1), || async { Ok(None) })
+            .await
+            .unwrap();
+        assert!(loads(&cache, sub).await);
+
+        // A connection listens: what was read before is forgotten (its
+        // changes went unheard), what is read now is kept longer.
+        cache.heard(Heard::Listening);
+        for fresh_for in [
+            kept_for(&cache.settings),
+            kept_for(&cache.apps),
+            kept_for(&cache.ordered),
+        ] {
+            assert_eq!(fresh_for, LISTENED);
+        }
+        assert!(loads(&cache, sub).await, "read before listening");
+        assert!(!loads(&cache, sub).await, "kept");
+        assert!(loads(&cache, other).await);
+
+        // A change announced: everything without a version read again,
+        // still kept as long; a version's values stay.
+        cache.heard(Heard::Changed);
+        assert_eq!(kept_for(&cache.ordered), LISTENED);
+        assert!(loads(&cache, sub).await, "read again after a change");
+        assert!(loads(&cache, other).await, "read again after a change");
+        assert!(!loads(&cache, sub).await);
+        assert_eq!(credentials(&cache), (1, KEPT_FOR));
+
+        // Nobody listens: forgotten, and kept for a second again.
+        cache.heard(Heard::Deaf);
+        assert_eq!(kept_for(&cache.ordered), FRESH_FOR);
+        assert!(loads(&cache, sub).await, "read again once deaf");
+        assert_eq!(credentials(&cache), (1, KEPT_FOR));
+    }
+
+    #[tokio::test]
+    async fn a_load_in_flight_when_a_change_is_heard_serves_its_waiters_and_is_not_kept() {
+        let cache = Arc::new(AttemptCache::new(Arc::new(Metrics::default())));
+        cache.heard(Heard::Listening);
+        let sub = SubscriptionId::new();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let asking = tokio::spawn({
+            let cache = cache.clone();
+            async move {
+                cache
+                    .ordered
+                    .get(&sub, || async {
+                        rx.await.unwrap();
+                        Ok(false)
+                    })
+                    .await
+            }
+        });
+        // The load has begun (its slot is in the map) when the change is
+        // heard, and ends after it.
+        while cache.ordered.entries.lock().unwrap().map.is_empty() {
+            tokio::task::yield_now().await;
+        }
+        cache.heard(Heard::Changed);
+        tx.send(()).unwrap();
+        assert!(!*asking.await.unwrap().unwrap(), "its waiter got it");
+        assert!(loads(&cache, sub).await, "not kept past the change");
     }
 
     /// Asks `fresh` for `key` from 20 tasks at once, each with a load

@@ -139,11 +139,11 @@ impl Dispatcher {
             sealing,
             destinations: Destinations::new(),
             ladders: Ladders::new(policy),
-            metrics,
+            metrics: metrics.clone(),
             unordered: Mutex::default(),
             busy: Busy::default(),
             keys: keyed::KeySlots::default(),
-            cache: cache::AttemptCache::new(),
+            cache: cache::AttemptCache::new(metrics.clone()),
             hot: hot::HotLanes::default(),
             chained: Mutex::default(),
             last_lease_ms: AtomicU64::new(
@@ -277,6 +277,16 @@ impl Dispatcher {
         if let Err(e) = self.lease().await {
             tracing::warn!(error = %e, "settings not read yet; fan-out claims take the longest lease");
         }
+    }
+
+    /// What the listener for changes to what attempts read without a
+    /// version (an app, the settings, whether a subscription is ordered)
+    /// heard (`motor_store::changes::follow` on
+    /// [`motor_store::changes::ATTEMPT_READS`], migration 0032): the
+    /// attempt cache trusts them while a connection listens and forgets
+    /// them at each change.
+    pub fn heard(&self, heard: motor_store::changes::Heard) {
+        self.cache.heard(heard);
     }
 
     /// The lease as of the last claim (the longest possible one before any).
