@@ -19,10 +19,13 @@
 //!   worker follows a failover within that;
 //! - a connection whose batch failed is closed, not kept nor given back
 //!   (its state is unknown: a transaction may be open on it).
+//!
+//! A worker may also ask that its statements keep their generic plans
+//! ([`Held::with_generic_plans`]: the intake's append).
 
 use std::time::{Duration, Instant};
 
-use sqlx::{pool::PoolConnection, PgConnection, Postgres};
+use sqlx::{pool::PoolConnection, Executor, PgConnection, Postgres};
 
 use crate::{Pool, Result};
 
@@ -37,6 +40,8 @@ pub const HOLD_FOR: Duration = Duration::from_secs(1);
 pub struct Held {
     pool: Pool,
     kept: Option<Kept>,
+    /// Whether the session is set to keep generic plans while kept.
+    generic: bool,
 }
 
 struct Kept {
@@ -47,7 +52,33 @@ struct Kept {
 
 impl Held {
     pub fn new(pool: Pool) -> Self {
-        Self { pool, kept: None }
+        Self {
+            pool,
+            kept: None,
+            generic: false,
+        }
+    }
+
+    /// Its statements run with the generic plan Postgres made for them
+    /// once per session (`plan_cache_mode = force_generic_plan`, set on
+    /// the session when it is taken and reset before it goes back to the
+    /// pool; a session that cannot be reset is closed, as is one still
+    /// kept when this is dropped, so no other statement of the pool runs
+    /// with it).
+    ///
+    /// Why: Postgres plans a prepared statement again at every run when it
+    /// judges its generic plan dearer than a custom one, and it judges an
+    /// array parameter to hold 10 elements. The append (one statement of a
+    /// dozen joins) runs with arrays of one to a few events, so with many
+    /// instances, whose index probes cost more, each append was planned
+    /// again: 13,286 plans in 13,275 appends of the shapes bench's many
+    /// tenants (10,000 instances), 0.62 ms of planning each, against 54
+    /// plans with 500 instances (docs/BENCHMARKS.md, 2026-12-06 17:10).
+    /// The generic plan is the custom one's shape, with the arrays' sizes
+    /// left open (the plans test checks it with many tenants).
+    pub fn with_generic_plans(mut self) -> Self {
+        self.generic = true;
+        self
     }
 
     /// The connection to run the next batch on: the kept one while it is
@@ -56,11 +87,16 @@ impl Held {
     pub async fn conn(&mut self) -> Result<&mut PgConnection> {
         let now = Instant::now();
         if self.kept.as_ref().is_some_and(|k| !fresh(k, now)) {
-            // Back to the pool (which pings it on the way in).
-            self.kept = None;
+            self.give_back().await;
         }
         if self.kept.is_none() {
-            let conn = self.pool.acquire().await?;
+            let mut conn = self.pool.acquire().await?;
+            if self.generic {
+                if let Err(e) = conn.execute(GENERIC_PLANS).await {
+                    conn.close_on_drop();
+                    return Err(e.into());
+                }
+            }
             self.kept = Some(Kept {
                 conn,
                 taken_at: now,
@@ -70,6 +106,18 @@ impl Held {
         let kept = self.kept.as_mut().expect("kept above");
         kept.used_at = now;
         Ok(&mut kept.conn)
+    }
+
+    /// Gives the kept connection back to the pool now (which pings it on
+    /// the way in), as [`Held::conn`] does with one kept too long: reset
+    /// first if this worker keeps generic plans, or closed if that fails.
+    pub async fn give_back(&mut self) {
+        let Some(mut kept) = self.kept.take() else {
+            return;
+        };
+        if self.generic && kept.conn.execute(ANY_PLANS).await.is_err() {
+            kept.conn.close_on_drop();
+        }
     }
 
     /// The batch on the kept connection failed: the connection is closed
@@ -89,6 +137,22 @@ impl Held {
         result
     }
 }
+
+impl Drop for Held {
+    /// A session set to keep generic plans is closed rather than given
+    /// back as it is (no reset can be sent from here).
+    fn drop(&mut self) {
+        if let (true, Some(kept)) = (self.generic, self.kept.as_mut()) {
+            kept.conn.close_on_drop();
+        }
+    }
+}
+
+/// Sets a session to keep its prepared statements' generic plans.
+const GENERIC_PLANS: &str = "SET plan_cache_mode = force_generic_plan";
+
+/// Sets it back to Postgres's choice at every run.
+const ANY_PLANS: &str = "RESET plan_cache_mode";
 
 fn fresh(kept: &Kept, now: Instant) -> bool {
     keep(kept.taken_at, kept.used_at, now)

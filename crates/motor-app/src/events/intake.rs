@@ -112,7 +112,8 @@ impl Intake {
     /// `pace` the least time between two batches' starts (zero: none).
     pub fn start(pool: Pool, after_commit: Option<Arc<dyn AfterCommit>>, pace: Duration) -> Self {
         let batch = Appending {
-            held: Held::new(pool),
+            // The append keeps its generic plan (`Held::with_generic_plans`).
+            held: Held::new(pool).with_generic_plans(),
             appender: Appender::new(),
             after_commit,
         };
