@@ -366,7 +366,9 @@ impl TestMotor {
             "SELECT count(*) FILTER (WHERE CASE WHEN $2 THEN pg_terminate_backend(pid) ELSE true END)
                FROM pg_stat_activity
               WHERE datname = current_database()
-                AND strpos(query, 'LISTEN \"' || $1 || '\";') > 0",
+                AND strpos(query, 'LISTEN \"' || $1 || '\";') > 0
+                -- Listening once its LISTEN has finished.
+                AND (state = 'idle' OR $2)",
         )
         .bind(channel)
         .bind(end)
