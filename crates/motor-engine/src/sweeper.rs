@@ -6,7 +6,10 @@
 //! drops it. Each pass also ends the commands no executor will finish
 //! ([`sweep_commands_once`]): those whose `expires_at` passed before a
 //! claim become `fallido` (`comando_vencido`), those whose lease ran out
-//! while `ejecutando` become `ambiguo` (`frontera`). It also runs retention
+//! while `ejecutando` become `ambiguo` (`frontera`), and suspends the
+//! subscriptions bound to an API key that lapsed ([`lapse_keys_once`]:
+//! the keys that lapsed lately, every lapsed key once a minute). It also
+//! runs retention
 //! (`crate::retention`) every `purge_every`, and analyses the small tables
 //! every hot statement joins once they grew
 //! (`motor_store::statistics::analyze_grown`).
@@ -17,6 +20,7 @@ use motor_metrics::Metrics;
 use motor_store::{
     commands,
     deliveries::{self, LaneHints},
+    subscriptions::Lapsed,
     Pool,
 };
 use sqlx::{Connection, PgConnection};
@@ -68,6 +72,7 @@ pub async fn run(
     tracing::info!("sweeper started");
     let mut purged_at: Option<tokio::time::Instant> = None;
     let mut hints = LaneHints::default();
+    let mut key_passes = KeyPasses::default();
     // The passes' own connection, outside the pool: a pass never waits
     // behind the hot path for one (44 ms at the start of a drain, when
     // every lane moves at once) and never takes one from it. Made again
@@ -84,7 +89,9 @@ pub async fn run(
             metrics
                 .commands
                 .swept(swept.expired as u64, swept.ambiguous as u64);
-            lapse_keys_once(conn).await?;
+            let lapsed = key_passes.next(started);
+            lapse_keys_once(conn, lapsed).await?;
+            key_passes.passed(lapsed, started);
             let requeued = sweep_once(&config, conn, &mut hints).await;
             if requeued.is_ok() {
                 analyze_grown_once(conn).await;
@@ -135,14 +142,53 @@ pub async fn run(
     Ok(())
 }
 
-/// API keys past their `vence_en` (and revocations another process made
-/// while it failed half-way): under a contract that cancels on
-/// deactivation, the subscriptions bound to them are suspended and their
-/// pending deliveries cancelled, each in its own transaction on `conn`.
-/// How many it suspended.
-pub async fn lapse_keys_once(conn: &mut PgConnection) -> Result<usize> {
+/// How often the sweeper looks at every lapsed API key, not only those
+/// that lapsed since it last did: the bound on how long a subscription
+/// bound after its key lapsed (a change that authenticated just before)
+/// stays live.
+pub const EVERY_KEY_EVERY: Duration = Duration::from_secs(60);
+
+/// Added to the time since the last pass over every key: the two clocks
+/// (Motor's, which times the passes, and Postgres's, whose `now()` the
+/// keys' instants are compared with) and that pass's own length.
+const LAPSE_MARGIN: Duration = Duration::from_secs(5);
+
+/// Which lapsed API keys each pass looks at: every one at the first pass
+/// and every [`EVERY_KEY_EVERY`] after, else those that lapsed since the
+/// last such pass began ([`Lapsed::Within`]), which reads a range of two
+/// small indexes instead of every bound subscription.
+#[derive(Debug, Default)]
+struct KeyPasses {
+    /// When the last pass over every key that succeeded began.
+    every_at: Option<tokio::time::Instant>,
+}
+
+impl KeyPasses {
+    fn next(&self, now: tokio::time::Instant) -> Lapsed<'static> {
+        match self.every_at {
+            Some(at) if now.duration_since(at) < EVERY_KEY_EVERY => {
+                Lapsed::Within(now.duration_since(at) + LAPSE_MARGIN)
+            }
+            _ => Lapsed::Every,
+        }
+    }
+
+    /// A pass that began at `began` looked at `lapsed` and succeeded.
+    fn passed(&mut self, lapsed: Lapsed<'_>, began: tokio::time::Instant) {
+        if lapsed == Lapsed::Every {
+            self.every_at = Some(began);
+        }
+    }
+}
+
+/// API keys that lapsed (`lapsed`: past their `vence_en`, and revocations
+/// whose own transaction missed a subscription bound meanwhile): under a
+/// contract that cancels on deactivation, the subscriptions bound to them
+/// are suspended and their pending deliveries cancelled, in one
+/// transaction on `conn`. How many it suspended.
+pub async fn lapse_keys_once(conn: &mut PgConnection, lapsed: Lapsed<'_>) -> Result<usize> {
     let mut tx = conn.begin().await?;
-    let n = motor_store::subscriptions::suspend_for_lapsed_keys(&mut tx, None).await?;
+    let n = motor_store::subscriptions::suspend_for_lapsed_keys(&mut tx, lapsed).await?;
     tx.commit().await?;
     if n > 0 {
         tracing::info!(suspended = n, "subscriptions of lapsed API keys suspended");
@@ -243,3 +289,42 @@ pub async fn sweep_commands_once(
 
 /// A pass slower than this is logged with where its time went.
 const SLOW_PASS: Duration = Duration::from_millis(50);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every key at the first pass, then only those lapsed since that pass
+    /// began (with the margin), every key again once
+    /// [`EVERY_KEY_EVERY`] has run out; a pass over every key that failed
+    /// is made again at the next pass.
+    #[test]
+    fn every_key_once_a_minute_else_those_lapsed_since() {
+        let start = tokio::time::Instant::now();
+        let mut passes = KeyPasses::default();
+        assert_eq!(passes.next(start), Lapsed::Every);
+        // It failed: nothing recorded.
+        let second = start + Duration::from_secs(1);
+        assert_eq!(passes.next(second), Lapsed::Every);
+        passes.passed(Lapsed::Every, second);
+        let third = second + Duration::from_secs(1);
+        let within = passes.next(third);
+        assert_eq!(
+            within,
+            Lapsed::Within(Duration::from_secs(1) + LAPSE_MARGIN)
+        );
+        passes.passed(within, third);
+        let late = second + EVERY_KEY_EVERY - Duration::from_millis(1);
+        assert_eq!(
+            passes.next(late),
+            Lapsed::Within(EVERY_KEY_EVERY - Duration::from_millis(1) + LAPSE_MARGIN)
+        );
+        let due = second + EVERY_KEY_EVERY;
+        assert_eq!(passes.next(due), Lapsed::Every);
+        passes.passed(Lapsed::Every, due);
+        assert_eq!(
+            passes.next(due + Duration::from_secs(2)),
+            Lapsed::Within(Duration::from_secs(2) + LAPSE_MARGIN)
+        );
+    }
+}

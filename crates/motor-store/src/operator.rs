@@ -303,7 +303,11 @@ pub async fn revoke_key(pool: &crate::Pool, app: AppId, key_id: &str) -> Result<
     if found.rows_affected() == 0 {
         return Err(StoreError::NotFound("key"));
     }
-    crate::subscriptions::suspend_for_lapsed_keys(&mut tx, Some(key_id)).await?;
+    crate::subscriptions::suspend_for_lapsed_keys(
+        &mut tx,
+        crate::subscriptions::Lapsed::Key(key_id),
+    )
+    .await?;
     tx.commit().await?;
     Ok(())
 }

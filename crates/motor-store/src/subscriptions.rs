@@ -46,7 +46,7 @@ pub use motor_domain::keyring::SealedKey;
 
 mod bound_keys;
 mod keys;
-pub use bound_keys::{bind_key, suspend_for_lapsed_keys, suspend_for_under_scoped_keys};
+pub use bound_keys::{bind_key, suspend_for_lapsed_keys, suspend_for_under_scoped_keys, Lapsed};
 pub use keys::{forget_keys, live_keys, rotate, signing, Signing};
 use keys::{insert_key, signing_profile};
 

@@ -8,7 +8,8 @@
 //! bound to suspends it and cancels its pending deliveries, and so does a
 //! catalogue change that leaves that key without a read scope
 //! (`under_scoped`); a key without the read scope of a type gets a 403
-//! naming the type.
+//! naming the type. What the sweeper's look for lapsed keys reads with
+//! many tenants is `lapsed`'s.
 
 use std::{
     collections::BTreeSet,
@@ -30,6 +31,7 @@ use crate::{
     util::{key, serve_loopback, Tenant, TestMotor, ADMIN_TOKEN},
 };
 
+mod lapsed;
 mod under_scoped;
 
 const WAIT: Duration = Duration::from_secs(90);

@@ -5,7 +5,10 @@
 //! suspended, which cancels its pending deliveries ([`super::suspend`]).
 //! Split from `subscriptions.rs` by action.
 
-use std::collections::BTreeMap;
+use std::{
+    collections::{BTreeMap, HashMap},
+    time::Duration,
+};
 
 use motor_domain::{
     contract::Contract,
@@ -33,33 +36,64 @@ pub async fn bind_key(conn: &mut PgConnection, id: SubscriptionId, key_id: &str)
     Ok(())
 }
 
+/// Which lapsed API keys [`suspend_for_lapsed_keys`] looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lapsed<'a> {
+    /// This key, if it is lapsed: its revocation.
+    Key(&'a str),
+    /// Every lapsed key, however long ago.
+    Every,
+    /// The keys revoked, or past their `vence_en`, within this long before
+    /// now: a range of each of their indexes (migration 0033), so a pass
+    /// costs what lapsed lately, not what is bound.
+    Within(Duration),
+}
+
 /// Suspends, under a contract that cancels on deactivation, every
 /// `activa` or `pausada` subscription bound to an API key that is revoked
-/// (`clave_revocada`) or past its `vence_en` (`clave_vencida`) — only
-/// those bound to `key_id` when given — which cancels their pending
-/// deliveries ([`suspend`]). Revocation calls it for its key; the sweeper
-/// calls it for every key, which is how an expiry takes effect. How many
-/// it suspended.
-pub async fn suspend_for_lapsed_keys(
-    conn: &mut PgConnection,
-    key_id: Option<&str>,
-) -> Result<usize> {
+/// (`clave_revocada`) or past its `vence_en` (`clave_vencida`), among the
+/// keys `lapsed` names, which cancels their pending deliveries
+/// ([`suspend`]). Revocation calls it for its key; the sweeper for the
+/// keys that lapsed since its last pass over every key, and for every key
+/// once a minute (`motor_engine::sweeper`), which is how an expiry takes
+/// effect. How many it suspended.
+///
+/// The keys are read first, then their live subscriptions by their index
+/// (migration 0033): joined in one statement, the planner counted on five
+/// live subscriptions a lapsed key and read every bound subscription.
+pub async fn suspend_for_lapsed_keys(conn: &mut PgConnection, lapsed: Lapsed<'_>) -> Result<usize> {
+    let keys: HashMap<String, bool> = match lapsed {
+        Lapsed::Key(key_id) => lapsed_keys(conn, Some(key_id)).await?,
+        Lapsed::Every => lapsed_keys(conn, None).await?,
+        Lapsed::Within(within) => sqlx::query!(
+            r#"SELECT key_id, revocado_en IS NOT NULL AS "revoked!" FROM api_keys
+               WHERE revocado_en >= now() - $1 * interval '1 second'
+                  OR (vence_en >= now() - $1 * interval '1 second' AND vence_en <= now())"#,
+            within.as_secs_f64(),
+        )
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .map(|k| (k.key_id, k.revoked))
+        .collect(),
+    };
+    if keys.is_empty() {
+        return Ok(0);
+    }
+    let ids: Vec<&str> = keys.keys().map(String::as_str).collect();
     let cancelling = Contract::cancelling();
-    let lapsed = sqlx::query!(
-        r#"SELECT s.id, k.key_id, k.revocado_en IS NOT NULL AS "revoked!"
-           FROM subscriptions s JOIN api_keys k ON k.key_id = s.clave_api
-           WHERE s.clave_api IS NOT NULL AND ($1::text IS NULL OR s.clave_api = $1)
-             AND s.estado IN ('activa', 'pausada') AND s.contrato = ANY ($2)
-             AND (k.revocado_en IS NOT NULL OR k.vence_en <= now())
-           ORDER BY s.id"#,
-        key_id,
+    let bound = sqlx::query!(
+        r#"SELECT id, clave_api AS "key_id!" FROM subscriptions
+           WHERE clave_api = ANY ($1) AND estado IN ('activa', 'pausada') AND contrato = ANY ($2)
+           ORDER BY id"#,
+        &ids as &[&str],
         &cancelling as &[&str],
     )
     .fetch_all(&mut *conn)
     .await?;
     let mut suspended = 0;
-    for row in lapsed {
-        let (motivo, detalle) = if row.revoked {
+    for row in bound {
+        let (motivo, detalle) = if keys.get(&row.key_id) == Some(&true) {
             (SuspensionReason::KeyRevoked, "revoked")
         } else {
             (SuspensionReason::KeyExpired, "past its vence_en")
@@ -70,6 +104,25 @@ pub async fn suspend_for_lapsed_keys(
         }
     }
     Ok(suspended)
+}
+
+/// The lapsed keys (revoked or past their `vence_en`): `key_id` only, when
+/// given; each with whether it was revoked (else it expired).
+async fn lapsed_keys(
+    conn: &mut PgConnection,
+    key_id: Option<&str>,
+) -> Result<HashMap<String, bool>> {
+    Ok(sqlx::query!(
+        r#"SELECT key_id, revocado_en IS NOT NULL AS "revoked!" FROM api_keys
+           WHERE ($1::text IS NULL OR key_id = $1)
+             AND (revocado_en IS NOT NULL OR vence_en <= now())"#,
+        key_id,
+    )
+    .fetch_all(conn)
+    .await?
+    .into_iter()
+    .map(|k| (k.key_id, k.revoked))
+    .collect())
 }
 
 /// Suspends (`clave_sin_permiso`), under a contract that cancels on
