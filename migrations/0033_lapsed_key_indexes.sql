@@ -1,8 +1,8 @@
 -- The sweeper looks for subscriptions bound to a lapsed API key every
 -- second (`motor_store::subscriptions::suspend_for_lapsed_keys`). It read
 -- every subscription bound to any key and probed each one's key: with
--- 10,000 subscriptions under a contract that cancels on deactivation,
--- 14 ms a pass, growing with the tenants. It now starts from the keys
+-- 10,000 subscriptions, 1–2 ms a pass (14 ms under a contract that
+-- cancels while `api_keys` had no statistics), growing with the tenants. It now starts from the keys
 -- that lapsed lately (a range of each index below, nearly always empty)
 -- and reads their live subscriptions only; a pass over every lapsed key
 -- runs once a minute.

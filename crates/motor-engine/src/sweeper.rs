@@ -9,9 +9,8 @@
 //! while `ejecutando` become `ambiguo` (`frontera`), and suspends the
 //! subscriptions bound to an API key that lapsed ([`lapse_keys_once`]:
 //! the keys that lapsed lately, every lapsed key once a minute). It also
-//! runs retention
-//! (`crate::retention`) every `purge_every`, and analyses the small tables
-//! every hot statement joins once they grew
+//! runs retention (`crate::retention`) every `purge_every`, and analyses
+//! the small tables every hot statement joins once they grew
 //! (`motor_store::statistics::analyze_grown`).
 
 use std::{sync::Arc, time::Duration};

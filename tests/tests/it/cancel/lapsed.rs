@@ -20,20 +20,22 @@ use crate::util::{connect, scans, TestDb};
 /// it each (the bench's many-tenants shape, under a cancelling contract).
 const TENANTS: i64 = 2_000;
 
-/// Revoked keys whose subscriptions were suspended then: history a pass
-/// over every lapsed key reads again, never suspends again.
+/// Revoked keys whose subscriptions were suspended then: history that the
+/// look at every lapsed key reads among the keys, but whose suspended
+/// subscriptions it neither reads nor suspends again.
 const REVOKED_BEFORE: i64 = 100;
 
-/// What the window passes are given: the sweeper's pass a second after
-/// its pass over every key, with its margin.
-const WITHIN: Duration = Duration::from_secs(6);
+/// What the window passes are given: the widest window the sweeper uses,
+/// just before its next look at every key (a minute, with its margin of
+/// 5 s).
+const WITHIN: Duration = Duration::from_secs(65);
 
-/// The tenants, the revoked history, and three keys that lapsed, each
-/// with one live `visito` subscription bound to it: `recent` (past its
-/// `vence_en` 2 s ago), `revoked` (revoked 1 s ago, with a live `motor`
-/// subscription too, which no lapse suspends) and `old` (past its
-/// `vence_en` 2 hours ago, the subscription bound after: a change that
-/// authenticated just before the key lapsed).
+/// The tenants and the revoked history. The test adds the keys that
+/// lapsed ([`lapsed_key`]), each with a live `visito` subscription bound to
+/// it: `old` (past its `vence_en` 2 hours ago, the subscription bound
+/// after: a change that authenticated just before the key lapsed), then
+/// `recent` (past its `vence_en` 2 s ago) and `revoked` (revoked 1 s ago,
+/// with a live `motor` subscription too, which no lapse suspends).
 async fn build(conn: &mut PgConnection) {
     conn.execute(
         format!(
