@@ -53,8 +53,14 @@ WITH expected AS (
                    WHERE e.instance_id = k.instance_id AND e.source_id = k.source_id
                    LIMIT 1) stored)
            AS fresh
-    FROM (SELECT id, generation, last_seq FROM instances
-          WHERE id = ANY ($14::uuid[]) ORDER BY id FOR NO KEY UPDATE) i
+    -- Each instance locked through a probe of its key, in id order (the
+    -- lock in a LATERAL of each id, sorted): as `WHERE id = ANY (…) ORDER
+    -- BY id`, a generic plan, which takes the array for 10 ids, read a
+    -- table of a few hundred instances whole and sorted it
+    -- (docs/BENCHMARKS.md, 2026-12-06 19:22).
+    FROM (SELECT DISTINCT o.id FROM UNNEST($14::uuid[]) AS o(id) ORDER BY o.id) o
+    CROSS JOIN LATERAL (
+        SELECT id, generation, last_seq FROM instances WHERE id = o.id FOR NO KEY UPDATE) i
     JOIN UNNEST($14::uuid[], $15::bigint[], $16::bigint[]) AS x(id, last_seq, generation)
          ON x.id = i.id
 ), guard AS (
@@ -80,9 +86,12 @@ WITH expected AS (
     WHERE (SELECT ok FROM guard)
     ORDER BY n
 ), numbered AS (
+    -- `= ANY (ARRAY[r.id])`, the same test as `= r.id`, is no hash or
+    -- merge join clause: the plan probes the key of each instance, where
+    -- a hash join read a table of a few hundred whole.
     UPDATE instances i SET last_seq = r.last_seq
     FROM UNNEST($9::uuid[], $10::bigint[]) AS r(id, last_seq)
-    WHERE i.id = r.id AND (SELECT ok FROM guard)
+    WHERE i.id = ANY (ARRAY[r.id]) AND (SELECT ok FROM guard)
 ), candidates AS (
     -- The new events as the insert returns them (this statement cannot
     -- read them back from `events`); a delivery's key to its event is
@@ -111,8 +120,13 @@ WITH expected AS (
     -- read through a subquery instead made the generic plan dearer than a
     -- custom one, and Postgres planned the append again at every call
     -- (the plans test's generic-plan test fails it); the subscriptions in
-    -- a LATERAL of their own cost more still with many tenants.
-    JOIN instances i ON i.id = e.instance_id
+    -- a LATERAL of their own cost more still with many tenants. The
+    -- instance is a probe of its key, in a LATERAL with a LIMIT (which no
+    -- plan turns into a join): joined, a generic plan, which takes the
+    -- batch for 10 events, read a table of a few hundred instances whole
+    -- into a hash at every append (docs/BENCHMARKS.md, 2026-12-06 19:22).
+    CROSS JOIN LATERAL (
+        SELECT i.app_id, i.sistema FROM instances i WHERE i.id = e.instance_id LIMIT 1) i
     JOIN subscriptions s ON s.app_id = coalesce(i.app_id, i.app_id)
     CROSS JOIN LATERAL (
         SELECT CASE WHEN s.ordenado AND s.orden_por_clave AND e.orden_clave IS NOT NULL
