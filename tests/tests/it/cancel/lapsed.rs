@@ -134,6 +134,29 @@ fn suspended(contract: &str, motivo: &str) -> (String, String, Option<String>) {
     )
 }
 
+/// What one look at `lapsed` did, in a transaction of its own: how many
+/// subscriptions it suspended, and the scans of `subscriptions` it made
+/// and rows of it it read. Committed, or rolled back when `keep` is false.
+async fn look(conn: &mut PgConnection, lapsed: Lapsed<'_>, keep: bool) -> (usize, i64, i64) {
+    let mut tx = conn.begin().await.unwrap();
+    let (scanned, read) = (
+        scans(&mut tx, "subscriptions").await,
+        rows_read(&mut tx).await,
+    );
+    let suspended = suspend_for_lapsed_keys(&mut tx, lapsed).await.unwrap();
+    let looked = (
+        suspended,
+        scans(&mut tx, "subscriptions").await - scanned,
+        rows_read(&mut tx).await - read,
+    );
+    if keep {
+        tx.commit().await.unwrap();
+    } else {
+        tx.rollback().await.unwrap();
+    }
+    looked
+}
+
 #[tokio::test]
 async fn a_pass_reads_what_lapsed_not_what_is_bound() {
     let db = TestDb::new().await;
@@ -142,26 +165,13 @@ async fn a_pass_reads_what_lapsed_not_what_is_bound() {
     lapsed_key(&mut conn, "old", "vence_en", "2 hours", &["visito"]).await;
 
     // Nothing lapsed lately: the window pass reads no subscription.
-    let mut tx = conn.begin().await.unwrap();
-    let (scanned, read) = (
-        scans(&mut tx, "subscriptions").await,
-        rows_read(&mut tx).await,
-    );
+    let (n, scanned, read) = look(&mut conn, Lapsed::Within(WITHIN), false).await;
+    assert_eq!(n, 0);
     assert_eq!(
-        suspend_for_lapsed_keys(&mut tx, Lapsed::Within(WITHIN))
-            .await
-            .unwrap(),
-        0
-    );
-    assert_eq!(
-        (
-            scans(&mut tx, "subscriptions").await - scanned,
-            rows_read(&mut tx).await - read
-        ),
+        (scanned, read),
         (0, 0),
         "a pass with no key lapsed lately read subscriptions"
     );
-    tx.rollback().await.unwrap();
 
     lapsed_key(&mut conn, "recent", "vence_en", "2 seconds", &["visito"]).await;
     lapsed_key(
@@ -175,20 +185,12 @@ async fn a_pass_reads_what_lapsed_not_what_is_bound() {
 
     // The window pass suspends the subscriptions of the keys that lapsed
     // within it, reading those and no other.
-    let mut tx = conn.begin().await.unwrap();
-    let read = rows_read(&mut tx).await;
-    assert_eq!(
-        suspend_for_lapsed_keys(&mut tx, Lapsed::Within(WITHIN))
-            .await
-            .unwrap(),
-        2
-    );
-    let read = rows_read(&mut tx).await - read;
+    let (n, _, read) = look(&mut conn, Lapsed::Within(WITHIN), true).await;
+    assert_eq!(n, 2);
     assert!(
         read <= 10,
         "the window pass read {read} subscriptions to suspend 2"
     );
-    tx.commit().await.unwrap();
     assert_eq!(
         bound(&mut conn, "recent").await,
         [suspended("visito", "clave_vencida")]
@@ -201,20 +203,12 @@ async fn a_pass_reads_what_lapsed_not_what_is_bound() {
 
     // The pass over every lapsed key finds the one bound after its key
     // lapsed long ago, reading only live subscriptions of lapsed keys.
-    let mut tx = conn.begin().await.unwrap();
-    let read = rows_read(&mut tx).await;
-    assert_eq!(
-        suspend_for_lapsed_keys(&mut tx, Lapsed::Every)
-            .await
-            .unwrap(),
-        1
-    );
-    let read = rows_read(&mut tx).await - read;
+    let (n, _, read) = look(&mut conn, Lapsed::Every, true).await;
+    assert_eq!(n, 1);
     assert!(
         read <= 10,
         "the pass over every lapsed key read {read} subscriptions to suspend 1"
     );
-    tx.commit().await.unwrap();
     assert_eq!(
         bound(&mut conn, "old").await,
         [suspended("visito", "clave_vencida")]
