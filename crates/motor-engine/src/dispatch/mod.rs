@@ -143,7 +143,7 @@ impl Dispatcher {
             unordered: Mutex::default(),
             busy: Busy::default(),
             keys: keyed::KeySlots::default(),
-            cache: cache::AttemptCache::new(metrics.clone()),
+            cache: cache::AttemptCache::new(metrics),
             hot: hot::HotLanes::default(),
             chained: Mutex::default(),
             last_lease_ms: AtomicU64::new(

@@ -65,17 +65,7 @@ pub async fn suspend_for_lapsed_keys(conn: &mut PgConnection, lapsed: Lapsed<'_>
     let keys: HashMap<String, bool> = match lapsed {
         Lapsed::Key(key_id) => lapsed_keys(conn, Some(key_id)).await?,
         Lapsed::Every => lapsed_keys(conn, None).await?,
-        Lapsed::Within(within) => sqlx::query!(
-            r#"SELECT key_id, revocado_en IS NOT NULL AS "revoked!" FROM api_keys
-               WHERE revocado_en >= now() - $1 * interval '1 second'
-                  OR (vence_en >= now() - $1 * interval '1 second' AND vence_en <= now())"#,
-            within.as_secs_f64(),
-        )
-        .fetch_all(&mut *conn)
-        .await?
-        .into_iter()
-        .map(|k| (k.key_id, k.revoked))
-        .collect(),
+        Lapsed::Within(within) => lapsed_within(conn, within).await?,
     };
     if keys.is_empty() {
         return Ok(0);
@@ -104,6 +94,23 @@ pub async fn suspend_for_lapsed_keys(conn: &mut PgConnection, lapsed: Lapsed<'_>
         }
     }
     Ok(suspended)
+}
+
+/// The keys revoked, or past their `vence_en`, within `within` before now
+/// (a range of each of their indexes, migration 0033); each with whether
+/// it was revoked (else it expired).
+async fn lapsed_within(conn: &mut PgConnection, within: Duration) -> Result<HashMap<String, bool>> {
+    Ok(sqlx::query!(
+        r#"SELECT key_id, revocado_en IS NOT NULL AS "revoked!" FROM api_keys
+           WHERE revocado_en >= now() - $1 * interval '1 second'
+              OR (vence_en >= now() - $1 * interval '1 second' AND vence_en <= now())"#,
+        within.as_secs_f64(),
+    )
+    .fetch_all(conn)
+    .await?
+    .into_iter()
+    .map(|k| (k.key_id, k.revoked))
+    .collect())
 }
 
 /// The lapsed keys (revoked or past their `vence_en`): `key_id` only, when
