@@ -6,9 +6,16 @@
 
 use std::fmt;
 
+use rustls::pki_types::{pem::PemObject, CertificateDer};
+
 /// Certificates to trust beside the built-in roots; empty by default.
+/// Each is kept in the two forms its clients take: DER for the webhook
+/// sender's rustls, and reqwest's for the conformance check's client.
 #[derive(Clone, Default)]
-pub struct ExtraRoots(Vec<reqwest::Certificate>);
+pub struct ExtraRoots {
+    der: Vec<CertificateDer<'static>>,
+    reqwest: Vec<reqwest::Certificate>,
+}
 
 /// A PEM bundle that holds no usable certificate.
 #[derive(Debug, thiserror::Error)]
@@ -17,27 +24,51 @@ pub struct BadRoots(String);
 
 impl ExtraRoots {
     /// Every certificate of a PEM bundle (`-----BEGIN CERTIFICATE-----`
-    /// blocks); an error when it is unreadable or holds none.
+    /// blocks); an error when it is unreadable, holds none, or holds one
+    /// that is not a usable trust anchor.
     pub fn from_pem(pem: &[u8]) -> Result<Self, BadRoots> {
-        let certificates = reqwest::Certificate::from_pem_bundle(pem)
+        let der = CertificateDer::pem_slice_iter(pem)
+            .collect::<Result<Vec<_>, _>>()
             .map_err(|e| BadRoots(format!("not a PEM certificate bundle: {e}")))?;
-        if certificates.is_empty() {
+        if der.is_empty() {
             return Err(BadRoots("no certificate in the PEM bundle".into()));
         }
-        Ok(Self(certificates))
+        let mut anchors = rustls::RootCertStore::empty();
+        let mut reqwest = Vec::with_capacity(der.len());
+        for (n, cert) in der.iter().enumerate() {
+            let unusable = |e: &dyn fmt::Display| {
+                BadRoots(format!("certificate {} of the bundle: {e}", n + 1))
+            };
+            anchors.add(cert.clone()).map_err(|e| unusable(&e))?;
+            reqwest.push(reqwest::Certificate::from_der(cert).map_err(|e| unusable(&e))?);
+        }
+        Ok(Self { der, reqwest })
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.der.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.der.is_empty()
     }
 
-    /// `builder` trusting these certificates too.
+    /// Mozilla's roots (`webpki-roots`) and these: what the webhook
+    /// sender's TLS trusts.
+    pub(crate) fn with_built_in(&self) -> rustls::RootCertStore {
+        let mut store = rustls::RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+        };
+        // Each one was added to a store once already, in `from_pem`.
+        let (_, unusable) = store.add_parsable_certificates(self.der.iter().cloned());
+        debug_assert_eq!(unusable, 0);
+        store
+    }
+
+    /// `builder` trusting these certificates too (the conformance check's
+    /// reqwest client).
     pub(crate) fn add_to(&self, builder: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
-        self.0
+        self.reqwest
             .iter()
             .cloned()
             .fold(builder, |b, c| b.add_root_certificate(c))
@@ -46,7 +77,7 @@ impl ExtraRoots {
 
 impl fmt::Debug for ExtraRoots {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ExtraRoots({} certificates)", self.0.len())
+        write!(f, "ExtraRoots({} certificates)", self.der.len())
     }
 }
 

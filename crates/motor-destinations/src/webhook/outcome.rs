@@ -1,6 +1,8 @@
 //! Outcome mapping: what a failed request was, in the contract's sanitised
-//! terms — never a URL or a body. The client's resolver fails with the two
-//! errors below, which [`failure`] finds again in reqwest's chain.
+//! terms — never a URL or a body. The clients' resolver fails with the two
+//! errors below, which [`sent_failure`] (the sender's hyper client) and
+//! [`failure`] (the conformance check's reqwest client) find again in the
+//! error's chain.
 
 use motor_domain::delivery::TransportFailure;
 
@@ -14,9 +16,8 @@ pub(super) struct BlockedAddress;
 #[error("dns")]
 pub(super) struct DnsFailure;
 
-/// What a failed request was: never a URL or a body. Typed causes are
-/// looked for first, along the whole chain; only then the causes' messages
-/// (never the top one, which carries the URL).
+/// What a request of the conformance check's reqwest client that failed
+/// was (see [`from_chain`]).
 pub(crate) fn failure(e: &reqwest::Error) -> TransportFailure {
     if e.is_timeout() {
         return TransportFailure::Timeout;
@@ -27,8 +28,21 @@ pub(crate) fn failure(e: &reqwest::Error) -> TransportFailure {
     if e.is_builder() {
         return TransportFailure::BadUrl;
     }
-    let is_connect = e.is_connect();
-    let chain = || std::iter::successors(std::error::Error::source(e), |err| err.source());
+    from_chain(e, e.is_connect())
+}
+
+/// What a request of the sender's client that failed before its answer
+/// was (its timeout is the sender's own, and it never follows a redirect).
+pub(super) fn sent_failure(e: &hyper_util::client::legacy::Error) -> TransportFailure {
+    from_chain(e, e.is_connect())
+}
+
+/// What a failed request was: never a URL or a body. Typed causes are
+/// looked for first, along the whole chain; only then the causes' messages
+/// (never the top one, which may carry the URL). `is_connect`: it failed
+/// while connecting.
+fn from_chain(e: &(dyn std::error::Error + 'static), is_connect: bool) -> TransportFailure {
+    let chain = || std::iter::successors(e.source(), |err| err.source());
     for err in chain() {
         if err.downcast_ref::<BlockedAddress>().is_some() {
             return TransportFailure::DestinationBlocked;

@@ -242,3 +242,146 @@ async fn an_extra_root_is_trusted_and_its_connection_reused() {
     // Three requests, one handshake: the connection is pooled per host.
     assert_eq!(handshakes.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
+
+/// A receiver that reads one request's head and body (by its
+/// `content-length`), sends `answer` and then holds the connection for
+/// `hold`; the request it read comes back on the channel.
+async fn answering(
+    answer: &'static [u8],
+    hold: Duration,
+) -> (u16, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (read_tx, read_rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let read_tx = read_tx.clone();
+            tokio::spawn(async move {
+                let mut request = Vec::new();
+                let mut buf = [0u8; 4096];
+                loop {
+                    let Ok(n) = socket.read(&mut buf).await else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    request.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&request).into_owned();
+                    if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                        let length = head
+                            .lines()
+                            .find_map(|l| {
+                                l.to_ascii_lowercase()
+                                    .strip_prefix("content-length: ")
+                                    .map(str::to_owned)
+                            })
+                            .and_then(|n| n.trim().parse::<usize>().ok())
+                            .unwrap_or(0);
+                        if body.len() >= length {
+                            let _ = read_tx.send(text);
+                            break;
+                        }
+                    }
+                }
+                let _ = socket.write_all(answer).await;
+                tokio::time::sleep(hold).await;
+            });
+        }
+    });
+    (port, read_rx)
+}
+
+#[tokio::test]
+async fn the_request_carries_its_body_and_headers_as_given() {
+    let (port, mut requests) =
+        answering(b"HTTP/1.1 204 No Content\r\n\r\n", Duration::from_secs(5)).await;
+    let headers = [
+        ("X-MW-Event-Id", "evt-1".to_owned()),
+        ("webhook-signature", "v1,abc=".to_owned()),
+    ];
+    let answer = Webhook::new()
+        .post(
+            &format!("http://127.0.0.1:{port}/hook?x=1"),
+            Duration::from_secs(5),
+            &headers,
+            r#"{"a":"ü"}"#,
+            false,
+        )
+        .await;
+    assert_eq!(answer.map(|a| a.status), Ok(204));
+    let request = requests.recv().await.unwrap();
+    let (head, body) = request.split_once("\r\n\r\n").unwrap();
+    let mut lines = head.lines();
+    assert_eq!(lines.next(), Some("POST /hook?x=1 HTTP/1.1"));
+    let fields: Vec<String> = lines.map(str::to_ascii_lowercase).collect();
+    for expected in [
+        format!("host: 127.0.0.1:{port}"),
+        "content-type: application/json".to_owned(),
+        format!("user-agent: {}", super::USER_AGENT),
+        "accept: */*".to_owned(),
+        "content-length: 10".to_owned(),
+        "x-mw-event-id: evt-1".to_owned(),
+        "webhook-signature: v1,abc=".to_owned(),
+    ] {
+        assert!(fields.contains(&expected), "{expected} in {fields:?}");
+    }
+    assert_eq!(body, r#"{"a":"ü"}"#, "the body's bytes as given");
+}
+
+#[tokio::test]
+async fn a_header_the_request_cannot_carry_fails_as_url() {
+    let (port, _requests) = answering(b"HTTP/1.1 204 No Content\r\n\r\n", Duration::ZERO).await;
+    let outcome = Webhook::new()
+        .post(
+            &format!("http://127.0.0.1:{port}/"),
+            Duration::from_secs(5),
+            &[("X-MW-Event-Id", "a\r\nb".to_owned())],
+            "{}",
+            false,
+        )
+        .await;
+    assert_eq!(outcome, Err(TransportFailure::BadUrl));
+}
+
+#[tokio::test]
+async fn the_timeout_covers_the_answer_and_its_body() {
+    // No answer at all: a timeout.
+    let (port, _requests) = answering(b"", Duration::from_secs(30)).await;
+    let started = std::time::Instant::now();
+    let outcome = Webhook::new()
+        .post(
+            &format!("http://127.0.0.1:{port}/"),
+            Duration::from_millis(300),
+            &[],
+            "{}",
+            false,
+        )
+        .await;
+    assert_eq!(outcome, Err(TransportFailure::Timeout));
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // A status, then a body that never comes: the status counts, and the
+    // attempt still ends at its timeout.
+    let (port, _requests) = answering(
+        b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nabc",
+        Duration::from_secs(30),
+    )
+    .await;
+    let started = std::time::Instant::now();
+    let answer = Webhook::new()
+        .post(
+            &format!("http://127.0.0.1:{port}/"),
+            Duration::from_millis(300),
+            &[],
+            "{}",
+            false,
+        )
+        .await;
+    assert_eq!(answer.map(|a| a.status), Ok(200));
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(250) && took < Duration::from_secs(10),
+        "{took:?}"
+    );
+}
