@@ -141,12 +141,12 @@ fn pooled(
     tls: Arc<rustls::ClientConfig>,
 ) -> Pooled {
     let mut http = HttpConnector::new_with_resolver(GuardedResolver::new(names, public_ipv4_only));
-    // `https://` is the TLS layer's to take; the request is sent as soon
-    // as it is written.
+    // The TLS layer takes `https://` URLs to this connector too; a
+    // request leaves as soon as it is written (no Nagle delay).
     http.enforce_http(false);
     http.set_nodelay(true);
-    // `https://` over TLS, `http://` as it is (the connector's builder
-    // would leave ALPN empty for HTTP/1.1 alone).
+    // `https://` over TLS, `http://` as it is. Made from its parts: the
+    // connector's builder leaves ALPN empty when only HTTP/1.1 is on.
     let connector = HttpsConnector::from((http, tls));
     Client::builder(TokioExecutor::new())
         .pool_timer(TokioTimer::new())
