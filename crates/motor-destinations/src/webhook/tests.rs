@@ -385,3 +385,36 @@ async fn the_timeout_covers_the_answer_and_its_body() {
         "{took:?}"
     );
 }
+
+#[tokio::test]
+async fn an_ipv6_literal_is_reached_and_named_in_host() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(listener) = tokio::net::TcpListener::bind("[::1]:0").await else {
+        eprintln!("no IPv6 loopback on this machine: nothing to test");
+        return;
+    };
+    let port = listener.local_addr().unwrap().port();
+    let (read_tx, mut read_rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut buf = [0u8; 4096];
+        let n = socket.read(&mut buf).await.unwrap();
+        let _ = read_tx.send(String::from_utf8_lossy(&buf[..n]).into_owned());
+        let _ = socket.write_all(b"HTTP/1.1 204 No Content\r\n\r\n").await;
+    });
+    let answer = Webhook::new()
+        .post(
+            &format!("http://[::1]:{port}/hook"),
+            Duration::from_secs(5),
+            &[],
+            "{}",
+            false,
+        )
+        .await;
+    assert_eq!(answer.map(|a| a.status), Ok(204));
+    let request = read_rx.recv().await.unwrap().to_ascii_lowercase();
+    assert!(
+        request.contains(&format!("\r\nhost: [::1]:{port}\r\n")),
+        "{request}"
+    );
+}
