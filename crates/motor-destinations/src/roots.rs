@@ -92,4 +92,15 @@ mod tests {
         let roots = ExtraRoots::from_pem(include_bytes!("../testdata/tls/ca.pem")).unwrap();
         assert_eq!(roots.len(), 1);
     }
+
+    #[test]
+    fn a_block_that_is_no_certificate_is_refused_at_start() {
+        // Base64 of six bytes that are not DER, under a CERTIFICATE label.
+        let pem = b"-----BEGIN CERTIFICATE-----\nAAECAwQF\n-----END CERTIFICATE-----\n";
+        let err = ExtraRoots::from_pem(pem).unwrap_err();
+        assert!(
+            err.to_string().starts_with("certificate 1 of the bundle"),
+            "{err}"
+        );
+    }
 }
