@@ -6,7 +6,15 @@ use motor_domain::delivery::TransportFailure;
 use reqwest::dns::Resolve;
 
 use super::{client::GuardedResolver, outcome::BlockedAddress, Webhook};
-use crate::resolve::{Lookup, Resolver, SystemResolver};
+use crate::{
+    resolve::{Lookup, Resolver, SystemResolver},
+    Answer,
+};
+
+/// `webhook`'s `POST` of `{}` to `url` with no headers of its own.
+async fn post(webhook: &Webhook, url: &str, timeout: Duration) -> Result<Answer, TransportFailure> {
+    webhook.post(url, timeout, &[], "{}", false).await
+}
 
 #[tokio::test]
 async fn names_resolving_to_loopback_are_refused() {
@@ -33,9 +41,7 @@ async fn an_injected_resolver_is_asked_and_its_answer_judged() {
     let url = "http://receiver.test:8080/hook";
     for blocked in ["127.0.0.1", "169.254.169.254", "64:ff9b::a9fe:a9fe"] {
         let webhook = Webhook::with_resolver(Arc::new(Pointing(blocked.parse().unwrap())));
-        let outcome = webhook
-            .post(url, Duration::from_secs(5), &[], "{}", false)
-            .await;
+        let outcome = post(&webhook, url, Duration::from_secs(5)).await;
         assert_eq!(
             outcome,
             Err(TransportFailure::DestinationBlocked),
@@ -67,15 +73,12 @@ async fn a_refused_connection_is_named() {
     let webhook = Webhook::new();
     for path in ["", "tls-certificate-handshake"] {
         // A URL that happens to say "tls" is still a refused connection.
-        let outcome = webhook
-            .post(
-                &format!("http://127.0.0.1:{port}/{path}"),
-                Duration::from_secs(5),
-                &[],
-                "{}",
-                false,
-            )
-            .await;
+        let outcome = post(
+            &webhook,
+            &format!("http://127.0.0.1:{port}/{path}"),
+            Duration::from_secs(5),
+        )
+        .await;
         assert_eq!(outcome, Err(TransportFailure::ConnectionRefused));
     }
 }
@@ -92,15 +95,12 @@ async fn a_plain_http_server_spoken_to_in_tls_is_a_tls_error() {
                 .await;
         }
     });
-    let outcome = Webhook::new()
-        .post(
-            &format!("https://127.0.0.1:{port}/"),
-            Duration::from_secs(5),
-            &[],
-            "{}",
-            false,
-        )
-        .await;
+    let outcome = post(
+        &Webhook::new(),
+        &format!("https://127.0.0.1:{port}/"),
+        Duration::from_secs(5),
+    )
+    .await;
     assert_eq!(outcome, Err(TransportFailure::Tls));
 }
 
@@ -125,18 +125,12 @@ async fn answers_status_and_retry_after_without_following_redirects() {
     });
     let webhook = Webhook::new();
     let url = format!("http://127.0.0.1:{port}/");
-    let answer = webhook
-        .post(&url, Duration::from_secs(5), &[], "{}", false)
-        .await
-        .unwrap();
+    let answer = post(&webhook, &url, Duration::from_secs(5)).await.unwrap();
     assert_eq!(
         (answer.status, answer.retry_after.as_deref()),
         (503, Some("7"))
     );
-    let answer = webhook
-        .post(&url, Duration::from_secs(5), &[], "{}", false)
-        .await
-        .unwrap();
+    let answer = post(&webhook, &url, Duration::from_secs(5)).await.unwrap();
     assert_eq!(answer.status, 302, "a redirect is answered, not followed");
 }
 
@@ -157,15 +151,12 @@ async fn an_endless_answer_is_read_only_up_to_4_kb() {
         let chunk = format!("1000\r\n{}\r\n", "x".repeat(0x1000));
         while socket.write_all(chunk.as_bytes()).await.is_ok() {}
     });
-    let answer = Webhook::new()
-        .post(
-            &format!("http://127.0.0.1:{port}/"),
-            Duration::from_secs(5),
-            &[],
-            "{}",
-            false,
-        )
-        .await;
+    let answer = post(
+        &Webhook::new(),
+        &format!("http://127.0.0.1:{port}/"),
+        Duration::from_secs(5),
+    )
+    .await;
     // Reading it all would end in the attempt's timeout instead.
     assert_eq!(answer.map(|a| a.status), Ok(200));
 }
@@ -223,35 +214,41 @@ async fn https_receiver() -> (u16, Arc<std::sync::atomic::AtomicUsize>) {
 async fn an_extra_root_is_trusted_and_its_connection_reused() {
     let (port, handshakes) = https_receiver().await;
     let url = format!("https://127.0.0.1:{port}/hook");
-    let post = |webhook: Webhook| {
-        let url = url.clone();
-        async move {
-            webhook
-                .post(&url, Duration::from_secs(5), &[], "{}", false)
-                .await
-        }
-    };
+    let five = Duration::from_secs(5);
     // The built-in roots do not know the test CA.
-    assert_eq!(post(Webhook::new()).await, Err(TransportFailure::Tls));
+    assert_eq!(
+        post(&Webhook::new(), &url, five).await,
+        Err(TransportFailure::Tls)
+    );
     let roots = crate::ExtraRoots::from_pem(include_bytes!("../../testdata/tls/ca.pem")).unwrap();
     let trusting = Webhook::trusting(Arc::new(SystemResolver), &roots);
     for _ in 0..3 {
-        let answer = post(trusting.clone()).await.unwrap();
+        // Clones share one pool, as the dispatcher's tasks do.
+        let answer = post(&trusting.clone(), &url, five).await.unwrap();
         assert_eq!(answer.status, 204);
     }
     // Three requests, one handshake: the connection is pooled per host.
     assert_eq!(handshakes.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
 
-/// A receiver that reads one request's head and body (by its
-/// `content-length`), sends `answer` and then holds the connection for
-/// `hold`; the request it read comes back on the channel.
+/// [`answering_on`] a listener of its own on 127.0.0.1.
 async fn answering(
     answer: &'static [u8],
     hold: Duration,
 ) -> (u16, tokio::sync::mpsc::UnboundedReceiver<String>) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    answering_on(listener, answer, hold)
+}
+
+/// A receiver on `listener` that reads each request's head and body (by
+/// its `content-length`), sends `answer` and then holds the connection for
+/// `hold`; the requests it read come back on the channel.
+fn answering_on(
+    listener: tokio::net::TcpListener,
+    answer: &'static [u8],
+    hold: Duration,
+) -> (u16, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let port = listener.local_addr().unwrap().port();
     let (read_tx, read_rx) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
@@ -350,15 +347,12 @@ async fn the_timeout_covers_the_answer_and_its_body() {
     // No answer at all: a timeout.
     let (port, _requests) = answering(b"", Duration::from_secs(30)).await;
     let started = std::time::Instant::now();
-    let outcome = Webhook::new()
-        .post(
-            &format!("http://127.0.0.1:{port}/"),
-            Duration::from_millis(300),
-            &[],
-            "{}",
-            false,
-        )
-        .await;
+    let outcome = post(
+        &Webhook::new(),
+        &format!("http://127.0.0.1:{port}/"),
+        Duration::from_millis(300),
+    )
+    .await;
     assert_eq!(outcome, Err(TransportFailure::Timeout));
     assert!(started.elapsed() < Duration::from_secs(10));
     // A status, then a body that never comes: the status counts, and the
@@ -369,15 +363,12 @@ async fn the_timeout_covers_the_answer_and_its_body() {
     )
     .await;
     let started = std::time::Instant::now();
-    let answer = Webhook::new()
-        .post(
-            &format!("http://127.0.0.1:{port}/"),
-            Duration::from_millis(300),
-            &[],
-            "{}",
-            false,
-        )
-        .await;
+    let answer = post(
+        &Webhook::new(),
+        &format!("http://127.0.0.1:{port}/"),
+        Duration::from_millis(300),
+    )
+    .await;
     assert_eq!(answer.map(|a| a.status), Ok(200));
     let took = started.elapsed();
     assert!(
@@ -388,31 +379,20 @@ async fn the_timeout_covers_the_answer_and_its_body() {
 
 #[tokio::test]
 async fn an_ipv6_literal_is_reached_and_named_in_host() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let Ok(listener) = tokio::net::TcpListener::bind("[::1]:0").await else {
         eprintln!("no IPv6 loopback on this machine: nothing to test");
         return;
     };
-    let port = listener.local_addr().unwrap().port();
-    let (read_tx, mut read_rx) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        let (mut socket, _) = listener.accept().await.unwrap();
-        let mut buf = [0u8; 4096];
-        let n = socket.read(&mut buf).await.unwrap();
-        let _ = read_tx.send(String::from_utf8_lossy(&buf[..n]).into_owned());
-        let _ = socket.write_all(b"HTTP/1.1 204 No Content\r\n\r\n").await;
-    });
-    let answer = Webhook::new()
-        .post(
-            &format!("http://[::1]:{port}/hook"),
-            Duration::from_secs(5),
-            &[],
-            "{}",
-            false,
-        )
-        .await;
+    let (port, mut requests) =
+        answering_on(listener, b"HTTP/1.1 204 No Content\r\n\r\n", Duration::ZERO);
+    let answer = post(
+        &Webhook::new(),
+        &format!("http://[::1]:{port}/hook"),
+        Duration::from_secs(5),
+    )
+    .await;
     assert_eq!(answer.map(|a| a.status), Ok(204));
-    let request = read_rx.recv().await.unwrap().to_ascii_lowercase();
+    let request = requests.recv().await.unwrap().to_ascii_lowercase();
     assert!(
         request.contains(&format!("\r\nhost: [::1]:{port}\r\n")),
         "{request}"
