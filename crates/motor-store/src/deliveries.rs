@@ -55,7 +55,9 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 pub use cancel::cancel_pending;
-pub use claim::{claim, claim_freed, renew, Claim, Claimed, Skip};
+pub use claim::{
+    claim, claim_freed, claim_freed_by, look_freed, renew, Claim, Claimed, Freed, Skip,
+};
 pub(crate) use fan_out::{hand_over, FannedOut};
 pub use fan_out::{AfterCommit, Handed, ParkedHead, Taking};
 pub use finish::{record_attempt, record_attempt_parking, Attempt, Next, Recorded};

@@ -15,6 +15,7 @@ mod attempt;
 mod cache;
 mod chain;
 mod consume;
+mod freeing;
 mod hot;
 mod keyed;
 mod ladders;
@@ -116,6 +117,8 @@ pub struct Dispatcher {
     last_lease_ms: AtomicU64,
     /// Group commit of delivered attempts.
     recorder: Recorder,
+    /// Group commit of the looks for freed lanes.
+    freeing: freeing::Freeing,
     /// The relay of this process, woken after a record that may have
     /// written outbox records (a retry, a released lane, a DLQ record).
     relay: Option<Arc<RelayWake>>,
@@ -149,7 +152,8 @@ impl Dispatcher {
             last_lease_ms: AtomicU64::new(
                 (Duration::from_secs(60) + LEASE_MARGIN).as_millis() as u64
             ),
-            recorder: Recorder::start(pool, recorder::LINGER),
+            recorder: Recorder::start(pool.clone(), recorder::LINGER),
+            freeing: freeing::Freeing::start(pool),
             relay: None,
             detached: TaskTracker::new(),
             stopping: CancellationToken::new(),
@@ -345,7 +349,7 @@ impl Dispatcher {
     async fn claim_freed(&self, parked: &[DeliveryId]) -> Vec<Claimed> {
         let claimed: Result<Vec<Claimed>> = async {
             let lease = self.lease().await?;
-            Ok(deliveries::claim_freed(&self.pool, parked, lease).await?)
+            self.freeing.claim(&self.pool, parked, lease).await
         }
         .await;
         claimed.unwrap_or_else(|e| {

@@ -1,7 +1,10 @@
 //! The claim: a compare-and-set that turns a job into the right to make one
 //! attempt, or says why the job means nothing now.
 
-use std::time::Duration;
+use std::{
+    collections::{HashMap, HashSet},
+    time::Duration,
+};
 
 use motor_domain::{
     delivery::{DeliveryId, Lane},
@@ -178,25 +181,36 @@ pub async fn claim_freed(
     parked: &[DeliveryId],
     lease: Duration,
 ) -> Result<Vec<Claimed>> {
-    let mut waiting = super::uuids(parked);
+    claim_freed_by(pool, parked, lease, |waiting| async move {
+        let freed = look_freed(pool, &[waiting], lease).await?;
+        Ok(freed.into_iter().next().unwrap_or_default())
+    })
+    .await
+}
+
+/// [`claim_freed`], each look at the lanes made by `look` (given the
+/// deliveries still waiting): one call of `motor_claim_freed` of its own,
+/// or a share of one that several callers make together (the dispatcher's
+/// group commit of these looks, [`look_freed`]). What is still finishing
+/// after the last look is claimed one by one on `pool`.
+pub async fn claim_freed_by<F, Fut, E>(
+    pool: &Pool,
+    parked: &[DeliveryId],
+    lease: Duration,
+    mut look: F,
+) -> std::result::Result<Vec<Claimed>, E>
+where
+    F: FnMut(Vec<DeliveryId>) -> Fut,
+    Fut: std::future::Future<Output = std::result::Result<Freed, E>>,
+    E: From<crate::StoreError>,
+{
+    let mut waiting = parked.to_vec();
     let mut claimed = Vec::new();
     let mut wait = FREED_WAIT;
     for tries in 1.. {
-        let rows = sqlx::query_file_as!(
-            FinishedRow,
-            "src/deliveries/sql/claim_freed_call.sql",
-            &waiting,
-            interval(lease),
-        )
-        .fetch_all(pool)
-        .await?;
-        waiting.clear();
-        for mut row in rows {
-            match row.next() {
-                Some(freed) => claimed.push(freed.claimed(1)),
-                None => waiting.extend(row.head),
-            }
-        }
+        let freed = look(std::mem::take(&mut waiting)).await?;
+        claimed.extend(freed.claimed);
+        waiting = freed.finishing;
         if waiting.is_empty() || tries == FREED_TRIES {
             break;
         }
@@ -204,11 +218,93 @@ pub async fn claim_freed(
         wait *= 2;
     }
     for id in waiting {
-        if let Claim::Claimed(row) = claim(pool, DeliveryId::from_uuid(id), 1, lease).await? {
+        if let Claim::Claimed(row) = claim(pool, id, 1, lease).await? {
             claimed.push(*row);
         }
     }
     Ok(claimed)
+}
+
+/// What one look of [`claim_freed`] found for one caller: the deliveries
+/// it claimed, and those whose lane is still finishing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Freed {
+    pub claimed: Vec<Claimed>,
+    pub finishing: Vec<DeliveryId>,
+}
+
+/// One look for several callers in one call of `motor_claim_freed`
+/// (`sql/claim_freed_call.sql`), its own transaction, on `db`: every
+/// caller's parked deliveries at once, each answered with its share. A
+/// delivery two callers gave is claimed once, and goes to the first of
+/// them: the other finds it taken, as it would have in a call of its own
+/// made after the first one's. A delivery still finishing is told to every
+/// caller that gave it (each looks again). `lease` is the claims'.
+///
+/// More deliveries in one call add no wait that one call of each did not
+/// have: the call never waits on a lane's delivery before (its reads do
+/// not lock, its check of a finish in flight skips locked rows), only on
+/// a given delivery a record is claiming at that moment, and a record
+/// never wants a delivery this call claimed (it claims the next of a
+/// lane whose head it holds, and this call claims only where no head is
+/// open).
+pub async fn look_freed(
+    db: impl PgExecutor<'_>,
+    callers: &[Vec<DeliveryId>],
+    lease: Duration,
+) -> Result<Vec<Freed>> {
+    let mut given: Vec<Uuid> = Vec::new();
+    let mut seen = HashSet::new();
+    for id in callers.iter().flatten() {
+        if seen.insert(*id) {
+            given.push((*id).into());
+        }
+    }
+    if given.is_empty() {
+        return Ok(vec![Freed::default(); callers.len()]);
+    }
+    let rows = sqlx::query_file_as!(
+        FinishedRow,
+        "src/deliveries/sql/claim_freed_call.sql",
+        &given,
+        interval(lease),
+    )
+    .fetch_all(db)
+    .await?;
+    let mut found = HashMap::with_capacity(rows.len());
+    for mut row in rows {
+        if let Some(head) = row.head {
+            found.insert(
+                DeliveryId::from_uuid(head),
+                row.next().map(|r| r.claimed(1)),
+            );
+        }
+    }
+    Ok(share_freed(callers, found))
+}
+
+/// Each caller's share of one look: `found` holds, by given delivery, its
+/// claim, or `None` when its lane is still finishing (a given delivery
+/// absent from it stays parked for its lane's finish).
+fn share_freed(
+    callers: &[Vec<DeliveryId>],
+    mut found: HashMap<DeliveryId, Option<Claimed>>,
+) -> Vec<Freed> {
+    callers
+        .iter()
+        .map(|parked| {
+            let mut freed = Freed::default();
+            for id in parked {
+                match found.get(id) {
+                    // Taken by this caller: the others find it gone.
+                    Some(Some(_)) => freed.claimed.extend(found.remove(id).flatten()),
+                    Some(None) if !freed.finishing.contains(id) => freed.finishing.push(*id),
+                    _ => {}
+                }
+            }
+            freed
+        })
+        .collect()
 }
 
 /// The first wait of [`claim_freed`] for finishes in flight: a group
@@ -352,4 +448,70 @@ async fn park_or_why_not(
         return Ok(Parking::Held(until));
     }
     Ok(Parking::Claimable)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claim_of(id: DeliveryId) -> Claimed {
+        Claimed {
+            delivery_id: id,
+            subscription_id: SubscriptionId::from_uuid(Uuid::nil()),
+            app_id: AppId::from_uuid(Uuid::nil()),
+            instance_id: InstanceId::from_uuid(Uuid::nil()),
+            event_id: EventId::from_uuid(Uuid::nil()),
+            lane: Lane::Live,
+            seq: 1,
+            replay_of: None,
+            attempt: 1,
+            destination: None,
+            ordered: true,
+            max_per_second: None,
+            subscription_version: 1,
+            envelope: String::new(),
+            created_at: chrono::DateTime::UNIX_EPOCH,
+            lease_until: chrono::DateTime::UNIX_EPOCH,
+        }
+    }
+
+    fn ids<const N: usize>() -> [DeliveryId; N] {
+        std::array::from_fn(|_| DeliveryId::from_uuid(Uuid::new_v4()))
+    }
+
+    #[test]
+    fn each_caller_gets_its_own_claims_and_a_shared_one_goes_to_the_first() {
+        let [a, b, shared, finishing, parked] = ids();
+        let found = HashMap::from([
+            (a, Some(claim_of(a))),
+            (b, Some(claim_of(b))),
+            (shared, Some(claim_of(shared))),
+            (finishing, None),
+        ]);
+        let callers = vec![
+            vec![a, shared, finishing],
+            vec![shared, b, finishing, parked],
+            vec![parked],
+        ];
+        let freed = share_freed(&callers, found);
+        let claimed =
+            |f: &Freed| -> Vec<DeliveryId> { f.claimed.iter().map(|c| c.delivery_id).collect() };
+        assert_eq!(claimed(&freed[0]), [a, shared]);
+        assert_eq!(freed[0].finishing, [finishing]);
+        // The shared claim went to the first caller; the second finds it
+        // taken, and its lane still finishing as the first does.
+        assert_eq!(claimed(&freed[1]), [b]);
+        assert_eq!(freed[1].finishing, [finishing]);
+        // Still parked (no row): nothing to do for anyone.
+        assert_eq!(freed[2], Freed::default());
+    }
+
+    #[test]
+    fn a_delivery_given_twice_by_one_caller_is_claimed_or_waited_for_once() {
+        let [claimed, finishing] = ids();
+        let found = HashMap::from([(claimed, Some(claim_of(claimed))), (finishing, None)]);
+        let freed = share_freed(&[vec![claimed, finishing, claimed, finishing]], found);
+        assert_eq!(freed[0].claimed.len(), 1);
+        assert_eq!(freed[0].finishing, [finishing]);
+    }
 }

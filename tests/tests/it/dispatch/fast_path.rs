@@ -572,6 +572,56 @@ async fn a_finish_in_flight_is_waited_for_without_a_lock_while_it_commits_soon()
 }
 
 #[tokio::test]
+async fn one_look_for_several_callers_gives_each_its_own_lanes() {
+    // No dispatcher runs: the test makes the commits, the finishes and the
+    // looks (the dispatcher's group commit of looks makes the same call).
+    let m = TestMotor::start(&[Role::Api]).await;
+    let lease = Duration::from_secs(60);
+    // Lane A freed (its head delivered), lane B's head being finished.
+    let ([head_a, head_b], parked) = two_busy_lanes(&m, lease).await;
+    let mut conn = m.db.pool.acquire().await.unwrap();
+    deliver(&mut conn, head_a).await.unwrap();
+    let mut finish = m.db.pool.begin().await.unwrap();
+    deliver(&mut finish, head_b).await.unwrap();
+    // Three callers in one call: A's parked one given by the first two.
+    let callers = vec![vec![parked[0]], vec![parked[0], parked[1]], vec![parked[1]]];
+    let freed = motor_store::deliveries::look_freed(&m.db.pool, &callers, lease)
+        .await
+        .unwrap();
+    let claimed =
+        |i: usize| -> Vec<DeliveryId> { freed[i].claimed.iter().map(|c| c.delivery_id).collect() };
+    // A's is claimed once, for the first caller that gave it; the second
+    // finds it taken. B's lane is still finishing for both that gave it.
+    assert_eq!(claimed(0), vec![parked[0]]);
+    assert!(freed[0].finishing.is_empty());
+    assert!(claimed(1).is_empty());
+    assert_eq!(freed[1].finishing, vec![parked[1]]);
+    assert!(claimed(2).is_empty());
+    assert_eq!(freed[2].finishing, vec![parked[1]]);
+    let lease_a = freed[0].claimed[0].lease_until;
+    assert!(lease_a > chrono::Utc::now() + chrono::Duration::seconds(50));
+    // Once B's finish committed, a look claims B's.
+    finish.commit().await.unwrap();
+    let freed = motor_store::deliveries::look_freed(&m.db.pool, &callers[2..], lease)
+        .await
+        .unwrap();
+    let claimed: Vec<_> = freed[0].claimed.iter().map(|c| c.delivery_id).collect();
+    assert_eq!(claimed, vec![parked[1]]);
+    // Nobody claimed either twice: each is leased once, for its first
+    // attempt.
+    let leased: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM deliveries
+         WHERE id = ANY ($1) AND reservado_hasta IS NOT NULL AND aparcado_en IS NULL",
+    )
+    .bind(parked.iter().map(|p| *p.as_uuid()).collect::<Vec<_>>())
+    .fetch_one(&m.db.pool)
+    .await
+    .unwrap();
+    assert_eq!(leased, 2);
+    m.stop().await;
+}
+
+#[tokio::test]
 async fn a_lane_freed_while_parked_first_attempts_are_checked_is_claimed_too() {
     // No dispatcher runs. Lane A is free (its head delivered), lane B's
     // head is open; a first attempt is parked behind each.
