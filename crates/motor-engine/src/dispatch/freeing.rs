@@ -17,7 +17,6 @@ use motor_domain::delivery::DeliveryId;
 use motor_store::{
     deliveries::{self, Freed},
     group_commit::{Batch, GroupCommit, Limits},
-    held::Held,
     Pool, StoreError,
 };
 
@@ -42,10 +41,13 @@ struct Look {
     lease: Duration,
 }
 
-/// Makes a batch of looks in one call, on a connection it keeps between
-/// calls (`motor_store::held`).
+/// Makes a batch of looks in one call, on a connection of the pool taken
+/// for it. (Kept between calls as the recorder keeps its own —
+/// `motor_store::held` — the worker held a connection while no look came,
+/// and a system test's Motor then never finished stopping:
+/// `dispatch::linger::a_delivery_committed_behind_a_lingering_record_hurries_it`.)
 struct Looking {
-    held: Held,
+    pool: Pool,
 }
 
 impl Batch for Looking {
@@ -57,8 +59,7 @@ impl Batch for Looking {
         // One lease for the call: the longest asked (they are the same
         // setting but for a change between two claims).
         let lease = jobs.iter().map(|j| j.lease).max().unwrap_or_default();
-        let freed = deliveries::look_freed(self.held.conn().await?, &callers, lease).await;
-        self.held.outcome(freed)
+        deliveries::look_freed(&self.pool, &callers, lease).await
     }
 
     fn weight(job: &Look) -> usize {
@@ -73,12 +74,7 @@ pub(super) struct Freeing {
 impl Freeing {
     pub(super) fn start(pool: Pool) -> Self {
         Self {
-            worker: GroupCommit::start(
-                Looking {
-                    held: Held::new(pool),
-                },
-                LIMITS,
-            ),
+            worker: GroupCommit::start(Looking { pool }, LIMITS),
         }
     }
 
