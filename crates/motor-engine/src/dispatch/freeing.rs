@@ -55,7 +55,7 @@ impl Batch for Looking {
     type Answer = Freed;
 
     async fn commit(&mut self, jobs: &[Look]) -> Result<Vec<Freed>, StoreError> {
-        let callers: Vec<Vec<DeliveryId>> = jobs.iter().map(|j| j.parked.clone()).collect();
+        let callers: Vec<&[DeliveryId]> = jobs.iter().map(|j| j.parked.as_slice()).collect();
         // One lease for the call: the longest asked (they are the same
         // setting but for a change between two claims).
         let lease = jobs.iter().map(|j| j.lease).max().unwrap_or_default();

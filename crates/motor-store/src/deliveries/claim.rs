@@ -182,7 +182,7 @@ pub async fn claim_freed(
     lease: Duration,
 ) -> Result<Vec<Claimed>> {
     claim_freed_by(pool, parked, lease, |waiting| async move {
-        let freed = look_freed(pool, &[waiting], lease).await?;
+        let freed = look_freed(pool, &[&waiting], lease).await?;
         Ok(freed.into_iter().next().unwrap_or_default())
     })
     .await
@@ -250,12 +250,12 @@ pub struct Freed {
 /// open).
 pub async fn look_freed(
     db: impl PgExecutor<'_>,
-    callers: &[Vec<DeliveryId>],
+    callers: &[&[DeliveryId]],
     lease: Duration,
 ) -> Result<Vec<Freed>> {
     let mut given: Vec<Uuid> = Vec::new();
     let mut seen = HashSet::new();
-    for id in callers.iter().flatten() {
+    for id in callers.iter().copied().flatten() {
         if seen.insert(*id) {
             given.push((*id).into());
         }
@@ -287,14 +287,14 @@ pub async fn look_freed(
 /// claim, or `None` when its lane is still finishing (a given delivery
 /// absent from it stays parked for its lane's finish).
 fn share_freed(
-    callers: &[Vec<DeliveryId>],
+    callers: &[&[DeliveryId]],
     mut found: HashMap<DeliveryId, Option<Claimed>>,
 ) -> Vec<Freed> {
     callers
         .iter()
         .map(|parked| {
             let mut freed = Freed::default();
-            for id in parked {
+            for id in *parked {
                 match found.get(id) {
                     // Taken by this caller: the others find it gone.
                     Some(Some(_)) => freed.claimed.extend(found.remove(id).flatten()),
@@ -488,10 +488,10 @@ mod tests {
             (shared, Some(claim_of(shared))),
             (finishing, None),
         ]);
-        let callers = vec![
-            vec![a, shared, finishing],
-            vec![shared, b, finishing, parked],
-            vec![parked],
+        let callers: [&[DeliveryId]; 3] = [
+            &[a, shared, finishing],
+            &[shared, b, finishing, parked],
+            &[parked],
         ];
         let freed = share_freed(&callers, found);
         let claimed =
@@ -510,7 +510,7 @@ mod tests {
     fn a_delivery_given_twice_by_one_caller_is_claimed_or_waited_for_once() {
         let [claimed, finishing] = ids();
         let found = HashMap::from([(claimed, Some(claim_of(claimed))), (finishing, None)]);
-        let freed = share_freed(&[vec![claimed, finishing, claimed, finishing]], found);
+        let freed = share_freed(&[&[claimed, finishing, claimed, finishing]], found);
         assert_eq!(freed[0].claimed.len(), 1);
         assert_eq!(freed[0].finishing, [finishing]);
     }

@@ -584,7 +584,7 @@ async fn one_look_for_several_callers_gives_each_its_own_lanes() {
     let mut finish = m.db.pool.begin().await.unwrap();
     deliver(&mut finish, head_b).await.unwrap();
     // Three callers in one call: A's parked one given by the first two.
-    let callers = vec![vec![parked[0]], vec![parked[0], parked[1]], vec![parked[1]]];
+    let callers: [&[DeliveryId]; 3] = [&parked[..1], &parked[..], &parked[1..]];
     let freed = motor_store::deliveries::look_freed(&m.db.pool, &callers, lease)
         .await
         .unwrap();
