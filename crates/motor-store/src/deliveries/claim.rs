@@ -511,7 +511,7 @@ mod tests {
         let [claimed, finishing] = ids();
         let found = HashMap::from([(claimed, Some(claim_of(claimed))), (finishing, None)]);
         let freed = share_freed(&[&[claimed, finishing, claimed, finishing]], found);
-        assert_eq!(freed[0].claimed.len(), 1);
+        assert_eq!(freed[0].claimed, [claim_of(claimed)]);
         assert_eq!(freed[0].finishing, [finishing]);
     }
 }
