@@ -33,6 +33,7 @@ mod sweeper;
 
 pub use dispatch::{
     run as run_dispatch, DispatchConfig, Dispatcher, Ladders, LocalRoles, MotorStandIn, Source,
+    ATTEMPT_SPAN_TARGET,
 };
 pub use error::{EngineError, Result};
 pub use reconcile::{reconcile_once, run as run_reconcile, ReconcileConfig};

@@ -36,7 +36,8 @@ pub fn json_requested() -> bool {
 
 /// Installs the global subscriber.
 pub fn init() -> Guard {
-    let filter =
+    #[cfg_attr(not(feature = "otlp"), allow(unused_mut))]
+    let mut filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
     let fmt: BoxedLayer = if json_requested() {
         tracing_subscriber::fmt::layer()
@@ -56,6 +57,9 @@ pub fn init() -> Guard {
     let otlp = match otlp::layer() {
         Ok(Some((layer, provider))) => {
             layers.push(layer);
+            // Exported traces hold every attempt's span, whatever
+            // `RUST_LOG` says of debug (the span is debug, off otherwise).
+            filter = filter.add_directive(otlp::attempt_spans());
             Some(provider)
         }
         Ok(None) => None,
@@ -81,6 +85,13 @@ mod otlp {
     use tracing_subscriber::Layer;
 
     use super::BoxedLayer;
+
+    /// The directive that turns the attempts' spans on.
+    pub fn attempt_spans() -> tracing_subscriber::filter::Directive {
+        format!("{}=debug", motor_engine::ATTEMPT_SPAN_TARGET)
+            .parse()
+            .expect("a valid directive")
+    }
 
     /// The OTLP layer when `OTEL_EXPORTER_OTLP_ENDPOINT` is set (the
     /// exporter reads it, and the other `OTEL_EXPORTER_OTLP_*` variables,

@@ -49,6 +49,7 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 pub use self::consume::{run, DispatchConfig, Source};
 pub use self::ladders::{Ladders, MotorStandIn};
+pub use self::observe::ATTEMPT_SPAN_TARGET;
 use self::{
     chain::Chained,
     recorder::Recorder,

@@ -136,10 +136,21 @@ impl Observation {
     }
 }
 
+/// The target of every attempt's span: `RUST_LOG=…,motor_engine=debug`
+/// (or this target at debug) turns the spans on, and the `motor` binary
+/// turns them on itself when it exports traces over OTLP.
+pub const ATTEMPT_SPAN_TARGET: &str = "motor_engine::attempt";
+
 /// The span of one attempt: the ids that tie it to its event, delivery,
 /// subscription and instance (and so to the ingest that created it).
+///
+/// At debug level: at `info` nothing is logged inside an attempt, and a
+/// span formatted at every attempt for no line was about 5 % of Motor's
+/// CPU a delivery in the fan-out (docs/BENCHMARKS.md, Shapes, 2026-12-07
+/// 05:13). A span turned off costs a cached check.
 pub(super) fn span(claimed: &Claimed) -> tracing::Span {
-    tracing::info_span!(
+    tracing::debug_span!(
+        target: ATTEMPT_SPAN_TARGET,
         "attempt",
         event_id = %claimed.event_id,
         delivery_id = %claimed.delivery_id,
