@@ -138,6 +138,7 @@ impl Bench {
             posted,
             delivered: Some(delivered),
             cpu: self.cpu.since(&before),
+            failed_attempts: None,
         };
         phase.print_progress();
         phase
@@ -192,6 +193,7 @@ impl Bench {
             posted,
             delivered: Some(delivered),
             cpu: self.cpu.since(&before),
+            failed_attempts: None,
         };
         phase.print_progress();
         Line {

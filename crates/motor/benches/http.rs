@@ -26,6 +26,10 @@
 //!    over 100 instances and unordered to one);
 //! 4. idle: nothing sent for MOTOR_BENCH_IDLE_SECONDS.
 //!
+//! Each phase's line also counts the attempts recorded while it ran that
+//! did not deliver (no 2xx answer): the bad receivers' 503s, or a retry
+//! behind a late delivery.
+//!
 //! Commit → receiver is the receiver's wall clock at arrival minus the
 //! envelope's `received_at`, stamped inside the ingest transaction once the
 //! instance is locked and truncated to the millisecond: it includes the
@@ -144,6 +148,7 @@ impl Bench {
         posting: impl Future<Output = Posted>,
     ) -> Phase {
         self.receiver.clear();
+        let failed_before = self.failed_attempts().await;
         let before = self.cpu.sample();
         let posted = posting.await;
         let delivered = match hook {
@@ -158,14 +163,29 @@ impl Bench {
             None => None,
         };
         self.drain_outbox().await;
+        let cpu = self.cpu.since(&before);
         let phase = Phase {
             name: name.to_owned(),
             posted,
             delivered,
-            cpu: self.cpu.since(&before),
+            cpu,
+            failed_attempts: Some(self.failed_attempts().await - failed_before),
         };
         phase.print_progress();
         phase
+    }
+
+    /// Attempts recorded so far that did not deliver (no 2xx answer),
+    /// counted outside a phase's CPU window: a phase's share is the
+    /// difference (a late retry of an earlier phase counts in the later).
+    async fn failed_attempts(&self) -> i64 {
+        sqlx::query_scalar(
+            "SELECT count(*) FROM delivery_attempts
+             WHERE status IS NULL OR status NOT BETWEEN 200 AND 299",
+        )
+        .fetch_one(&self.pool)
+        .await
+        .unwrap()
     }
 
     /// Issue 9's target 4: the closed loop over the ordered instances again
@@ -185,6 +205,7 @@ impl Bench {
         let healthy: HashSet<Uuid> = instances.iter().skip(11).copied().collect();
         self.receiver.clear();
         self.receiver.misbehave(Misbehaviour { failing, slow });
+        let failed_before = self.failed_attempts().await;
         let before = self.cpu.sample();
         let posted = self.load.closed(instances, events, false, senders).await;
         let expected: Vec<Key> = posted
@@ -194,11 +215,13 @@ impl Bench {
             .map(|&(instance, seq)| (Hook::Ordered, instance, seq))
             .collect();
         let delivered = self.receiver.wait_for(&expected, self.patience).await;
+        let cpu = self.cpu.since(&before);
         let phase = Phase {
             name: "closed loop, ordered, bad receivers (healthy lanes)".to_owned(),
-            cpu: self.cpu.since(&before),
+            cpu,
             delivered: Some(delivered),
             posted,
+            failed_attempts: Some(self.failed_attempts().await - failed_before),
         };
         phase.print_progress();
         let rate = |p: &Phase| {

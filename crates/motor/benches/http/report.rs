@@ -20,6 +20,9 @@ pub struct Phase {
     pub posted: Posted,
     pub delivered: Option<Delivered>,
     pub cpu: Usage,
+    /// Attempts recorded while the phase ran that did not deliver (`None`:
+    /// not counted, as the hot lane's bench does not).
+    pub failed_attempts: Option<i64>,
 }
 
 impl Phase {
@@ -96,6 +99,9 @@ impl Phase {
                 "; delivered {}/s, commit -> receiver p50 {p50:.1} ms, p99 {p99:.1} ms",
                 thousands(self.delivered_per_s())
             );
+        }
+        if let Some(failed) = self.failed_attempts {
+            print!("; {failed} attempts failed");
         }
         println!("; CPU {:.2} cores", self.cpu.total() / self.cpu.wall);
         if let Some(trouble) = self.trouble() {
