@@ -97,13 +97,20 @@ impl Sse {
     }
 
     /// The next event, skipping comments and id-only blocks; `None` at the
-    /// end, with the comments seen on the way.
+    /// end, with the comments seen on the way. Stuck when no event comes
+    /// for [`STUCK`]: the server's `: ping` comments keep the connection's
+    /// data flowing, so without this a test whose producer died waited for
+    /// its events forever (a CI run hung 437 s on one until killed).
     pub async fn next_event(
         &mut self,
         comments: &mut Vec<String>,
     ) -> Option<(i64, String, String)> {
+        let deadline = tokio::time::Instant::now() + STUCK;
         loop {
-            match self.next().await? {
+            let frame = tokio::time::timeout_at(deadline, self.next())
+                .await
+                .unwrap_or_else(|_| panic!("no SSE event for {STUCK:?}; comments {comments:?}"))?;
+            match frame {
                 Frame::Event { id, event, data } => return Some((id, event, data)),
                 Frame::Comment(c) => comments.push(c),
                 Frame::Id(_) => {}
