@@ -21,7 +21,10 @@
 //!   request in flight: the ceiling printed is lanes / answer time. (A
 //!   dispatch consumer's MOTOR_DISPATCH_IN_FLIGHT bounds only the jobs it
 //!   reads from `{prefix}.deliveries`; the dispatcher in Motor's process
-//!   is handed each lane instead, so it bounds nothing here.)
+//!   is handed each lane instead, so it bounds nothing here.) What keeps
+//!   the phase under its ceiling is read from the database at its end and
+//!   printed: the ramp (the first lane's first request to the last
+//!   lane's) and each lane's gap from an answer to its next request.
 //! - `tls`: the 204 receiver behind HTTPS (shapes/tls.rs; Motor trusts the
 //!   test CA through MOTOR_WEBHOOK_EXTRA_ROOTS, which this benchmark sets);
 //!   a closed loop of MOTOR_BENCH_EVENTS over MOTOR_BENCH_INSTANCES ordered
@@ -331,6 +334,18 @@ impl Bench {
             outcome.delivered_per_s(),
             outcome.delivered_per_s() / ceiling * 100.0
         ));
+        if let Some(lanes) = LaneTiming::read(&self.pool, &app, outcome.posted.started_ms).await {
+            outcome.extras.push(("ramp_ms", lanes.ramp_ms));
+            outcome.extras.push(("answer_gap_p50_ms", lanes.gap_p50_ms));
+            outcome.extras.push(("answer_gap_p90_ms", lanes.gap_p90_ms));
+            outcome.notes.push(format!(
+                "below the ceiling: the ramp, {:.0} ms from the first lane's first request to \
+                 the last lane's (the load's first round of POSTs), and each lane's gap from an \
+                 answer to its next request (record, claim, send) when the next was waiting: \
+                 p50 {:.1} ms, p90 {:.1} ms",
+                lanes.ramp_ms, lanes.gap_p50_ms, lanes.gap_p90_ms
+            ));
+        }
         outcome
     }
 
@@ -500,4 +515,50 @@ async fn run(receivers: tokio::runtime::Handle) {
     bench.motor.stop().await;
     bench.pool.close().await;
     db.drop_db().await;
+}
+
+/// What keeps the slow phase under its ceiling, read from the bench's
+/// database before it is dropped: each lane's first attempts in order
+/// (the phase's deliveries only, the warm-up's came before the first POST).
+struct LaneTiming {
+    /// From the first lane's first request to the last lane's.
+    ramp_ms: f64,
+    /// From a lane's answer to its next request, where that delivery was
+    /// already waiting when the answer came.
+    gap_p50_ms: f64,
+    gap_p90_ms: f64,
+}
+
+impl LaneTiming {
+    async fn read(pool: &motor_store::Pool, app: &setup::App, since_ms: f64) -> Option<Self> {
+        let row: (Option<f64>, Option<f64>, Option<f64>) = sqlx::query_as(
+            "WITH a AS (
+                 SELECT d.instance_id, d.seq, d.creado_en, t.iniciado_en AS started,
+                        t.iniciado_en + t.duracion_ms * interval '1 ms' AS ended
+                 FROM deliveries d JOIN delivery_attempts t ON t.delivery_id = d.id AND t.numero = 1
+                 WHERE d.instance_id = ANY ($1) AND d.creado_en >= to_timestamp($2 / 1000.0)
+             ), l AS (
+                 SELECT started, row_number() OVER w AS nth,
+                        (extract(epoch FROM started - lag(ended) OVER w) * 1000)::float8 AS gap_ms,
+                        creado_en <= lag(ended) OVER w AS waited
+                 FROM a WINDOW w AS (PARTITION BY instance_id ORDER BY seq)
+             )
+             SELECT (extract(epoch FROM max(started) FILTER (WHERE nth = 1)
+                                        - min(started) FILTER (WHERE nth = 1)) * 1000)::float8,
+                    percentile_cont(0.5) WITHIN GROUP (ORDER BY gap_ms) FILTER (WHERE waited),
+                    percentile_cont(0.9) WITHIN GROUP (ORDER BY gap_ms) FILTER (WHERE waited)
+             FROM l",
+        )
+        .bind(&app.instances)
+        .bind(since_ms)
+        .fetch_one(pool)
+        .await
+        .map_err(|e| eprintln!("slow: reading the lanes' timing failed: {e}"))
+        .ok()?;
+        Some(Self {
+            ramp_ms: row.0?,
+            gap_p50_ms: row.1?,
+            gap_p90_ms: row.2?,
+        })
+    }
 }
