@@ -21,9 +21,10 @@ use crate::{BusConfig, BusError};
 /// positions in one OffsetFetch, the high watermarks in one ListOffsets
 /// (`offsets_for_times` with the latest offset as the time, what
 /// `fetch_watermarks` asks one partition at a time), the low ones in another
-/// only for partitions with nothing committed. A watermark pair for each
-/// partition was two requests each: 96 ListOffsets every 5 s for the retry
-/// tiers and `{prefix}.deliveries` at 8 partitions, on an idle broker.
+/// only for partitions with nothing committed. Asked a partition at a
+/// time, the watermarks were 112 ListOffsets a read (`{prefix}.deliveries`
+/// and the 6 retry tiers, 8 partitions each, low and high): half of what
+/// an idle Motor sent its broker (docs/BENCHMARKS.md, 2026-12-07 10:30).
 pub fn consumer_lag(
     config: &BusConfig,
     group: &str,
