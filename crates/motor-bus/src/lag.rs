@@ -53,12 +53,15 @@ pub fn consumer_lag(
         return Ok(Vec::new());
     }
     let committed = consumer.committed_offsets(partitions.clone(), timeout)?;
-    let high = answered(consumer.offsets_for_times(at(&partitions, Offset::End), timeout)?)?;
-    let uncommitted = without_position(&committed);
+    let high = asking(&partitions, Offset::End, |_| true);
+    let high = answered(consumer.offsets_for_times(high, timeout)?)?;
+    let uncommitted = asking(&committed, Offset::Beginning, |position| {
+        !matches!(position, Offset::Offset(_))
+    });
     let low = if uncommitted.count() == 0 {
-        TopicPartitionList::new()
+        uncommitted
     } else {
-        answered(consumer.offsets_for_times(at(&uncommitted, Offset::Beginning), timeout)?)?
+        answered(consumer.offsets_for_times(uncommitted, timeout)?)?
     };
     let offset = |list: &TopicPartitionList, topic: &str, partition: i32| match list
         .find_partition(topic, partition)?
@@ -87,23 +90,17 @@ pub fn consumer_lag(
         .collect())
 }
 
-/// `list`'s partitions, each asking for `offset`.
-fn at(list: &TopicPartitionList, offset: Offset) -> TopicPartitionList {
+/// The partitions of `list` whose offset there `keeps`, each asking for
+/// `offset` (the latest or the earliest).
+fn asking(
+    list: &TopicPartitionList,
+    offset: Offset,
+    keeps: impl Fn(Offset) -> bool,
+) -> TopicPartitionList {
     let mut out = TopicPartitionList::new();
-    for element in list.elements() {
+    for element in list.elements().iter().filter(|e| keeps(e.offset())) {
         out.add_partition_offset(element.topic(), element.partition(), offset)
             .expect("a logical offset is valid");
-    }
-    out
-}
-
-/// The partitions of `committed` with no committed position.
-fn without_position(committed: &TopicPartitionList) -> TopicPartitionList {
-    let mut out = TopicPartitionList::new();
-    for element in committed.elements() {
-        if !matches!(element.offset(), Offset::Offset(_)) {
-            out.add_partition(element.topic(), element.partition());
-        }
     }
     out
 }

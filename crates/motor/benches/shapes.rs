@@ -334,16 +334,20 @@ impl Bench {
             outcome.delivered_per_s(),
             outcome.delivered_per_s() / ceiling * 100.0
         ));
-        if let Some(lanes) = LaneTiming::read(&self.pool, &app, outcome.posted.started_ms).await {
-            outcome.extras.push(("ramp_ms", lanes.ramp_ms));
-            outcome.extras.push(("answer_gap_p50_ms", lanes.gap_p50_ms));
-            outcome.extras.push(("answer_gap_p90_ms", lanes.gap_p90_ms));
+        if let Some(timing) = LaneTiming::read(&self.pool, &app, outcome.posted.started_ms).await {
+            outcome.extras.push(("ramp_ms", timing.ramp_ms));
+            outcome
+                .extras
+                .push(("answer_gap_p50_ms", timing.gap_p50_ms));
+            outcome
+                .extras
+                .push(("answer_gap_p90_ms", timing.gap_p90_ms));
             outcome.notes.push(format!(
                 "below the ceiling: the ramp, {:.0} ms from the first lane's first request to \
                  the last lane's (the load's first round of POSTs), and each lane's gap from an \
                  answer to its next request (record, claim, send) when the next was waiting: \
                  p50 {:.1} ms, p90 {:.1} ms",
-                lanes.ramp_ms, lanes.gap_p50_ms, lanes.gap_p90_ms
+                timing.ramp_ms, timing.gap_p50_ms, timing.gap_p90_ms
             ));
         }
         outcome
