@@ -17,27 +17,33 @@
 -- Every `deliveries` row is reached by its primary key, whatever the
 -- planner believes of the table: a connection keeps the generic plan it
 -- made after five runs, maybe while the table was young (ten pages), and
--- runs it on the table grown since. So `head` finds its rows by
--- `d.id = ANY ($1)` (a probe of the primary key, never a scan joined to
--- the input; the plans test's "planned young" state checks it), and
--- reads each row's attempt at its place in the arrays (array_position).
--- Joined to the input instead, the rows were matched
--- by a nested loop over both: a batch of 256 compared 65,536 pairs,
--- three quarters of the statement's time in the fan-out.
+-- runs it on the table grown since. So `head` probes the key of each
+-- given id (`d.id = ANY (ARRAY[x.id])`, the same test as `d.id = x.id`,
+-- is no hash or merge join clause: the one join is a nested loop whose
+-- inner side probes the primary key; the plans test's "planned young"
+-- state checks it), and reads each row's attempt at its place in the
+-- arrays, the id's ordinality (`x.n`). Joined by `d.id = x.id` with the
+-- rows read by `d.id = ANY ($1)`, the rows were matched by a nested loop
+-- over both (a batch of 256 compared 65,536 pairs, three quarters of the
+-- statement's time in the fan-out); read by `d.id = ANY ($1)` with each
+-- row's place found by `array_position`, four times a row, each look
+-- walked the array (131,072 comparisons a batch of 256: a call of 256
+-- cost a tenth more, the same at 5 to 64; docs/BENCHMARKS.md, 2026-12-07
+-- 12:30). The ids are sorted first, so the rows are locked in id order,
+-- as the index probe of an array locked them: two calls that share rows
+-- wait for each other rather than deadlock.
 WITH head AS (
     UPDATE deliveries d
-    SET estado = 'entregada', intentos = d.intentos + 1,
-        ultimo_status = ($3::int[])[array_position($1::uuid[], d.id)],
+    SET estado = 'entregada', intentos = d.intentos + 1, ultimo_status = ($3::int[])[x.n],
         ultimo_error = NULL, proximo_intento = NULL, reservado_hasta = NULL,
         aparcado_en = NULL, entregado_en = now(), actualizado_en = now()
-    WHERE d.id = ANY ($1::uuid[]) AND (d.estado = 'pendiente') IS TRUE
+    FROM (SELECT * FROM UNNEST($1::uuid[]) WITH ORDINALITY AS x(id, n) ORDER BY x.id) x
+    WHERE d.id = ANY (ARRAY[x.id]) AND (d.estado = 'pendiente') IS TRUE
       -- see claim.sql
-      AND d.intentos = ($2::int[])[array_position($1::uuid[], d.id)] - 1
+      AND d.intentos = ($2::int[])[x.n] - 1
       -- see record_attempt.sql
-      AND (d.reservado_hasta IS NULL
-           OR d.reservado_hasta = ($7::timestamptz[])[array_position($1::uuid[], d.id)])
-    RETURNING d.id, d.subscription_id, d.instance_id, d.lane,
-              array_position($1::uuid[], d.id) AS n
+      AND (d.reservado_hasta IS NULL OR d.reservado_hasta = ($7::timestamptz[])[x.n])
+    RETURNING d.id, d.subscription_id, d.instance_id, d.lane, x.n
 ), attempt AS (
     INSERT INTO delivery_attempts (delivery_id, numero, iniciado_en, duracion_ms, status,
                                    error, key_ids)
