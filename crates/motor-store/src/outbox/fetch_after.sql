@@ -6,7 +6,12 @@
 -- An event's record carries no envelope (migration 0028): its
 -- `event_seq` names the event of its instance (the key), read here from
 -- the ledger by its primary key, one probe a record of the batch (a
--- LATERAL of its own, so no plan can join the ledger by a scan). Its
+-- LATERAL of its own with a LIMIT, which no plan turns into a join:
+-- without the LIMIT, Postgres pulled the LATERAL up into a hash join
+-- over the whole ledger once the outbox's statistics counted thousands
+-- of records, after a burst or during a backlog; 91,664 events read, 27
+-- ms, at every round of the HTTP bench's 200/s after its closed loop;
+-- docs/BENCHMARKS.md, 2026-12-07 13:30). Its
 -- envelope, event_id and type come back beside the record. A record
 -- whose event is not there (the ledger never deletes one) is left
 -- unread, for the reconciliation's report of an outbox behind; the key
@@ -31,6 +36,7 @@ LEFT JOIN LATERAL (
     SELECT l.event_id, l.type, l.envelope
     FROM events l
     WHERE l.instance_id = CASE WHEN o.event_seq IS NOT NULL THEN o.key::uuid END
-      AND l.seq = o.event_seq) e ON true
+      AND l.seq = o.event_seq
+    LIMIT 1) e ON true
 WHERE o.payload IS NOT NULL OR e.envelope IS NOT NULL
 ORDER BY o.id
