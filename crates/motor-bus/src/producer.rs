@@ -5,13 +5,12 @@
 
 use std::{
     sync::{
-        atomic::{AtomicBool, Ordering},
-        Arc,
+        atomic::{AtomicBool, AtomicUsize, Ordering},
+        Arc, Mutex, OnceLock,
     },
     time::Duration,
 };
 
-use futures::future::join_all;
 use rdkafka::{
     client::ClientContext,
     config::{ClientConfig, FromClientConfigAndContext},
@@ -47,7 +46,7 @@ pub struct Producer {
 }
 
 struct Polled {
-    producer: Arc<BaseProducer<Reports>>,
+    producer: Arc<BaseProducer<Reporter>>,
     stop: Arc<AtomicBool>,
 }
 
@@ -67,23 +66,74 @@ impl Drop for Polled {
 /// out the poll under way.
 const POLL: Duration = Duration::from_secs(10);
 
-/// Sends each delivery report to the `publish` call that waits for it.
-struct Reports;
+/// Hands each delivery report to its record's place in its call's
+/// [`Reports`].
+struct Reporter;
 
 /// A record's delivery report: `Ok` when the broker stored it.
 pub type Report = Result<(), KafkaError>;
 
-impl ClientContext for Reports {}
+impl ClientContext for Reporter {}
 
-impl ProducerContext for Reports {
-    type DeliveryOpaque = Box<oneshot::Sender<Report>>;
+impl ProducerContext for Reporter {
+    type DeliveryOpaque = Box<Slot>;
 
-    fn delivery(&self, result: &DeliveryResult<'_>, waiting: Self::DeliveryOpaque) {
-        let report = match result {
+    fn delivery(&self, result: &DeliveryResult<'_>, mut slot: Self::DeliveryOpaque) {
+        slot.report = Some(match result {
             Ok(_) => Ok(()),
             Err((e, _)) => Err(e.clone()),
-        };
-        let _ = waiting.send(report);
+        });
+        // Dropped here: the slot hands its report over (`Slot::drop`).
+    }
+}
+
+/// The reports of the records one [`Producer::enqueue`] handed over, in
+/// their order, and one wake-up of its caller once the last is in.
+///
+/// Why one per call, not a channel per record: librdkafka sends a
+/// produce request per partition (confluentinc/librdkafka#1700) and
+/// reports each response apart, so a relay round over five partitions
+/// woke its task up to five times, each time a tokio worker woken from
+/// the report thread. At 200 events/s Motor's threads switched 12.8 times
+/// an event, 11.3 with one wake-up a call (docs/BENCHMARKS.md, "Low-rate
+/// CPU", 2026-12-07 14:49).
+struct Reports {
+    reports: Box<[OnceLock<Report>]>,
+    /// Records whose report is still to come, plus one while the call is
+    /// still handing records over: whoever brings it to zero wakes the
+    /// caller.
+    remaining: AtomicUsize,
+    done: Mutex<Option<oneshot::Sender<()>>>,
+}
+
+impl Reports {
+    /// One report fewer to wait for; the last wakes the caller.
+    fn arrived(&self) {
+        if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let done = self.done.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(done) = done {
+                let _ = done.send(());
+            }
+        }
+    }
+}
+
+/// One record's place in its call's [`Reports`]. It hands its report over
+/// when dropped, whichever way that happens: after librdkafka's report,
+/// with the record refused by `send`, or with the record dropped unsent
+/// (a producer torn down: `KafkaError::Canceled`, as a dropped channel
+/// answered before).
+struct Slot {
+    reports: Arc<Reports>,
+    index: usize,
+    report: Option<Report>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let report = self.report.take().unwrap_or(Err(KafkaError::Canceled));
+        let _ = self.reports.reports[self.index].set(report);
+        self.reports.arrived();
     }
 }
 
@@ -102,7 +152,7 @@ impl Producer {
                 .set("linger.ms", "1")
                 .set("batch.num.messages", "10000")
                 .set("message.timeout.ms", "15000"),
-            Reports,
+            Reporter,
         )?;
         let producer = Arc::new(producer);
         let stop = Arc::new(AtomicBool::new(false));
@@ -133,8 +183,15 @@ impl Producer {
     /// [`Delivery::reports`]. Records enqueued later leave after these, on
     /// the same partition, even while these are still unacknowledged.
     pub async fn enqueue(&self, records: &[Record<'_>]) -> Delivery {
-        let mut pending = Vec::with_capacity(records.len());
-        for record in records {
+        let (done, finished) = oneshot::channel();
+        let reports = Arc::new(Reports {
+            reports: (0..records.len()).map(|_| OnceLock::new()).collect(),
+            // This call's own share, given up once every record is handed
+            // over: no report can wake the caller before that.
+            remaining: AtomicUsize::new(records.len() + 1),
+            done: Mutex::new(Some(done)),
+        });
+        for (index, record) in records.iter().enumerate() {
             let mut headers = OwnedHeaders::new_with_capacity(record.headers.len());
             for (key, value) in record.headers {
                 headers = headers.insert(Header {
@@ -142,30 +199,34 @@ impl Producer {
                     value: Some(value.as_bytes()),
                 });
             }
-            let (sent, report) = oneshot::channel();
-            let mut base = BaseRecord::with_opaque_to(record.topic, Box::new(sent))
+            let slot = Box::new(Slot {
+                reports: reports.clone(),
+                index,
+                report: None,
+            });
+            let mut base = BaseRecord::with_opaque_to(record.topic, slot)
                 .key(record.key)
                 .payload(record.payload)
                 .headers(headers);
             // A full local queue is backpressure: wait for reports, then retry.
             loop {
                 match self.inner.producer.send(base) {
-                    Ok(()) => {
-                        pending.push(Pending::Sent(report));
-                        break;
-                    }
+                    Ok(()) => break,
                     Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
                         base = back;
                         tokio::time::sleep(Duration::from_millis(5)).await;
                     }
-                    Err((e, _)) => {
-                        pending.push(Pending::Refused(e));
+                    Err((e, mut back)) => {
+                        // Refused before librdkafka took it: its slot,
+                        // dropped with the record, reports why.
+                        back.delivery_opaque.report = Some(Err(e));
                         break;
                     }
                 }
             }
         }
-        Delivery { pending }
+        reports.arrived();
+        Delivery { reports, finished }
     }
 
     /// Waits until queued records are delivered (for shutdown).
@@ -177,24 +238,20 @@ impl Producer {
 /// The delivery reports of records handed over by [`Producer::enqueue`].
 #[must_use = "records are acknowledged only when their reports are read"]
 pub struct Delivery {
-    pending: Vec<Pending>,
+    reports: Arc<Reports>,
+    finished: oneshot::Receiver<()>,
 }
 
 impl Delivery {
     /// One entry per record, in their order: `Ok` when the broker stored it.
     pub async fn reports(self) -> Vec<Report> {
-        join_all(self.pending.into_iter().map(|pending| async move {
-            match pending {
-                Pending::Refused(e) => Err(e),
-                Pending::Sent(report) => report.await.unwrap_or(Err(KafkaError::Canceled)),
-            }
-        }))
-        .await
+        // Every slot has reported before the last one sends (or is
+        // dropped, with the producer).
+        let _ = self.finished.await;
+        self.reports
+            .reports
+            .iter()
+            .map(|report| report.get().cloned().unwrap_or(Err(KafkaError::Canceled)))
+            .collect()
     }
-}
-
-/// A record handed to librdkafka, or refused before it got there.
-enum Pending {
-    Sent(oneshot::Receiver<Report>),
-    Refused(KafkaError),
 }
