@@ -94,8 +94,8 @@ impl ProducerContext for Reporter {
 /// produce request per partition (confluentinc/librdkafka#1700) and
 /// reports each response apart, so a relay round over five partitions
 /// woke its task up to five times, each time a tokio worker woken from
-/// the report thread. At 200 events/s Motor's threads switched 12.8 times
-/// an event, 11.3 with one wake-up a call (docs/BENCHMARKS.md, "Low-rate
+/// the report thread. At 200 events/s Motor's threads switched 12.7 times
+/// an event, 11.2 with one wake-up a call (docs/BENCHMARKS.md, "Low-rate
 /// CPU", 2026-12-07 14:49).
 struct Reports {
     reports: Box<[OnceLock<Report>]>,
