@@ -4,6 +4,8 @@
 //! committed position never passes an unfinished record, a restart resumes
 //! from it, and the in-flight bound holds.
 
+mod common;
+
 use std::{
     collections::HashMap,
     sync::{
@@ -24,16 +26,6 @@ use rdkafka::{
 };
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
-
-fn bus() -> BusConfig {
-    BusConfig {
-        brokers: std::env::var("MOTOR_TEST_KAFKA_BROKERS")
-            .unwrap_or_else(|_| "127.0.0.1:9092".into()),
-        prefix: format!("tc{}", &uuid::Uuid::new_v4().simple().to_string()[..10]),
-        partitions: 1,
-        replication: 1,
-    }
-}
 
 fn now_ms() -> u64 {
     SystemTime::now()
@@ -139,7 +131,7 @@ fn offset_of(record: &InRecord) -> i64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_record_does_not_hold_up_the_partition_but_holds_the_commit() {
-    let bus = bus();
+    let bus = common::bus("tc", 1);
     ensure_topics(&bus).await.unwrap();
     let topic = format!("{}.deliveries", bus.prefix);
     let records: Vec<_> = (0..100).map(|i| (i.to_string(), vec![])).collect();
@@ -185,7 +177,7 @@ async fn a_slow_record_does_not_hold_up_the_partition_but_holds_the_commit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_resumes_from_the_committed_prefix() {
-    let bus = bus();
+    let bus = common::bus("tc", 1);
     ensure_topics(&bus).await.unwrap();
     let topic = format!("{}.deliveries", bus.prefix);
     let first: Vec<_> = (0..50).map(|i| (i.to_string(), vec![])).collect();
@@ -228,7 +220,7 @@ async fn a_restart_resumes_from_the_committed_prefix() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn records_wait_until_due_without_blocking_the_ones_behind() {
-    let bus = bus();
+    let bus = common::bus("tc", 1);
     ensure_topics(&bus).await.unwrap();
     let topic = format!("{}.retry.1s", bus.prefix);
 
@@ -284,7 +276,7 @@ async fn records_wait_until_due_without_blocking_the_ones_behind() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_flight_records_stay_within_the_bound() {
-    let bus = bus();
+    let bus = common::bus("tc", 1);
     ensure_topics(&bus).await.unwrap();
     let topic = format!("{}.deliveries", bus.prefix);
     let records: Vec<_> = (0..24).map(|i| (i.to_string(), vec![])).collect();

@@ -2,6 +2,8 @@
 //! `scripts/broker`): per topic, the records a group has not committed,
 //! counted from the low watermark where it committed nothing.
 
+mod common;
+
 use std::time::Duration;
 
 use motor_bus::{lag::consumer_lag, topics::ensure_named, BusConfig, Producer, Record};
@@ -9,16 +11,6 @@ use rdkafka::{
     consumer::{BaseConsumer, CommitMode, Consumer},
     ClientConfig, Offset, TopicPartitionList,
 };
-
-fn bus() -> BusConfig {
-    BusConfig {
-        brokers: std::env::var("MOTOR_TEST_KAFKA_BROKERS")
-            .unwrap_or_else(|_| "127.0.0.1:9092".into()),
-        prefix: format!("tl{}", &uuid::Uuid::new_v4().simple().to_string()[..10]),
-        partitions: 4,
-        replication: 1,
-    }
-}
 
 /// `n` records to `topic`, spread over its partitions by key.
 async fn produce(bus: &BusConfig, topic: &str, n: usize) {
@@ -74,7 +66,7 @@ fn commit(bus: &BusConfig, group: &str, topic: &str, partition: i32, offset: i64
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lag_is_what_the_group_left_uncommitted_on_each_topic() {
-    let bus = bus();
+    let bus = common::bus("tl", 4);
     let (busy, idle, quiet) = (
         format!("{}.deliveries", bus.prefix),
         format!("{}.retry.1s", bus.prefix),

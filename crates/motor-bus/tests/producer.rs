@@ -3,6 +3,8 @@
 //! order, and one wake-up of the caller for a whole call, however many
 //! partitions (so produce requests, and reports) it spans.
 
+mod common;
+
 use std::{
     future::Future,
     pin::pin,
@@ -16,16 +18,6 @@ use std::{
 
 use motor_bus::{topics::ensure_named, BusConfig, Producer, Record};
 use rdkafka::{error::KafkaError, types::RDKafkaErrorCode};
-
-fn bus() -> BusConfig {
-    BusConfig {
-        brokers: std::env::var("MOTOR_TEST_KAFKA_BROKERS")
-            .unwrap_or_else(|_| "127.0.0.1:9092".into()),
-        prefix: format!("tp{}", &uuid::Uuid::new_v4().simple().to_string()[..10]),
-        partitions: 4,
-        replication: 1,
-    }
-}
 
 /// A topic of 4 partitions, made for the test.
 async fn topic(bus: &BusConfig) -> String {
@@ -48,7 +40,7 @@ impl Wake for Wakes {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_wakes_its_caller_once_for_all_its_reports() {
-    let bus = bus();
+    let bus = common::bus("tp", 4);
     let topic = topic(&bus).await;
     let producer = Producer::new(&bus).unwrap();
     // 40 keys: every one of the 4 partitions, so several produce requests
@@ -91,7 +83,7 @@ async fn a_call_wakes_its_caller_once_for_all_its_reports() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_record_is_reported_in_its_place_among_the_stored_ones() {
-    let bus = bus();
+    let bus = common::bus("tp", 4);
     let topic = topic(&bus).await;
     let producer = Producer::new(&bus).unwrap();
     // Past librdkafka's message.max.bytes (1,000,000): refused before it
