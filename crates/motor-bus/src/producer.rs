@@ -245,8 +245,8 @@ pub struct Delivery {
 impl Delivery {
     /// One entry per record, in their order: `Ok` when the broker stored it.
     pub async fn reports(self) -> Vec<Report> {
-        // Every slot has reported before the last one sends (or is
-        // dropped, with the producer).
+        // Every slot has reported (the broker's answer, a refusal, or
+        // `Canceled` for a record dropped unsent) before the last wakes this.
         let _ = self.finished.await;
         self.reports
             .reports
