@@ -429,3 +429,89 @@ async fn a_round_of_events_alone_waits_longer_unless_a_command_is_committed() {
         command_at - second_at
     );
 }
+
+/// A commit of the relay's own process rings its bell, and an idle relay
+/// reads at once rather than at its next poll; one rung while a read is
+/// already due for the end of its pace is kept for after that read, not
+/// lost (the relay does not listen to the bell while it waits out its
+/// pace: at a steady rate every commit rang it for nothing). The relay
+/// runs in this process with polls 20 s apart, so only the bell can make
+/// a record leave sooner.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bell_wakes_an_idle_relay_at_once_and_a_pacing_one_at_its_pace() {
+    const EVENTS_PACE_MS: i64 = 6_000;
+    let db = TestDb::new().await;
+    let tenant = Tenant::create(&db.pool, 1).await;
+    let instance = tenant.instances[0];
+    let prefix = topic_prefix();
+    topics_first(&prefix).await;
+    let bus = motor_bus::BusConfig {
+        brokers: motor_system_tests::harness::shared_brokers(),
+        prefix: prefix.clone(),
+        partitions: 4,
+        replication: 1,
+    };
+    let wake = std::sync::Arc::new(motor_engine::RelayWake::default());
+    let mut config = motor_engine::RelayConfig::new(bus);
+    config.wake = Some(wake.clone());
+    config.idle_wait = Duration::from_secs(20);
+    config.idle_max = Duration::from_secs(20);
+    config.events_pace = Duration::from_millis(EVENTS_PACE_MS as u64);
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let relay = tokio::spawn(motor_engine::run_relay(
+        config,
+        db.pool.clone(),
+        std::sync::Arc::new(motor_metrics::Metrics::default()),
+        shutdown.clone(),
+    ));
+    // Its first (empty) read done, the next poll is 20 s away.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let events_topic = format!("{prefix}.events");
+    let now = || chrono::Utc::now().timestamp_millis();
+
+    let committed_at = now();
+    append_to_ledger(
+        &db.pool,
+        instance,
+        &[json!({"type": "t", "data": {"i": 0}})],
+    )
+    .await;
+    wake.events();
+    let first_at = left_at(&read_topic(&events_topic, 1)[0]);
+    assert!(
+        first_at < committed_at + 4_000,
+        "an idle relay rung by a commit read {} ms after it: it waited for its poll",
+        first_at - committed_at
+    );
+
+    // A round of events alone: the next read waits for the events' pace,
+    // and a bell rung meanwhile brings the record then, not at the poll.
+    let committed_at = now();
+    append_to_ledger(
+        &db.pool,
+        instance,
+        &[json!({"type": "t", "data": {"i": 1}})],
+    )
+    .await;
+    wake.events();
+    append_to_ledger(
+        &db.pool,
+        instance,
+        &[json!({"type": "t", "data": {"i": 2}})],
+    )
+    .await;
+    wake.events();
+    let events = read_topic(&events_topic, 3);
+    assert_eq!(events.len(), 3, "each event once");
+    assert_held_for_pace(first_at, committed_at, EVENTS_PACE_MS, 2_000, &events[1..]);
+    for later in &events[1..] {
+        assert!(
+            left_at(later) < first_at + EVENTS_PACE_MS + 4_000,
+            "a record committed during the events' pace left {} ms after the round \
+             before it: it waited for the poll",
+            left_at(later) - first_at
+        );
+    }
+    shutdown.cancel();
+    relay.await.unwrap().unwrap();
+}
