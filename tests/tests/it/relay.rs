@@ -468,15 +468,17 @@ async fn the_bell_wakes_an_idle_relay_at_once_and_a_pacing_one_at_its_pace() {
     tokio::time::sleep(Duration::from_secs(1)).await;
     let events_topic = format!("{prefix}.events");
     let now = || chrono::Utc::now().timestamp_millis();
+    // An event committed in this process, which rings the relay's bell.
+    let commit = |i: i32| {
+        let (pool, wake) = (db.pool.clone(), wake.clone());
+        async move {
+            append_to_ledger(&pool, instance, &[json!({"type": "t", "data": {"i": i}})]).await;
+            wake.events();
+        }
+    };
 
     let committed_at = now();
-    append_to_ledger(
-        &db.pool,
-        instance,
-        &[json!({"type": "t", "data": {"i": 0}})],
-    )
-    .await;
-    wake.events();
+    commit(0).await;
     let first_at = left_at(&read_topic(&events_topic, 1)[0]);
     assert!(
         first_at < committed_at + 4_000,
@@ -487,20 +489,8 @@ async fn the_bell_wakes_an_idle_relay_at_once_and_a_pacing_one_at_its_pace() {
     // A round of events alone: the next read waits for the events' pace,
     // and a bell rung meanwhile brings the record then, not at the poll.
     let committed_at = now();
-    append_to_ledger(
-        &db.pool,
-        instance,
-        &[json!({"type": "t", "data": {"i": 1}})],
-    )
-    .await;
-    wake.events();
-    append_to_ledger(
-        &db.pool,
-        instance,
-        &[json!({"type": "t", "data": {"i": 2}})],
-    )
-    .await;
-    wake.events();
+    commit(1).await;
+    commit(2).await;
     let events = read_topic(&events_topic, 3);
     assert_eq!(events.len(), 3, "each event once");
     assert_held_for_pace(first_at, committed_at, EVENTS_PACE_MS, 2_000, &events[1..]);
