@@ -6,7 +6,7 @@
 use std::{
     sync::{
         atomic::{AtomicBool, AtomicUsize, Ordering},
-        Arc, Mutex, OnceLock,
+        Arc, OnceLock,
     },
     time::Duration,
 };
@@ -19,7 +19,7 @@ use rdkafka::{
     producer::{BaseProducer, BaseRecord, Producer as _, ProducerContext},
     util::Timeout,
 };
-use tokio::sync::oneshot;
+use tokio::sync::Notify;
 
 use crate::{BusConfig, BusError};
 
@@ -103,17 +103,16 @@ struct Reports {
     /// still handing records over: whoever brings it to zero wakes the
     /// caller.
     remaining: AtomicUsize,
-    done: Mutex<Option<oneshot::Sender<()>>>,
+    /// Notified once, by that last one (a permit kept if the caller is not
+    /// waiting yet).
+    done: Notify,
 }
 
 impl Reports {
     /// One report fewer to wait for; the last wakes the caller.
     fn arrived(&self) {
         if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let done = self.done.lock().unwrap_or_else(|e| e.into_inner()).take();
-            if let Some(done) = done {
-                let _ = done.send(());
-            }
+            self.done.notify_one();
         }
     }
 }
@@ -183,13 +182,12 @@ impl Producer {
     /// [`Delivery::reports`]. Records enqueued later leave after these, on
     /// the same partition, even while these are still unacknowledged.
     pub async fn enqueue(&self, records: &[Record<'_>]) -> Delivery {
-        let (done, finished) = oneshot::channel();
         let reports = Arc::new(Reports {
             reports: (0..records.len()).map(|_| OnceLock::new()).collect(),
             // This call's own share, given up once every record is handed
             // over: no report can wake the caller before that.
             remaining: AtomicUsize::new(records.len() + 1),
-            done: Mutex::new(Some(done)),
+            done: Notify::new(),
         });
         for (index, record) in records.iter().enumerate() {
             let mut headers = OwnedHeaders::new_with_capacity(record.headers.len());
@@ -226,7 +224,7 @@ impl Producer {
             }
         }
         reports.arrived();
-        Delivery { reports, finished }
+        Delivery { reports }
     }
 
     /// Waits until queued records are delivered (for shutdown).
@@ -239,7 +237,6 @@ impl Producer {
 #[must_use = "records are acknowledged only when their reports are read"]
 pub struct Delivery {
     reports: Arc<Reports>,
-    finished: oneshot::Receiver<()>,
 }
 
 impl Delivery {
@@ -247,7 +244,7 @@ impl Delivery {
     pub async fn reports(self) -> Vec<Report> {
         // Every slot has reported (the broker's answer, a refusal, or
         // `Canceled` for a record dropped unsent) before the last wakes this.
-        let _ = self.finished.await;
+        self.reports.done.notified().await;
         self.reports
             .reports
             .iter()
