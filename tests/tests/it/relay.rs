@@ -458,13 +458,23 @@ async fn the_bell_wakes_an_idle_relay_at_once_and_a_pacing_one_at_its_pace() {
     config.idle_max = Duration::from_secs(20);
     config.events_pace = Duration::from_millis(EVENTS_PACE_MS as u64);
     let shutdown = tokio_util::sync::CancellationToken::new();
+    let metrics = std::sync::Arc::new(motor_metrics::Metrics::default());
     let relay = tokio::spawn(motor_engine::run_relay(
         config,
         db.pool.clone(),
-        std::sync::Arc::new(motor_metrics::Metrics::default()),
+        metrics.clone(),
         shutdown.clone(),
     ));
-    // Its first (empty) read done, the next poll is 20 s away.
+    // Once it owns its shards it reads at once (nothing there) and then
+    // not again for 20 s: a second for that first read.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while metrics.relay_shards_owned.get() == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the relay never took its shards"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     tokio::time::sleep(Duration::from_secs(1)).await;
     let events_topic = format!("{prefix}.events");
     let now = || chrono::Utc::now().timestamp_millis();
