@@ -78,7 +78,7 @@ impl Held {
         let mut later = Vec::new();
         for &job in queued {
             later.push(submit(&worker, job));
-            while worker.queue.capacity() + later.len() > limits.queue {
+            while worker.queued() < later.len() {
                 tokio::task::yield_now().await;
             }
         }
@@ -366,4 +366,145 @@ async fn weight_closes_a_batch_and_a_failure_answers_every_job_of_it() {
         }
     }
     drop(worker);
+}
+
+/// A batch's jobs and the task that committed it.
+type Committed = (Vec<u32>, Option<tokio::task::Id>);
+
+/// Records each batch with the task that committed it, and commits a
+/// batch only once `gate` gives it a permit.
+#[derive(Clone)]
+struct Gated {
+    seen: Arc<Mutex<Vec<Committed>>>,
+    gate: Arc<tokio::sync::Semaphore>,
+}
+
+impl Batch for Gated {
+    type Job = u32;
+    type Answer = u32;
+
+    async fn commit(&mut self, jobs: &[u32]) -> Result<Vec<u32>, StoreError> {
+        self.seen
+            .lock()
+            .unwrap()
+            .push((jobs.to_vec(), tokio::task::try_id()));
+        self.gate.acquire().await.unwrap().forget();
+        Ok(jobs.iter().map(|j| j * 10).collect())
+    }
+}
+
+/// A group commit of [`Gated`], and a clone of it to watch and open.
+fn gated() -> (GroupCommit<Gated>, Gated) {
+    let gated = Gated {
+        seen: Arc::new(Mutex::new(Vec::new())),
+        gate: Arc::new(tokio::sync::Semaphore::new(0)),
+    };
+    let limits = Limits {
+        max_jobs: 10,
+        max_weight: 100,
+        queue: 16,
+        gather: None,
+        pace: None,
+        linger: None,
+    };
+    (GroupCommit::start(gated.clone(), limits), gated)
+}
+
+/// Waits until `n` batches have begun their commit.
+async fn batches_begun(gated: &Gated, n: usize) {
+    while gated.seen.lock().unwrap().len() < n {
+        tokio::task::yield_now().await;
+    }
+}
+
+/// The caller that finds nobody leading commits its batch in its own
+/// task, and is answered with it: what queued behind it meanwhile is
+/// committed by a task of neither caller's.
+#[tokio::test]
+async fn a_caller_leads_its_own_batch_and_leaves_what_queues_behind_to_a_task() {
+    let (worker, gated) = gated();
+    let w = worker.clone();
+    let first = tokio::spawn(async move { w.submit(1).await });
+    batches_begun(&gated, 1).await;
+    let behind: Vec<_> = [2, 3]
+        .into_iter()
+        .map(|job| {
+            let w = worker.clone();
+            tokio::spawn(async move { w.submit(job).await })
+        })
+        .collect();
+    while worker.queued() < 2 {
+        tokio::task::yield_now().await;
+    }
+
+    gated.gate.add_permits(1);
+    let answered = tokio::time::timeout(Duration::from_secs(5), first).await;
+    assert_eq!(
+        answered
+            .expect("answered with its own batch, not after the next")
+            .unwrap()
+            .unwrap(),
+        10
+    );
+    batches_begun(&gated, 2).await;
+    gated.gate.add_permits(1);
+    let mut behind_ids = Vec::new();
+    for (task, answer) in behind.into_iter().zip([20, 30]) {
+        behind_ids.push(task.id());
+        assert_eq!(task.await.unwrap().unwrap(), answer);
+    }
+
+    let seen = gated.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[0].0, [1]);
+    assert_eq!(seen[1].0, [2, 3]);
+    let second_by = seen[1].1.expect("committed in a task");
+    assert_ne!(
+        seen[0].1,
+        Some(second_by),
+        "the first caller did not lead on"
+    );
+    assert!(
+        !behind_ids.contains(&second_by),
+        "a task of its own led the batch behind: {second_by:?} among {behind_ids:?}"
+    );
+}
+
+/// A caller dropped while its batch commits (a request whose client went
+/// away) leaves the batch to a task: it commits, and what queued behind
+/// it is answered.
+#[tokio::test]
+async fn a_leader_dropped_mid_commit_leaves_its_batch_and_the_queue_answered() {
+    let (worker, gated) = gated();
+    let w = worker.clone();
+    let leader = tokio::spawn(async move { w.submit(1).await });
+    batches_begun(&gated, 1).await;
+    let w = worker.clone();
+    let behind = tokio::spawn(async move { w.submit(2).await });
+    while worker.queued() < 1 {
+        tokio::task::yield_now().await;
+    }
+    leader.abort();
+    assert!(leader.await.unwrap_err().is_cancelled());
+
+    gated.gate.add_permits(2);
+    let answered = tokio::time::timeout(Duration::from_secs(5), behind).await;
+    assert_eq!(
+        answered
+            .expect("the batch behind was led")
+            .unwrap()
+            .unwrap(),
+        20
+    );
+    let batches: Vec<Vec<u32>> = gated
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(jobs, _)| jobs.clone())
+        .collect();
+    assert_eq!(batches, [vec![1], vec![2]]);
+    // And the queue is led again afterwards.
+    gated.gate.add_permits(1);
+    assert_eq!(worker.submit(3).await.unwrap(), 30);
 }
