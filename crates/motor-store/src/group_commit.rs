@@ -1,21 +1,13 @@
-//! Group commit: callers queue jobs, and they are committed in batches,
-//! each caller answered after its batch committed. Used by the API's
-//! intake (producer requests: `motor_app::events::intake`), the command
-//! accept, and the dispatcher's recorder and looks for freed lanes
-//! (`motor_engine`'s `dispatch::recorder`, `dispatch::freeing`); what a
-//! batch does is theirs, how batches form is this module's.
+//! Group commit: one worker that takes what callers queue and commits it
+//! in batches, each caller answered after its batch committed. Used by the
+//! API's intake (producer requests: `motor_app::events::intake`) and the
+//! dispatcher's recorder (attempts that ended `entregada`:
+//! `motor_engine`'s `dispatch::recorder`); what a batch does is theirs,
+//! how batches form is this module's.
 //!
 //! How batches form, and why:
-//! - A leader takes whatever is queued, up to [`Limits`], and never
+//! - The worker takes whatever is queued, up to [`Limits`], and never
 //!   waits for more: at low load a batch is one job and adds no wait.
-//! - The caller that queues a job while nobody leads leads, in its own
-//!   task: it forms and commits the batch its job opens, and what queued
-//!   behind it by then is led by a task of its own, as a worker task
-//!   led every batch before. At a low rate each batch is one caller's,
-//!   so its answer wakes no other task: with a worker task, the commit's
-//!   answer woke the caller while the commit's hand-over (a delivery's
-//!   chain) was runnable too, and the idle tokio worker was woken for
-//!   them at every event (docs/BENCHMARKS.md, "Low-rate CPU").
 //! - One batch in flight, not two: what arrives while a batch commits
 //!   makes the next batch, so batches grow with the load instead of two
 //!   smaller ones sharing it. Measured on the 2-core benchmark machine
@@ -52,7 +44,7 @@
 //!   says it may wait ([`Batch::patient`]: a delivered attempt nothing is
 //!   known to wait behind) waits for more, up to the linger from its first
 //!   job's arrival, and goes at once when a job that may not wait
-//!   arrives, when it is full, or when the batches are hurried
+//!   arrives, when it is full, or when the worker is hurried
 //!   ([`GroupCommit::hurry`]: something now waits behind one of its
 //!   jobs). At a steady low rate, where each job used to be a batch and a
 //!   commit of its own, the jobs of a linger share one.
@@ -61,19 +53,9 @@
 //! - A batch that fails answers every job in it with the same error (the
 //!   transaction rolled back: none of them happened).
 
-use std::{
-    collections::VecDeque,
-    future::Future,
-    pin::Pin,
-    sync::{Arc, Mutex, MutexGuard},
-    task::{ready, Context, Poll},
-    time::Duration,
-};
+use std::{future::Future, sync::Arc, time::Duration};
 
-use tokio::{
-    sync::{oneshot, Notify, Semaphore},
-    time::Instant,
-};
+use tokio::sync::{mpsc, oneshot, Notify};
 
 use crate::StoreError;
 
@@ -83,7 +65,7 @@ pub trait Batch: Send + Sync + 'static {
     type Answer: Send + 'static;
 
     /// Commits `jobs`; one answer per job, in their order. Nothing may be
-    /// answered before the commit: the leader answers on return.
+    /// answered before the commit: the worker answers on return.
     fn commit(
         &mut self,
         jobs: &[Self::Job],
@@ -102,7 +84,7 @@ pub trait Batch: Send + Sync + 'static {
     }
 }
 
-/// Bounds of the batches.
+/// Bounds of the worker.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// Jobs a batch takes at most.
@@ -113,7 +95,7 @@ pub struct Limits {
     /// Jobs waiting at most; past it a caller waits for room.
     pub queue: usize,
     /// When a batch already holds more than one job (callers committing
-    /// together), how long the leader waits once for more before it
+    /// together), how long the worker waits once for more before it
     /// commits; `None`: never. A lone caller never waits.
     pub gather: Option<Duration>,
     /// The least time from one batch's start to the next one's: a job that
@@ -123,8 +105,8 @@ pub struct Limits {
     pub pace: Option<Pace>,
     /// When every job of a batch is [`Batch::patient`], how long from the
     /// first one's arrival the batch waits for more: it goes sooner when a
-    /// job that is not patient arrives, when it is full, or when the
-    /// batches are hurried; `None`: patient jobs are treated as any other.
+    /// job that is not patient arrives, when it is full, or when the worker
+    /// is hurried; `None`: patient jobs are treated as any other.
     pub linger: Option<Duration>,
 }
 
@@ -144,240 +126,184 @@ pub enum GroupCommitError {
     /// Its batch failed (shared by every job of the batch).
     #[error(transparent)]
     Failed(Arc<StoreError>),
-    /// The batches stopped (the runtime is shutting down).
-    #[error("the group commit stopped")]
+    /// The worker is gone (the process is stopping).
+    #[error("the group commit worker stopped")]
     Stopped,
 }
 
 type Reply<A> = oneshot::Sender<Result<A, GroupCommitError>>;
-type Queued<B> = (<B as Batch>::Job, Reply<<B as Batch>::Answer>);
 
-/// The queue of one group commit; clones share it.
+/// The queue of one group-commit worker; clones share it. The worker
+/// stops when every handle is dropped.
 pub struct GroupCommit<B: Batch> {
-    shared: Arc<Shared<B>>,
+    queue: mpsc::Sender<(B::Job, Reply<B::Answer>)>,
+    /// Ends a linger under way (or the next one, when none is).
+    hurry: Arc<Notify>,
 }
 
 impl<B: Batch> Clone for GroupCommit<B> {
     fn clone(&self) -> Self {
         Self {
-            shared: self.shared.clone(),
+            queue: self.queue.clone(),
+            hurry: self.hurry.clone(),
         }
-    }
-}
-
-struct Shared<B: Batch> {
-    limits: Limits,
-    state: Mutex<State<B>>,
-    /// Rung for every job queued behind the leader: one that waits out a
-    /// pace or a linger takes it.
-    arrived: Notify,
-    /// Ends a linger under way (or the next one, when none is).
-    hurry: Notify,
-    /// A permit for each job that may wait ([`Limits::queue`]), given
-    /// back when its batch takes it.
-    room: Semaphore,
-}
-
-struct State<B: Batch> {
-    /// Jobs not yet in a batch, in the order they came.
-    queue: VecDeque<Queued<B>>,
-    /// Whether somebody leads. Set by the caller that queues a job while
-    /// nobody does, cleared by the leader when it finds the queue empty,
-    /// both under this lock: a queued job always has a leader.
-    leading: bool,
-    /// What commits the batches; the leader's while it leads.
-    batch: Option<B>,
-    /// When the last batch started ([`Limits::pace`]).
-    started: Option<Instant>,
-    /// A leader was dropped with its batch unfinished and nothing to go on
-    /// with it (no runtime left): every job is answered
-    /// [`GroupCommitError::Stopped`].
-    stopped: bool,
-}
-
-impl<B: Batch> Shared<B> {
-    fn state(&self) -> MutexGuard<'_, State<B>> {
-        self.state.lock().expect("not poisoned")
     }
 }
 
 impl<B: Batch> GroupCommit<B> {
-    /// The group commit of `batch`; nothing runs until a job comes.
+    /// Starts the worker on the current tokio runtime.
     pub fn start(batch: B, limits: Limits) -> Self {
-        let state = State {
-            queue: VecDeque::new(),
-            leading: false,
-            batch: Some(batch),
-            started: None,
-            stopped: false,
-        };
-        Self {
-            shared: Arc::new(Shared {
-                limits,
-                state: Mutex::new(state),
-                arrived: Notify::new(),
-                hurry: Notify::new(),
-                room: Semaphore::new(limits.queue),
-            }),
-        }
+        let (queue, waiting) = mpsc::channel(limits.queue);
+        let hurry = Arc::new(Notify::new());
+        tokio::spawn(work(batch, limits, waiting, hurry.clone()));
+        Self { queue, hurry }
     }
 
     /// Something waits behind a job of the batch that lingers: it commits
     /// now. When no batch lingers, the next one to linger commits at once.
     pub fn hurry(&self) {
-        self.shared.hurry.notify_one();
+        self.hurry.notify_one();
     }
 
     /// Queues `job` for the next batch; answers once that batch committed.
-    ///
-    /// The caller that finds nobody leading leads: it forms and commits
-    /// the batch its job opens in its own task, so that a lone job's
-    /// answer needs no other task to wake it (a worker task of its own
-    /// did: the caller woken across threads at every commit at a low
-    /// rate). What is queued behind that batch by its commit is led by a
-    /// task of its own, so the caller is answered with its batch; and a
-    /// caller dropped while it leads (a request whose client went away)
-    /// leaves its batch to a task of its own, to be committed and
-    /// answered all the same.
     pub async fn submit(&self, job: B::Job) -> Result<B::Answer, GroupCommitError> {
-        let shared = &self.shared;
-        shared
-            .room
-            .acquire()
-            .await
-            .map_err(|_| GroupCommitError::Stopped)?
-            .forget();
         let (reply, answered) = oneshot::channel();
-        let leads = {
-            let mut state = shared.state();
-            if state.stopped {
-                return Err(GroupCommitError::Stopped);
-            }
-            state.queue.push_back((job, reply));
-            !std::mem::replace(&mut state.leading, true)
-        };
-        if leads {
-            Leading(Some(Box::pin(lead(shared.clone(), true)))).await;
-        } else {
-            shared.arrived.notify_one();
-        }
+        self.queue
+            .send((job, reply))
+            .await
+            .map_err(|_| GroupCommitError::Stopped)?;
         answered.await.map_err(|_| GroupCommitError::Stopped)?
     }
-
-    /// Jobs queued and not yet in a batch.
-    #[cfg(test)]
-    fn queued(&self) -> usize {
-        self.shared.state().queue.len()
-    }
 }
 
-/// A caller's lead, polled in the caller's task; if the caller is dropped
-/// first, what is left of it runs in a task of its own.
-struct Leading(Option<Pin<Box<dyn Future<Output = ()> + Send>>>);
+type Queued<B> = (<B as Batch>::Job, Reply<<B as Batch>::Answer>);
 
-impl Future for Leading {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if let Some(lead) = self.0.as_mut() {
-            ready!(lead.as_mut().poll(cx));
-            self.0 = None;
-        }
-        Poll::Ready(())
-    }
+/// The batch being formed: its jobs, in queue order, and their weight.
+struct Forming<B: Batch> {
+    taken: Vec<Queued<B>>,
+    weight: usize,
 }
 
-impl Drop for Leading {
-    fn drop(&mut self) {
-        if let (Some(rest), Ok(runtime)) = (self.0.take(), tokio::runtime::Handle::try_current()) {
-            runtime.spawn(rest);
+impl<B: Batch> Forming<B> {
+    fn new(first: Queued<B>) -> Self {
+        Self {
+            weight: B::weight(&first.0),
+            taken: vec![first],
         }
     }
-}
 
-/// Forms and commits batches while jobs are queued. With `hand_over` (a
-/// caller leading), one batch: what is queued by its end is led by a task
-/// of its own.
-async fn lead<B: Batch>(shared: Arc<Shared<B>>, hand_over: bool) {
-    let Some(mut lead) = Lead::take(shared) else {
-        return;
-    };
-    loop {
-        lead.batch().await;
-        if !lead.more() {
-            return;
-        }
-        if hand_over {
-            lead.hand_over();
-            return;
-        }
-    }
-}
-
-/// The leader's hold on the batches. Dropped unreleased (its future
-/// dropped with no runtime to go on), it stops them: every queued job is
-/// answered [`GroupCommitError::Stopped`].
-struct Lead<B: Batch> {
-    shared: Arc<Shared<B>>,
-    batch: Option<B>,
-}
-
-impl<B: Batch> Lead<B> {
-    fn take(shared: Arc<Shared<B>>) -> Option<Self> {
-        let batch = shared.state().batch.take();
-        let lead = Self { shared, batch };
-        // None: a lead was lost before; dropped, this one answers the
-        // queue as stopped.
-        lead.batch.is_some().then_some(lead)
+    /// Whether it may take another job.
+    fn has_room(&self, limits: &Limits) -> bool {
+        self.taken.len() < limits.max_jobs && self.weight < limits.max_weight
     }
 
-    /// Whether jobs are queued; if none are, it stops leading.
-    fn more(&mut self) -> bool {
-        let mut state = self.shared.state();
-        if !state.queue.is_empty() {
-            return true;
+    /// Adds `next`; whether the batch still has room.
+    fn add(&mut self, next: Queued<B>, limits: &Limits) -> bool {
+        self.weight += B::weight(&next.0);
+        self.taken.push(next);
+        self.has_room(limits)
+    }
+
+    /// Moves what is queued in, never waiting, up to the limits; whether
+    /// the batch still has room.
+    fn take_queued(&mut self, waiting: &mut mpsc::Receiver<Queued<B>>, limits: &Limits) -> bool {
+        while self.has_room(limits) {
+            match waiting.try_recv() {
+                Ok(next) => {
+                    self.add(next, limits);
+                }
+                Err(_) => return true,
+            }
         }
-        state.leading = false;
-        state.batch = self.batch.take();
         false
     }
 
-    /// Leaves what is queued to a task of its own.
-    fn hand_over(mut self) {
-        self.shared.state().batch = self.batch.take();
-        tokio::spawn(lead(self.shared.clone(), false));
+    /// [`Limits::pace`]: takes what arrives until `until`, `enough` jobs
+    /// or a full batch; whether the batch still has room.
+    async fn pace(
+        &mut self,
+        waiting: &mut mpsc::Receiver<Queued<B>>,
+        limits: &Limits,
+        enough: usize,
+        until: tokio::time::Instant,
+    ) -> bool {
+        while self.taken.len() < enough {
+            tokio::select! {
+                next = waiting.recv() => {
+                    let Some(next) = next else { return true };
+                    if !self.add(next, limits) {
+                        return false;
+                    }
+                }
+                _ = tokio::time::sleep_until(until) => return true,
+            }
+        }
+        true
     }
 
-    /// Forms the next batch from the queue (which holds a job) and commits
-    /// it, answering each of its jobs.
-    async fn batch(&mut self) {
-        let shared = self.shared.clone();
-        let limits = &shared.limits;
-        let arrived = Instant::now();
-        let mut forming = Forming::<B>::default();
-        let mut room = forming.take_queued(&shared);
+    /// [`Limits::linger`], for a batch whose every job is patient: takes
+    /// what arrives until `until`, a job that is not patient, a full batch
+    /// or `hurry`; whether the batch still has room.
+    async fn linger(
+        &mut self,
+        waiting: &mut mpsc::Receiver<Queued<B>>,
+        limits: &Limits,
+        hurry: &Notify,
+        until: tokio::time::Instant,
+    ) -> bool {
+        loop {
+            tokio::select! {
+                biased;
+                _ = hurry.notified() => return true,
+                next = waiting.recv() => {
+                    let Some(next) = next else { return true };
+                    let patient = B::patient(&next.0);
+                    if !self.add(next, limits) {
+                        return false;
+                    }
+                    if !patient {
+                        return true;
+                    }
+                }
+                _ = tokio::time::sleep_until(until) => return true,
+            }
+        }
+    }
+}
+
+async fn work<B: Batch>(
+    mut batch: B,
+    limits: Limits,
+    mut waiting: mpsc::Receiver<(B::Job, Reply<B::Answer>)>,
+    hurry: Arc<Notify>,
+) {
+    let mut started: Option<tokio::time::Instant> = None;
+    while let Some(first) = waiting.recv().await {
+        let arrived = tokio::time::Instant::now();
+        let mut forming = Forming::<B>::new(first);
+        let mut room = forming.take_queued(&mut waiting, &limits);
         let lingers = limits
             .linger
             .filter(|_| room && forming.taken.iter().all(|(job, _)| B::patient(job)));
         if let Some(wait) = lingers {
-            room = forming.linger(&shared, arrived + wait).await;
+            room = forming
+                .linger(&mut waiting, &limits, &hurry, arrived + wait)
+                .await;
         }
-        let started = shared.state().started;
         if let (Some(paced), Some(last), true) = (limits.pace, started, room) {
             let due = last + paced.every;
-            if due > Instant::now() {
-                room = forming.pace(&shared, paced.enough, due).await;
+            if due > tokio::time::Instant::now() {
+                room = forming.pace(&mut waiting, &limits, paced.enough, due).await;
             }
         }
-        shared.state().started = Some(Instant::now());
+        started = Some(tokio::time::Instant::now());
         // A batch that lingered gathered already.
         let several = forming.taken.len() > 1;
         if let (Some(wait), true, true, None) = (limits.gather, room, several, lingers) {
             tokio::time::sleep(wait).await;
-            forming.take_queued(&shared);
+            forming.take_queued(&mut waiting, &limits);
         }
         let (jobs, replies): (Vec<_>, Vec<_>) = forming.taken.into_iter().unzip();
-        let batch = self.batch.as_mut().expect("held while leading");
         match batch.commit(&jobs).await {
             Ok(answers) => {
                 debug_assert_eq!(answers.len(), replies.len(), "one answer per job");
@@ -391,105 +317,6 @@ impl<B: Batch> Lead<B> {
                 for reply in replies {
                     let _ = reply.send(Err(GroupCommitError::Failed(e.clone())));
                 }
-            }
-        }
-    }
-}
-
-impl<B: Batch> Drop for Lead<B> {
-    fn drop(&mut self) {
-        if self.batch.is_none() {
-            return;
-        }
-        let lost = {
-            let mut state = self.shared.state();
-            state.stopped = true;
-            state.leading = false;
-            std::mem::take(&mut state.queue)
-        };
-        self.shared.room.close();
-        // Their replies dropped: each caller answered Stopped.
-        drop(lost);
-    }
-}
-
-/// The batch being formed: its jobs, in queue order, and their weight.
-struct Forming<B: Batch> {
-    taken: Vec<Queued<B>>,
-    weight: usize,
-}
-
-impl<B: Batch> Default for Forming<B> {
-    fn default() -> Self {
-        Self {
-            taken: Vec::new(),
-            weight: 0,
-        }
-    }
-}
-
-impl<B: Batch> Forming<B> {
-    /// Whether it may take another job.
-    fn has_room(&self, limits: &Limits) -> bool {
-        self.taken.len() < limits.max_jobs && self.weight < limits.max_weight
-    }
-
-    /// Moves what is queued in, never waiting, up to the limits; whether
-    /// the batch still has room.
-    fn take_queued(&mut self, shared: &Shared<B>) -> bool {
-        let limits = &shared.limits;
-        let before = self.taken.len();
-        let room = {
-            let mut state = shared.state();
-            loop {
-                if !self.has_room(limits) {
-                    break false;
-                }
-                let Some(next) = state.queue.pop_front() else {
-                    break true;
-                };
-                self.weight += B::weight(&next.0);
-                self.taken.push(next);
-            }
-        };
-        shared.room.add_permits(self.taken.len() - before);
-        room
-    }
-
-    /// [`Limits::pace`]: takes what arrives until `until`, `enough` jobs
-    /// or a full batch; whether the batch still has room.
-    async fn pace(&mut self, shared: &Shared<B>, enough: usize, until: Instant) -> bool {
-        while self.taken.len() < enough {
-            tokio::select! {
-                _ = shared.arrived.notified() => {
-                    if !self.take_queued(shared) {
-                        return false;
-                    }
-                }
-                _ = tokio::time::sleep_until(until) => return true,
-            }
-        }
-        true
-    }
-
-    /// [`Limits::linger`], for a batch whose every job is patient: takes
-    /// what arrives until `until`, a job that is not patient, a full batch
-    /// or a hurry; whether the batch still has room.
-    async fn linger(&mut self, shared: &Shared<B>, until: Instant) -> bool {
-        loop {
-            tokio::select! {
-                biased;
-                _ = shared.hurry.notified() => return true,
-                _ = shared.arrived.notified() => {
-                    let before = self.taken.len();
-                    if !self.take_queued(shared) {
-                        return false;
-                    }
-                    if !self.taken[before..].iter().all(|(job, _)| B::patient(job)) {
-                        return true;
-                    }
-                }
-                _ = tokio::time::sleep_until(until) => return true,
             }
         }
     }
