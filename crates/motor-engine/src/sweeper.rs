@@ -22,7 +22,7 @@ use motor_store::{
     subscriptions::Lapsed,
     Pool,
 };
-use sqlx::{Connection, PgConnection};
+use sqlx::PgConnection;
 use tokio_util::sync::CancellationToken;
 
 use crate::{retention, Result};
@@ -184,11 +184,10 @@ impl KeyPasses {
 /// whose own transaction missed a subscription bound meanwhile): under a
 /// contract that cancels on deactivation, the subscriptions bound to them
 /// are suspended and their pending deliveries cancelled, in one
-/// transaction on `conn`. How many it suspended.
+/// transaction on `conn`, opened only when there is one to suspend (a pass
+/// with none is its reads alone). How many it suspended.
 pub async fn lapse_keys_once(conn: &mut PgConnection, lapsed: Lapsed<'_>) -> Result<usize> {
-    let mut tx = conn.begin().await?;
-    let n = motor_store::subscriptions::suspend_for_lapsed_keys(&mut tx, lapsed).await?;
-    tx.commit().await?;
+    let n = motor_store::subscriptions::suspend_for_lapsed_keys(conn, lapsed).await?;
     if n > 0 {
         tracing::info!(suspended = n, "subscriptions of lapsed API keys suspended");
     }
@@ -258,20 +257,17 @@ pub struct CommandSweep {
 }
 
 /// Ends up to a batch each of expired commands and of commands whose
-/// lease ran out, each job in its own transaction on `conn` (every
-/// change is the store's compare-and-set, so a claim or a report that
-/// got there first wins and the command is skipped).
+/// lease ran out, each job in its own transaction on `conn`, opened only
+/// when it found commands to end (every change is the store's
+/// compare-and-set, so a claim or a report that got there first wins and
+/// the command is skipped).
 pub async fn sweep_commands_once(
     config: &SweeperConfig,
     conn: &mut PgConnection,
 ) -> Result<CommandSweep> {
     let now = motor_domain::time::now_millis();
-    let mut tx = conn.begin().await?;
-    let expired = commands::expire_due(&mut tx, now, config.batch).await?;
-    tx.commit().await?;
-    let mut tx = conn.begin().await?;
-    let ambiguous = commands::expire_leases(&mut tx, now, config.batch).await?;
-    tx.commit().await?;
+    let expired = commands::expire_due(conn, now, config.batch).await?;
+    let ambiguous = commands::expire_leases(conn, now, config.batch).await?;
     let sweep = CommandSweep {
         expired: expired.len(),
         ambiguous: ambiguous.len(),

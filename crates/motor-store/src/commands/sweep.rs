@@ -4,12 +4,19 @@
 //! `frontera` (Motor never sends it again by itself). Each is the same
 //! compare-and-set as any transition, so a claim or a report that gets
 //! there first wins and the sweeper skips the command.
+//!
+//! Each looks for due commands with one statement on the connection and
+//! opens a transaction only for what it found (a savepoint inside a
+//! caller's transaction): the sweeper's pass every second, nearly always
+//! with nothing due, is then one round trip for each, not three (`BEGIN`,
+//! the read, `COMMIT`), each a wake-up of a Postgres backend and of Motor
+//! (docs/BENCHMARKS.md, "Low-rate CPU", 2026-12-07 20:08).
 
 use motor_domain::{
     command::{CommandId, Transition, EXPIRED_ERROR_CODE, LEASE_EXPIRED_ERROR_CODE},
     time::Timestamp,
 };
-use sqlx::PgConnection;
+use sqlx::{Connection, PgConnection};
 use uuid::Uuid;
 
 use super::{
@@ -18,8 +25,8 @@ use super::{
 };
 
 /// Expires up to `limit` commands not claimed by their `expires_at`,
-/// appending `command.failed` for each, in the caller's transaction.
-/// Answers the commands it expired.
+/// appending `command.failed` for each, in one transaction (when any is
+/// due). Answers the commands it expired.
 pub async fn expire_due(
     conn: &mut PgConnection,
     now: Timestamp,
@@ -40,8 +47,8 @@ pub async fn expire_due(
 
 /// Makes up to `limit` commands whose lease ended before a report
 /// `ambiguo` (stage `frontera`, `error_code` `reserva_vencida`), appending
-/// `command.ambiguous` for each, in the caller's transaction. Answers the
-/// commands it changed.
+/// `command.ambiguous` for each, in one transaction (when any is due).
+/// Answers the commands it changed.
 pub async fn expire_leases(
     conn: &mut PgConnection,
     now: Timestamp,
@@ -69,7 +76,8 @@ pub async fn expire_leases(
 
 /// Applies `transition` to each `(instance, command)`, in instance order
 /// (the order every writer locks instances in, so two sweepers never
-/// deadlock); one that changed meanwhile is skipped.
+/// deadlock), in one transaction opened only when there are any; one that
+/// changed since it was read is skipped.
 async fn settle(
     conn: &mut PgConnection,
     mut due: Vec<(Uuid, Uuid)>,
@@ -77,18 +85,23 @@ async fn settle(
     error_code: &str,
     now: Timestamp,
 ) -> Result<Vec<Command>, CommandError> {
+    if due.is_empty() {
+        return Ok(Vec::new());
+    }
     due.sort();
+    let mut tx = conn.begin().await?;
     let mut done = Vec::with_capacity(due.len());
     for (_, id) in due {
         let change = Change {
             error_code: Some(error_code),
             ..Change::new(transition, None, CommandId::from_uuid(id), now)
         };
-        match apply(conn, change).await {
+        match apply(&mut tx, change).await {
             Ok(command) => done.push(command),
             Err(CommandError::Illegal(_) | CommandError::NotFound) => {}
             Err(e) => return Err(e),
         }
     }
+    tx.commit().await?;
     Ok(done)
 }

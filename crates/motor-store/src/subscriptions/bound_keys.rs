@@ -16,7 +16,7 @@ use motor_domain::{
     subscription::{SubscriptionId, SuspensionReason},
     AppId,
 };
-use sqlx::PgConnection;
+use sqlx::{Connection, PgConnection};
 use uuid::Uuid;
 
 use super::suspend;
@@ -81,6 +81,12 @@ pub async fn suspend_for_lapsed_keys(conn: &mut PgConnection, lapsed: Lapsed<'_>
     )
     .fetch_all(&mut *conn)
     .await?;
+    if bound.is_empty() {
+        return Ok(0);
+    }
+    // The suspensions in one transaction (a savepoint inside a caller's):
+    // a pass that finds nothing opens none.
+    let mut tx = conn.begin().await?;
     let mut suspended = 0;
     for row in bound {
         let (motivo, detalle) = if keys.get(&row.key_id) == Some(&true) {
@@ -89,10 +95,11 @@ pub async fn suspend_for_lapsed_keys(conn: &mut PgConnection, lapsed: Lapsed<'_>
             (SuspensionReason::KeyExpired, "past its vence_en")
         };
         let detalle = format!("the API key {} it is bound to is {detalle}", row.key_id);
-        if suspend(conn, SubscriptionId::from_uuid(row.id), motivo, &detalle).await? {
+        if suspend(&mut tx, SubscriptionId::from_uuid(row.id), motivo, &detalle).await? {
             suspended += 1;
         }
     }
+    tx.commit().await?;
     Ok(suspended)
 }
 

@@ -142,3 +142,100 @@ async fn a_lease_that_runs_out_makes_the_command_ambiguous_at_the_boundary() {
     assert_eq!(ledger[3].3["stage"], "frontera");
     db.drop_it().await;
 }
+
+/// The sweeper looks every second and nearly always finds no command due:
+/// then each look is its read alone, no transaction (`BEGIN`, the read,
+/// `COMMIT` were three round trips, each a wake-up of Postgres and of
+/// Motor); what it finds due is changed in one transaction of its own.
+/// Counted on the wire, through a loopback relay of the connection.
+#[tokio::test]
+async fn a_look_with_nothing_due_opens_no_transaction() {
+    let db = Db::new().await;
+    let now = now();
+    let soon = ts(later(now, 10));
+    let expiring = RawOptions {
+        expires_at: Some(&soon),
+        ..RawOptions::default()
+    };
+    let due = db
+        .insert(&send_with("549", "a", expiring, now), Some("a"), now)
+        .await
+        .unwrap()
+        .command;
+    let (url, begun) = counted(&db).await;
+    let mut conn = PgConnection::connect_with(&url).await.unwrap();
+
+    assert!(commands::expire_due(&mut conn, later(now, 9), 100)
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(commands::expire_leases(&mut conn, later(now, 9), 100)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(begun.count(), 0, "nothing due: no transaction");
+
+    let expired = commands::expire_due(&mut conn, later(now, 11), 100)
+        .await
+        .unwrap();
+    assert_eq!(expired.len(), 1);
+    assert_eq!(begun.count(), 1, "one transaction for what was due");
+    // Committed: another connection sees it.
+    assert_eq!(status(&db.get(due.id).await), "fallido");
+    conn.close().await.unwrap();
+    db.drop_it().await;
+}
+
+/// `BEGIN`s a client sent through [`counted`]'s relay.
+#[derive(Clone, Default)]
+struct Begun(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Begun {
+    fn count(&self) -> usize {
+        // A simple query `BEGIN`: its type, its length (4 + 6), the text.
+        const BEGIN: &[u8] = b"Q\0\0\0\x0aBEGIN\0";
+        let sent = self.0.lock().unwrap();
+        sent.windows(BEGIN.len()).filter(|w| *w == BEGIN).count()
+    }
+}
+
+/// Options for a connection to `db` through a loopback relay that keeps
+/// every byte the client sends (no TLS, so they can be read).
+async fn counted(db: &Db) -> (sqlx::postgres::PgConnectOptions, Begun) {
+    use std::str::FromStr;
+    let name: String = sqlx::query_scalar("SELECT current_database()")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
+    let server = sqlx::postgres::PgConnectOptions::from_str(&server_url()).unwrap();
+    let upstream = format!("{}:{}", server.get_host(), server.get_port());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let begun = Begun::default();
+    let kept = begun.clone();
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (client, _) = listener.accept().await.unwrap();
+        let server = tokio::net::TcpStream::connect(upstream).await.unwrap();
+        let (mut from_client, mut to_client) = client.into_split();
+        let (mut from_server, mut to_server) = server.into_split();
+        tokio::spawn(async move { tokio::io::copy(&mut from_server, &mut to_client).await });
+        let mut buf = vec![0u8; 16 * 1024];
+        loop {
+            let n = match from_client.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            kept.0.lock().unwrap().extend_from_slice(&buf[..n]);
+            if to_server.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+        }
+    });
+    let options = server
+        .host("127.0.0.1")
+        .port(port)
+        .database(&name)
+        .ssl_mode(sqlx::postgres::PgSslMode::Disable);
+    (options, begun)
+}
