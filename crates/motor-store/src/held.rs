@@ -42,6 +42,9 @@ pub struct Held {
     kept: Option<Kept>,
     /// Whether the session is set to keep generic plans while kept.
     generic: bool,
+    /// How long the kept connection may sit unused ([`IDLE_FOR`] unless
+    /// [`Held::kept_across`] says otherwise).
+    idle_for: Duration,
 }
 
 struct Kept {
@@ -56,7 +59,21 @@ impl Held {
             pool,
             kept: None,
             generic: false,
+            idle_for: IDLE_FOR,
         }
+    }
+
+    /// Keeps the connection across gaps of up to `gap` between batches
+    /// (at most [`HOLD_FOR`]), instead of [`IDLE_FOR`]: for a worker that
+    /// comes back at a known pace, whose failed batch costs it nothing but
+    /// that batch. The relay's idle polls are 250 ms apart when it shares
+    /// its process with the API, which [`IDLE_FOR`] sent back to the pool
+    /// before every poll: a ping on the way in and one on the way out, two
+    /// round trips for the poll's one (docs/BENCHMARKS.md, 2026-12-07
+    /// 20:08).
+    pub fn kept_across(mut self, gap: Duration) -> Self {
+        self.idle_for = gap.min(HOLD_FOR);
+        self
     }
 
     /// Its statements run with the generic plan Postgres made for them
@@ -82,11 +99,15 @@ impl Held {
     }
 
     /// The connection to run the next batch on: the kept one while it is
-    /// fresh ([`IDLE_FOR`], [`HOLD_FOR`]), else one taken from the pool
+    /// fresh ([`IDLE_FOR`] or [`Held::kept_across`], [`HOLD_FOR`]), else one taken from the pool
     /// now. Pass the batch's result through [`Held::outcome`].
     pub async fn conn(&mut self) -> Result<&mut PgConnection> {
         let now = Instant::now();
-        if self.kept.as_ref().is_some_and(|k| !fresh(k, now)) {
+        if self
+            .kept
+            .as_ref()
+            .is_some_and(|k| !keep(k.taken_at, k.used_at, now, self.idle_for))
+        {
             self.give_back().await;
         }
         if self.kept.is_none() {
@@ -154,14 +175,11 @@ const GENERIC_PLANS: &str = "SET plan_cache_mode = force_generic_plan";
 /// Sets it back to Postgres's choice at every run.
 const ANY_PLANS: &str = "RESET plan_cache_mode";
 
-fn fresh(kept: &Kept, now: Instant) -> bool {
-    keep(kept.taken_at, kept.used_at, now)
-}
-
 /// Whether a connection taken at `taken_at` and last used at `used_at` may
-/// still be used at `now` without going back to the pool.
-fn keep(taken_at: Instant, used_at: Instant, now: Instant) -> bool {
-    now.saturating_duration_since(used_at) < IDLE_FOR
+/// still be used at `now` without going back to the pool, when it may sit
+/// unused `idle_for`.
+fn keep(taken_at: Instant, used_at: Instant, now: Instant, idle_for: Duration) -> bool {
+    now.saturating_duration_since(used_at) < idle_for
         && now.saturating_duration_since(taken_at) < HOLD_FOR
 }
 
@@ -173,6 +191,7 @@ mod tests {
     fn a_connection_is_kept_while_used_often_and_for_a_second_at_most() {
         let t = Instant::now();
         let ms = Duration::from_millis;
+        let keep = |taken, used, now| keep(taken, used, now, IDLE_FOR);
         assert!(keep(t, t, t));
         assert!(keep(t, t, t + ms(5)), "the next batch of a steady rate");
         assert!(keep(t, t + ms(900), t + ms(999)));
@@ -181,5 +200,29 @@ mod tests {
             !keep(t, t + ms(995), t + HOLD_FOR),
             "busy, but held a second: taken again (a failover moves it)"
         );
+    }
+
+    /// A worker kept across longer gaps (the relay's idle polls, 250 ms
+    /// apart) keeps its connection over them, still for a second at most.
+    #[tokio::test]
+    async fn a_connection_kept_across_a_pace_outlives_its_gaps_but_not_a_second() {
+        let t = Instant::now();
+        let ms = Duration::from_millis;
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .connect_lazy("postgres://localhost/none")
+            .unwrap();
+        let relay = Held::new(pool.clone()).kept_across(ms(300));
+        assert!(
+            keep(t, t, t + ms(260), relay.idle_for),
+            "across a poll's gap"
+        );
+        assert!(!keep(t, t, t + ms(260), IDLE_FOR), "not by default");
+        assert!(!keep(t, t, t + ms(300), relay.idle_for));
+        assert!(
+            !keep(t, t + ms(900), t + HOLD_FOR, relay.idle_for),
+            "a second at most"
+        );
+        let long = Held::new(pool).kept_across(ms(5_000));
+        assert_eq!(long.idle_for, HOLD_FOR, "never past a second");
     }
 }

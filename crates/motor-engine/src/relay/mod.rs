@@ -124,6 +124,11 @@ impl RelayWake {
     }
 }
 
+/// Beyond an idle relay's wait, what its rounds' connection is kept for
+/// (`motor_store::held::Held::kept_across`): the read before the wait and
+/// the timer's lateness.
+const POLL_SLACK: Duration = Duration::from_millis(50);
+
 impl RelayConfig {
     /// `idle_max` for a relay that shares its process with the API or the
     /// dispatcher (and so is woken by their commits): its polls only look
@@ -205,8 +210,9 @@ pub async fn run(
     let mut idle = config.idle_wait;
     // Acknowledged records not yet deleted.
     let mut owed = Owed::default();
-    // The rounds' connection, kept between them (no pool pings).
-    let mut held = Held::new(pool.clone());
+    // The rounds' connection, kept between them (no pool pings), also
+    // across an idle relay's polls (`idle_max` apart, and the read).
+    let mut held = Held::new(pool.clone()).kept_across(config.idle_max + POLL_SLACK);
     let mut flight = InFlight::default();
     // Whether to read now (a wake, a poll due, or a full round: more may
     // wait), and when the next poll is due otherwise.
