@@ -11,9 +11,10 @@
 //! events/s (docs/BENCHMARKS.md, 2026-12-02 06:10). What keeping it must
 //! not lose, and how it is kept:
 //! - a connection that sat idle is checked before use as the pool checks
-//!   it: one idle for [`IDLE_FOR`] goes back to the pool and a fresh one is
-//!   taken (the pool pings it), so a server restart while the worker was
-//!   idle costs no batch;
+//!   it: one idle for [`IDLE_FOR`] (or the gap a worker asked to be kept
+//!   across, [`Held::kept_across`]) goes back to the pool and a fresh one
+//!   is taken (the pool pings it), so a server restart while the worker
+//!   was idle costs no batch;
 //! - the pool's `before_acquire` drops connections made before a move to
 //!   another primary: one is never kept longer than [`HOLD_FOR`], so a
 //!   worker follows a failover within that;

@@ -8,21 +8,8 @@ use super::*;
 async fn a_command_not_claimed_by_expires_at_fails_and_no_executor_gets_it() {
     let db = Db::new().await;
     let now = now();
-    let soon = ts(later(now, 10));
-    let expiring = RawOptions {
-        expires_at: Some(&soon),
-        ..RawOptions::default()
-    };
-    let swept = db
-        .insert(&send_with("549", "a", expiring, now), Some("a"), now)
-        .await
-        .unwrap()
-        .command;
-    let claimed_late = db
-        .insert(&send_with("549", "b", expiring, now), Some("b"), now)
-        .await
-        .unwrap()
-        .command;
+    let swept = expiring(&db, "a", now).await;
+    let claimed_late = expiring(&db, "b", now).await;
     let lasting = db.sent("c", "c", now).await;
 
     let mut tx = db.pool.begin().await.unwrap();
@@ -152,16 +139,7 @@ async fn a_lease_that_runs_out_makes_the_command_ambiguous_at_the_boundary() {
 async fn a_look_with_nothing_due_opens_no_transaction() {
     let db = Db::new().await;
     let now = now();
-    let soon = ts(later(now, 10));
-    let expiring = RawOptions {
-        expires_at: Some(&soon),
-        ..RawOptions::default()
-    };
-    let due = db
-        .insert(&send_with("549", "a", expiring, now), Some("a"), now)
-        .await
-        .unwrap()
-        .command;
+    let due = expiring(&db, "a", now).await;
     let (url, begun) = counted(&db).await;
     let mut conn = PgConnection::connect_with(&url).await.unwrap();
 
@@ -184,6 +162,19 @@ async fn a_look_with_nothing_due_opens_no_transaction() {
     assert_eq!(status(&db.get(due.id).await), "fallido");
     conn.close().await.unwrap();
     db.drop_it().await;
+}
+
+/// A command sent under `key` that expires 10 s after `now`.
+async fn expiring(db: &Db, key: &str, now: DateTime<Utc>) -> Command {
+    let soon = ts(later(now, 10));
+    let options = RawOptions {
+        expires_at: Some(&soon),
+        ..RawOptions::default()
+    };
+    db.insert(&send_with("549", key, options, now), Some(key), now)
+        .await
+        .unwrap()
+        .command
 }
 
 /// `BEGIN`s a client sent through [`counted`]'s relay.
