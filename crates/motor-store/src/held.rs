@@ -73,7 +73,7 @@ impl Held {
     /// round trips for the poll's one (docs/BENCHMARKS.md, 2026-12-07
     /// 20:08).
     pub fn kept_across(mut self, gap: Duration) -> Self {
-        self.idle_for = gap.min(HOLD_FOR);
+        self.idle_for = idle_across(gap);
         self
     }
 
@@ -100,8 +100,9 @@ impl Held {
     }
 
     /// The connection to run the next batch on: the kept one while it is
-    /// fresh ([`IDLE_FOR`] or [`Held::kept_across`], [`HOLD_FOR`]), else one taken from the pool
-    /// now. Pass the batch's result through [`Held::outcome`].
+    /// fresh ([`IDLE_FOR`] or [`Held::kept_across`]'s gap, [`HOLD_FOR`]),
+    /// else one taken from the pool now. Pass the batch's result through
+    /// [`Held::outcome`].
     pub async fn conn(&mut self) -> Result<&mut PgConnection> {
         let now = Instant::now();
         if self
@@ -176,6 +177,12 @@ const GENERIC_PLANS: &str = "SET plan_cache_mode = force_generic_plan";
 /// Sets it back to Postgres's choice at every run.
 const ANY_PLANS: &str = "RESET plan_cache_mode";
 
+/// How long a connection kept across `gap` may sit unused: `gap`, but
+/// never past [`HOLD_FOR`].
+fn idle_across(gap: Duration) -> Duration {
+    gap.min(HOLD_FOR)
+}
+
 /// Whether a connection taken at `taken_at` and last used at `used_at` may
 /// still be used at `now` without going back to the pool, when it may sit
 /// unused `idle_for`.
@@ -205,25 +212,18 @@ mod tests {
 
     /// A worker kept across longer gaps (the relay's idle polls, 250 ms
     /// apart) keeps its connection over them, still for a second at most.
-    #[tokio::test]
-    async fn a_connection_kept_across_a_pace_outlives_its_gaps_but_not_a_second() {
+    #[test]
+    fn a_connection_kept_across_a_pace_outlives_its_gaps_but_not_a_second() {
         let t = Instant::now();
         let ms = Duration::from_millis;
-        let pool = sqlx::postgres::PgPoolOptions::new()
-            .connect_lazy("postgres://localhost/none")
-            .unwrap();
-        let relay = Held::new(pool.clone()).kept_across(ms(300));
-        assert!(
-            keep(t, t, t + ms(260), relay.idle_for),
-            "across a poll's gap"
-        );
+        let relay = idle_across(ms(300));
+        assert!(keep(t, t, t + ms(260), relay), "across a poll's gap");
         assert!(!keep(t, t, t + ms(260), IDLE_FOR), "not by default");
-        assert!(!keep(t, t, t + ms(300), relay.idle_for));
+        assert!(!keep(t, t, t + ms(300), relay));
         assert!(
-            !keep(t, t + ms(900), t + HOLD_FOR, relay.idle_for),
+            !keep(t, t + ms(900), t + HOLD_FOR, relay),
             "a second at most"
         );
-        let long = Held::new(pool).kept_across(ms(5_000));
-        assert_eq!(long.idle_for, HOLD_FOR, "never past a second");
+        assert_eq!(idle_across(ms(5_000)), HOLD_FOR, "never past a second");
     }
 }
