@@ -65,7 +65,7 @@ impl Held {
     }
 
     /// Keeps the connection across gaps of up to `gap` between batches
-    /// (at most [`HOLD_FOR`]), instead of [`IDLE_FOR`]: for a worker that
+    /// (at least [`IDLE_FOR`], at most [`HOLD_FOR`]): for a worker that
     /// comes back at a known pace, whose failed batch costs it nothing but
     /// that batch. The relay's idle polls are 250 ms apart when it shares
     /// its process with the API, which [`IDLE_FOR`] sent back to the pool
@@ -178,9 +178,11 @@ const GENERIC_PLANS: &str = "SET plan_cache_mode = force_generic_plan";
 const ANY_PLANS: &str = "RESET plan_cache_mode";
 
 /// How long a connection kept across `gap` may sit unused: `gap`, but
-/// never past [`HOLD_FOR`].
+/// never less than [`IDLE_FOR`] (a relay alone in its process polls 50 ms
+/// apart: asked for 100 ms, it must not keep less than any other worker)
+/// nor past [`HOLD_FOR`].
 fn idle_across(gap: Duration) -> Duration {
-    gap.min(HOLD_FOR)
+    gap.clamp(IDLE_FOR, HOLD_FOR)
 }
 
 /// Whether a connection taken at `taken_at` and last used at `used_at` may
@@ -225,5 +227,10 @@ mod tests {
             "a second at most"
         );
         assert_eq!(idle_across(ms(5_000)), HOLD_FOR, "never past a second");
+        assert_eq!(
+            idle_across(ms(100)),
+            IDLE_FOR,
+            "never less than the default"
+        );
     }
 }
