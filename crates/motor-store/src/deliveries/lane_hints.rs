@@ -247,9 +247,8 @@ impl LaneHints {
         limit: i64,
     ) -> Result<Vec<DeliveryId>> {
         let mut tx = db.begin().await?;
-        let server: String = sqlx::query_scalar("SELECT pg_postmaster_start_time()::text")
-            .fetch_one(&mut *tx)
-            .await?;
+        // The server, and the statement's settings, in one round trip.
+        let (server,): (String,) = sqlx::query_as(SERVER_AND_SETUP).fetch_one(&mut *tx).await?;
         if self.server.as_deref() != Some(server.as_str()) {
             if self.server.is_some() && !self.lanes.is_empty() {
                 tracing::info!(
@@ -272,7 +271,6 @@ impl LaneHints {
             lanes.push(key.lane.clone());
             seqs.push(hint.seq);
         }
-        sqlx::query(DUE_LANE_HEADS_SETUP).execute(&mut *tx).await?;
         let rows = sqlx::query_file!(
             "src/deliveries/sql/due_lane_heads.sql",
             interval(stale_after),
@@ -355,8 +353,20 @@ impl LaneHints {
     }
 }
 
+/// The settings [`super::due_lane_heads`] makes in its transaction before
+/// its statement.
+macro_rules! due_lane_heads_settings {
+    () => {
+        "set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true)"
+    };
+}
+
 /// What [`super::due_lane_heads`] sets in its transaction before its
 /// statement.
-pub(super) const DUE_LANE_HEADS_SETUP: &str =
-    "SELECT set_config('enable_bitmapscan', 'off', true), \
-     set_config('enable_sort', 'off', true)";
+pub(super) const DUE_LANE_HEADS_SETUP: &str = concat!("SELECT ", due_lane_heads_settings!());
+
+/// The server's postmaster start, read with the settings made.
+const SERVER_AND_SETUP: &str = concat!(
+    "SELECT pg_postmaster_start_time()::text, ",
+    due_lane_heads_settings!()
+);
