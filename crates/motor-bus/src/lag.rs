@@ -1,8 +1,8 @@
 //! Consumer lag: per topic, how many records a consumer group has not
 //! committed yet (the high watermark minus the committed position, summed
-//! over partitions). Read by the metrics sampler through a [`LagReader`]
-//! per group, whose client never fetches records, so it cannot trip the
-//! restarted-broker trap of `consumer`.
+//! over partitions). Read by the metrics sampler with a short-lived client
+//! that never fetches records, so it cannot trip the restarted-broker trap
+//! of `consumer`.
 
 use std::time::Duration;
 
@@ -13,79 +13,9 @@ use rdkafka::{
 
 use crate::{BusConfig, BusError};
 
-/// One group's lag, read again and again through one kept client.
-///
-/// A client made for each read (as the sampler did until 2026-12-07) was
-/// a fifth of an idle Motor's CPU: each read started librdkafka's threads,
-/// connected, asked for the broker's versions and the group's coordinator,
-/// then closed it all again, two groups every 15 s (1.25 ms of CPU a
-/// second of 6, docs/BENCHMARKS.md, 2026-12-07 20:08). A kept client only
-/// wakes its threads for their timers. It is made at the first read and
-/// after a read that failed (the next read starts from a new connection,
-/// as the short-lived one did).
-pub struct LagReader {
-    config: BusConfig,
-    group: String,
-    client: Option<BaseConsumer>,
-    made: u64,
-}
-
-impl LagReader {
-    /// A reader of `group`'s lag; nothing is connected before [`Self::read`].
-    pub fn new(config: &BusConfig, group: &str) -> Self {
-        Self {
-            config: config.clone(),
-            group: group.to_owned(),
-            client: None,
-            made: 0,
-        }
-    }
-
-    /// The group this reader reads.
-    pub fn group(&self) -> &str {
-        &self.group
-    }
-
-    /// How many clients it has made so far (one per read that followed a
-    /// failed one, and the first).
-    pub fn clients_made(&self) -> u64 {
-        self.made
-    }
-
-    /// The group's lag on each of `topics`: `(topic, records)`; a
-    /// partition with nothing committed counts from its low watermark.
-    /// Blocking: call it from `spawn_blocking`. A failed read drops the
-    /// client.
-    pub fn read(
-        &mut self,
-        topics: &[String],
-        timeout: Duration,
-    ) -> Result<Vec<(String, i64)>, BusError> {
-        let client = match self.client.take() {
-            Some(client) => client,
-            None => {
-                self.made += 1;
-                client(&self.config, &self.group, timeout)?
-            }
-        };
-        let lag = lag_of(&client, topics, timeout)?;
-        self.client = Some(client);
-        Ok(lag)
-    }
-}
-
-/// A client for `group`'s committed positions that never joins the group
-/// nor fetches.
-fn client(config: &BusConfig, group: &str, timeout: Duration) -> Result<BaseConsumer, BusError> {
-    Ok(ClientConfig::new()
-        .set("bootstrap.servers", &config.brokers)
-        .set("group.id", group)
-        .set("enable.auto.commit", "false")
-        .set("socket.timeout.ms", timeout.as_millis().to_string())
-        .create()?)
-}
-
-/// Lag, through `consumer`, of its group on each of `topics`.
+/// Lag of `group` on each of `topics`: `(topic, records)`. A partition with
+/// nothing committed counts from its low watermark. Blocking: call it from
+/// `spawn_blocking`.
 ///
 /// Each kind of request goes once for every topic together: the committed
 /// positions in one OffsetFetch, the high watermarks in one ListOffsets
@@ -95,11 +25,18 @@ fn client(config: &BusConfig, group: &str, timeout: Duration) -> Result<BaseCons
 /// time, the watermarks were 112 ListOffsets a read (`{prefix}.deliveries`
 /// and the 6 retry tiers, 8 partitions each, low and high): half of what
 /// an idle Motor sent its broker (docs/BENCHMARKS.md, 2026-12-07 10:30).
-fn lag_of(
-    consumer: &BaseConsumer,
+pub fn consumer_lag(
+    config: &BusConfig,
+    group: &str,
     topics: &[String],
     timeout: Duration,
 ) -> Result<Vec<(String, i64)>, BusError> {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", &config.brokers)
+        .set("group.id", group)
+        .set("enable.auto.commit", "false")
+        .set("socket.timeout.ms", timeout.as_millis().to_string())
+        .create()?;
     let mut partitions = TopicPartitionList::new();
     let mut read = Vec::with_capacity(topics.len());
     for topic in topics {

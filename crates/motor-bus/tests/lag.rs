@@ -1,13 +1,12 @@
 //! Consumer lag against a real Kafka-protocol broker (start one with
 //! `scripts/broker`): per topic, the records a group has not committed,
-//! counted from the low watermark where it committed nothing, read again
-//! through one kept client.
+//! counted from the low watermark where it committed nothing.
 
 mod common;
 
 use std::time::Duration;
 
-use motor_bus::{lag::LagReader, topics::ensure_named, BusConfig, Producer, Record};
+use motor_bus::{lag::consumer_lag, topics::ensure_named, BusConfig, Producer, Record};
 use rdkafka::{
     consumer::{BaseConsumer, CommitMode, Consumer},
     ClientConfig, Offset, TopicPartitionList,
@@ -87,16 +86,20 @@ async fn lag_is_what_the_group_left_uncommitted_on_each_topic() {
     commit(&bus, &group, &busy, 1, on_busy[1]);
 
     let topics = vec![busy.clone(), idle.clone(), quiet.clone()];
-    let reader = LagReader::new(&bus, &group);
-    let (reader, lags) = read(reader, &topics).await;
+    let (b, g) = (bus.clone(), group.clone());
+    let lags =
+        tokio::task::spawn_blocking(move || consumer_lag(&b, &g, &topics, Duration::from_secs(5)))
+            .await
+            .unwrap()
+            .unwrap();
 
     let expected_busy = (on_busy[0] - on_busy[0] / 2) + on_busy[2] + on_busy[3];
     assert_eq!(
         lags,
         vec![
-            (busy.clone(), expected_busy),
-            (idle.clone(), on_idle.iter().sum::<i64>()),
-            (quiet.clone(), 0),
+            (busy, expected_busy),
+            (idle, on_idle.iter().sum::<i64>()),
+            (quiet, 0),
         ],
         "records per partition of the busy topic: {on_busy:?}"
     );
@@ -104,62 +107,4 @@ async fn lag_is_what_the_group_left_uncommitted_on_each_topic() {
         expected_busy > 0 && expected_busy < 60,
         "some committed, some not: {on_busy:?}"
     );
-
-    // The same reader, later: what was committed and produced since counts,
-    // through the client it kept.
-    commit(&bus, &group, &busy, 2, on_busy[2]);
-    produce(&bus, &quiet, 5).await;
-    let on_quiet = highs(&bus, &quiet);
-    let (reader, lags) = read(reader, &topics).await;
-    assert_eq!(
-        lags,
-        vec![
-            (busy, expected_busy - on_busy[2]),
-            (idle, on_idle.iter().sum::<i64>()),
-            (quiet, on_quiet.iter().sum::<i64>()),
-        ],
-        "records per partition of the busy topic: {on_busy:?}"
-    );
-    assert_eq!(on_quiet.iter().sum::<i64>(), 5);
-    assert_eq!(
-        reader.clients_made(),
-        1,
-        "the second read used the first's client"
-    );
-}
-
-/// A reader that cannot reach its broker fails its read and makes a new
-/// client for the next one.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_failed_read_leaves_no_client_behind() {
-    let mut bus = common::bus("tlf", 4);
-    // A port nothing listens on.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    bus.brokers = closed.local_addr().unwrap().to_string();
-    drop(closed);
-    let topics = vec![format!("{}.deliveries", bus.prefix)];
-    let mut reader = LagReader::new(&bus, &format!("{}.dispatch", bus.prefix));
-    for made in 1..=2 {
-        let (r, t) = (reader, topics.clone());
-        reader = tokio::task::spawn_blocking(move || {
-            let mut r = r;
-            let lag = r.read(&t, Duration::from_millis(500));
-            assert!(lag.is_err(), "no broker, no lag: {lag:?}");
-            r
-        })
-        .await
-        .unwrap();
-        assert_eq!(reader.clients_made(), made);
-    }
-}
-
-/// `reader`'s read of `topics`, off the runtime; the reader given back.
-async fn read(mut reader: LagReader, topics: &[String]) -> (LagReader, Vec<(String, i64)>) {
-    let topics = topics.to_vec();
-    tokio::task::spawn_blocking(move || {
-        let lags = reader.read(&topics, Duration::from_secs(5)).unwrap();
-        (reader, lags)
-    })
-    .await
-    .unwrap()
 }

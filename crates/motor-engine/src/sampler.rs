@@ -7,7 +7,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use motor_bus::{lag::LagReader, BusConfig, Topics};
+use motor_bus::{lag::consumer_lag, BusConfig, Topics};
 use motor_domain::{delivery::Tier, outbox::Topic};
 use motor_metrics::{ConsumerLabel, Metrics, Point, StateLabel, SubscriptionLabel};
 use motor_store::{observe, Pool};
@@ -23,7 +23,7 @@ pub struct SamplerConfig {
 }
 
 /// Consumer lag is read at most this often, whatever `every` is: each read
-/// is a few requests to the broker for each group.
+/// makes (and drops) a Kafka client.
 pub const LAG_EVERY: Duration = Duration::from_secs(5);
 
 pub async fn run(
@@ -33,15 +33,13 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> Result<()> {
     let mut lag_read: Option<tokio::time::Instant> = None;
-    let mut lags: Option<Lags> = None;
     while !shutdown.is_cancelled() {
         if let Err(e) = sample_once(&pool, &metrics).await {
             tracing::warn!(error = %e, "metrics sample failed; keeping the last values");
         }
         if let Some(bus) = &config.bus {
             if lag_read.is_none_or(|at| at.elapsed() >= LAG_EVERY) {
-                let readers = lags.take().unwrap_or_else(|| Lags::new(bus));
-                lags = readers.sample(&metrics).await;
+                sample_lag(bus, &metrics).await;
                 lag_read = Some(tokio::time::Instant::now());
             }
         }
@@ -49,10 +47,6 @@ pub async fn run(
             _ = shutdown.cancelled() => {}
             _ = tokio::time::sleep(config.every) => {}
         }
-    }
-    // Closing a client waits for its threads: not on a runtime worker.
-    if let Some(readers) = lags {
-        let _ = tokio::task::spawn_blocking(move || drop(readers)).await;
     }
     Ok(())
 }
@@ -114,70 +108,46 @@ pub async fn sample_once(pool: &Pool, metrics: &Metrics) -> Result<()> {
 }
 
 /// The dispatch group's lag on `{prefix}.deliveries` and the retry group's
-/// on each delay tier, each through its kept [`LagReader`].
-struct Lags {
-    groups: Vec<(LagReader, Vec<String>)>,
-}
-
-impl Lags {
-    fn new(bus: &BusConfig) -> Self {
-        let topics = Topics::new(&bus.prefix);
-        let groups = vec![
-            (
-                LagReader::new(bus, &format!("{}.dispatch", bus.prefix)),
-                vec![topics.name(Topic::Deliveries)],
-            ),
-            (
-                LagReader::new(bus, &format!("{}.retry", bus.prefix)),
-                Tier::ALL
-                    .iter()
-                    .map(|t| topics.name(Topic::Retry(*t)))
-                    .collect(),
-            ),
-        ];
-        Self { groups }
-    }
-
-    /// Reads every group's lag (off the runtime: the reads block) and sets
-    /// the gauges; gives the readers back, or `None` if the blocking task
-    /// itself failed (the next read makes them again).
-    async fn sample(mut self, metrics: &Metrics) -> Option<Self> {
-        let read = tokio::task::spawn_blocking(move || {
-            let lags: Vec<_> = self
-                .groups
-                .iter_mut()
-                .map(|(reader, topics)| reader.read(topics, Duration::from_secs(2)))
-                .collect();
-            (self, lags)
+/// on each delay tier.
+async fn sample_lag(bus: &BusConfig, metrics: &Metrics) {
+    let topics = Topics::new(&bus.prefix);
+    let groups = [
+        (
+            format!("{}.dispatch", bus.prefix),
+            vec![topics.name(Topic::Deliveries)],
+        ),
+        (
+            format!("{}.retry", bus.prefix),
+            Tier::ALL
+                .iter()
+                .map(|t| topics.name(Topic::Retry(*t)))
+                .collect(),
+        ),
+    ];
+    for (group, names) in groups {
+        let bus = bus.clone();
+        let g = group.clone();
+        let lag = tokio::task::spawn_blocking(move || {
+            consumer_lag(&bus, &g, &names, Duration::from_secs(2))
         })
         .await;
-        let (readers, lags) = match read {
-            Ok(read) => read,
-            Err(e) => {
-                tracing::debug!(error = %e, "consumer lag task failed");
-                return None;
-            }
-        };
-        for ((reader, _), lag) in readers.groups.iter().zip(lags) {
-            let group = reader.group();
-            match lag {
-                Ok(lags) => {
-                    for (topic, lag) in lags {
-                        metrics
-                            .pipeline
-                            .sampled
-                            .consumer_lag
-                            .get_or_create(&ConsumerLabel {
-                                group: group.to_owned(),
-                                topic,
-                            })
-                            .set(lag);
-                    }
+        match lag {
+            Ok(Ok(lags)) => {
+                for (topic, lag) in lags {
+                    metrics
+                        .pipeline
+                        .sampled
+                        .consumer_lag
+                        .get_or_create(&ConsumerLabel {
+                            group: group.clone(),
+                            topic,
+                        })
+                        .set(lag);
                 }
-                Err(e) => tracing::debug!(error = %e, %group, "consumer lag not read"),
             }
+            Ok(Err(e)) => tracing::debug!(error = %e, %group, "consumer lag not read"),
+            Err(e) => tracing::debug!(error = %e, %group, "consumer lag task failed"),
         }
-        Some(readers)
     }
 }
 
